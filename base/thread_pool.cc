@@ -1,0 +1,99 @@
+#include "base/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace sluice {
+
+// One ParallelFor call. Chunks are claimed with an atomic counter, so workers and the caller
+// never contend on the pool mutex while the loop runs.
+struct ThreadPool::Loop {
+  Loop(uint64_t n, uint64_t chunk, absl::FunctionRef<void(uint64_t, uint64_t)> fn)
+      : n(n), chunk(chunk), chunks((n + chunk - 1) / chunk), fn(fn) {}
+
+  const uint64_t n;
+  const uint64_t chunk;
+  const uint64_t chunks;
+  const absl::FunctionRef<void(uint64_t, uint64_t)> fn;
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> done{0};
+  absl::Mutex mu;
+  bool finished ABSL_GUARDED_BY(mu) = false;
+};
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int workers = threads - 1;
+  threads_.reserve(workers);
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { WorkerMain(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+void ThreadPool::Drain(Loop& loop) {
+  uint64_t finished_here = 0;
+  for (;;) {
+    const uint64_t c = loop.next.fetch_add(1, std::memory_order_relaxed);
+    if (c >= loop.chunks) break;
+    const uint64_t begin = c * loop.chunk;
+    loop.fn(begin, std::min(loop.n, begin + loop.chunk));
+    ++finished_here;
+  }
+  if (finished_here == 0) return;
+  if (loop.done.fetch_add(finished_here, std::memory_order_acq_rel) + finished_here ==
+      loop.chunks) {
+    absl::MutexLock lock(&loop.mu);
+    loop.finished = true;
+  }
+}
+
+void ThreadPool::WorkerMain() {
+  for (;;) {
+    std::shared_ptr<Loop> loop;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](ThreadPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool->mu_) {
+            return pool->stopping_ || !pool->loops_.empty();
+          },
+          this));
+      if (loops_.empty()) return;  // stopping, and nothing left to help with
+      loop = loops_.front();
+      // Every chunk is claimed: no one else needs to look at this loop.
+      if (loop->next.load(std::memory_order_relaxed) >= loop->chunks) {
+        loops_.pop_front();
+        continue;
+      }
+    }
+    Drain(*loop);
+  }
+}
+
+void ThreadPool::ParallelFor(uint64_t n, uint64_t grain,
+                             absl::FunctionRef<void(uint64_t, uint64_t)> fn) {
+  if (n == 0) return;
+  grain = std::max<uint64_t>(grain, 1);
+  if (n <= grain || threads_.empty()) {
+    fn(0, n);
+    return;
+  }
+  // Four chunks per thread balance uneven work without making chunks tiny.
+  const uint64_t target_chunks = static_cast<uint64_t>(concurrency()) * 4;
+  const uint64_t chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
+  auto loop = std::make_shared<Loop>(n, chunk, fn);
+  if (loop->chunks > 1) {
+    absl::MutexLock lock(&mu_);
+    loops_.push_back(loop);
+  }
+  Drain(*loop);
+  absl::MutexLock lock(&loop->mu);
+  loop->mu.Await(absl::Condition(&loop->finished));
+}
+
+}  // namespace sluice

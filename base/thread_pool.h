@@ -1,0 +1,54 @@
+// A fixed pool of worker threads that runs data-parallel loops. Several callers may run loops
+// at once (one per session); each caller also works on its own loop, so a loop always makes
+// progress even when every worker is busy with someone else's.
+#ifndef SLUICE_BASE_THREAD_POOL_H_
+#define SLUICE_BASE_THREAD_POOL_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/synchronization/mutex.h"
+
+namespace sluice {
+
+class ThreadPool {
+ public:
+  // Runs loops on `threads` threads: the caller plus threads - 1 workers. 0 means one per
+  // hardware thread.
+  explicit ThreadPool(int threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Calls fn(begin, end) over disjoint ranges covering [0, n) and returns when all calls have
+  // returned. Ranges hold at least `grain` indices (except the last); when n <= grain the loop
+  // runs inline on the caller, with no synchronization. Thread-safe; fn must not call back
+  // into ParallelFor of the same pool.
+  void ParallelFor(uint64_t n, uint64_t grain,
+                   absl::FunctionRef<void(uint64_t begin, uint64_t end)> fn);
+
+  // Threads a loop can use: the workers plus the caller.
+  int concurrency() const { return static_cast<int>(threads_.size()) + 1; }
+
+ private:
+  struct Loop;
+
+  void WorkerMain();
+  // Runs chunks of `loop` until none are left; returns after finishing at least none.
+  static void Drain(Loop& loop);
+
+  absl::Mutex mu_;
+  std::deque<std::shared_ptr<Loop>> loops_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // const after construction
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_BASE_THREAD_POOL_H_

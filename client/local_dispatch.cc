@@ -1,0 +1,172 @@
+#include "client/local_dispatch.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/random.h"
+#include "base/status_macros.h"
+#include "server/core/cpu_device.h"
+
+namespace sluice {
+
+absl::StatusOr<std::unique_ptr<LocalDispatch>> LocalDispatch::Create(const Options& options) {
+  if (options.device == nullptr) {
+    return absl::InvalidArgumentError("LocalDispatch: no device");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                   Session::Create(options.device, options.session));
+  return std::unique_ptr<LocalDispatch>(new LocalDispatch(std::move(session)));
+}
+
+absl::StatusOr<std::unique_ptr<LocalDispatch>> LocalDispatch::CreateCpu() {
+  ASSIGN_OR_RETURN(std::shared_ptr<CpuDevice> device, CpuDevice::Create({}));
+  return Create(Options{.device = std::move(device)});
+}
+
+LocalDispatch::LocalDispatch(std::unique_ptr<Session> session)
+    : owner_(SecureRandom64()), session_(std::move(session)) {}
+
+LocalDispatch::~LocalDispatch() = default;
+
+std::string_view LocalDispatch::backend_id() const { return device().info().id; }
+
+std::string_view LocalDispatch::backend_version() const { return device().info().version; }
+
+absl::StatusOr<uint64_t> LocalDispatch::HandleOf(const Resource& resource) const {
+  if (resource.owner() == owner_) return resource.id();
+  if (resource.owner() == 0) {
+    return absl::NotFoundError("the resource refers to no buffer (default-constructed)");
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "the resource belongs to another dispatcher instance, not this one (%s)", backend_id()));
+}
+
+absl::StatusOr<Resource> LocalDispatch::Allocate(size_t byte_len) {
+  ASSIGN_OR_RETURN(uint64_t handle, session_->Allocate(byte_len));
+  return Resource::Make(owner_, handle);
+}
+
+absl::Status LocalDispatch::Upload(const Resource& resource, absl::Span<const uint8_t> bytes) {
+  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
+  const WriteRef write{handle, 0, bytes};
+  return session_->Write({&write, 1});
+}
+
+absl::Status LocalDispatch::UploadMany(absl::Span<const BufferUpload> uploads) {
+  std::vector<WriteRef> writes;
+  writes.reserve(uploads.size());
+  for (const BufferUpload& u : uploads) {
+    ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
+    writes.push_back(WriteRef{handle, 0, u.bytes});
+  }
+  return session_->Write(writes);
+}
+
+absl::Status LocalDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads) {
+  std::vector<WriteRef> writes;
+  writes.reserve(uploads.size());
+  for (const RangedUpload& u : uploads) {
+    ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
+    writes.push_back(WriteRef{handle, u.offset, u.bytes});
+  }
+  return session_->Write(writes);
+}
+
+absl::StatusOr<std::vector<uint8_t>> LocalDispatch::Download(const Resource& resource) {
+  std::vector<uint8_t> out;
+  RETURN_IF_ERROR(DownloadInto(resource, &out));
+  return out;
+}
+
+absl::Status LocalDispatch::DownloadInto(const Resource& resource, std::vector<uint8_t>* output) {
+  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
+  ASSIGN_OR_RETURN(uint64_t size, session_->Size(handle));
+  return DownloadRangeInto(resource, 0, size, output);
+}
+
+absl::StatusOr<std::vector<uint8_t>> LocalDispatch::DownloadRange(const Resource& resource,
+                                                                  size_t byte_offset,
+                                                                  size_t byte_len) {
+  std::vector<uint8_t> out;
+  RETURN_IF_ERROR(DownloadRangeInto(resource, byte_offset, byte_len, &out));
+  return out;
+}
+
+absl::Status LocalDispatch::DownloadRangeInto(const Resource& resource, size_t byte_offset,
+                                              size_t byte_len, std::vector<uint8_t>* output) {
+  const ReadRange range{resource, byte_offset, byte_len};
+  return DownloadRangesInto({&range, 1}, {&output, 1});
+}
+
+absl::Status LocalDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
+                                               absl::Span<std::vector<uint8_t>* const> outputs) {
+  return Run({}, {}, 0, ranges, outputs);
+}
+
+absl::Status LocalDispatch::Free(Resource resource) {
+  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
+  return session_->Free(handle);
+}
+
+absl::Status LocalDispatch::Dispatch(const Program& program, absl::Span<const Resource> resources,
+                                     std::optional<Grid> grid_override) {
+  const Step step{&program, resources, grid_override};
+  return Run({&step, 1}, {}, 0, {}, {});
+}
+
+absl::Status LocalDispatch::DispatchSequenceReadRangesInto(
+    absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
+    absl::Span<std::vector<uint8_t>* const> outputs) {
+  return Run(steps, {}, 0, read_ranges, outputs);
+}
+
+absl::Status LocalDispatch::DispatchRepeatedSequenceReadRangesInto(
+    absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
+    uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
+    absl::Span<std::vector<uint8_t>* const> outputs) {
+  return Run(prefix_steps, repeated_steps, repeat_count, read_ranges, outputs);
+}
+
+absl::Status LocalDispatch::Run(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
+                                uint32_t repeat_count, absl::Span<const ReadRange> ranges,
+                                absl::Span<std::vector<uint8_t>* const> outputs) {
+  RETURN_IF_ERROR(CheckOutputs(ranges.size(), outputs));
+  RETURN_IF_ERROR(CheckSteps(prefix));
+  RETURN_IF_ERROR(CheckSteps(repeated));
+  // Translate resources to session handles; the step spans point into `handles`, which is
+  // sized up front so it never reallocates.
+  size_t binding_count = 0;
+  for (absl::Span<const Step> steps : {prefix, repeated}) {
+    for (const Step& step : steps) binding_count += step.resources.size();
+  }
+  std::vector<uint64_t> handles;
+  handles.reserve(binding_count);
+  std::vector<StepRef> refs;
+  refs.reserve(prefix.size() + repeated.size());
+  for (absl::Span<const Step> steps : {prefix, repeated}) {
+    for (const Step& step : steps) {
+      const size_t first = handles.size();
+      for (const Resource& r : step.resources) {
+        ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r));
+        handles.push_back(handle);
+      }
+      refs.push_back(StepRef{step.program->kernel, step.program->params,
+                             absl::MakeConstSpan(handles).subspan(first, step.resources.size()),
+                             step.grid});
+    }
+  }
+  std::vector<RangeRef> reads;
+  reads.reserve(ranges.size());
+  for (const ReadRange& r : ranges) {
+    ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r.resource));
+    reads.push_back(RangeRef{handle, r.offset, r.length});
+  }
+  absl::Span<const StepRef> all = refs;
+  return session_->Execute(all.subspan(0, prefix.size()), all.subspan(prefix.size()),
+                           repeat_count, reads, [&](size_t i, uint64_t length) {
+                             outputs[i]->resize(length);
+                             return absl::MakeSpan(*outputs[i]);
+                           });
+}
+
+}  // namespace sluice

@@ -1,0 +1,80 @@
+// LocalDispatch: ResidentDispatch in-process, over a Device (the embedded default). It embeds
+// one server/core Session, so it validates, batches and synchronizes exactly as the daemon
+// does: UploadMany and UploadAtMany are one batch and one synchronization, a sequence with
+// reads is one synchronization, and repeated groups are looped by the device.
+#ifndef SLUICE_CLIENT_LOCAL_DISPATCH_H_
+#define SLUICE_CLIENT_LOCAL_DISPATCH_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/resident_dispatch.h"
+#include "server/core/device.h"
+#include "server/core/session.h"
+
+namespace sluice {
+
+class LocalDispatch final : public ResidentDispatch {
+ public:
+  struct Options {
+    std::shared_ptr<Device> device;  // required; may be shared with other dispatchers
+    Session::Options session;
+  };
+
+  // InvalidArgument if no device is given.
+  static absl::StatusOr<std::unique_ptr<LocalDispatch>> Create(const Options& options);
+  // A LocalDispatch over a new CpuDevice using every core.
+  static absl::StatusOr<std::unique_ptr<LocalDispatch>> CreateCpu();
+
+  // Frees every buffer this dispatcher still holds.
+  ~LocalDispatch() override;
+
+  // All methods are thread-safe; device work runs one call at a time, in arrival order.
+  std::string_view backend_id() const override;
+  std::string_view backend_version() const override;
+  absl::StatusOr<Resource> Allocate(size_t byte_len) override;
+  absl::Status Upload(const Resource& resource, absl::Span<const uint8_t> bytes) override;
+  absl::Status UploadMany(absl::Span<const BufferUpload> uploads) override;
+  absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads) override;
+  absl::StatusOr<std::vector<uint8_t>> Download(const Resource& resource) override;
+  absl::Status DownloadInto(const Resource& resource, std::vector<uint8_t>* output) override;
+  absl::StatusOr<std::vector<uint8_t>> DownloadRange(const Resource& resource, size_t byte_offset,
+                                                     size_t byte_len) override;
+  absl::Status DownloadRangeInto(const Resource& resource, size_t byte_offset, size_t byte_len,
+                                 std::vector<uint8_t>* output) override;
+  absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
+                                  absl::Span<std::vector<uint8_t>* const> outputs) override;
+  absl::Status Free(Resource resource) override;
+  absl::Status Dispatch(const Program& program, absl::Span<const Resource> resources,
+                        std::optional<Grid> grid_override) override;
+  absl::Status DispatchSequenceReadRangesInto(
+      absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
+      absl::Span<std::vector<uint8_t>* const> outputs) override;
+  absl::Status DispatchRepeatedSequenceReadRangesInto(
+      absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
+      uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
+      absl::Span<std::vector<uint8_t>* const> outputs) override;
+
+  Device& device() const { return session_->device(); }
+  const Session& session() const { return *session_; }
+
+ private:
+  explicit LocalDispatch(std::unique_ptr<Session> session);
+
+  // The session handle behind `resource`: NotFound for a default Resource,
+  // FailedPrecondition for one issued by another dispatcher.
+  absl::StatusOr<uint64_t> HandleOf(const Resource& resource) const;
+
+  // Reads `ranges` into `outputs` (resized, capacity reused) after running the steps.
+  absl::Status Run(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
+                   uint32_t repeat_count, absl::Span<const ReadRange> ranges,
+                   absl::Span<std::vector<uint8_t>* const> outputs);
+
+  const uint64_t owner_;  // const after construction: tags every Resource issued here
+  const std::unique_ptr<Session> session_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_CLIENT_LOCAL_DISPATCH_H_

@@ -1,0 +1,85 @@
+#include "client/resident_dispatch.h"
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+
+namespace sluice {
+
+absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const> outputs) {
+  if (outputs.size() != ranges) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d read ranges but %d outputs", ranges, outputs.size()));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat("output %d is null", i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSteps(absl::Span<const Step> steps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].program == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat("step %d has no program", i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string_view ResidentDispatch::backend_version() const { return "unversioned"; }
+
+absl::Status ResidentDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads) {
+  std::vector<BufferUpload> whole;
+  whole.reserve(uploads.size());
+  for (size_t i = 0; i < uploads.size(); ++i) {
+    if (uploads[i].offset != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "upload %d: this dispatcher supports only zero offsets in UploadAtMany (got %d)", i,
+          uploads[i].offset));
+    }
+    whole.push_back(BufferUpload{uploads[i].resource, uploads[i].bytes});
+  }
+  return UploadMany(whole);
+}
+
+absl::Status ResidentDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
+                                                  absl::Span<std::vector<uint8_t>* const> outputs) {
+  RETURN_IF_ERROR(CheckOutputs(ranges.size(), outputs));
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    RETURN_IF_ERROR(
+        DownloadRangeInto(ranges[i].resource, ranges[i].offset, ranges[i].length, outputs[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResidentDispatch::DispatchSequenceReadRangesInto(
+    absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
+    absl::Span<std::vector<uint8_t>* const> outputs) {
+  RETURN_IF_ERROR(CheckOutputs(read_ranges.size(), outputs));
+  RETURN_IF_ERROR(CheckSteps(steps));
+  for (const Step& step : steps) {
+    RETURN_IF_ERROR(Dispatch(*step.program, step.resources, step.grid));
+  }
+  return DownloadRangesInto(read_ranges, outputs);
+}
+
+absl::Status ResidentDispatch::DispatchRepeatedSequenceReadRangesInto(
+    absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
+    uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
+    absl::Span<std::vector<uint8_t>* const> outputs) {
+  RETURN_IF_ERROR(CheckOutputs(read_ranges.size(), outputs));
+  RETURN_IF_ERROR(CheckSteps(prefix_steps));
+  RETURN_IF_ERROR(CheckSteps(repeated_steps));
+  for (const Step& step : prefix_steps) {
+    RETURN_IF_ERROR(Dispatch(*step.program, step.resources, step.grid));
+  }
+  for (uint32_t i = 0; i < repeat_count; ++i) {
+    for (const Step& step : repeated_steps) {
+      RETURN_IF_ERROR(Dispatch(*step.program, step.resources, step.grid));
+    }
+  }
+  return DownloadRangesInto(read_ranges, outputs);
+}
+
+}  // namespace sluice

@@ -1,0 +1,38 @@
+// The list of every kernel body, as an X-macro: both launchers (CPU and CUDA) build their
+// dispatch tables from it, so a body added here is runnable on every backend.
+#ifndef SLUICE_KERNELS_BODIES_H_
+#define SLUICE_KERNELS_BODIES_H_
+
+#include <cstdint>
+
+#include "kernels/bodies/basic.h"
+#include "kernels/bodies/bfs.h"
+
+// X(enumerator, body type)
+#define SLUICE_KERNEL_BODIES(X)                                   \
+  X(kFillU32, ::sluice::kernels::FillU32)                         \
+  X(kIotaU32, ::sluice::kernels::IotaU32)                         \
+  X(kCopyRangeU32, ::sluice::kernels::CopyRangeU32)               \
+  X(kAtomicAddU32, ::sluice::kernels::AtomicAddU32)               \
+  X(kScanU32BlockSums, ::sluice::kernels::ScanU32BlockSums)       \
+  X(kScanU32BlockOffsets, ::sluice::kernels::ScanU32BlockOffsets) \
+  X(kScanU32Apply, ::sluice::kernels::ScanU32Apply)               \
+  X(kCompactU32BlockCounts, ::sluice::kernels::CompactU32BlockCounts) \
+  X(kCompactU32BlockOffsets, ::sluice::kernels::CompactU32BlockOffsets) \
+  X(kCompactU32Scatter, ::sluice::kernels::CompactU32Scatter)     \
+  X(kBfsExpand, ::sluice::kernels::BfsExpand)                     \
+  X(kBfsAdvanceCopy, ::sluice::kernels::BfsAdvanceCopy)           \
+  X(kBfsAdvanceFinish, ::sluice::kernels::BfsAdvanceFinish)
+
+namespace sluice {
+
+enum class BodyId : uint16_t {
+#define SLUICE_BODY_ENUM_(id, type) id,
+  SLUICE_KERNEL_BODIES(SLUICE_BODY_ENUM_)
+#undef SLUICE_BODY_ENUM_
+  kNumBodies
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_BODIES_H_

@@ -1,0 +1,184 @@
+// Kernel bodies for the general-purpose catalog entries: fill, iota, copy_range, atomic_add,
+// exclusive scan and ordered stream compaction. Each body is a function of one thread index;
+// every data-dependent index is checked against its binding before it is touched.
+#ifndef SLUICE_KERNELS_BODIES_BASIC_H_
+#define SLUICE_KERNELS_BODIES_BASIC_H_
+
+#include <cstdint>
+
+#include "kernels/atomics.h"
+#include "kernels/hd.h"
+#include "kernels/kernel_args.h"
+
+namespace sluice::kernels {
+
+// Elements handled by one thread in the blocked passes of scan and compaction. Large enough
+// that the single-thread middle pass over block totals stays short, small enough that the
+// blocked passes still spread over every core.
+inline constexpr uint32_t kScanBlock = 2048;
+
+// fill_u32: out[i] = value.
+struct FillU32 {
+  enum Binding { kOut };
+  enum Param { kValue };
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
+    DeviceSpan<uint32_t> out = a.As<uint32_t>(kOut);
+    if (out.Contains(i)) out[i] = static_cast<uint32_t>(a.param[kValue]);
+  }
+};
+
+// iota_u32: out[i] = start + i * step (mod 2^32).
+struct IotaU32 {
+  enum Binding { kOut };
+  enum Param { kStart, kStep };
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
+    DeviceSpan<uint32_t> out = a.As<uint32_t>(kOut);
+    if (out.Contains(i)) {
+      out[i] = static_cast<uint32_t>(a.param[kStart] + i * a.param[kStep]);
+    }
+  }
+};
+
+// copy_range_u32: dst[dst_offset + i] = src[src_offset + i] for i < count. The ranges are
+// validated before launch; the body checks again so that a grid override cannot escape them.
+struct CopyRangeU32 {
+  enum Binding { kSrc, kDst };
+  enum Param { kSrcOffset, kDstOffset, kCount };
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
+    DeviceSpan<uint32_t> src = a.As<uint32_t>(kSrc);
+    DeviceSpan<uint32_t> dst = a.As<uint32_t>(kDst);
+    if (i >= a.param[kCount]) return;
+    const uint64_t s = a.param[kSrcOffset] + i;
+    const uint64_t d = a.param[kDstOffset] + i;
+    if (src.Contains(s) && dst.Contains(d)) dst[d] = src[s];
+  }
+};
+
+// atomic_add_u32: every thread adds `value` to counters[index]; with a grid of n threads the
+// counter grows by n * value.
+struct AtomicAddU32 {
+  enum Binding { kCounters };
+  enum Param { kIndex, kValue };
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    DeviceSpan<uint32_t> counters = a.As<uint32_t>(kCounters);
+    const uint64_t index = a.param[kIndex];
+    if (counters.Contains(index)) {
+      atomics::FetchAdd(&counters[index], static_cast<uint32_t>(a.param[kValue]));
+    }
+  }
+};
+
+// exclusive_scan_u32: out[i] = in[0] + ... + in[i-1] (mod 2^32), total[0] = sum of all.
+// Three passes: per-block sums into scratch, a scan of the block sums, per-block apply.
+// `in` and `out` may be the same buffer.
+struct ScanU32 {
+  enum Binding { kIn, kOut, kTotal, kScratch };
+  SLUICE_HD static uint64_t Blocks(uint64_t n) { return (n + kScanBlock - 1) / kScanBlock; }
+};
+
+struct ScanU32BlockSums {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
+    DeviceSpan<uint32_t> scratch = a.As<uint32_t>(ScanU32::kScratch);
+    if (!scratch.Contains(block)) return;
+    const uint64_t begin = block * kScanBlock;
+    const uint64_t end = begin + kScanBlock < in.size ? begin + kScanBlock : in.size;
+    uint32_t sum = 0;
+    for (uint64_t i = begin; i < end; ++i) sum += in[i];
+    scratch[block] = sum;
+  }
+};
+
+struct ScanU32BlockOffsets {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
+    DeviceSpan<uint32_t> scratch = a.As<uint32_t>(ScanU32::kScratch);
+    DeviceSpan<uint32_t> total = a.As<uint32_t>(ScanU32::kTotal);
+    const uint64_t blocks = ScanU32::Blocks(in.size);
+    uint32_t running = 0;
+    for (uint64_t b = 0; b < blocks && scratch.Contains(b); ++b) {
+      const uint32_t v = scratch[b];
+      scratch[b] = running;
+      running += v;
+    }
+    if (total.size > 0) total[0] = running;
+  }
+};
+
+struct ScanU32Apply {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
+    DeviceSpan<uint32_t> out = a.As<uint32_t>(ScanU32::kOut);
+    DeviceSpan<uint32_t> scratch = a.As<uint32_t>(ScanU32::kScratch);
+    if (!scratch.Contains(block)) return;
+    const uint64_t begin = block * kScanBlock;
+    const uint64_t end = begin + kScanBlock < in.size ? begin + kScanBlock : in.size;
+    uint32_t running = scratch[block];
+    for (uint64_t i = begin; i < end && out.Contains(i); ++i) {
+      const uint32_t v = in[i];
+      out[i] = running;
+      running += v;
+    }
+  }
+};
+
+// compact_u32: keeps values[i] where flags[i] != 0, in order, at the front of `out`;
+// count[0] = number kept. If `out` is too small the excess is dropped and the capacity
+// overflow bit is set in status[0] (count still reports the true number).
+struct CompactU32 {
+  enum Binding { kValues, kFlags, kOut, kCount, kStatus, kScratch };
+};
+
+struct CompactU32BlockCounts {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+    DeviceSpan<uint32_t> flags = a.As<uint32_t>(CompactU32::kFlags);
+    DeviceSpan<uint32_t> scratch = a.As<uint32_t>(CompactU32::kScratch);
+    if (!scratch.Contains(block)) return;
+    const uint64_t begin = block * kScanBlock;
+    const uint64_t end = begin + kScanBlock < values.size ? begin + kScanBlock : values.size;
+    uint32_t kept = 0;
+    for (uint64_t i = begin; i < end && flags.Contains(i); ++i) kept += flags[i] != 0;
+    scratch[block] = kept;
+  }
+};
+
+struct CompactU32BlockOffsets {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+    DeviceSpan<uint32_t> out = a.As<uint32_t>(CompactU32::kOut);
+    DeviceSpan<uint32_t> count = a.As<uint32_t>(CompactU32::kCount);
+    DeviceSpan<uint32_t> scratch = a.As<uint32_t>(CompactU32::kScratch);
+    const uint64_t blocks = ScanU32::Blocks(values.size);
+    uint32_t running = 0;
+    for (uint64_t b = 0; b < blocks && scratch.Contains(b); ++b) {
+      const uint32_t v = scratch[b];
+      scratch[b] = running;
+      running += v;
+    }
+    if (count.size > 0) count[0] = running;
+    if (running > out.size) a.RaiseStatus(CompactU32::kStatus, kStatusCapacityOverflow);
+  }
+};
+
+struct CompactU32Scatter {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+    DeviceSpan<uint32_t> flags = a.As<uint32_t>(CompactU32::kFlags);
+    DeviceSpan<uint32_t> out = a.As<uint32_t>(CompactU32::kOut);
+    DeviceSpan<uint32_t> scratch = a.As<uint32_t>(CompactU32::kScratch);
+    if (!scratch.Contains(block)) return;
+    const uint64_t begin = block * kScanBlock;
+    const uint64_t end = begin + kScanBlock < values.size ? begin + kScanBlock : values.size;
+    uint64_t position = scratch[block];
+    for (uint64_t i = begin; i < end && flags.Contains(i); ++i) {
+      if (flags[i] == 0) continue;
+      if (out.Contains(position)) out[position] = values[i];
+      ++position;
+    }
+  }
+};
+
+}  // namespace sluice::kernels
+
+#endif  // SLUICE_KERNELS_BODIES_BASIC_H_

@@ -1,0 +1,394 @@
+#include "kernels/catalog.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace sluice {
+namespace {
+
+using kernels::BfsAdvance;
+using kernels::BfsExpand;
+using kernels::BfsState;
+using kernels::CompactU32;
+using kernels::CopyRangeU32;
+using kernels::kScanBlock;
+using kernels::ScanU32;
+
+constexpr uint64_t kU32Max = 0xffffffffu;
+constexpr uint64_t kU64Max = ~uint64_t{0};
+
+uint64_t Elements(const KernelCall& call, int binding, uint32_t element_size) {
+  return call.binding_bytes[binding] / element_size;
+}
+
+ThreadRule ElementsOf(int binding, bool overridable = true, uint32_t divisor = 1) {
+  return ThreadRule{.kind = ThreadRule::Kind::kBindingElements,
+                    .source = binding,
+                    .divisor = divisor,
+                    .overridable = overridable};
+}
+
+ThreadRule OneThread() { return ThreadRule{.kind = ThreadRule::Kind::kOne}; }
+
+absl::Status ValidateCopyRange(const KernelCall& call) {
+  const uint64_t src = Elements(call, CopyRangeU32::kSrc, 4);
+  const uint64_t dst = Elements(call, CopyRangeU32::kDst, 4);
+  const uint64_t src_offset = call.params[CopyRangeU32::kSrcOffset];
+  const uint64_t dst_offset = call.params[CopyRangeU32::kDstOffset];
+  const uint64_t count = call.params[CopyRangeU32::kCount];
+  if (src_offset > src || count > src - src_offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy_range_u32: source range [%d, +%d) exceeds src (%d elements)", src_offset, count,
+        src));
+  }
+  if (dst_offset > dst || count > dst - dst_offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy_range_u32: destination range [%d, +%d) exceeds dst (%d elements)", dst_offset,
+        count, dst));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateScan(const KernelCall& call) {
+  const uint64_t n = Elements(call, ScanU32::kIn, 4);
+  if (Elements(call, ScanU32::kOut, 4) < n) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("exclusive_scan_u32: out holds fewer than the %d elements of in", n));
+  }
+  if (Elements(call, ScanU32::kScratch, 4) < ScanU32::Blocks(n)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "exclusive_scan_u32: scratch needs ceil(n / %d) = %d elements", kScanBlock,
+        ScanU32::Blocks(n)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCompact(const KernelCall& call) {
+  const uint64_t n = Elements(call, CompactU32::kValues, 4);
+  if (Elements(call, CompactU32::kFlags, 4) < n) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("compact_u32: flags holds fewer than the %d elements of values", n));
+  }
+  if (Elements(call, CompactU32::kScratch, 4) < ScanU32::Blocks(n)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("compact_u32: scratch needs ceil(n / %d) = %d elements", kScanBlock,
+                        ScanU32::Blocks(n)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBfsExpand(const KernelCall& call) {
+  const uint64_t nodes = Elements(call, BfsExpand::kRowOffsets, 4) - 1;
+  if (nodes > kU32Max - 1) {
+    return absl::InvalidArgumentError("bfs_expand: at most 2^32 - 2 nodes");
+  }
+  if (Elements(call, BfsExpand::kVisited, 4) < (nodes + 31) / 32) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bfs_expand: visited needs ceil(%d / 32) words", nodes));
+  }
+  if (Elements(call, BfsExpand::kLevels, 4) < nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bfs_expand: levels needs one element per node (%d)", nodes));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<KernelSpec> BuiltinKernels() {
+  std::vector<KernelSpec> k;
+  const BindingSpec kStatusBinding{"status", 4, Access::kReadWrite, 1,
+                                   "status word; overflow bits are ORed into element 0"};
+
+  k.push_back(KernelSpec{
+      .name = "fill_u32",
+      .version = 1,
+      .summary = "out[i] = value for every element of out",
+      .bindings = {{"out", 4, Access::kWrite, 0, "elements to fill"}},
+      .params = {{"value", kU32Max, "the value written"}},
+      .passes = {{BodyId::kFillU32, ElementsOf(0)}},
+      .default_grid = "one thread per element of out",
+  });
+  k.push_back(KernelSpec{
+      .name = "iota_u32",
+      .version = 1,
+      .summary = "out[i] = start + i * step (mod 2^32)",
+      .bindings = {{"out", 4, Access::kWrite, 0, "elements to write"}},
+      .params = {{"start", kU32Max, "value of out[0]"}, {"step", kU32Max, "increment"}},
+      .passes = {{BodyId::kIotaU32, ElementsOf(0)}},
+      .default_grid = "one thread per element of out",
+  });
+  k.push_back(KernelSpec{
+      .name = "copy_range_u32",
+      .version = 1,
+      .summary = "dst[dst_offset + i] = src[src_offset + i] for i < count",
+      .bindings = {{"src", 4, Access::kRead, 0, "source elements"},
+                   {"dst", 4, Access::kWrite, 0, "destination elements"}},
+      .params = {{"src_offset", kU64Max, "first source element"},
+                 {"dst_offset", kU64Max, "first destination element"},
+                 {"count", kU32Max, "elements to copy"}},
+      .passes = {{BodyId::kCopyRangeU32,
+                  ThreadRule{.kind = ThreadRule::Kind::kParam,
+                             .source = CopyRangeU32::kCount,
+                             .overridable = true}}},
+      .default_grid = "count threads",
+      .validate = ValidateCopyRange,
+  });
+  k.push_back(KernelSpec{
+      .name = "atomic_add_u32",
+      .version = 1,
+      .summary = "every thread atomically adds value to counters[index]",
+      .bindings = {{"counters", 4, Access::kReadWrite, 1, "counter array"}},
+      .params = {{"index", kU32Max, "counter to add to; must be inside counters"},
+                 {"value", kU32Max, "amount each thread adds"}},
+      .passes = {{BodyId::kAtomicAddU32, ThreadRule{.kind = ThreadRule::Kind::kOne,
+                                                    .overridable = true}}},
+      .default_grid = "one thread",
+      .validate =
+          [](const KernelCall& call) {
+            if (call.params[0] >= Elements(call, 0, 4)) {
+              return absl::InvalidArgumentError(
+                  absl::StrFormat("atomic_add_u32: index %d is not inside counters (%d)",
+                                  call.params[0], Elements(call, 0, 4)));
+            }
+            return absl::OkStatus();
+          },
+  });
+  k.push_back(KernelSpec{
+      .name = "exclusive_scan_u32",
+      .version = 1,
+      .summary = "out[i] = in[0] + ... + in[i-1] (mod 2^32); total[0] = sum; in may equal out",
+      .bindings = {{"in", 4, Access::kRead, 0, "input elements (n = elements of in)"},
+                   {"out", 4, Access::kWrite, 0, "at least n elements"},
+                   {"total", 4, Access::kWrite, 1, "receives the sum of all n elements"},
+                   {"scratch", 4, Access::kReadWrite, 0,
+                    "at least ceil(n / 2048) elements of scratch"}},
+      .params = {},
+      .passes = {{BodyId::kScanU32BlockSums, ElementsOf(ScanU32::kIn, false, kScanBlock)},
+                 {BodyId::kScanU32BlockOffsets, OneThread()},
+                 {BodyId::kScanU32Apply, ElementsOf(ScanU32::kIn, false, kScanBlock)}},
+      .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
+      .validate = ValidateScan,
+  });
+  k.push_back(KernelSpec{
+      .name = "compact_u32",
+      .version = 1,
+      .summary = "ordered stream compaction: out = values[i] where flags[i] != 0; count[0] = kept",
+      .bindings = {{"values", 4, Access::kRead, 0, "input elements (n = elements of values)"},
+                   {"flags", 4, Access::kRead, 0, "at least n elements; nonzero keeps"},
+                   {"out", 4, Access::kWrite, 0, "kept values; excess sets the overflow bit"},
+                   {"count", 4, Access::kWrite, 1, "receives the number of kept values"},
+                   kStatusBinding,
+                   {"scratch", 4, Access::kReadWrite, 0,
+                    "at least ceil(n / 2048) elements of scratch"}},
+      .params = {},
+      .passes = {{BodyId::kCompactU32BlockCounts,
+                  ElementsOf(CompactU32::kValues, false, kScanBlock)},
+                 {BodyId::kCompactU32BlockOffsets, OneThread()},
+                 {BodyId::kCompactU32Scatter,
+                  ElementsOf(CompactU32::kValues, false, kScanBlock)}},
+      .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
+      .validate = ValidateCompact,
+  });
+  k.push_back(KernelSpec{
+      .name = "bfs_expand",
+      .version = 1,
+      .summary = "one BFS level over a CSR graph: claim unvisited neighbours of the frontier",
+      .bindings =
+          {{"row_offsets", 4, Access::kRead, 1, "CSR row offsets, nodes + 1 elements"},
+           {"columns", 4, Access::kRead, 0, "CSR column indices"},
+           {"visited", 4, Access::kReadWrite, 0, "visited bitset, ceil(nodes / 32) words"},
+           {"levels", 4, Access::kReadWrite, 0, "BFS level per node"},
+           {"frontier", 4, Access::kRead, 0, "current frontier node ids"},
+           {"next", 4, Access::kReadWrite, 0, "next frontier; overflow sets the status bit"},
+           {"state", 4, Access::kReadWrite, BfsState::kSlots,
+            "u32[4]: frontier count, next count, level, status"}},
+      .params = {},
+      .passes = {{BodyId::kBfsExpand,
+                  ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
+                             .source = BfsExpand::kState,
+                             .count_index = BfsState::kFrontierCount,
+                             .cap_binding = BfsExpand::kFrontier}}},
+      .default_grid = "state[0] threads (read on the device), at most elements of frontier",
+      .validate = ValidateBfsExpand,
+  });
+  k.push_back(KernelSpec{
+      .name = "bfs_advance",
+      .version = 1,
+      .summary = "make next the frontier: copy, move the counts, advance the level",
+      .bindings = {{"frontier", 4, Access::kWrite, 0, "receives the next frontier"},
+                   {"next", 4, Access::kRead, 0, "the next frontier"},
+                   {"state", 4, Access::kReadWrite, BfsState::kSlots,
+                    "u32[4]: frontier count, next count, level, status"}},
+      .params = {},
+      .passes = {{BodyId::kBfsAdvanceCopy,
+                  ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
+                             .source = BfsAdvance::kState,
+                             .count_index = BfsState::kNextCount,
+                             .cap_binding = BfsAdvance::kNext}},
+                 {BodyId::kBfsAdvanceFinish, OneThread()}},
+      .default_grid = "state[1] threads (read on the device), then one thread",
+  });
+  return k;
+}
+
+std::string Fingerprint(const std::vector<KernelSpec>& kernels) {
+  // FNV-1a over every name, version and pass list: stable across builds and platforms.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  auto mix = [&hash](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      hash ^= c;
+      hash *= 0x100000001b3ull;
+    }
+  };
+  for (const KernelSpec& spec : kernels) {
+    mix(spec.name);
+    mix(absl::StrCat(":", spec.version, ":", spec.bindings.size(), ":", spec.params.size()));
+    for (const PassSpec& pass : spec.passes) mix(absl::StrCat(static_cast<int>(pass.body), ","));
+    mix(";");
+  }
+  return absl::StrFormat("%016x", hash);
+}
+
+}  // namespace
+
+std::string_view AccessName(Access access) {
+  switch (access) {
+    case Access::kRead:
+      return "read";
+    case Access::kWrite:
+      return "write";
+    case Access::kReadWrite:
+      return "read_write";
+  }
+  return "unknown";
+}
+
+KernelCatalog::KernelCatalog(std::vector<KernelSpec> kernels)
+    : kernels_(std::move(kernels)), fingerprint_(Fingerprint(kernels_)) {}
+
+const KernelCatalog& KernelCatalog::Builtin() {
+  static const KernelCatalog* const catalog = new KernelCatalog(BuiltinKernels());
+  return *catalog;
+}
+
+absl::StatusOr<const KernelSpec*> KernelCatalog::Find(std::string_view name) const {
+  for (const KernelSpec& spec : kernels_) {
+    if (spec.name == name) return &spec;
+  }
+  // The name comes from a client: quote it escaped and bounded.
+  const absl::string_view shown(name.data(), std::min<size_t>(name.size(), 64));
+  return absl::NotFoundError(absl::StrFormat("no kernel named \"%s\"%s in the catalog",
+                                             absl::CHexEscape(shown),
+                                             name.size() > shown.size() ? "..." : ""));
+}
+
+absl::Status KernelCatalog::Validate(const KernelSpec& spec, const KernelCall& call,
+                                     const std::optional<Grid>& grid) {
+  if (call.binding_bytes.size() != spec.bindings.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: takes %d bindings, got %d", spec.name,
+                                                      spec.bindings.size(),
+                                                      call.binding_bytes.size()));
+  }
+  if (call.params.size() != spec.params.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: takes %d parameters, got %d", spec.name, spec.params.size(), call.params.size()));
+  }
+  for (size_t b = 0; b < spec.bindings.size(); ++b) {
+    const BindingSpec& binding = spec.bindings[b];
+    const uint64_t elements = call.binding_bytes[b] / binding.element_size;
+    if (elements < binding.min_elements) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: binding %d (%s) holds %d elements of %d bytes, needs at least %d", spec.name, b,
+          binding.name, elements, binding.element_size, binding.min_elements));
+    }
+  }
+  for (size_t p = 0; p < spec.params.size(); ++p) {
+    if (call.params[p] > spec.params[p].max_value) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: parameter %d (%s) = %d exceeds its limit %d", spec.name, p,
+                          spec.params[p].name, call.params[p], spec.params[p].max_value));
+    }
+  }
+  for (const PassSpec& pass : spec.passes) {
+    const ThreadRule& rule = pass.threads;
+    if (rule.kind == ThreadRule::Kind::kParam && call.params[rule.source] > kMaxGridThreads) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: parameter %s asks for more than 2^32 threads", spec.name,
+          spec.params[rule.source].name));
+    }
+    if (rule.kind == ThreadRule::Kind::kCountInBinding &&
+        rule.count_index >= call.binding_bytes[rule.source] / 4) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: count slot %d is outside binding %s", spec.name, rule.count_index,
+          spec.bindings[rule.source].name));
+    }
+  }
+  if (grid.has_value()) {
+    const bool overridable = std::any_of(spec.passes.begin(), spec.passes.end(),
+                                         [](const PassSpec& p) { return p.threads.overridable; });
+    if (!overridable) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: its grid is fixed (%s); a grid override is not accepted", spec.name,
+          spec.default_grid));
+    }
+    const uint64_t xy = uint64_t{(*grid)[0]} * (*grid)[1];
+    if (xy > kMaxGridThreads || xy * (*grid)[2] > kMaxGridThreads) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: grid %dx%dx%d exceeds 2^32 threads", spec.name, (*grid)[0], (*grid)[1],
+          (*grid)[2]));
+    }
+  }
+  if (spec.validate != nullptr) return spec.validate(call);
+  return absl::OkStatus();
+}
+
+std::vector<PassLaunch> KernelCatalog::Plan(const KernelSpec& spec, const KernelCall& call,
+                                            const std::optional<Grid>& grid) {
+  std::vector<PassLaunch> passes;
+  passes.reserve(spec.passes.size());
+  for (const PassSpec& pass : spec.passes) {
+    const ThreadRule& rule = pass.threads;
+    ThreadCount count{.fixed = 0, .count_binding = -1, .count_index = 0, .divisor = 1, .cap = 0};
+    const uint64_t divisor = rule.divisor;
+    switch (rule.kind) {
+      case ThreadRule::Kind::kOne:
+        count.fixed = 1;
+        break;
+      case ThreadRule::Kind::kBindingElements: {
+        const uint64_t elements =
+            call.binding_bytes[rule.source] / spec.bindings[rule.source].element_size;
+        count.fixed = (elements + divisor - 1) / divisor;
+        break;
+      }
+      case ThreadRule::Kind::kParam:
+        count.fixed = (call.params[rule.source] + divisor - 1) / divisor;
+        break;
+      case ThreadRule::Kind::kCountInBinding: {
+        count.count_binding = rule.source;
+        count.count_index = rule.count_index;
+        count.divisor = rule.divisor;
+        const uint64_t cap_elements =
+            rule.cap_binding < 0
+                ? kMaxGridThreads
+                : call.binding_bytes[rule.cap_binding] /
+                      spec.bindings[rule.cap_binding].element_size;
+        count.cap = std::min<uint64_t>((cap_elements + divisor - 1) / divisor, kMaxGridThreads);
+        break;
+      }
+    }
+    if (grid.has_value() && rule.overridable) {
+      count = ThreadCount{.fixed = uint64_t{(*grid)[0]} * (*grid)[1] * (*grid)[2],
+                          .count_binding = -1,
+                          .count_index = 0,
+                          .divisor = 1,
+                          .cap = 0};
+    }
+    passes.push_back(PassLaunch{pass.body, count});
+  }
+  return passes;
+}
+
+}  // namespace sluice

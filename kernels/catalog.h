@@ -1,0 +1,125 @@
+// The kernel catalog: for each kernel a client may name, its version, its bindings (element
+// size, access, minimum length), its scalar parameters, the passes it runs and how each pass's
+// thread count follows from the bindings. Validation of a call against the catalog happens here,
+// before anything is enqueued, so an invalid step never reaches a device.
+#ifndef SLUICE_KERNELS_CATALOG_H_
+#define SLUICE_KERNELS_CATALOG_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/bodies.h"
+#include "kernels/kernel_args.h"
+
+namespace sluice {
+
+// A launch grid in logical threads per dimension; a kernel body sees the linear index
+// x + X * (y + Y * z). Total threads are capped at kMaxGridThreads.
+using Grid = std::array<uint32_t, 3>;
+inline constexpr uint64_t kMaxGridThreads = uint64_t{1} << 32;
+
+enum class Access { kRead, kWrite, kReadWrite };
+std::string_view AccessName(Access access);
+
+struct BindingSpec {
+  std::string_view name;
+  uint32_t element_size;  // bytes per element
+  Access access;
+  uint64_t min_elements;  // fewer whole elements than this is InvalidArgument
+  std::string_view doc;
+};
+
+struct ParamSpec {
+  std::string_view name;
+  uint64_t max_value;  // larger values are InvalidArgument
+  std::string_view doc;
+};
+
+// How a pass's thread count follows from the call.
+struct ThreadRule {
+  enum class Kind {
+    kOne,              // a single thread
+    kBindingElements,  // whole elements of binding `source`
+    kParam,            // the value of parameter `source`
+    kCountInBinding,   // the u32 at element `count_index` of binding `source`, read on the
+                       // device when the pass starts; capped at elements of `cap_binding`
+  };
+  Kind kind;
+  int source = 0;
+  uint32_t count_index = 0;
+  uint32_t divisor = 1;  // threads = ceil(base / divisor)
+  int cap_binding = -1;
+  bool overridable = false;  // a grid override replaces this pass's count
+};
+
+struct PassSpec {
+  BodyId body;
+  ThreadRule threads;
+};
+
+// What the catalog knows of a call, before any device memory is touched.
+struct KernelCall {
+  absl::Span<const uint64_t> binding_bytes;
+  absl::Span<const uint64_t> params;
+};
+
+struct KernelSpec {
+  std::string_view name;
+  uint32_t version;
+  std::string_view summary;
+  std::vector<BindingSpec> bindings;
+  std::vector<ParamSpec> params;
+  std::vector<PassSpec> passes;
+  std::string_view default_grid;  // the default grid in words, for catalog listings
+  // Checks beyond the generic ones (cross-binding sizes, parameter ranges); may be null.
+  absl::Status (*validate)(const KernelCall& call) = nullptr;
+};
+
+// One pass ready to launch: which body, and how many threads.
+struct PassLaunch {
+  BodyId body;
+  ThreadCount threads;
+};
+
+class KernelCatalog {
+ public:
+  // The catalog of every built-in kernel. Immutable; thread-safe.
+  static const KernelCatalog& Builtin();
+
+  // Returns the kernel named `name`, or NotFound.
+  absl::StatusOr<const KernelSpec*> Find(std::string_view name) const;
+
+  const std::vector<KernelSpec>& kernels() const { return kernels_; }
+
+  // A short stable digest of every kernel's name and version; changes whenever a kernel's
+  // behaviour does. Part of backend_version().
+  const std::string& fingerprint() const { return fingerprint_; }
+
+  // Checks a call against `spec`: binding and parameter counts, binding sizes, parameter
+  // limits, indirect-count positions, the grid override and the kernel's own checks.
+  // Returns InvalidArgument naming the kernel and the offending binding or parameter.
+  static absl::Status Validate(const KernelSpec& spec, const KernelCall& call,
+                               const std::optional<Grid>& grid);
+
+  // The passes of a validated call, with thread counts resolved as far as the host can
+  // (indirect counts are resolved by the launcher when the pass starts).
+  static std::vector<PassLaunch> Plan(const KernelSpec& spec, const KernelCall& call,
+                                      const std::optional<Grid>& grid);
+
+ private:
+  explicit KernelCatalog(std::vector<KernelSpec> kernels);
+
+  std::vector<KernelSpec> kernels_;
+  std::string fingerprint_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_CATALOG_H_

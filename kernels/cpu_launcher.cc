@@ -1,0 +1,34 @@
+#include "kernels/cpu_launcher.h"
+
+#include <array>
+
+namespace sluice {
+namespace {
+
+// Thread indices per pool task: small enough to balance, large enough that scheduling is
+// noise next to the body calls.
+constexpr uint64_t kGrain = 4096;
+
+using RangeFn = void (*)(const KernelArgs&, uint64_t begin, uint64_t end, uint64_t n);
+
+template <class Body>
+void RunRange(const KernelArgs& args, uint64_t begin, uint64_t end, uint64_t n) {
+  for (uint64_t i = begin; i < end; ++i) Body::Run(args, i, n);
+}
+
+constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies = {
+#define SLUICE_BODY_FN_(id, type) &RunRange<type>,
+    SLUICE_KERNEL_BODIES(SLUICE_BODY_FN_)
+#undef SLUICE_BODY_FN_
+};
+
+}  // namespace
+
+void LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
+                 ThreadPool& pool) {
+  const RangeFn fn = kBodies[static_cast<size_t>(body)];
+  const uint64_t n = threads.Resolve(args);
+  pool.ParallelFor(n, kGrain, [&](uint64_t begin, uint64_t end) { fn(args, begin, end, n); });
+}
+
+}  // namespace sluice

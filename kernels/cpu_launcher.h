@@ -1,0 +1,19 @@
+// Runs kernel passes on the host: the body of each pass is called for every thread index,
+// spread over a ThreadPool. Binding views must point at host memory.
+#ifndef SLUICE_KERNELS_CPU_LAUNCHER_H_
+#define SLUICE_KERNELS_CPU_LAUNCHER_H_
+
+#include "base/thread_pool.h"
+#include "kernels/bodies.h"
+#include "kernels/kernel_args.h"
+
+namespace sluice {
+
+// Resolves the pass's thread count (reading an indirect count from host memory) and runs the
+// body over it; returns when every thread index has run. Thread-safe.
+void LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
+                 ThreadPool& pool);
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_CPU_LAUNCHER_H_

@@ -1,0 +1,74 @@
+// Trivially copyable views handed to kernel bodies: the bound buffers, the scalar parameters
+// and the rule that sizes a pass. The same bytes are passed to the CPU launcher and, by value,
+// to CUDA kernels, so nothing here owns memory or has a constructor.
+#ifndef SLUICE_KERNELS_KERNEL_ARGS_H_
+#define SLUICE_KERNELS_KERNEL_ARGS_H_
+
+#include <cstdint>
+
+#include "kernels/atomics.h"
+#include "kernels/hd.h"
+
+namespace sluice {
+
+inline constexpr int kMaxBindings = 24;
+inline constexpr int kMaxParams = 8;
+
+// Bits of a kernel status word (the `status` binding of kernels that can overflow). Kernels
+// OR them in atomically; the host reads the word with a ranged read after a window.
+inline constexpr uint32_t kStatusCapacityOverflow = 1u << 0;  // a table or queue was full
+inline constexpr uint32_t kStatusIndexOutOfBounds = 1u << 1;  // data held an index past a binding
+
+// A typed window onto one binding: `size` counts whole elements of T.
+template <class T>
+struct DeviceSpan {
+  T* data;
+  uint64_t size;
+  SLUICE_HD bool Contains(uint64_t i) const { return i < size; }
+  SLUICE_HD T& operator[](uint64_t i) const { return data[i]; }
+};
+
+// One bound buffer: a device address and its length in bytes.
+struct BindingView {
+  uint8_t* data;
+  uint64_t bytes;
+};
+
+struct KernelArgs {
+  BindingView binding[kMaxBindings];
+  uint64_t param[kMaxParams];
+
+  // Binding `b` viewed as whole elements of T (a trailing partial element is not visible).
+  template <class T>
+  SLUICE_HD DeviceSpan<T> As(int b) const {
+    return DeviceSpan<T>{reinterpret_cast<T*>(binding[b].data), binding[b].bytes / sizeof(T)};
+  }
+  // ORs `bits` into element 0 of the u32 binding `b`, if it has one.
+  SLUICE_HD void RaiseStatus(int b, uint32_t bits) const {
+    DeviceSpan<uint32_t> status = As<uint32_t>(b);
+    if (status.size > 0) atomics::FetchOr(&status[0], bits);
+  }
+};
+
+// How many threads a pass runs. Either a fixed count, or a u32 count read from a binding when
+// the pass starts (indirect dispatch: the count was produced on the device by an earlier step),
+// divided by `divisor` (rounded up) and clamped to `cap`.
+struct ThreadCount {
+  uint64_t fixed;
+  int32_t count_binding;  // -1: use `fixed`
+  uint32_t count_index;   // element index of the u32 count; validated before launch
+  uint32_t divisor;       // >= 1
+  uint64_t cap;           // upper bound for the indirect case
+
+  SLUICE_HD uint64_t Resolve(const KernelArgs& args) const {
+    if (count_binding < 0) return fixed;
+    const uint32_t* counts = reinterpret_cast<const uint32_t*>(args.binding[count_binding].data);
+    const uint64_t count = atomics::Load(counts + count_index);
+    const uint64_t threads = (count + divisor - 1) / divisor;
+    return threads < cap ? threads : cap;
+  }
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_KERNEL_ARGS_H_
