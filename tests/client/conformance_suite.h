@@ -1,0 +1,446 @@
+// The typed conformance suite: every contract of the resident-dispatch interface, checked
+// against any implementation through a DispatchHarness. Instantiate with
+//   INSTANTIATE_TYPED_TEST_SUITE_P(Name, ConformanceTest, ::testing::Types<MyHarness>);
+#ifndef SLUICE_TESTS_CLIENT_CONFORMANCE_SUITE_H_
+#define SLUICE_TESTS_CLIENT_CONFORMANCE_SUITE_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/resident_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/bytes.h"
+#include "tests/testing/dispatch_harness.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+
+template <class Harness>
+class ConformanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    harness_ = std::make_unique<Harness>();
+    absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    dispatch_ = std::move(*dispatch);
+  }
+
+  ResidentDispatch& d() { return *dispatch_; }
+
+  DeviceCounters Counters() {
+    absl::StatusOr<DeviceCounters> counters = harness_->Counters();
+    EXPECT_TRUE(counters.ok()) << counters.status();
+    return counters.ok() ? *counters : DeviceCounters{};
+  }
+
+  // Allocates and fills a buffer with `bytes`.
+  Resource Make(const std::vector<uint8_t>& bytes) {
+    absl::StatusOr<Resource> r = d().Allocate(bytes.size());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return Resource();
+    EXPECT_OK(d().Upload(*r, bytes));
+    return *r;
+  }
+
+  std::vector<uint8_t> Read(const Resource& r) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = d().Download(r);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    return bytes.ok() ? *bytes : std::vector<uint8_t>{};
+  }
+
+  std::unique_ptr<Harness> harness_;
+  std::unique_ptr<ResidentDispatch> dispatch_;
+};
+
+TYPED_TEST_SUITE_P(ConformanceTest);
+
+using ::testing::ElementsAre;
+using ::testing::Each;
+using ::testing::Eq;
+using ::testing::Not;
+using ::testing::SizeIs;
+using Code = absl::StatusCode;
+constexpr size_t kMax = std::numeric_limits<size_t>::max();
+
+TYPED_TEST_P(ConformanceTest, AllocateGivesExactlyTheRequestedZeroedBytes) {
+  for (size_t n : {size_t{1}, size_t{3}, size_t{4096}, size_t{100001}}) {
+    ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(n));
+    std::vector<uint8_t> bytes = this->Read(r);
+    EXPECT_THAT(bytes, SizeIs(n));
+    EXPECT_THAT(bytes, Each(Eq(0)));
+    EXPECT_OK(this->d().Free(r));
+  }
+}
+
+TYPED_TEST_P(ConformanceTest, ZeroLengthBuffersWork) {
+  ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(0));
+  EXPECT_OK(this->d().Upload(r, {}));
+  EXPECT_THAT(this->Read(r), SizeIs(0));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> empty, this->d().DownloadRange(r, 0, 0));
+  EXPECT_THAT(empty, SizeIs(0));
+  EXPECT_THAT(this->d().DownloadRange(r, 0, 1), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(this->d().DownloadRange(r, 1, 0), StatusIs(Code::kOutOfRange));
+  EXPECT_OK(this->d().Free(r));
+}
+
+TYPED_TEST_P(ConformanceTest, UploadThenDownloadRoundTrips) {
+  const std::vector<uint8_t> bytes = Pattern(12345, 7);
+  Resource r = this->Make(bytes);
+  EXPECT_EQ(this->Read(r), bytes);
+}
+
+TYPED_TEST_P(ConformanceTest, UploadShorterThanBufferWritesOnlyAPrefix) {
+  Resource r = this->Make(std::vector<uint8_t>(8, 0xAA));
+  ASSERT_OK(this->d().Upload(r, std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_THAT(this->Read(r), ElementsAre(1, 2, 3, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA));
+}
+
+TYPED_TEST_P(ConformanceTest, UploadLongerThanBufferIsOutOfRangeAndChangesNothing) {
+  Resource r = this->Make(std::vector<uint8_t>(8, 5));
+  EXPECT_THAT(this->d().Upload(r, std::vector<uint8_t>(9, 1)), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(this->Read(r), Each(Eq(5)));
+}
+
+TYPED_TEST_P(ConformanceTest, UploadManyIsOneBatchWithOneSynchronization) {
+  std::vector<Resource> resources;
+  std::vector<std::vector<uint8_t>> payloads;
+  std::vector<BufferUpload> uploads;
+  uint64_t total = 0;
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(1000 + i));
+    resources.push_back(r);
+    payloads.push_back(Pattern(1000 + i, static_cast<uint8_t>(i)));
+    total += payloads.back().size();
+  }
+  for (int i = 0; i < 16; ++i) uploads.push_back({resources[i], payloads[i]});
+  const DeviceCounters before = this->Counters();
+  ASSERT_OK(this->d().UploadMany(uploads));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+  EXPECT_EQ(after.bytes_uploaded - before.bytes_uploaded, total);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(this->Read(resources[i]), payloads[i]);
+}
+
+TYPED_TEST_P(ConformanceTest, UploadManyChecksEveryUploadBeforeWritingAny) {
+  Resource a = this->Make(std::vector<uint8_t>(16, 1));
+  Resource b = this->Make(std::vector<uint8_t>(4, 2));
+  const std::vector<uint8_t> fits(16, 9);
+  const std::vector<uint8_t> too_long(5, 9);
+  const std::vector<BufferUpload> bad_range = {{a, fits}, {b, too_long}};
+  EXPECT_THAT(this->d().UploadMany(bad_range), StatusIs(Code::kOutOfRange));
+  ASSERT_OK_AND_ASSIGN(Resource gone, this->d().Allocate(4));
+  ASSERT_OK(this->d().Free(gone));
+  const std::vector<BufferUpload> bad_handle = {{a, fits}, {gone, fits}};
+  EXPECT_THAT(this->d().UploadMany(bad_handle), StatusIs(Code::kNotFound));
+  EXPECT_THAT(this->Read(a), Each(Eq(1)));
+  EXPECT_THAT(this->Read(b), Each(Eq(2)));
+}
+
+TYPED_TEST_P(ConformanceTest, UploadAtManyWritesTrueRangesInOneSynchronization) {
+  Resource a = this->Make(std::vector<uint8_t>(10, 0));
+  Resource b = this->Make(std::vector<uint8_t>(6, 0));
+  const std::vector<uint8_t> two = {7, 8};
+  const std::vector<uint8_t> three = {4, 5, 6};
+  const std::vector<RangedUpload> uploads = {{a, 8, two}, {b, 3, three}, {a, 0, two}};
+  const DeviceCounters before = this->Counters();
+  ASSERT_OK(this->d().UploadAtMany(uploads));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+  EXPECT_EQ(after.bytes_uploaded - before.bytes_uploaded, 7u);
+  EXPECT_THAT(this->Read(a), ElementsAre(7, 8, 0, 0, 0, 0, 0, 0, 7, 8));
+  EXPECT_THAT(this->Read(b), ElementsAre(0, 0, 0, 4, 5, 6));
+}
+
+TYPED_TEST_P(ConformanceTest, OverflowingUploadOffsetsAreRejectedAndChangeNothing) {
+  Resource r = this->Make(std::vector<uint8_t>(64, 3));
+  const std::vector<uint8_t> two = {1, 2};
+  for (size_t offset : {kMax, kMax - 1, size_t{63}, size_t{65}}) {
+    const std::vector<RangedUpload> uploads = {{r, 0, two}, {r, offset, two}};
+    EXPECT_THAT(this->d().UploadAtMany(uploads), StatusIs(Code::kOutOfRange)) << offset;
+  }
+  EXPECT_THAT(this->Read(r), Each(Eq(3)));
+}
+
+TYPED_TEST_P(ConformanceTest, RangedReadOfFourBytesMovesFourBytes) {
+  const size_t size = size_t{32} << 20;
+  ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(size));
+  const std::vector<uint8_t> marker = {0xDE, 0xAD, 0xBE, 0xEF};
+  ASSERT_OK(this->d().UploadAtMany({{r, size - 100, marker}}));
+  const DeviceCounters before = this->Counters();
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> bytes, this->d().DownloadRange(r, size - 100, 4));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(bytes, marker);
+  EXPECT_EQ(after.bytes_downloaded - before.bytes_downloaded, 4u);
+  EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+}
+
+TYPED_TEST_P(ConformanceTest, OverflowingReadRangesAreOutOfRange) {
+  Resource r = this->Make(Pattern(100, 1));
+  EXPECT_THAT(this->d().DownloadRange(r, kMax, 8), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(this->d().DownloadRange(r, 8, kMax - 4), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(this->d().DownloadRange(r, 101, 0), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(this->d().DownloadRange(r, 96, 5), StatusIs(Code::kOutOfRange));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> tail, this->d().DownloadRange(r, 96, 4));
+  EXPECT_THAT(tail, SizeIs(4));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> end, this->d().DownloadRange(r, 100, 0));
+  EXPECT_THAT(end, SizeIs(0));
+}
+
+TYPED_TEST_P(ConformanceTest, IntoVariantsReuseCallerStorage) {
+  const std::vector<uint8_t> bytes = Pattern(4096, 3);
+  Resource r = this->Make(bytes);
+  std::vector<uint8_t> out;
+  out.reserve(1 << 16);
+  const uint8_t* storage = out.data();
+  ASSERT_OK(this->d().DownloadInto(r, &out));
+  EXPECT_EQ(out, bytes);
+  EXPECT_EQ(out.data(), storage);
+  ASSERT_OK(this->d().DownloadRangeInto(r, 10, 20, &out));
+  EXPECT_EQ(out, std::vector<uint8_t>(bytes.begin() + 10, bytes.begin() + 30));
+  EXPECT_EQ(out.data(), storage);
+}
+
+TYPED_TEST_P(ConformanceTest, DownloadRangesIntoReadsEveryRangeInOneSynchronization) {
+  const std::vector<uint8_t> a_bytes = Pattern(300, 1);
+  const std::vector<uint8_t> b_bytes = Pattern(50, 2);
+  Resource a = this->Make(a_bytes);
+  Resource b = this->Make(b_bytes);
+  std::vector<uint8_t> o1, o2, o3;
+  std::vector<std::vector<uint8_t>*> outs = {&o1, &o2, &o3};
+  const std::vector<ReadRange> ranges = {{a, 0, 10}, {b, 40, 10}, {a, 290, 10}};
+  const DeviceCounters before = this->Counters();
+  ASSERT_OK(this->d().DownloadRangesInto(ranges, absl::MakeSpan(outs)));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+  EXPECT_EQ(after.bytes_downloaded - before.bytes_downloaded, 30u);
+  EXPECT_EQ(o1, std::vector<uint8_t>(a_bytes.begin(), a_bytes.begin() + 10));
+  EXPECT_EQ(o2, std::vector<uint8_t>(b_bytes.begin() + 40, b_bytes.end()));
+  EXPECT_EQ(o3, std::vector<uint8_t>(a_bytes.begin() + 290, a_bytes.end()));
+}
+
+TYPED_TEST_P(ConformanceTest, MismatchedOutputsAreInvalidArgument) {
+  Resource r = this->Make(Pattern(8, 1));
+  std::vector<uint8_t> o1;
+  std::vector<std::vector<uint8_t>*> one = {&o1};
+  std::vector<std::vector<uint8_t>*> null_output = {nullptr};
+  const std::vector<ReadRange> two = {{r, 0, 4}, {r, 4, 4}};
+  EXPECT_THAT(this->d().DownloadRangesInto(two, absl::MakeSpan(one)),
+              StatusIs(Code::kInvalidArgument));
+  const std::vector<ReadRange> single = {{r, 0, 4}};
+  EXPECT_THAT(this->d().DownloadRangesInto(single, absl::MakeSpan(null_output)),
+              StatusIs(Code::kInvalidArgument));
+  const Program fill{"fill_u32", {9}};
+  const std::vector<Resource> bind = {r};
+  const std::vector<Step> steps = {{&fill, bind, std::nullopt}};
+  EXPECT_THAT(this->d().DispatchSequenceReadRangesInto(steps, two, absl::MakeSpan(one)),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_EQ(this->Read(r), Pattern(8, 1)) << "a rejected sequence must not run";
+}
+
+TYPED_TEST_P(ConformanceTest, FreeTwiceIsNotFound) {
+  ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(16));
+  EXPECT_OK(this->d().Free(r));
+  EXPECT_THAT(this->d().Free(r), StatusIs(Code::kNotFound));
+}
+
+TYPED_TEST_P(ConformanceTest, FreedAndDefaultResourcesAreNotFound) {
+  ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(16));
+  ASSERT_OK(this->d().Free(r));
+  EXPECT_THAT(this->d().Download(r), StatusIs(Code::kNotFound));
+  EXPECT_THAT(this->d().DownloadRange(r, 0, 4), StatusIs(Code::kNotFound));
+  EXPECT_THAT(this->d().Upload(r, std::vector<uint8_t>{1}), StatusIs(Code::kNotFound));
+  const Program fill{"fill_u32", {1}};
+  EXPECT_THAT(this->d().Dispatch(fill, std::vector<Resource>{r}, std::nullopt),
+              StatusIs(Code::kNotFound));
+  EXPECT_THAT(this->d().Download(Resource()), StatusIs(Code::kNotFound));
+  EXPECT_THAT(this->d().Free(Resource()), StatusIs(Code::kNotFound));
+}
+
+TYPED_TEST_P(ConformanceTest, ResourceOfAnotherBackendInstanceIsRejected) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> other, this->harness_->NewDispatch());
+  ASSERT_OK_AND_ASSIGN(Resource foreign, other->Allocate(16));
+  ASSERT_OK(other->Upload(foreign, std::vector<uint8_t>(16, 4)));
+  EXPECT_THAT(this->d().Download(foreign), StatusIs(Code::kFailedPrecondition));
+  EXPECT_THAT(this->d().DownloadRange(foreign, 0, 4), StatusIs(Code::kFailedPrecondition));
+  EXPECT_THAT(this->d().Upload(foreign, std::vector<uint8_t>(16, 1)),
+              StatusIs(Code::kFailedPrecondition));
+  const Program fill{"fill_u32", {1}};
+  EXPECT_THAT(this->d().Dispatch(fill, std::vector<Resource>{foreign}, std::nullopt),
+              StatusIs(Code::kFailedPrecondition));
+  EXPECT_THAT(this->d().Free(foreign), StatusIs(Code::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> still, other->Download(foreign));
+  EXPECT_THAT(still, Each(Eq(4)));
+}
+
+TYPED_TEST_P(ConformanceTest, AbsurdAllocationsAreResourceExhausted) {
+  EXPECT_THAT(this->d().Allocate(kMax), StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(this->d().Allocate(size_t{1} << 62), StatusIs(Code::kResourceExhausted));
+  ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(8));
+  EXPECT_OK(this->d().Free(r));
+}
+
+TYPED_TEST_P(ConformanceTest, BackendIdentityIsStableAndVersioned) {
+  const std::string id(this->d().backend_id());
+  EXPECT_FALSE(id.empty());
+  EXPECT_EQ(this->d().backend_id(), id);
+  EXPECT_NE(this->d().backend_version(), "unversioned");
+  EXPECT_FALSE(this->d().backend_version().empty());
+}
+
+TYPED_TEST_P(ConformanceTest, DispatchRunsAKernelOnResidentBuffers) {
+  ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(40));
+  const Program iota{"iota_u32", {5, 3}};
+  ASSERT_OK(this->d().Dispatch(iota, std::vector<Resource>{r}, std::nullopt));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(r)),
+              ElementsAre(5, 8, 11, 14, 17, 20, 23, 26, 29, 32));
+}
+
+TYPED_TEST_P(ConformanceTest, BadProgramsAreRejectedWithSpecificCodes) {
+  Resource r = this->Make(std::vector<uint8_t>(16, 0));
+  Resource small = this->Make(std::vector<uint8_t>(8, 0));
+  const std::vector<Resource> one = {r};
+  EXPECT_THAT(this->d().Dispatch(Program{"no_such_kernel", {}}, one, std::nullopt),
+              StatusIs(Code::kNotFound));
+  EXPECT_THAT(this->d().Dispatch(Program{"fill_u32", {1}}, std::vector<Resource>{r, r},
+                                 std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().Dispatch(Program{"fill_u32", {}}, one, std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().Dispatch(Program{"fill_u32", {uint64_t{1} << 40}}, one, std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  // bfs_advance needs a 4-element state; 8 bytes is too small.
+  EXPECT_THAT(this->d().Dispatch(Program{"bfs_advance", {}}, std::vector<Resource>{r, r, small},
+                                 std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().Dispatch(Program{"fill_u32", {1}}, one, Grid{1u << 20, 1u << 20, 1}),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->Read(r), Each(Eq(0)));
+}
+
+TYPED_TEST_P(ConformanceTest, GridOverrideSetsTheThreadCount) {
+  Resource counter = this->Make(std::vector<uint8_t>(8, 0));
+  const Program add{"atomic_add_u32", {1, 3}};
+  ASSERT_OK(this->d().Dispatch(add, std::vector<Resource>{counter}, Grid{10, 3, 2}));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(counter)), ElementsAre(0, 180));
+  ASSERT_OK(this->d().Dispatch(add, std::vector<Resource>{counter}, std::nullopt));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(counter)), ElementsAre(0, 183));
+  ASSERT_OK(this->d().Dispatch(add, std::vector<Resource>{counter}, Grid{0, 1, 1}));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(counter)), ElementsAre(0, 183));
+}
+
+TYPED_TEST_P(ConformanceTest, SequenceWithReadsSynchronizesOnce) {
+  ASSERT_OK_AND_ASSIGN(Resource a, this->d().Allocate(4 * 100));
+  ASSERT_OK_AND_ASSIGN(Resource b, this->d().Allocate(4 * 100));
+  const Program fill{"fill_u32", {7}};
+  const Program iota{"iota_u32", {0, 1}};
+  const Program copy{"copy_range_u32", {10, 50, 5}};
+  const std::vector<Resource> ra = {a};
+  const std::vector<Resource> rb = {b};
+  const std::vector<Resource> ab = {a, b};
+  const std::vector<Step> steps = {
+      {&fill, rb, std::nullopt}, {&iota, ra, std::nullopt}, {&copy, ab, std::nullopt}};
+  std::vector<uint8_t> head, copied;
+  std::vector<std::vector<uint8_t>*> outs = {&head, &copied};
+  const std::vector<ReadRange> reads = {{b, 0, 8}, {b, 4 * 50, 4 * 6}};
+  const DeviceCounters before = this->Counters();
+  ASSERT_OK(this->d().DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outs)));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+  EXPECT_EQ(after.bytes_downloaded - before.bytes_downloaded, 32u);
+  EXPECT_THAT(FromBytes<uint32_t>(head), ElementsAre(7, 7));
+  EXPECT_THAT(FromBytes<uint32_t>(copied), ElementsAre(10, 11, 12, 13, 14, 7));
+}
+
+TYPED_TEST_P(ConformanceTest, InvalidProgramAtStepThreeExecutesNothing) {
+  Resource r = this->Make(std::vector<uint8_t>(64, 0));
+  const Program fill{"fill_u32", {1}};
+  const Program iota{"iota_u32", {1, 1}};
+  const Program bad{"copy_range_u32", {0, 0, 1000}};  // count past both buffers
+  const std::vector<Resource> one = {r};
+  const std::vector<Resource> two = {r, r};
+  const std::vector<Step> steps = {{&fill, one, std::nullopt},
+                                   {&iota, one, std::nullopt},
+                                   {&fill, one, std::nullopt},
+                                   {&bad, two, std::nullopt}};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  const std::vector<ReadRange> reads = {{r, 0, 4}};
+  const DeviceCounters before = this->Counters();
+  EXPECT_THAT(this->d().DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outs)),
+              StatusIs(Code::kInvalidArgument));
+  const Program unknown{"not_a_kernel", {}};
+  const std::vector<Step> repeated = {{&unknown, one, std::nullopt}};
+  EXPECT_THAT(this->d().DispatchRepeatedSequenceReadRangesInto(absl::MakeConstSpan(steps).subspan(0, 3), repeated, 2,
+                                                               reads, absl::MakeSpan(outs)),
+              StatusIs(Code::kNotFound));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(after.launches, before.launches);
+  EXPECT_EQ(after.bytes_downloaded, before.bytes_downloaded);
+  EXPECT_THAT(this->Read(r), Each(Eq(0)));
+}
+
+TYPED_TEST_P(ConformanceTest, RepeatedSequenceRunsTheGroupRepeatCountTimes) {
+  const Program add{"atomic_add_u32", {0, 1}};
+  const Program add_other{"atomic_add_u32", {1, 10}};
+  for (uint32_t count : {0u, 1u, 2u, 1000u}) {
+    Resource counter = this->Make(std::vector<uint8_t>(8, 0));
+    const std::vector<Resource> bind = {counter};
+    const std::vector<Step> prefix = {{&add_other, bind, std::nullopt}};
+    const std::vector<Step> repeated = {{&add, bind, std::nullopt},
+                                        {&add, bind, std::nullopt}};
+    std::vector<uint8_t> out;
+    std::vector<std::vector<uint8_t>*> outs = {&out};
+    const std::vector<ReadRange> reads = {{counter, 0, 8}};
+    const DeviceCounters before = this->Counters();
+    ASSERT_OK(this->d().DispatchRepeatedSequenceReadRangesInto(prefix, repeated, count, reads,
+                                                               absl::MakeSpan(outs)));
+    const DeviceCounters after = this->Counters();
+    EXPECT_EQ(after.synchronizations - before.synchronizations, 1u) << count;
+    EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(2 * count, 10)) << count;
+    EXPECT_OK(this->d().Free(counter));
+  }
+}
+
+TYPED_TEST_P(ConformanceTest, EmptyRepeatedGroupRunsOnlyThePrefix) {
+  Resource r = this->Make(std::vector<uint8_t>(8, 0));
+  const Program fill{"fill_u32", {4}};
+  const std::vector<Resource> bind = {r};
+  const std::vector<Step> prefix = {{&fill, bind, std::nullopt}};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  const std::vector<ReadRange> reads = {{r, 0, 8}};
+  ASSERT_OK(this->d().DispatchRepeatedSequenceReadRangesInto(prefix, {}, 5, reads,
+                                                             absl::MakeSpan(outs)));
+  EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(4, 4));
+}
+
+REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZeroedBytes,
+                            ZeroLengthBuffersWork, UploadThenDownloadRoundTrips,
+                            UploadShorterThanBufferWritesOnlyAPrefix,
+                            UploadLongerThanBufferIsOutOfRangeAndChangesNothing,
+                            UploadManyIsOneBatchWithOneSynchronization,
+                            UploadManyChecksEveryUploadBeforeWritingAny,
+                            UploadAtManyWritesTrueRangesInOneSynchronization,
+                            OverflowingUploadOffsetsAreRejectedAndChangeNothing,
+                            RangedReadOfFourBytesMovesFourBytes,
+                            OverflowingReadRangesAreOutOfRange, IntoVariantsReuseCallerStorage,
+                            DownloadRangesIntoReadsEveryRangeInOneSynchronization,
+                            MismatchedOutputsAreInvalidArgument, FreeTwiceIsNotFound,
+                            FreedAndDefaultResourcesAreNotFound,
+                            ResourceOfAnotherBackendInstanceIsRejected,
+                            AbsurdAllocationsAreResourceExhausted,
+                            BackendIdentityIsStableAndVersioned,
+                            DispatchRunsAKernelOnResidentBuffers,
+                            BadProgramsAreRejectedWithSpecificCodes,
+                            GridOverrideSetsTheThreadCount, SequenceWithReadsSynchronizesOnce,
+                            InvalidProgramAtStepThreeExecutesNothing,
+                            RepeatedSequenceRunsTheGroupRepeatCountTimes,
+                            EmptyRepeatedGroupRunsOnlyThePrefix);
+
+}  // namespace sluice::testing
+
+#endif  // SLUICE_TESTS_CLIENT_CONFORMANCE_SUITE_H_

@@ -1,0 +1,151 @@
+// The provided (default) methods of ResidentDispatch behave as the seed trait says. A
+// dispatcher that implements only the required methods (forwarding to LocalDispatch and
+// counting calls) shows which required methods each default uses.
+#include "client/resident_dispatch.h"
+
+#include <memory>
+#include <vector>
+
+#include "client/local_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/bytes.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::FromBytes;
+using ::sluice::testing::StatusIs;
+using ::testing::ElementsAre;
+using Code = absl::StatusCode;
+
+class RequiredOnlyDispatch final : public ResidentDispatch {
+ public:
+  explicit RequiredOnlyDispatch(std::unique_ptr<LocalDispatch> inner) : inner_(std::move(inner)) {}
+
+  std::string_view backend_id() const override { return inner_->backend_id(); }
+  absl::StatusOr<Resource> Allocate(size_t n) override { return inner_->Allocate(n); }
+  absl::Status Upload(const Resource& r, absl::Span<const uint8_t> b) override {
+    return inner_->Upload(r, b);
+  }
+  absl::Status UploadMany(absl::Span<const BufferUpload> uploads) override {
+    ++upload_many_calls;
+    return inner_->UploadMany(uploads);
+  }
+  absl::StatusOr<std::vector<uint8_t>> Download(const Resource& r) override {
+    return inner_->Download(r);
+  }
+  absl::Status DownloadInto(const Resource& r, std::vector<uint8_t>* out) override {
+    return inner_->DownloadInto(r, out);
+  }
+  absl::StatusOr<std::vector<uint8_t>> DownloadRange(const Resource& r, size_t o,
+                                                     size_t n) override {
+    return inner_->DownloadRange(r, o, n);
+  }
+  absl::Status DownloadRangeInto(const Resource& r, size_t o, size_t n,
+                                 std::vector<uint8_t>* out) override {
+    ++range_into_calls;
+    return inner_->DownloadRangeInto(r, o, n, out);
+  }
+  absl::Status Free(Resource r) override { return inner_->Free(r); }
+  absl::Status Dispatch(const Program& p, absl::Span<const Resource> r,
+                        std::optional<Grid> g) override {
+    ++dispatch_calls;
+    return inner_->Dispatch(p, r, g);
+  }
+
+  int upload_many_calls = 0;
+  int range_into_calls = 0;
+  int dispatch_calls = 0;
+
+ private:
+  std::unique_ptr<LocalDispatch> inner_;
+};
+
+class ResidentDispatchDefaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<LocalDispatch>> inner = LocalDispatch::CreateCpu();
+    ASSERT_TRUE(inner.ok()) << inner.status();
+    d_ = std::make_unique<RequiredOnlyDispatch>(std::move(*inner));
+  }
+  std::unique_ptr<RequiredOnlyDispatch> d_;
+};
+
+TEST_F(ResidentDispatchDefaultsTest, BackendVersionDefaultsToUnversioned) {
+  EXPECT_EQ(d_->backend_version(), "unversioned");
+}
+
+TEST_F(ResidentDispatchDefaultsTest, UploadAtManyForwardsZeroOffsetsToOneUploadMany) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(4));
+  ASSERT_OK_AND_ASSIGN(Resource b, d_->Allocate(4));
+  const std::vector<uint8_t> x = {1, 2, 3, 4};
+  const std::vector<uint8_t> y = {5, 6};
+  ASSERT_OK(d_->UploadAtMany({{a, 0, x}, {b, 0, y}}));
+  EXPECT_EQ(d_->upload_many_calls, 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> got, d_->Download(b));
+  EXPECT_THAT(got, ElementsAre(5, 6, 0, 0));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, UploadAtManyRejectsNonzeroOffsetsBeforeWriting) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(4));
+  const std::vector<uint8_t> x = {1, 2};
+  EXPECT_THAT(d_->UploadAtMany({{a, 0, x}, {a, 2, x}}), StatusIs(Code::kInvalidArgument));
+  EXPECT_EQ(d_->upload_many_calls, 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> got, d_->Download(a));
+  EXPECT_THAT(got, ElementsAre(0, 0, 0, 0));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, DownloadRangesIntoLoopsOverRangedReads) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(8));
+  ASSERT_OK(d_->Upload(a, std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  std::vector<uint8_t> o1, o2;
+  std::vector<std::vector<uint8_t>*> outs = {&o1, &o2};
+  ASSERT_OK(d_->DownloadRangesInto({{a, 1, 2}, {a, 6, 2}}, absl::MakeSpan(outs)));
+  EXPECT_EQ(d_->range_into_calls, 2);
+  EXPECT_THAT(o1, ElementsAre(2, 3));
+  EXPECT_THAT(o2, ElementsAre(7, 8));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, SequenceDispatchesEachStepThenReads) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(8));
+  const Program fill{"fill_u32", {3}};
+  const Program add{"atomic_add_u32", {1, 5}};
+  const std::vector<Resource> bind = {a};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  ASSERT_OK(d_->DispatchSequenceReadRangesInto(
+      {{&fill, bind, std::nullopt}, {&add, bind, std::nullopt}}, {{a, 0, 8}},
+      absl::MakeSpan(outs)));
+  EXPECT_EQ(d_->dispatch_calls, 2);
+  EXPECT_EQ(d_->range_into_calls, 1);
+  EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(3, 8));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, RepeatedSequenceLoopsTheGroup) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(4));
+  const Program add{"atomic_add_u32", {0, 1}};
+  const std::vector<Resource> bind = {a};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  for (uint32_t count : {0u, 1u, 7u}) {
+    d_->dispatch_calls = 0;
+    ASSERT_OK(d_->DispatchRepeatedSequenceReadRangesInto(
+        {{&add, bind, std::nullopt}}, {{&add, bind, std::nullopt}, {&add, bind, std::nullopt}},
+        count, {{a, 0, 4}}, absl::MakeSpan(outs)));
+    EXPECT_EQ(d_->dispatch_calls, static_cast<int>(1 + 2 * count));
+  }
+  EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(3 + 16));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, NullProgramIsInvalidArgument) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(4));
+  const std::vector<Resource> bind = {a};
+  EXPECT_THAT(d_->DispatchSequenceReadRangesInto({{nullptr, bind, std::nullopt}}, {}, {}),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_EQ(d_->dispatch_calls, 0);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,98 @@
+#include "kernels/catalog.h"
+
+#include <set>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::StatusIs;
+using Code = absl::StatusCode;
+
+TEST(KernelCatalogTest, EveryKernelFitsTheLaunchArgumentsAndNamesValidBindings) {
+  std::set<std::string> names;
+  for (const KernelSpec& spec : KernelCatalog::Builtin().kernels()) {
+    EXPECT_TRUE(names.insert(std::string(spec.name)).second) << spec.name;
+    EXPECT_LE(spec.bindings.size(), static_cast<size_t>(kMaxBindings)) << spec.name;
+    EXPECT_LE(spec.params.size(), static_cast<size_t>(kMaxParams)) << spec.name;
+    EXPECT_FALSE(spec.passes.empty()) << spec.name;
+    EXPECT_GE(spec.version, 1u) << spec.name;
+    for (const BindingSpec& b : spec.bindings) EXPECT_GT(b.element_size, 0u) << spec.name;
+    for (const PassSpec& pass : spec.passes) {
+      const ThreadRule& rule = pass.threads;
+      EXPECT_GE(rule.divisor, 1u) << spec.name;
+      EXPECT_LT(static_cast<size_t>(pass.body), static_cast<size_t>(BodyId::kNumBodies));
+      if (rule.kind == ThreadRule::Kind::kBindingElements ||
+          rule.kind == ThreadRule::Kind::kCountInBinding) {
+        EXPECT_LT(static_cast<size_t>(rule.source), spec.bindings.size()) << spec.name;
+      }
+      if (rule.kind == ThreadRule::Kind::kParam) {
+        EXPECT_LT(static_cast<size_t>(rule.source), spec.params.size()) << spec.name;
+      }
+      if (rule.cap_binding >= 0) {
+        EXPECT_LT(static_cast<size_t>(rule.cap_binding), spec.bindings.size()) << spec.name;
+      }
+    }
+  }
+}
+
+TEST(KernelCatalogTest, FindsKernelsByNameAndRejectsUnknownOnes) {
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* spec, KernelCatalog::Builtin().Find("fill_u32"));
+  EXPECT_EQ(spec->name, "fill_u32");
+  EXPECT_THAT(KernelCatalog::Builtin().Find("fill"), StatusIs(Code::kNotFound));
+  EXPECT_THAT(KernelCatalog::Builtin().Find(std::string(1000, '\0')), StatusIs(Code::kNotFound));
+}
+
+TEST(KernelCatalogTest, FingerprintIsSixteenHexDigits) {
+  const std::string& fp = KernelCatalog::Builtin().fingerprint();
+  ASSERT_EQ(fp.size(), 16u);
+  EXPECT_EQ(fp.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+TEST(KernelCatalogTest, ValidateChecksCountsSizesParametersAndGrids) {
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* fill, KernelCatalog::Builtin().Find("fill_u32"));
+  const std::vector<uint64_t> sixteen = {16};
+  const std::vector<uint64_t> value = {1};
+  EXPECT_OK(KernelCatalog::Validate(*fill, {sixteen, value}, std::nullopt));
+  EXPECT_THAT(KernelCatalog::Validate(*fill, {{}, value}, std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(KernelCatalog::Validate(*fill, {sixteen, {}}, std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  const std::vector<uint64_t> too_big = {uint64_t{1} << 32};
+  EXPECT_THAT(KernelCatalog::Validate(*fill, {sixteen, too_big}, std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_OK(KernelCatalog::Validate(*fill, {sixteen, value}, Grid{65536, 65536, 1}));
+  EXPECT_THAT(KernelCatalog::Validate(*fill, {sixteen, value}, Grid{65536, 65536, 2}),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(KernelCatalog::Validate(*fill, {sixteen, value}, Grid{~0u, ~0u, ~0u}),
+              StatusIs(Code::kInvalidArgument));
+}
+
+TEST(KernelCatalogTest, PlanFollowsTheGridRules) {
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* scan, KernelCatalog::Builtin().Find("exclusive_scan_u32"));
+  const std::vector<uint64_t> bytes = {4 * 5000, 4 * 5000, 4, 4 * 3};
+  const std::vector<PassLaunch> passes = KernelCatalog::Plan(*scan, {bytes, {}}, std::nullopt);
+  ASSERT_EQ(passes.size(), 3u);
+  EXPECT_EQ(passes[0].threads.fixed, 3u);
+  EXPECT_EQ(passes[1].threads.fixed, 1u);
+  EXPECT_EQ(passes[2].threads.fixed, 3u);
+
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* expand, KernelCatalog::Builtin().Find("bfs_expand"));
+  const std::vector<uint64_t> graph = {4 * 11, 40, 4, 40, 4 * 7, 40, 16};
+  const std::vector<PassLaunch> bfs = KernelCatalog::Plan(*expand, {graph, {}}, std::nullopt);
+  ASSERT_EQ(bfs.size(), 1u);
+  EXPECT_EQ(bfs[0].threads.count_binding, 6);
+  EXPECT_EQ(bfs[0].threads.cap, 7u);
+
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* fill, KernelCatalog::Builtin().Find("fill_u32"));
+  const std::vector<uint64_t> sixteen = {16};
+  const std::vector<uint64_t> value = {1};
+  EXPECT_EQ(KernelCatalog::Plan(*fill, {sixteen, value}, Grid{2, 3, 4})[0].threads.fixed, 24u);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,282 @@
+// Kernel tests against host references at sizes 0, 1, odd, large and seeded random, typed over
+// a DispatchHarness so the same suite runs on every device. Instantiate with
+//   INSTANTIATE_TYPED_TEST_SUITE_P(Name, KernelTest, ::testing::Types<MyHarness>);
+#ifndef SLUICE_TESTS_KERNELS_KERNEL_SUITE_H_
+#define SLUICE_TESTS_KERNELS_KERNEL_SUITE_H_
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "client/resident_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/bodies.h"
+#include "kernels/kernel_args.h"
+#include "tests/testing/bytes.h"
+#include "tests/testing/dispatch_harness.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+
+inline const std::vector<size_t>& KernelSizes() {
+  // 0, 1, odd, just past one scan block, and large and odd.
+  static const std::vector<size_t> sizes = {0, 1, 7, 2049, (size_t{1} << 20) + 3};
+  return sizes;
+}
+
+inline std::vector<uint32_t> RandomU32(size_t n, uint64_t seed, uint32_t bound) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> v(n);
+  for (uint32_t& x : v) x = static_cast<uint32_t>(rng() % bound);
+  return v;
+}
+
+template <class Harness>
+class KernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    harness_ = std::make_unique<Harness>();
+    absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    d_ = std::move(*dispatch);
+  }
+
+  Resource U32(const std::vector<uint32_t>& values) {
+    absl::StatusOr<Resource> r = d_->Allocate(values.size() * 4);
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(d_->Upload(*r, AsBytes(values)));
+    return *r;
+  }
+  std::vector<uint32_t> Read(const Resource& r) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = d_->Download(r);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    return FromBytes<uint32_t>(bytes.ok() ? *bytes : std::vector<uint8_t>{});
+  }
+  absl::Status Run(const std::string& kernel, std::vector<uint64_t> params,
+                   std::vector<Resource> bindings, std::optional<Grid> grid = std::nullopt) {
+    return d_->Dispatch(Program{kernel, std::move(params)}, bindings, grid);
+  }
+
+  std::unique_ptr<Harness> harness_;
+  std::unique_ptr<ResidentDispatch> d_;
+};
+
+TYPED_TEST_SUITE_P(KernelTest);
+
+TYPED_TEST_P(KernelTest, FillMatchesHost) {
+  for (size_t n : KernelSizes()) {
+    Resource out = this->U32(RandomU32(n, 1, 1000));
+    ASSERT_OK(this->Run("fill_u32", {0xC0FFEE}, {out}));
+    EXPECT_EQ(this->Read(out), std::vector<uint32_t>(n, 0xC0FFEE)) << n;
+  }
+}
+
+TYPED_TEST_P(KernelTest, IotaMatchesHost) {
+  for (size_t n : KernelSizes()) {
+    Resource out = this->U32(std::vector<uint32_t>(n));
+    ASSERT_OK(this->Run("iota_u32", {0xFFFFFFF0u, 3}, {out}));
+    std::vector<uint32_t> expected(n);
+    for (size_t i = 0; i < n; ++i) expected[i] = static_cast<uint32_t>(0xFFFFFFF0u + 3 * i);
+    EXPECT_EQ(this->Read(out), expected) << n;
+  }
+}
+
+TYPED_TEST_P(KernelTest, CopyRangeMatchesHost) {
+  for (size_t n : KernelSizes()) {
+    const std::vector<uint32_t> src_values = RandomU32(n, 2, ~0u);
+    const std::vector<uint32_t> dst_values = RandomU32(n + 5, 3, ~0u);
+    Resource src = this->U32(src_values);
+    Resource dst = this->U32(dst_values);
+    const size_t count = n / 2;
+    const size_t src_offset = n - count;
+    ASSERT_OK(this->Run("copy_range_u32", {src_offset, 5, count}, {src, dst}));
+    std::vector<uint32_t> expected = dst_values;
+    for (size_t i = 0; i < count; ++i) expected[5 + i] = src_values[src_offset + i];
+    EXPECT_EQ(this->Read(dst), expected) << n;
+  }
+}
+
+TYPED_TEST_P(KernelTest, CopyRangePastEitherEndIsRejected) {
+  Resource src = this->U32(std::vector<uint32_t>(10, 1));
+  Resource dst = this->U32(std::vector<uint32_t>(10, 2));
+  EXPECT_THAT(this->Run("copy_range_u32", {5, 0, 6}, {src, dst}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(this->Run("copy_range_u32", {0, ~uint64_t{0}, 1}, {src, dst}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(this->Read(dst), std::vector<uint32_t>(10, 2));
+}
+
+TYPED_TEST_P(KernelTest, ExclusiveScanMatchesHost) {
+  for (size_t n : KernelSizes()) {
+    const std::vector<uint32_t> in_values = RandomU32(n, 4 + n, ~0u);
+    Resource in = this->U32(in_values);
+    Resource out = this->U32(std::vector<uint32_t>(n, 77));
+    Resource total = this->U32({0});
+    Resource scratch = this->U32(std::vector<uint32_t>((n + 2047) / 2048));
+    ASSERT_OK(this->Run("exclusive_scan_u32", {}, {in, out, total, scratch}));
+    std::vector<uint32_t> expected(n);
+    uint32_t running = 0;
+    for (size_t i = 0; i < n; ++i) {
+      expected[i] = running;
+      running += in_values[i];
+    }
+    EXPECT_EQ(this->Read(out), expected) << n;
+    EXPECT_EQ(this->Read(total), std::vector<uint32_t>{running}) << n;
+  }
+}
+
+TYPED_TEST_P(KernelTest, ExclusiveScanInPlace) {
+  const std::vector<uint32_t> values = RandomU32(5000, 5, 100);
+  Resource data = this->U32(values);
+  Resource total = this->U32({0});
+  Resource scratch = this->U32(std::vector<uint32_t>(3));
+  ASSERT_OK(this->Run("exclusive_scan_u32", {}, {data, data, total, scratch}));
+  std::vector<uint32_t> got = this->Read(data);
+  uint32_t running = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(got[i], running) << i;
+    running += values[i];
+  }
+}
+
+TYPED_TEST_P(KernelTest, ExclusiveScanWithTooLittleScratchIsRejected) {
+  Resource in = this->U32(std::vector<uint32_t>(5000, 1));
+  Resource total = this->U32({0});
+  Resource scratch = this->U32(std::vector<uint32_t>(2));
+  EXPECT_THAT(this->Run("exclusive_scan_u32", {}, {in, in, total, scratch}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TYPED_TEST_P(KernelTest, CompactMatchesHostInOrder) {
+  for (size_t n : KernelSizes()) {
+    const std::vector<uint32_t> values = RandomU32(n, 6 + n, ~0u);
+    const std::vector<uint32_t> flags = RandomU32(n, 7 + n, 3);  // about two in three kept
+    Resource v = this->U32(values);
+    Resource f = this->U32(flags);
+    Resource out = this->U32(std::vector<uint32_t>(n));
+    Resource count = this->U32({0});
+    Resource status = this->U32({0});
+    Resource scratch = this->U32(std::vector<uint32_t>((n + 2047) / 2048));
+    ASSERT_OK(this->Run("compact_u32", {}, {v, f, out, count, status, scratch}));
+    std::vector<uint32_t> expected;
+    for (size_t i = 0; i < n; ++i) {
+      if (flags[i] != 0) expected.push_back(values[i]);
+    }
+    std::vector<uint32_t> got = this->Read(out);
+    got.resize(expected.size());
+    EXPECT_EQ(got, expected) << n;
+    EXPECT_EQ(this->Read(count), std::vector<uint32_t>{static_cast<uint32_t>(expected.size())});
+    EXPECT_EQ(this->Read(status), std::vector<uint32_t>{0});
+  }
+}
+
+TYPED_TEST_P(KernelTest, CompactIntoTooSmallOutputRaisesOverflow) {
+  const std::vector<uint32_t> values = RandomU32(3000, 8, ~0u);
+  Resource v = this->U32(values);
+  Resource f = this->U32(std::vector<uint32_t>(3000, 1));
+  Resource out = this->U32(std::vector<uint32_t>(100));
+  Resource count = this->U32({0});
+  Resource status = this->U32({0});
+  Resource scratch = this->U32(std::vector<uint32_t>(2));
+  ASSERT_OK(this->Run("compact_u32", {}, {v, f, out, count, status, scratch}));
+  EXPECT_EQ(this->Read(count), std::vector<uint32_t>{3000});
+  EXPECT_EQ(this->Read(status), std::vector<uint32_t>{kStatusCapacityOverflow});
+  EXPECT_EQ(this->Read(out), std::vector<uint32_t>(values.begin(), values.begin() + 100));
+}
+
+TYPED_TEST_P(KernelTest, AtomicAddCountsEveryThread) {
+  for (size_t n : KernelSizes()) {
+    Resource counters = this->U32({0, 0, 0});
+    const uint32_t threads = static_cast<uint32_t>(n);
+    ASSERT_OK(this->Run("atomic_add_u32", {2, 3}, {counters}, Grid{threads, 1, 1}));
+    EXPECT_EQ(this->Read(counters), (std::vector<uint32_t>{0, 0, static_cast<uint32_t>(3 * n)}))
+        << n;
+  }
+}
+
+TYPED_TEST_P(KernelTest, AtomicAddIndexOutsideCountersIsRejected) {
+  Resource counters = this->U32({0, 0});
+  EXPECT_THAT(this->Run("atomic_add_u32", {2, 1}, {counters}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A star plus a chain: 0 -> {1..5}, 5 -> 6 -> 7; node 8 unreachable.
+struct TinyGraph {
+  std::vector<uint32_t> rows = {0, 5, 5, 5, 5, 5, 6, 7, 7, 7};
+  std::vector<uint32_t> columns = {1, 2, 3, 4, 5, 6, 7};
+};
+
+TYPED_TEST_P(KernelTest, BfsExpandClaimsEachNeighbourOnce) {
+  TinyGraph g;
+  Resource rows = this->U32(g.rows);
+  Resource cols = this->U32(g.columns);
+  Resource visited = this->U32({1u});
+  Resource levels = this->U32({0, kernels::kUnreachedLevel, kernels::kUnreachedLevel,
+                               kernels::kUnreachedLevel, kernels::kUnreachedLevel,
+                               kernels::kUnreachedLevel, kernels::kUnreachedLevel,
+                               kernels::kUnreachedLevel, kernels::kUnreachedLevel});
+  Resource frontier = this->U32({0, 0, 0, 0, 0, 0, 0, 0, 0});
+  Resource next = this->U32(std::vector<uint32_t>(9));
+  Resource state = this->U32({1, 0, 0, 0});
+  ASSERT_OK(this->Run("bfs_expand", {}, {rows, cols, visited, levels, frontier, next, state}));
+  std::vector<uint32_t> s = this->Read(state);
+  EXPECT_EQ(s, (std::vector<uint32_t>{1, 5, 0, 0}));
+  std::vector<uint32_t> n = this->Read(next);
+  n.resize(5);
+  EXPECT_THAT(n, ::testing::UnorderedElementsAre(1, 2, 3, 4, 5));
+  std::vector<uint32_t> l = this->Read(levels);
+  EXPECT_THAT(std::vector<uint32_t>(l.begin(), l.begin() + 6),
+              ::testing::ElementsAre(0, 1, 1, 1, 1, 1));
+  ASSERT_OK(this->Run("bfs_advance", {}, {frontier, next, state}));
+  EXPECT_EQ(this->Read(state), (std::vector<uint32_t>{5, 0, 1, 0}));
+}
+
+TYPED_TEST_P(KernelTest, BfsExpandFlagsBadIndicesAndOverflowWithoutTouchingOtherMemory) {
+  // Column 99 is not a node; the next frontier holds only one entry.
+  Resource rows = this->U32({0, 3, 3, 3});
+  Resource cols = this->U32({99, 1, 2});
+  Resource visited = this->U32({1u});
+  Resource levels = this->U32({0, ~0u, ~0u});
+  Resource frontier = this->U32({0});
+  Resource next = this->U32({0});
+  Resource state = this->U32({1, 0, 0, 0});
+  ASSERT_OK(this->Run("bfs_expand", {}, {rows, cols, visited, levels, frontier, next, state}));
+  std::vector<uint32_t> s = this->Read(state);
+  EXPECT_EQ(s[3], kStatusIndexOutOfBounds | kStatusCapacityOverflow);
+  EXPECT_EQ(s[1], 2u) << "both real neighbours were claimed";
+  // A frontier naming a node that does not exist only raises the flag.
+  Resource bad_frontier = this->U32({12345});
+  Resource state2 = this->U32({1, 0, 0, 0});
+  ASSERT_OK(
+      this->Run("bfs_expand", {}, {rows, cols, visited, levels, bad_frontier, next, state2}));
+  EXPECT_EQ(this->Read(state2), (std::vector<uint32_t>{1, 0, 0, kStatusIndexOutOfBounds}));
+}
+
+TYPED_TEST_P(KernelTest, BfsExpandRejectsGridOverrides) {
+  TinyGraph g;
+  Resource rows = this->U32(g.rows);
+  Resource cols = this->U32(g.columns);
+  Resource visited = this->U32({1u});
+  Resource levels = this->U32(std::vector<uint32_t>(9));
+  Resource frontier = this->U32({0});
+  Resource next = this->U32(std::vector<uint32_t>(9));
+  Resource state = this->U32({1, 0, 0, 0});
+  EXPECT_THAT(this->Run("bfs_expand", {}, {rows, cols, visited, levels, frontier, next, state},
+                        Grid{4, 1, 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+REGISTER_TYPED_TEST_SUITE_P(KernelTest, FillMatchesHost, IotaMatchesHost, CopyRangeMatchesHost,
+                            CopyRangePastEitherEndIsRejected, ExclusiveScanMatchesHost,
+                            ExclusiveScanInPlace, ExclusiveScanWithTooLittleScratchIsRejected,
+                            CompactMatchesHostInOrder, CompactIntoTooSmallOutputRaisesOverflow,
+                            AtomicAddCountsEveryThread, AtomicAddIndexOutsideCountersIsRejected,
+                            BfsExpandClaimsEachNeighbourOnce,
+                            BfsExpandFlagsBadIndicesAndOverflowWithoutTouchingOtherMemory,
+                            BfsExpandRejectsGridOverrides);
+
+}  // namespace sluice::testing
+
+#endif  // SLUICE_TESTS_KERNELS_KERNEL_SUITE_H_
