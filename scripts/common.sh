@@ -1,0 +1,46 @@
+# Shared by scripts/test.sh and scripts/demo.sh: install what is missing, configure, build.
+# Source it; it defines functions and sets ROOT and BUILD.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD="$ROOT/build"
+
+# Debian 12 packages the build needs. Installed only when missing.
+SLUICE_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libtcmalloc-minimal4
+)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+ensure_packages() {
+  local missing=()
+  for p in "${SLUICE_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing missing packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  # Installing from the cached lists first keeps the common case fast; update only if needed.
+  if ! "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
+    "${sudo[@]}" apt-get update -q >/dev/null
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+jobs() { nproc 2>/dev/null || echo 2; }
+
+# configure_and_build [extra cmake args...]: the default build in build/ (CUDA launchers are
+# compiled wherever nvcc exists, with or without a GPU).
+configure_and_build() {
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    log "configuring $BUILD"
+    cmake --preset default "$@" >/dev/null
+  fi
+  log "building ($(jobs) jobs)"
+  cmake --build "$BUILD" -j "$(jobs)"
+}
