@@ -1,0 +1,68 @@
+#include "server/grpc/daemon.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace sluice {
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> device,
+                                                      const DaemonOptions& options) {
+  const size_t colon = options.listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("listen address \"%s\" is not host:port", options.listen));
+  }
+  std::unique_ptr<Daemon> daemon(new Daemon());
+  daemon->device_ = std::move(device);
+  daemon->manager_ = std::make_unique<SessionManager>(daemon->device_, options.sessions);
+  const int threads = options.executor_threads > 0
+                          ? options.executor_threads
+                          : std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
+  daemon->executor_ = std::make_unique<Executor>(threads);
+  daemon->service_ =
+      std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &daemon->port_);
+  builder.RegisterService(daemon->service_.get());
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<uint64_t>(options.sessions.limits.max_message_bytes, 1 << 30)));
+  // Let clients keep idle sessions alive with pings, and find dead clients within ~30 s.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  daemon->server_ = builder.BuildAndStart();
+  if (daemon->server_ == nullptr || daemon->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot listen on %s (in use, or not a local address)", options.listen));
+  }
+  daemon->address_ = absl::StrFormat("%s:%d", options.listen.substr(0, colon), daemon->port_);
+  return daemon;
+}
+
+Daemon::~Daemon() { Shutdown(absl::ZeroDuration()); }
+
+void Daemon::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  manager_->BeginDrain();
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+    health->SetServingStatus(false);
+  }
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::microseconds(absl::ToInt64Microseconds(grace)));
+  server_->Wait();
+  // Every reactor has finished; the executor holds no session work any more.
+  executor_.reset();
+}
+
+}  // namespace sluice

@@ -1,0 +1,64 @@
+// A running Sluice gRPC server over one device: the Sluice service, the standard health
+// service and server reflection, on one listening address. main.cc builds one from flags;
+// benchmarks build one in-process.
+#ifndef SLUICE_SERVER_GRPC_DAEMON_H_
+#define SLUICE_SERVER_GRPC_DAEMON_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "base/executor.h"
+#include "grpcpp/grpcpp.h"
+#include "server/core/device.h"
+#include "server/core/session_manager.h"
+#include "server/grpc/service.h"
+
+namespace sluice {
+
+struct DaemonOptions {
+  // host:port to listen on; port 0 picks a free port (see Daemon::address()).
+  std::string listen = "127.0.0.1:7450";
+  // Threads that run session work (device calls); 0 means max(4, hardware threads).
+  int executor_threads = 0;
+  SessionManager::Options sessions;
+};
+
+class Daemon {
+ public:
+  // Starts serving. Unavailable if the address cannot be bound; InvalidArgument for a
+  // malformed address.
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(std::shared_ptr<Device> device,
+                                                       const DaemonOptions& options);
+  // Shuts down with no grace period if Shutdown was not called.
+  ~Daemon();
+
+  // The address actually bound, as host:port.
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  SessionManager& sessions() { return *manager_; }
+  Device& device() { return *device_; }
+
+  // Drains: refuses new sessions, marks the health service NOT_SERVING, lets running sessions
+  // end on their own for `grace`, then cancels the rest (a running repeated sequence stops at
+  // its next iteration boundary) and returns once every session has ended and freed its
+  // buffers. Idempotent.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  Daemon() = default;
+
+  std::shared_ptr<Device> device_;
+  std::unique_ptr<SessionManager> manager_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<SluiceService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVER_GRPC_DAEMON_H_

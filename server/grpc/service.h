@@ -1,0 +1,34 @@
+// The sluice.v1.Sluice service: Session streams (one SessionReactor each) and GetInfo.
+#ifndef SLUICE_SERVER_GRPC_SERVICE_H_
+#define SLUICE_SERVER_GRPC_SERVICE_H_
+
+#include "base/executor.h"
+#include "grpcpp/grpcpp.h"
+#include "server/core/session_manager.h"
+#include "sluice/v1/sluice.grpc.pb.h"
+
+namespace sluice {
+
+class SluiceService final : public v1::Sluice::CallbackService {
+ public:
+  // Neither is owned; both must outlive the server.
+  SluiceService(SessionManager* manager, Executor* executor)
+      : manager_(manager), executor_(executor) {}
+
+  grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse>* Session(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* context,
+                                    const v1::GetInfoRequest* request,
+                                    v1::GetInfoResponse* response) override;
+
+ private:
+  SessionManager* const manager_;
+  Executor* const executor_;
+};
+
+// Describes the daemon: backend, device, memory, counters, sessions, limits and catalog.
+void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info);
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVER_GRPC_SERVICE_H_

@@ -1,0 +1,527 @@
+#include "server/grpc/session_reactor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/log.h"
+#include "proto/wire_status.h"
+
+namespace sluice {
+namespace {
+
+// Reading pauses while this many requests wait to run, or this many reply bytes wait to be
+// sent, so a client that floods requests or never reads replies cannot grow daemon memory.
+constexpr size_t kMaxQueuedJobs = 16;
+constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
+// Requests moving at most this many bytes, with no kernel steps, may run inline on the gRPC
+// thread when the session has nothing else queued: copying a few bytes is no device wait.
+constexpr uint64_t kCheapBytes = 64 << 10;
+constexpr size_t kMaxPingPayload = 64 << 10;
+constexpr size_t kMaxClientName = 128;
+
+using RangeList = google::protobuf::RepeatedPtrField<v1::Range>;
+
+std::vector<RangeRef> ToRanges(const RangeList& ranges) {
+  std::vector<RangeRef> out;
+  out.reserve(ranges.size());
+  for (const v1::Range& r : ranges) out.push_back(RangeRef{r.handle(), r.offset(), r.length()});
+  return out;
+}
+
+// Sum of lengths, saturating at 2^64 - 1 so that absurd requests cannot wrap to small ones.
+uint64_t TotalLength(absl::Span<const RangeRef> ranges) {
+  uint64_t total = 0;
+  for (const RangeRef& r : ranges) {
+    total = r.length > ~uint64_t{0} - total ? ~uint64_t{0} : total + r.length;
+  }
+  return total;
+}
+
+// Client names land in the log: keep them short and printable.
+std::string Printable(const std::string& name) {
+  std::string out = name.substr(0, kMaxClientName);
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e || c == '"') c = '?';
+  }
+  return out;
+}
+
+}  // namespace
+
+SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, std::string peer)
+    : manager_(manager),
+      executor_(executor),
+      peer_(std::move(peer)),
+      limits_(manager->options().limits),
+      started_(absl::Now()),
+      chunk_size_(limits_.max_chunk_size) {
+  {
+    absl::MutexLock lock(&mu_);
+    reading_ = true;
+  }
+  StartRead(&request_);
+}
+
+// ---- gRPC reactions -------------------------------------------------------------------------
+
+void SessionReactor::OnReadDone(bool ok) {
+  if (ok) {
+    Accept(request_);
+  } else if (upload_.has_value()) {
+    FlushUpload(absl::InvalidArgumentError(absl::StrFormat(
+        "upload %d: the stream ended before its last chunk", upload_->id)));
+  }
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    reading_ = false;
+    if (!ok) read_closed_ = true;
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
+}
+
+void SessionReactor::OnWriteDone(bool ok) {
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    write_bytes_ -= writes_.front().ByteSizeLong();
+    writes_.pop_front();
+    if (!ok) {
+      // The client is gone; nothing more can be delivered.
+      write_failed_ = true;
+      cancel_.store(true);
+    }
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
+}
+
+void SessionReactor::OnCancel() {
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    cancel_.store(true);
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
+}
+
+void SessionReactor::OnDone() {
+  if (ticket_ != nullptr) {
+    const char* why = "client closed the stream";
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) why = "cancelled";
+      else if (write_failed_) why = "connection lost";
+    }
+    Log("session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
+        "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
+        "%d buffers (%d bytes) freed at close",
+        ticket_->id(), why, absl::ToDoubleSeconds(absl::Now() - started_), stats_.requests,
+        stats_.errors, stats_.allocations, stats_.frees, stats_.executes, stats_.steps,
+        stats_.bytes_up, stats_.bytes_down, ticket_->session().buffer_count(),
+        ticket_->session().bytes_in_use());
+  }
+  ticket_.reset();
+  delete this;
+}
+
+// ---- Flow -----------------------------------------------------------------------------------
+
+void SessionReactor::ContinueLocked(Actions* actions) {
+  const bool aborted = cancelled_ || write_failed_;
+  if (aborted) {
+    jobs_.clear();
+    // The write in flight (front) completes on its own; the rest can never be delivered.
+    while (writes_.size() > (writing_ ? 1u : 0u)) {
+      write_bytes_ -= writes_.back().ByteSizeLong();
+      writes_.pop_back();
+    }
+  }
+  if (!writing_ && !writes_.empty() && !aborted) {
+    writing_ = true;
+    actions->write = &writes_.front();
+  }
+  if (!job_running_ && !jobs_.empty()) {
+    job_running_ = true;
+    actions->schedule = true;
+  }
+  if (!reading_ && !read_closed_ && !aborted && !finished_ && jobs_.size() < kMaxQueuedJobs &&
+      write_bytes_ < kMaxPendingWriteBytes) {
+    reading_ = true;
+    actions->start_read = true;
+  }
+  if (!finished_ && (read_closed_ || aborted) && !reading_ && !job_running_ && jobs_.empty() &&
+      !writing_ && writes_.empty()) {
+    finished_ = true;
+    actions->finish = true;
+    actions->finish_status =
+        cancelled_ ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled")
+                   : grpc::Status::OK;
+  }
+}
+
+void SessionReactor::Perform(const Actions& actions) {
+  if (actions.write != nullptr) StartWrite(actions.write);
+  if (actions.schedule) executor_->Schedule([this] { RunNextJob(); });
+  if (actions.start_read) StartRead(&request_);
+  if (actions.finish) Finish(actions.finish_status);
+}
+
+void SessionReactor::Enqueue(Job job) {
+  Actions actions;
+  bool run_inline = false;
+  {
+    absl::MutexLock lock(&mu_);
+    run_inline = job.cheap && !job_running_ && jobs_.empty() && !cancelled_ && !write_failed_;
+    if (run_inline) {
+      job_running_ = true;
+    } else {
+      jobs_.push_back(std::move(job));
+      ContinueLocked(&actions);
+    }
+  }
+  if (run_inline) {
+    RunJob(job);
+    absl::MutexLock lock(&mu_);
+    job_running_ = false;
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
+}
+
+void SessionReactor::RunNextJob() {
+  std::optional<Job> job;
+  {
+    absl::MutexLock lock(&mu_);
+    // The queue is empty only if it was dropped (cancellation) after this run was scheduled.
+    if (!jobs_.empty()) {
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+  }
+  if (job.has_value()) RunJob(*job);
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    job_running_ = false;
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
+}
+
+void SessionReactor::RunJob(Job& job) {
+  Responses out;
+  std::move(job.run)(&out);
+  ++stats_.requests;
+  if (!out.empty() && out.back().status().code() != 0) ++stats_.errors;
+  absl::MutexLock lock(&mu_);
+  for (v1::SessionResponse& response : out) {
+    write_bytes_ += response.ByteSizeLong();
+    writes_.push_back(std::move(response));
+  }
+}
+
+// ---- Request assembly (read path) ------------------------------------------------------------
+
+void SessionReactor::Accept(v1::SessionRequest& request) {
+  if (upload_.has_value() &&
+      !(request.op_case() == v1::SessionRequest::kUpload && request.id() == upload_->id)) {
+    FlushUpload(absl::InvalidArgumentError(absl::StrFormat(
+        "upload %d was interrupted by request %d before its last chunk", upload_->id,
+        request.id())));
+  }
+  if (request.op_case() == v1::SessionRequest::kUpload) {
+    AcceptUpload(request);
+    return;
+  }
+  Enqueue(MakeJob(request));
+}
+
+void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
+  v1::UploadRequest& chunk = *request.mutable_upload();
+  if (!upload_.has_value()) {
+    PendingUpload& up = upload_.emplace();
+    up.id = request.id();
+    if (static_cast<uint64_t>(chunk.ranges_size()) > limits_.max_ranges) {
+      up.error = absl::InvalidArgumentError(absl::StrFormat(
+          "%d ranges in one upload; the limit is %d", chunk.ranges_size(), limits_.max_ranges));
+    } else {
+      up.ranges = ToRanges(chunk.ranges());
+      up.expected = TotalLength(up.ranges);
+      if (up.expected > limits_.max_request_bytes) {
+        up.error = absl::ResourceExhaustedError(
+            absl::StrFormat("an upload of %d bytes exceeds the per-request limit of %d bytes",
+                            up.expected, limits_.max_request_bytes));
+      }
+    }
+  } else if (chunk.ranges_size() > 0) {
+    upload_->error = absl::InvalidArgumentError(
+        "ranges may only appear in the first message of an upload");
+  }
+  PendingUpload& up = *upload_;
+  const uint64_t n = chunk.data().size();
+  const uint32_t chunk_limit = chunk_size_.load();
+  if (up.error.ok()) {
+    if (n > chunk_limit) {
+      up.error = absl::InvalidArgumentError(absl::StrFormat(
+          "a chunk of %d bytes exceeds the negotiated chunk size of %d bytes", n, chunk_limit));
+    } else if (n > up.expected - up.data.size()) {
+      up.error = absl::InvalidArgumentError(absl::StrFormat(
+          "upload data exceeds the %d bytes its ranges describe", up.expected));
+    } else if (up.data.empty() && n == up.expected) {
+      up.data = std::move(*chunk.mutable_data());  // a single chunk: no copy
+    } else {
+      if (up.data.empty()) up.data.reserve(std::min<uint64_t>(up.expected, 64ull * chunk_limit));
+      up.data.append(chunk.data());
+    }
+  }
+  if (!up.error.ok()) std::string().swap(up.data);  // keep nothing that cannot be used
+  if (chunk.last()) FlushUpload(absl::OkStatus());
+}
+
+void SessionReactor::FlushUpload(absl::Status interrupted) {
+  PendingUpload up = std::move(*upload_);
+  upload_.reset();
+  if (up.error.ok() && !interrupted.ok()) {
+    up.error = std::move(interrupted);
+  } else if (up.error.ok() && up.data.size() != up.expected) {
+    up.error = absl::InvalidArgumentError(absl::StrFormat(
+        "upload ended after %d of the %d bytes its ranges describe", up.data.size(), up.expected));
+  }
+  Job job;
+  job.id = up.id;
+  job.cheap = up.error.ok() && up.expected <= kCheapBytes;
+  job.run = [this, up = std::move(up)](Responses* out) { DoUpload(up.id, up, out); };
+  Enqueue(std::move(job));
+}
+
+SessionReactor::Job SessionReactor::MakeJob(v1::SessionRequest& request) {
+  Job job;
+  const uint64_t id = request.id();
+  job.id = id;
+  switch (request.op_case()) {
+    case v1::SessionRequest::kOpen:
+      job.run = [this, id, open = std::move(*request.mutable_open())](Responses* out) {
+        DoOpen(id, open, out);
+      };
+      break;
+    case v1::SessionRequest::kAllocate:
+      job.run = [this, id, bytes = request.allocate().bytes()](Responses* out) {
+        DoAllocate(id, bytes, out);
+      };
+      break;
+    case v1::SessionRequest::kRead: {
+      job.cheap = TotalLength(ToRanges(request.read().ranges())) <= kCheapBytes &&
+                  static_cast<uint64_t>(request.read().ranges_size()) <= limits_.max_ranges;
+      job.run = [this, id, read = std::move(*request.mutable_read())](Responses* out) {
+        DoRead(id, read, out);
+      };
+      break;
+    }
+    case v1::SessionRequest::kFree:
+      job.cheap = true;
+      job.run = [this, id, handle = request.free().handle()](Responses* out) {
+        DoFree(id, handle, out);
+      };
+      break;
+    case v1::SessionRequest::kExecute:
+      job.run = [this, id, execute = std::move(*request.mutable_execute())](Responses* out) {
+        DoExecute(id, execute, out);
+      };
+      break;
+    case v1::SessionRequest::kPing:
+      job.cheap = true;
+      job.run = [this, id, ping = std::move(*request.mutable_ping())](Responses* out) mutable {
+        DoPing(id, ping, out);
+      };
+      break;
+    case v1::SessionRequest::kUpload:  // assembled by AcceptUpload
+    case v1::SessionRequest::OP_NOT_SET:
+      job.cheap = true;
+      job.run = [this, id](Responses* out) {
+        Reply(id, absl::InvalidArgumentError("the request carries no operation"), out);
+      };
+      break;
+  }
+  return job;
+}
+
+// ---- Job bodies -----------------------------------------------------------------------------
+
+void SessionReactor::Reply(uint64_t id, const absl::Status& status, Responses* out) {
+  v1::SessionResponse& response = out->emplace_back();
+  response.set_id(id);
+  response.set_last(true);
+  ToProto(status, response.mutable_status());
+}
+
+absl::Status SessionReactor::RequireOpen() const {
+  if (ticket_ != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "the session is not open: the first request of a stream must be open");
+}
+
+void SessionReactor::DoOpen(uint64_t id, const v1::OpenRequest& request, Responses* out) {
+  if (ticket_ != nullptr) {
+    Reply(id, absl::FailedPreconditionError("the session is already open"), out);
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket = manager_->Open();
+  if (!ticket.ok()) {
+    Reply(id, ticket.status(), out);
+    return;
+  }
+  ticket_ = std::move(*ticket);
+  client_name_ = Printable(request.client_name());
+  chunk_size_.store(limits_.NegotiateChunkSize(request.chunk_size()));
+  const DeviceInfo& device = manager_->device().info();
+  Log("session %s opened by \"%s\" from %s on %s; chunk %d bytes", ticket_->id(), client_name_,
+      peer_, device.id, chunk_size_.load());
+
+  v1::SessionResponse& response = out->emplace_back();
+  response.set_id(id);
+  response.set_last(true);
+  response.mutable_status();
+  v1::OpenResponse& open = *response.mutable_open();
+  open.set_session_id(ticket_->id());
+  open.set_backend_id(device.id);
+  open.set_backend_version(device.version);
+  v1::SessionLimits& limits = *open.mutable_limits();
+  limits.set_chunk_size(chunk_size_.load());
+  limits.set_memory_quota(limits_.memory_quota);
+  limits.set_max_buffers(limits_.max_buffers);
+  limits.set_max_steps(limits_.max_steps);
+  limits.set_max_ranges(limits_.max_ranges);
+  limits.set_max_request_bytes(limits_.max_request_bytes);
+  limits.set_max_message_bytes(limits_.max_message_bytes);
+}
+
+void SessionReactor::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  absl::StatusOr<uint64_t> handle = ticket_->session().Allocate(bytes);
+  if (!handle.ok()) return Reply(id, handle.status(), out);
+  ++stats_.allocations;
+  Reply(id, absl::OkStatus(), out);
+  out->back().mutable_allocate()->set_handle(*handle);
+}
+
+void SessionReactor::DoUpload(uint64_t id, const PendingUpload& upload, Responses* out) {
+  if (!upload.error.ok()) return Reply(id, upload.error, out);
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  std::vector<WriteRef> writes;
+  writes.reserve(upload.ranges.size());
+  const auto* data = reinterpret_cast<const uint8_t*>(upload.data.data());
+  uint64_t position = 0;
+  for (const RangeRef& r : upload.ranges) {
+    writes.push_back(WriteRef{r.handle, r.offset, {data + position, r.length}});
+    position += r.length;
+  }
+  const absl::Status status = ticket_->session().Write(writes);
+  if (status.ok()) stats_.bytes_up += upload.expected;
+  Reply(id, status, out);
+}
+
+void SessionReactor::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
+                              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
+  // The sink only runs once the session has validated every read, so the total is real.
+  const uint64_t total = TotalLength(reads);
+  std::vector<uint64_t> offsets;
+  offsets.reserve(reads.size());
+  uint64_t position = 0;
+  for (const RangeRef& r : reads) {
+    offsets.push_back(position);
+    position += r.length;
+  }
+  std::string staging;
+  const absl::Status status = run([&](size_t i, uint64_t length) {
+    if (i == 0) staging.resize(total);
+    return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(staging.data()) + offsets[i], length);
+  });
+  if (!status.ok()) return Reply(id, status, out);
+  stats_.bytes_down += total;
+
+  const uint64_t chunk = chunk_size_.load();
+  for (uint64_t offset = 0;; offset += chunk) {
+    v1::SessionResponse& response = out->emplace_back();
+    response.set_id(id);
+    v1::DataChunk& data = *response.mutable_data();
+    data.set_offset(offset);
+    data.set_total(total);
+    const uint64_t n = std::min(chunk, total - offset);
+    if (offset == 0 && n == total) {
+      *data.mutable_data() = std::move(staging);  // one chunk: no copy
+    } else {
+      data.mutable_data()->assign(staging, offset, n);
+    }
+    if (offset + n >= total) {
+      response.set_last(true);
+      response.mutable_status();
+      return;
+    }
+  }
+}
+
+void SessionReactor::DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const std::vector<RangeRef> reads = ToRanges(request.ranges());
+  ReadInto(
+      id, reads, [&](ReadSink sink) { return ticket_->session().Read(reads, sink); }, out);
+}
+
+void SessionReactor::DoFree(uint64_t id, uint64_t handle, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const absl::Status status = ticket_->session().Free(handle);
+  if (status.ok()) ++stats_.frees;
+  Reply(id, status, out);
+}
+
+void SessionReactor::DoExecute(uint64_t id, const v1::ExecuteRequest& request, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const auto to_steps = [](const google::protobuf::RepeatedPtrField<v1::Step>& steps) {
+    std::vector<StepRef> refs;
+    refs.reserve(steps.size());
+    for (const v1::Step& s : steps) {
+      std::optional<Grid> grid;
+      if (s.has_grid()) grid = Grid{s.grid().x(), s.grid().y(), s.grid().z()};
+      refs.push_back(StepRef{s.kernel(),
+                             absl::MakeConstSpan(s.params().data(), s.params().size()),
+                             absl::MakeConstSpan(s.handles().data(), s.handles().size()), grid});
+    }
+    return refs;
+  };
+  const std::vector<StepRef> prefix = to_steps(request.prefix());
+  const std::vector<StepRef> repeated = to_steps(request.repeated());
+  const std::vector<RangeRef> reads = ToRanges(request.reads());
+  bool ran = false;
+  ReadInto(
+      id, reads,
+      [&](ReadSink sink) {
+        absl::Status status = ticket_->session().Execute(prefix, repeated, request.repeat_count(),
+                                                         reads, sink, &cancel_);
+        ran = status.ok();
+        return status;
+      },
+      out);
+  if (ran) {
+    ++stats_.executes;
+    stats_.steps += prefix.size() + uint64_t{request.repeat_count()} * repeated.size();
+  }
+}
+
+void SessionReactor::DoPing(uint64_t id, v1::PingRequest& request, Responses* out) {
+  if (request.payload().size() > kMaxPingPayload) {
+    return Reply(id,
+                 absl::InvalidArgumentError(absl::StrFormat(
+                     "a ping payload holds at most %d bytes", kMaxPingPayload)),
+                 out);
+  }
+  Reply(id, absl::OkStatus(), out);
+  out->back().mutable_ping()->set_payload(std::move(*request.mutable_payload()));
+}
+
+}  // namespace sluice

@@ -1,0 +1,123 @@
+// sluiced: the Sluice daemon. Owns one device and serves resident dispatch to analysis jobs,
+// one gRPC Session stream per job. This file is the composition root: flags -> options ->
+// device, session manager, executor, service, server.
+//
+//   sluiced [--listen=127.0.0.1:7450] [--backend=auto|cpu|cuda] [--chunk_size=1M] ...
+//
+// With --listen=HOST:0 it binds a free port. Once serving it prints exactly one line on stdout,
+// "sluiced listening on HOST:PORT". SIGTERM or SIGINT drains: no new sessions, running ones
+// get --drain_timeout to finish before they are cancelled, every buffer is freed, exit 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "base/byte_size.h"
+#include "base/log.h"
+#include "server/core/device_factory.h"
+#include "server/grpc/daemon.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
+          "host:port to serve on; port 0 picks a free port (printed at start)");
+ABSL_FLAG(std::string, backend, "auto", "device backend: auto, cpu or cuda");
+ABSL_FLAG(sluice::ByteSize, chunk_size, sluice::ByteSize{1 << 20},
+          "default bytes per data message when a client states no preference");
+ABSL_FLAG(sluice::ByteSize, max_chunk_size, sluice::ByteSize{2 << 20},
+          "largest chunk a client may negotiate (below gRPC's 4 MiB message limit)");
+ABSL_FLAG(uint32_t, max_sessions, 256, "sessions served at once");
+ABSL_FLAG(sluice::ByteSize, session_memory, sluice::ByteSize{uint64_t{64} << 30},
+          "bytes of device buffers one session may hold at once");
+ABSL_FLAG(uint64_t, max_buffers, 1 << 16, "buffers one session may hold at once");
+ABSL_FLAG(uint64_t, max_steps, 4096, "kernel steps per sequence");
+ABSL_FLAG(uint64_t, max_ranges, 1 << 16, "ranges per upload, read or sequence");
+ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{uint64_t{4} << 30},
+          "bytes uploaded or read back by one request");
+ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
+          "CPU backend: device memory limit (0: half of physical memory)");
+ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
+ABSL_FLAG(int, executor_threads, 0, "threads running session work (0: max(4, cores))");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
+
+namespace sluice {
+namespace {
+
+int Main() {
+  SetLogTag("sluiced");
+  // Signals are taken by sigwait below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  DaemonOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
+  options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  SessionLimits& limits = options.sessions.limits;
+  const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
+  const uint64_t chunk = absl::GetFlag(FLAGS_chunk_size).bytes;
+  if (max_chunk < limits.min_chunk_size || max_chunk > (uint64_t{64} << 20) || chunk == 0) {
+    Log("--max_chunk_size must lie in [4K, 64M] and --chunk_size must be positive");
+    return 2;
+  }
+  limits.max_chunk_size = static_cast<uint32_t>(max_chunk);
+  limits.default_chunk_size = static_cast<uint32_t>(std::min(chunk, max_chunk));
+  // Room for a full chunk plus the request's ranges or steps.
+  limits.max_message_bytes = max_chunk + (uint64_t{6} << 20);
+  limits.memory_quota = absl::GetFlag(FLAGS_session_memory).bytes;
+  limits.max_buffers = absl::GetFlag(FLAGS_max_buffers);
+  limits.max_steps = absl::GetFlag(FLAGS_max_steps);
+  limits.max_ranges = absl::GetFlag(FLAGS_max_ranges);
+  limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes).bytes;
+
+  absl::StatusOr<std::shared_ptr<Device>> device =
+      CreateDevice(absl::GetFlag(FLAGS_backend),
+                   DeviceOptions{.cpu_memory_limit = absl::GetFlag(FLAGS_cpu_memory).bytes,
+                                 .cpu_threads = absl::GetFlag(FLAGS_cpu_threads)});
+  if (!device.ok()) {
+    Log("cannot create the device: %s", device.status().ToString());
+    return 2;
+  }
+  std::shared_ptr<Device> shared_device = *device;
+  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(shared_device, options);
+  if (!daemon.ok()) {
+    Log("cannot start: %s", daemon.status().ToString());
+    return 1;
+  }
+  const DeviceInfo& info = shared_device->info();
+  Log("serving on %s with %s (%s, %s); up to %d sessions of %d bytes each",
+      (*daemon)->address(), info.id, info.name, info.version, options.sessions.max_sessions,
+      limits.memory_quota);
+  std::printf("sluiced listening on %s\n", (*daemon)->address().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  const absl::Duration grace = absl::GetFlag(FLAGS_drain_timeout);
+  Log("received %s: draining %d sessions (grace %s)", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+      (*daemon)->sessions().active_sessions(), absl::FormatDuration(grace));
+  (*daemon)->Shutdown(grace);
+  const MemoryInfo memory = shared_device->memory();
+  Log("drained: %d sessions served, %d bytes still allocated; exiting",
+      (*daemon)->sessions().sessions_opened(), memory.used);
+  daemon->reset();
+  return memory.used == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sluiced [flags]: serves resident GPU dispatch to analysis jobs over gRPC");
+  absl::ParseCommandLine(argc, argv);
+  return sluice::Main();
+}
