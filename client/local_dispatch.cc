@@ -33,12 +33,7 @@ std::string_view LocalDispatch::backend_id() const { return device().info().id; 
 std::string_view LocalDispatch::backend_version() const { return device().info().version; }
 
 absl::StatusOr<uint64_t> LocalDispatch::HandleOf(const Resource& resource) const {
-  if (resource.owner() == owner_) return resource.id();
-  if (resource.owner() == 0) {
-    return absl::NotFoundError("the resource refers to no buffer (default-constructed)");
-  }
-  return absl::FailedPreconditionError(absl::StrFormat(
-      "the resource belongs to another dispatcher instance, not this one (%s)", backend_id()));
+  return OwnedId(resource, owner_, backend_id());
 }
 
 absl::StatusOr<Resource> LocalDispatch::Allocate(size_t byte_len) {

@@ -27,6 +27,16 @@ absl::Status CheckSteps(absl::Span<const Step> steps) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint64_t> OwnedId(const Resource& resource, uint64_t owner,
+                                 std::string_view backend_id) {
+  if (resource.owner() == owner && owner != 0) return resource.id();
+  if (resource.owner() == 0) {
+    return absl::NotFoundError("the resource refers to no buffer (default-constructed)");
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "the resource belongs to another dispatcher instance, not this one (%s)", backend_id));
+}
+
 std::string_view ResidentDispatch::backend_version() const { return "unversioned"; }
 
 absl::Status ResidentDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads) {

@@ -177,6 +177,11 @@ absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const>
 // Checks that every step names a program. InvalidArgument otherwise.
 absl::Status CheckSteps(absl::Span<const Step> steps);
 
+// For implementations: the buffer id inside `resource` if dispatcher instance `owner` issued
+// it; NotFound for a default Resource, FailedPrecondition for another instance's.
+absl::StatusOr<uint64_t> OwnedId(const Resource& resource, uint64_t owner,
+                                 std::string_view backend_id);
+
 }  // namespace sluice
 
 #endif  // SLUICE_CLIENT_RESIDENT_DISPATCH_H_

@@ -1,0 +1,127 @@
+// RemoteDispatch: ResidentDispatch over one sluiced Session stream. Every interface call is
+// one network round trip, whatever it carries: UploadMany of any number of buffers, a whole
+// sequence with its reads, a repeated window. Transfers are chunked below gRPC's message limit
+// and reassembled, invisibly to the caller; ranged reads move only their ranges.
+//
+// Every call waits at most `call_timeout`; when the daemon or the connection is gone, calls
+// fail promptly with Unavailable (and all later calls too: the session's buffers are gone).
+#ifndef SLUICE_CLIENT_REMOTE_DISPATCH_H_
+#define SLUICE_CLIENT_REMOTE_DISPATCH_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "client/resident_dispatch.h"
+
+namespace sluice {
+
+class RemoteDispatch final : public ResidentDispatch {
+ public:
+  struct Options {
+    std::string target;  // host:port of sluiced
+    std::string client_name = "sluice-client";
+    uint32_t chunk_size = 0;  // preferred bytes per data message; 0: the daemon's default
+    absl::Duration call_timeout = absl::Minutes(10);
+    absl::Duration connect_timeout = absl::Seconds(10);
+  };
+
+  // Network traffic of this session, for tests and benchmarks.
+  struct Counters {
+    uint64_t messages_sent = 0;
+    uint64_t messages_received = 0;
+    uint64_t bytes_sent = 0;      // serialized message bytes
+    uint64_t bytes_received = 0;
+    uint64_t round_trips = 0;     // interface calls that reached the daemon
+  };
+
+  // The limits the daemon granted at open.
+  struct Limits {
+    uint32_t chunk_size = 0;
+    uint64_t memory_quota = 0;
+    uint64_t max_buffers = 0;
+    uint64_t max_steps = 0;
+    uint64_t max_ranges = 0;
+    uint64_t max_request_bytes = 0;
+    uint64_t max_message_bytes = 0;
+  };
+
+  // Connects and opens a session. Unavailable if the daemon cannot be reached within
+  // connect_timeout; the daemon's status if it refuses the session.
+  static absl::StatusOr<std::unique_ptr<RemoteDispatch>> Connect(const Options& options);
+  // Closes the session; the daemon frees every buffer it still holds.
+  ~RemoteDispatch() override;
+
+  // All methods are thread-safe. Status codes are those of ResidentDispatch, plus Unavailable
+  // (the session is gone), DeadlineExceeded (no reply within call_timeout; the session is
+  // closed), and ResourceExhausted / InvalidArgument for requests beyond the daemon's limits,
+  // checked before anything is sent.
+  std::string_view backend_id() const override { return backend_id_; }
+  std::string_view backend_version() const override { return backend_version_; }
+  absl::StatusOr<Resource> Allocate(size_t byte_len) override;
+  absl::Status Upload(const Resource& resource, absl::Span<const uint8_t> bytes) override;
+  absl::Status UploadMany(absl::Span<const BufferUpload> uploads) override;
+  absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads) override;
+  absl::StatusOr<std::vector<uint8_t>> Download(const Resource& resource) override;
+  absl::Status DownloadInto(const Resource& resource, std::vector<uint8_t>* output) override;
+  absl::StatusOr<std::vector<uint8_t>> DownloadRange(const Resource& resource, size_t byte_offset,
+                                                     size_t byte_len) override;
+  absl::Status DownloadRangeInto(const Resource& resource, size_t byte_offset, size_t byte_len,
+                                 std::vector<uint8_t>* output) override;
+  absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
+                                  absl::Span<std::vector<uint8_t>* const> outputs) override;
+  absl::Status Free(Resource resource) override;
+  absl::Status Dispatch(const Program& program, absl::Span<const Resource> resources,
+                        std::optional<Grid> grid_override) override;
+  absl::Status DispatchSequenceReadRangesInto(
+      absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
+      absl::Span<std::vector<uint8_t>* const> outputs) override;
+  absl::Status DispatchRepeatedSequenceReadRangesInto(
+      absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
+      uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
+      absl::Span<std::vector<uint8_t>* const> outputs) override;
+
+  // Sends a ping with `payload_bytes` bytes and waits for the echo (one round trip).
+  absl::Status Ping(size_t payload_bytes = 0);
+
+  Counters counters() const;
+  const Limits& limits() const { return limits_; }
+  const std::string& session_id() const { return session_id_; }
+
+ private:
+  class Stream;
+  struct Call;
+
+  RemoteDispatch(std::unique_ptr<Stream> stream, const Options& options);
+
+  absl::StatusOr<uint64_t> HandleOf(const Resource& resource) const;
+  // OutOfRange when [offset, offset + length) is outside a buffer this session knows; checked
+  // before large uploads are sent. Unknown handles are left to the daemon.
+  absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length) const;
+  // Sends the execute request behind every Dispatch* method and reads into `outputs`.
+  absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
+                       uint32_t repeat_count, absl::Span<const ReadRange> ranges,
+                       absl::Span<std::vector<uint8_t>* const> outputs);
+
+  const std::unique_ptr<Stream> stream_;
+  const Options options_;
+  const uint64_t owner_;  // tags every Resource issued here
+  // Set once at open, const afterwards.
+  std::string session_id_;
+  std::string backend_id_;
+  std::string backend_version_;
+  Limits limits_;
+
+  // Sizes of this session's live buffers, for whole-buffer downloads.
+  mutable absl::Mutex sizes_mu_;
+  absl::flat_hash_map<uint64_t, uint64_t> sizes_ ABSL_GUARDED_BY(sizes_mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_CLIENT_REMOTE_DISPATCH_H_

@@ -1,0 +1,25 @@
+#include "client/server_info.h"
+
+#include <chrono>
+
+#include "grpcpp/grpcpp.h"
+#include "proto/wire_status.h"
+#include "sluice/v1/sluice.grpc.pb.h"
+
+namespace sluice {
+
+absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
+                                                  absl::Duration timeout) {
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::Sluice::Stub> stub = v1::Sluice::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  v1::GetInfoResponse info;
+  const grpc::Status status = stub->GetInfo(&context, v1::GetInfoRequest(), &info);
+  if (!status.ok()) return FromGrpc(status);
+  return info;
+}
+
+}  // namespace sluice

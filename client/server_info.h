@@ -1,0 +1,21 @@
+// GetInfo for tools and tests: what a daemon serves (backend, devices, memory, sessions,
+// limits, kernel catalog).
+#ifndef SLUICE_CLIENT_SERVER_INFO_H_
+#define SLUICE_CLIENT_SERVER_INFO_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "sluice/v1/sluice.pb.h"
+
+namespace sluice {
+
+// Calls GetInfo on the daemon at `target` (host:port). Unavailable if it cannot be reached,
+// DeadlineExceeded if it does not answer within `timeout`.
+absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
+                                                  absl::Duration timeout);
+
+}  // namespace sluice
+
+#endif  // SLUICE_CLIENT_SERVER_INFO_H_
