@@ -8,7 +8,7 @@
 
 namespace sluice {
 
-grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse>* SluiceService::Session(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Session(
     grpc::CallbackServerContext* context) {
   return new SessionReactor(manager_, executor_, context->peer());
 }

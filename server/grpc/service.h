@@ -9,13 +9,16 @@
 
 namespace sluice {
 
-class SluiceService final : public v1::Sluice::CallbackService {
+// Session is served raw (ByteBuffers parsed by the reactor), GetInfo as a plain callback.
+class SluiceService final
+    : public v1::Sluice::WithRawCallbackMethod_Session<
+          v1::Sluice::WithCallbackMethod_GetInfo<v1::Sluice::Service>> {
  public:
   // Neither is owned; both must outlive the server.
   SluiceService(SessionManager* manager, Executor* executor)
       : manager_(manager), executor_(executor) {}
 
-  grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse>* Session(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Session(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* context,
                                     const v1::GetInfoRequest* request,

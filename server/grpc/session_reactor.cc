@@ -60,15 +60,20 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, std:
     absl::MutexLock lock(&mu_);
     reading_ = true;
   }
-  StartRead(&request_);
+  StartRead(&read_buffer_);
 }
 
 // ---- gRPC reactions -------------------------------------------------------------------------
 
 void SessionReactor::OnReadDone(bool ok) {
+  bool malformed = false;
   if (ok) {
-    Accept(request_);
-  } else if (upload_.has_value()) {
+    malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
+                                                                          &request_)
+                     .ok();
+    if (!malformed) Accept(request_);
+  }
+  if (!ok && upload_.has_value()) {
     FlushUpload(absl::InvalidArgumentError(absl::StrFormat(
         "upload %d: the stream ended before its last chunk", upload_->id)));
   }
@@ -77,6 +82,10 @@ void SessionReactor::OnReadDone(bool ok) {
     absl::MutexLock lock(&mu_);
     reading_ = false;
     if (!ok) read_closed_ = true;
+    if (malformed) {
+      malformed_ = true;
+      cancel_.store(true);
+    }
     ContinueLocked(&actions);
   }
   Perform(actions);
@@ -87,7 +96,7 @@ void SessionReactor::OnWriteDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    write_bytes_ -= writes_.front().ByteSizeLong();
+    write_bytes_ -= writes_.front().Length();
     writes_.pop_front();
     if (!ok) {
       // The client is gone; nothing more can be delivered.
@@ -117,6 +126,7 @@ void SessionReactor::OnDone() {
       absl::MutexLock lock(&mu_);
       if (cancelled_) why = "cancelled";
       else if (write_failed_) why = "connection lost";
+      else if (malformed_) why = "malformed message";
     }
     Log("session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
         "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
@@ -133,12 +143,12 @@ void SessionReactor::OnDone() {
 // ---- Flow -----------------------------------------------------------------------------------
 
 void SessionReactor::ContinueLocked(Actions* actions) {
-  const bool aborted = cancelled_ || write_failed_;
+  const bool aborted = cancelled_ || write_failed_ || malformed_;
   if (aborted) {
     jobs_.clear();
     // The write in flight (front) completes on its own; the rest can never be delivered.
     while (writes_.size() > (writing_ ? 1u : 0u)) {
-      write_bytes_ -= writes_.back().ByteSizeLong();
+      write_bytes_ -= writes_.back().Length();
       writes_.pop_back();
     }
   }
@@ -160,15 +170,17 @@ void SessionReactor::ContinueLocked(Actions* actions) {
     finished_ = true;
     actions->finish = true;
     actions->finish_status =
-        cancelled_ ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled")
-                   : grpc::Status::OK;
+        cancelled_    ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled")
+        : malformed_ ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                    "a message on the stream is not a sluice.v1.SessionRequest")
+                     : grpc::Status::OK;
   }
 }
 
 void SessionReactor::Perform(const Actions& actions) {
   if (actions.write != nullptr) StartWrite(actions.write);
   if (actions.schedule) executor_->Schedule([this] { RunNextJob(); });
-  if (actions.start_read) StartRead(&request_);
+  if (actions.start_read) StartRead(&read_buffer_);
   if (actions.finish) Finish(actions.finish_status);
 }
 
@@ -219,10 +231,15 @@ void SessionReactor::RunJob(Job& job) {
   std::move(job.run)(&out);
   ++stats_.requests;
   if (!out.empty() && out.back().status().code() != 0) ++stats_.errors;
+  std::vector<grpc::ByteBuffer> serialized(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    bool own = false;
+    grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
+  }
   absl::MutexLock lock(&mu_);
-  for (v1::SessionResponse& response : out) {
-    write_bytes_ += response.ByteSizeLong();
-    writes_.push_back(std::move(response));
+  for (grpc::ByteBuffer& buffer : serialized) {
+    write_bytes_ += buffer.Length();
+    writes_.push_back(std::move(buffer));
   }
 }
 

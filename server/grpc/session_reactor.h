@@ -25,8 +25,9 @@
 
 namespace sluice {
 
-class SessionReactor final
-    : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse> {
+// Messages travel as raw ByteBuffers and are parsed here, so that bytes which are not a
+// SessionRequest end the stream with INVALID_ARGUMENT instead of looking like a half-close.
+class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // `manager` and `executor` must outlive every reactor (the server drains before they go).
   SessionReactor(SessionManager* manager, Executor* executor, std::string peer);
@@ -53,7 +54,7 @@ class SessionReactor final
   // What to do once the lock is released: gRPC calls are never made under mu_.
   struct Actions {
     bool start_read = false;
-    const v1::SessionResponse* write = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     bool schedule = false;
     bool finish = false;
     grpc::Status finish_status;
@@ -101,6 +102,7 @@ class SessionReactor final
   const absl::Time started_;
 
   // Read-path state (see Accept).
+  grpc::ByteBuffer read_buffer_;
   v1::SessionRequest request_;
   std::optional<PendingUpload> upload_;
 
@@ -120,13 +122,14 @@ class SessionReactor final
   absl::Mutex mu_;
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
   bool job_running_ ABSL_GUARDED_BY(mu_) = false;
-  std::deque<v1::SessionResponse> writes_ ABSL_GUARDED_BY(mu_);
+  std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mu_);  // serialized responses
   uint64_t write_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool read_closed_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool malformed_ ABSL_GUARDED_BY(mu_) = false;  // a message was not a SessionRequest
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

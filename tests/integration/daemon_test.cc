@@ -1,0 +1,526 @@
+// The real sluiced, started on port 0, driven through RemoteDispatch and through raw protocol
+// streams: large transfers, round trips, concurrent sessions, cleanup when sessions end in any
+// way, the daemon dying mid-call, hostile requests, limits, drain, health and reflection.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "client/remote_dispatch.h"
+#include "client/server_info.h"
+#include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/testing/bytes.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/raw_session.h"
+#include "tests/testing/remote_cpu_harness.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using Code = absl::StatusCode;
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void StartDaemon(std::vector<std::string> flags = {}) {
+    flags.push_back("--backend=cpu");
+    flags.push_back("--cpu_memory=4G");
+    ASSERT_OK_AND_ASSIGN(daemon_, DaemonProcess::Start(flags));
+  }
+  void SetUp() override { StartDaemon(); }
+
+  std::unique_ptr<RemoteDispatch> Connect(const std::string& name = "test",
+                                          absl::Duration timeout = absl::Seconds(60)) {
+    absl::StatusOr<std::unique_ptr<RemoteDispatch>> d = RemoteDispatch::Connect(
+        {.target = daemon_->address(), .client_name = name, .call_timeout = timeout});
+    EXPECT_TRUE(d.ok()) << d.status();
+    return d.ok() ? std::move(*d) : nullptr;
+  }
+
+  v1::GetInfoResponse Info() {
+    absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(daemon_->address(), absl::Seconds(30));
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? *info : v1::GetInfoResponse();
+  }
+
+  // Polls GetInfo (each poll is a round trip) until `done` holds or 20 s pass.
+  bool WaitForInfo(const std::function<bool(const v1::GetInfoResponse&)>& done) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (absl::Now() < deadline) {
+      if (done(Info())) return true;
+    }
+    return false;
+  }
+
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> bytes(n);
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(bytes.data() + i, &v, 8);
+  }
+  for (size_t i = n - n % 8; i < n; ++i) bytes[i] = static_cast<uint8_t>(rng());
+  return bytes;
+}
+
+TEST_F(DaemonTest, A256MiBBufferRoundTripsWholeAndByRanges) {
+  auto d = Connect();
+  const size_t size = size_t{256} << 20;
+  const std::vector<uint8_t> bytes = RandomBytes(size, 42);
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(size));
+  const RemoteDispatch::Counters before = d->counters();
+  ASSERT_OK(d->UploadMany({{r, bytes}}));
+  const RemoteDispatch::Counters after = d->counters();
+  EXPECT_EQ(after.round_trips - before.round_trips, 1u);
+  const uint64_t chunk = d->limits().chunk_size;
+  EXPECT_EQ(after.messages_sent - before.messages_sent, (size + chunk - 1) / chunk);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> whole, d->Download(r));
+  EXPECT_TRUE(whole == bytes) << "whole download differs";
+
+  const std::vector<std::pair<size_t, size_t>> pieces = {
+      {0, 1}, {1, 4095}, {4096, size_t{3} << 20}, {size / 2 - 7, size / 4 + 13},
+      {size - 5, 5}, {size, 0}};
+  std::vector<ReadRange> ranges;
+  std::vector<std::vector<uint8_t>> outs(pieces.size());
+  std::vector<std::vector<uint8_t>*> out_ptrs;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    ranges.push_back({r, pieces[i].first, pieces[i].second});
+    out_ptrs.push_back(&outs[i]);
+  }
+  ASSERT_OK(d->DownloadRangesInto(ranges, absl::MakeSpan(out_ptrs)));
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_TRUE(std::equal(outs[i].begin(), outs[i].end(), bytes.begin() + pieces[i].first) &&
+                outs[i].size() == pieces[i].second)
+        << "range " << i;
+  }
+}
+
+TEST_F(DaemonTest, EveryInterfaceCallIsOneRoundTrip) {
+  auto d = Connect();
+  std::vector<Resource> buffers;
+  std::vector<std::vector<uint8_t>> payloads;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(1000 + 37 * i));
+    buffers.push_back(r);
+    payloads.push_back(RandomBytes(1000 + 37 * i, i));
+  }
+  std::vector<BufferUpload> uploads;
+  for (int i = 0; i < 50; ++i) uploads.push_back({buffers[i], payloads[i]});
+  uint64_t trips = d->counters().round_trips;
+  ASSERT_OK(d->UploadMany(uploads));
+  EXPECT_EQ(d->counters().round_trips, trips + 1) << "UploadMany of 50 buffers";
+
+  const Program fill{"fill_u32", {3}};
+  const Program add{"atomic_add_u32", {0, 1}};
+  const std::vector<Step> steps = {{&fill, {&buffers[0], 1}, std::nullopt},
+                                   {&add, {&buffers[0], 1}, std::nullopt}};
+  std::vector<uint8_t> a, b;
+  std::vector<std::vector<uint8_t>*> outs = {&a, &b};
+  const std::vector<ReadRange> reads = {{buffers[0], 0, 8}, {buffers[1], 0, 16}};
+  trips = d->counters().round_trips;
+  ASSERT_OK(d->DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outs)));
+  EXPECT_EQ(d->counters().round_trips, trips + 1) << "sequence with reads";
+  EXPECT_THAT(FromBytes<uint32_t>(a), ::testing::ElementsAre(4, 3));
+
+  trips = d->counters().round_trips;
+  ASSERT_OK(d->DispatchRepeatedSequenceReadRangesInto(steps, steps, 100, reads,
+                                                      absl::MakeSpan(outs)));
+  EXPECT_EQ(d->counters().round_trips, trips + 1) << "repeated sequence with reads";
+
+  // A 4-byte ranged read of a 64 MiB buffer moves a few dozen bytes, not the buffer.
+  ASSERT_OK_AND_ASSIGN(Resource big, d->Allocate(64 << 20));
+  const RemoteDispatch::Counters before = d->counters();
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> four, d->DownloadRange(big, 32 << 20, 4));
+  const RemoteDispatch::Counters after = d->counters();
+  EXPECT_EQ(four.size(), 4u);
+  EXPECT_EQ(after.round_trips - before.round_trips, 1u);
+  EXPECT_LT(after.bytes_received - before.bytes_received, 64u);
+  EXPECT_LT(after.bytes_sent - before.bytes_sent, 64u);
+}
+
+TEST_F(DaemonTest, ConcurrentSessionsNeverSeeEachOthersBuffers) {
+  constexpr int kSessions = 8;
+  std::vector<std::unique_ptr<RemoteDispatch>> sessions;
+  for (int s = 0; s < kSessions; ++s) sessions.push_back(Connect("session-" + std::to_string(s)));
+  std::vector<std::vector<Resource>> kept(kSessions);
+  std::vector<std::vector<std::vector<uint8_t>>> expected(kSessions);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kSessions; ++s) {
+    threads.emplace_back([&, s] {
+      RemoteDispatch& d = *sessions[s];
+      std::mt19937_64 rng(1000 + s);
+      for (int round = 0; round < 40; ++round) {
+        const size_t n = 4 * (1 + rng() % 5000);
+        absl::StatusOr<Resource> r = d.Allocate(n);
+        if (!r.ok()) { ++failures; return; }
+        std::vector<uint8_t> bytes(n, static_cast<uint8_t>(s + 1));
+        if (round % 3 == 0) {
+          // Let the device write it: fill with a session-specific word.
+          const uint32_t word = 0x01010101u * static_cast<uint32_t>(s + 1);
+          if (!d.Dispatch(Program{"fill_u32", {word}}, {&*r, 1}, std::nullopt).ok()) ++failures;
+        } else if (!d.Upload(*r, bytes).ok()) {
+          ++failures;
+        }
+        absl::StatusOr<std::vector<uint8_t>> back = d.Download(*r);
+        if (!back.ok() || *back != bytes) ++failures;
+        if (rng() % 2 == 0) {
+          if (!d.Free(*r).ok()) ++failures;
+        } else {
+          kept[s].push_back(*r);
+          expected[s].push_back(bytes);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Every kept buffer still holds its own session's bytes.
+  for (int s = 0; s < kSessions; ++s) {
+    for (size_t i = 0; i < kept[s].size(); ++i) {
+      ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> back, sessions[s]->Download(kept[s][i]));
+      EXPECT_EQ(back, expected[s][i]) << "session " << s << " buffer " << i;
+    }
+  }
+  // Another session's handle is unknown to a session, even with the right number.
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open().status());
+  ASSERT_FALSE(kept[0].empty());
+  EXPECT_THAT(raw.Read(kept[0][0].id(), 0, 4), StatusIs(Code::kNotFound));
+  v1::SessionRequest free;
+  free.mutable_free()->set_handle(kept[0][0].id());
+  EXPECT_THAT(raw.Call(free, raw.NextId()), StatusIs(Code::kNotFound));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> still, sessions[0]->Download(kept[0][0]));
+  EXPECT_EQ(still, expected[0][0]);
+}
+
+TEST_F(DaemonTest, EndingASessionInAnyWayFreesItsMemory) {
+  EXPECT_EQ(Info().devices(0).memory().used(), 0u);
+  {
+    auto d = Connect();
+    for (int i = 0; i < 3; ++i) ASSERT_OK(d->Allocate(10 << 20).status());
+    const v1::GetInfoResponse info = Info();
+    EXPECT_EQ(info.devices(0).memory().used(), uint64_t{30} << 20);
+    EXPECT_EQ(info.active_sessions(), 1u);
+  }
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).memory().used() == 0 && i.active_sessions() == 0;
+  })) << "a closed session frees its buffers";
+
+  {
+    RawSession raw(daemon_->address());
+    ASSERT_OK(raw.Open().status());
+    ASSERT_OK(raw.Allocate(5 << 20).status());
+    raw.Cancel();
+  }
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).memory().used() == 0 && i.active_sessions() == 0;
+  })) << "a cancelled session frees its buffers";
+
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<ChildProcess> client,
+      ChildProcess::Spawn({BinaryPath("sluice_crash_client"), daemon_->address(), "7340032"}));
+  ASSERT_OK_AND_ASSIGN(std::string ready, client->ReadLine(absl::Seconds(30)));
+  ASSERT_EQ(ready, "ready") << client->Stderr();
+  EXPECT_EQ(Info().devices(0).memory().used(), 7340032u);
+  ASSERT_OK(client->SignalAndWait(SIGKILL, absl::Seconds(30)).status());
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).memory().used() == 0 && i.active_sessions() == 0;
+  })) << "a dropped connection frees its buffers";
+}
+
+TEST_F(DaemonTest, KillingTheDaemonDuringACallGivesUnavailableWithinTheDeadline) {
+  const absl::Duration deadline = absl::Seconds(60);
+  auto d = Connect("victim", deadline);
+  ASSERT_OK_AND_ASSIGN(Resource counter, d->Allocate(4));
+  const Program add{"atomic_add_u32", {0, 1}};
+  const Step step{&add, {&counter, 1}, std::nullopt};
+  absl::Status status;
+  absl::Time returned;
+  std::thread caller([&] {
+    // About a minute of device work: the daemon dies long before it ends.
+    status = d->DispatchRepeatedSequenceReadRangesInto({}, {&step, 1}, 4000000000u, {}, {});
+    returned = absl::Now();
+  });
+  ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).counters().launches() > 1000;
+  })) << "the long call never started";
+  const absl::Time killed = absl::Now();
+  ASSERT_OK(daemon_->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
+  caller.join();
+  EXPECT_THAT(status, StatusIs(Code::kUnavailable));
+  EXPECT_LT(returned - killed, deadline);
+  EXPECT_THAT(d->Allocate(4), StatusIs(Code::kUnavailable)) << "later calls fail at once";
+}
+
+TEST_F(DaemonTest, ConnectingToNothingIsUnavailable) {
+  ASSERT_OK(daemon_->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> d = RemoteDispatch::Connect(
+      {.target = daemon_->address(), .connect_timeout = absl::Seconds(2)});
+  EXPECT_THAT(d, StatusIs(Code::kUnavailable));
+}
+
+TEST_F(DaemonTest, HostileRequestsGetSpecificCodesAndHarmNoOne) {
+  // A bystander session whose data must survive everything below.
+  auto bystander = Connect("bystander");
+  const std::vector<uint8_t> precious = RandomBytes(4096, 7);
+  ASSERT_OK_AND_ASSIGN(Resource kept, bystander->Allocate(precious.size()));
+  ASSERT_OK(bystander->Upload(kept, precious));
+
+  RawSession raw(daemon_->address());
+  EXPECT_THAT(raw.Allocate(16), StatusIs(Code::kFailedPrecondition)) << "before open";
+  EXPECT_OK(raw.Ping()) << "ping needs no open session";
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse open, raw.Open(4096));
+  EXPECT_EQ(open.limits().chunk_size(), 4096u);
+  EXPECT_THAT(raw.Open().status(), StatusIs(Code::kFailedPrecondition)) << "open twice";
+
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(64));
+  EXPECT_THAT(raw.Read(h ^ 1, 0, 4), StatusIs(Code::kNotFound)) << "unknown handle";
+  EXPECT_THAT(raw.Read(kept.id(), 0, 4), StatusIs(Code::kNotFound)) << "another session's";
+  EXPECT_THAT(raw.Read(h, 60, 5), StatusIs(Code::kOutOfRange)) << "read past the end";
+  EXPECT_THAT(raw.Read(h, ~uint64_t{0}, 2), StatusIs(Code::kOutOfRange)) << "wrapping offset";
+  EXPECT_THAT(raw.Allocate(~uint64_t{0}), StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(raw.Allocate(uint64_t{1} << 50), StatusIs(Code::kResourceExhausted));
+
+  v1::SessionRequest empty;
+  EXPECT_THAT(raw.Call(empty, raw.NextId()), StatusIs(Code::kInvalidArgument)) << "no op";
+
+  // A chunk larger than the negotiated 4096 bytes.
+  v1::SessionRequest oversized;
+  v1::UploadRequest& up = *oversized.mutable_upload();
+  v1::Range& range = *up.add_ranges();
+  range.set_handle(h);
+  range.set_length(64);
+  up.set_data(std::string(5000, 'x'));
+  up.set_last(true);
+  EXPECT_THAT(raw.Call(oversized, raw.NextId()), StatusIs(Code::kInvalidArgument));
+  // Data that does not match its ranges.
+  up.set_data(std::string(10, 'x'));
+  EXPECT_THAT(raw.Call(oversized, raw.NextId()), StatusIs(Code::kInvalidArgument));
+  // An upload interrupted by another request.
+  v1::SessionRequest first = oversized;
+  first.mutable_upload()->set_last(false);
+  first.set_id(raw.NextId());
+  v1::SessionRequest ping;
+  ping.mutable_ping();
+  ping.set_id(raw.NextId());
+  ASSERT_TRUE(raw.Send(first));
+  ASSERT_TRUE(raw.Send(ping));
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse interrupted, raw.Await(first.id()));
+  EXPECT_EQ(interrupted.status().code(), static_cast<int>(Code::kInvalidArgument));
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse pong, raw.Await(ping.id()));
+  EXPECT_EQ(pong.status().code(), 0) << "the interrupting request still runs";
+
+  v1::SessionRequest execute;
+  v1::Step& step = *execute.mutable_execute()->add_prefix();
+  step.set_kernel(std::string(100000, '\x01'));
+  step.add_handles(h);
+  EXPECT_THAT(raw.Call(execute, raw.NextId()), StatusIs(Code::kNotFound)) << "unknown kernel";
+  step.set_kernel("fill_u32");
+  step.add_params(1);
+  step.add_handles(h);
+  EXPECT_THAT(raw.Call(execute, raw.NextId()), StatusIs(Code::kInvalidArgument))
+      << "binding count";
+  step.clear_handles();
+  step.add_handles(kept.id());
+  EXPECT_THAT(raw.Call(execute, raw.NextId()), StatusIs(Code::kNotFound)) << "foreign binding";
+
+  v1::SessionRequest big_ping;
+  big_ping.mutable_ping()->set_payload(std::string(100 << 10, 'p'));
+  EXPECT_THAT(raw.Call(big_ping, raw.NextId()), StatusIs(Code::kInvalidArgument));
+
+  EXPECT_OK(raw.Ping()) << "the hostile session itself still works";
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> after, bystander->Download(kept));
+  EXPECT_EQ(after, precious);
+  EXPECT_TRUE(raw.Finish().ok());
+}
+
+TEST_F(DaemonTest, GarbageAndOversizedMessagesEndOnlyTheirOwnStream) {
+  auto bystander = Connect("bystander");
+  ASSERT_OK_AND_ASSIGN(Resource kept, bystander->Allocate(8));
+  ASSERT_OK(bystander->Upload(kept, std::vector<uint8_t>(8, 9)));
+
+  // Bytes that are not a SessionRequest, sent through a generic stub.
+  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  grpc::CompletionQueue cq;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      generic.PrepareCall(&context, "/sluice.v1.Sluice/Session", &cq);
+  call->StartCall(reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  const std::string garbage = "\xff\xff\xff\xff\x0f this is not a protobuf message";
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer buffer(&slice, 1);
+  call->Write(buffer, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  call->WritesDone(reinterpret_cast<void*>(3));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(4));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+
+  // A message above the daemon's size limit.
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open().status());
+  v1::SessionRequest huge;
+  huge.mutable_ping()->set_payload(std::string(20 << 20, 'h'));
+  huge.set_id(raw.NextId());
+  raw.Send(huge);
+  EXPECT_THAT(raw.Await(huge.id()), StatusIs(Code::kUnavailable));
+  EXPECT_EQ(raw.Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> still, bystander->Download(kept));
+  EXPECT_EQ(still, std::vector<uint8_t>(8, 9));
+  EXPECT_OK(bystander->Ping());
+}
+
+TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
+  auto d = Connect();
+  const v1::GetInfoResponse info = Info();
+  EXPECT_EQ(info.backend(), "cpu");
+  ASSERT_EQ(info.devices_size(), 1);
+  EXPECT_EQ(info.devices(0).id(), d->backend_id());
+  EXPECT_EQ(info.devices(0).version(), d->backend_version());
+  EXPECT_EQ(info.devices(0).memory().total(), uint64_t{4} << 30);
+  EXPECT_EQ(info.active_sessions(), 1u);
+  EXPECT_EQ(info.catalog_fingerprint(), KernelCatalog::Builtin().fingerprint());
+  ASSERT_EQ(info.kernels_size(), static_cast<int>(KernelCatalog::Builtin().kernels().size()));
+  bool saw_bfs = false;
+  for (const v1::KernelInfo& k : info.kernels()) {
+    if (k.name() == "bfs_expand") {
+      saw_bfs = true;
+      EXPECT_EQ(k.bindings_size(), 7);
+      EXPECT_FALSE(k.accepts_grid_override());
+    }
+  }
+  EXPECT_TRUE(saw_bfs);
+}
+
+TEST_F(DaemonTest, SessionCountAndMemoryQuotaAreEnforcedPerSession) {
+  daemon_.reset();
+  StartDaemon({"--max_sessions=2", "--session_memory=1M"});
+  auto a = Connect("a");
+  auto b = Connect("b");
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> c =
+      RemoteDispatch::Connect({.target = daemon_->address()});
+  EXPECT_THAT(c, StatusIs(Code::kResourceExhausted));
+  ASSERT_OK(a->Allocate(1 << 19).status());
+  EXPECT_THAT(a->Allocate((1 << 19) + 1), StatusIs(Code::kResourceExhausted));
+  EXPECT_OK(b->Allocate(1 << 20).status()) << "quotas are per session";
+}
+
+TEST_F(DaemonTest, HealthAndReflectionAreServed) {
+  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  // grpc.health.v1.Health/Check with an empty request: SERVING is field 1 = 1 (bytes 08 01).
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    grpc::ByteBuffer request;
+    grpc::Slice empty("");
+    request = grpc::ByteBuffer(&empty, 1);
+    grpc::ByteBuffer response;
+    absl::Notification done;
+    grpc::Status status;
+    generic.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                      &response, [&](grpc::Status s) {
+                        status = s;
+                        done.Notify();
+                      });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(response.Dump(&slices).ok());
+    std::string bytes;
+    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+  }
+  // grpc.reflection.v1alpha.ServerReflection: list_services (field 7) names sluice.v1.Sluice.
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    grpc::CompletionQueue cq;
+    auto call = generic.PrepareCall(&context,
+                                    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                                    &cq);
+    void* tag;
+    bool ok;
+    call->StartCall(reinterpret_cast<void*>(1));
+    ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+    const std::string list_services("\x3a\x00", 2);
+    grpc::Slice slice(list_services);
+    grpc::ByteBuffer request(&slice, 1);
+    call->Write(request, reinterpret_cast<void*>(2));
+    ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+    grpc::ByteBuffer response;
+    call->Read(&response, reinterpret_cast<void*>(3));
+    ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(response.Dump(&slices).ok());
+    std::string bytes;
+    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    EXPECT_THAT(bytes, HasSubstr("sluice.v1.Sluice"));
+    context.TryCancel();
+    grpc::Status status;
+    call->Finish(&status, reinterpret_cast<void*>(4));
+    cq.Shutdown();
+    while (cq.Next(&tag, &ok)) {
+    }
+  }
+}
+
+TEST_F(DaemonTest, SigtermDrainsCancelsLongWorkFreesEverythingAndExitsZero) {
+  daemon_.reset();
+  StartDaemon({"--drain_timeout=1s"});
+  auto idle = Connect("idle");
+  ASSERT_OK(idle->Allocate(1 << 20).status());
+  auto busy = Connect("busy");
+  ASSERT_OK_AND_ASSIGN(Resource counter, busy->Allocate(4));
+  const Program add{"atomic_add_u32", {0, 1}};
+  const Step step{&add, {&counter, 1}, std::nullopt};
+  absl::Status status;
+  std::thread caller([&] {
+    status = busy->DispatchRepeatedSequenceReadRangesInto({}, {&step, 1}, 4000000000u, {}, {});
+  });
+  ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).counters().launches() > 1000;
+  }));
+  ASSERT_OK_AND_ASSIGN(int exit_status,
+                       daemon_->process().SignalAndWait(SIGTERM, absl::Seconds(60)));
+  caller.join();
+  EXPECT_TRUE(WIFEXITED(exit_status));
+  EXPECT_EQ(WEXITSTATUS(exit_status), 0) << daemon_->process().Stderr();
+  EXPECT_TRUE(status.code() == Code::kCancelled || status.code() == Code::kUnavailable) << status;
+  EXPECT_THAT(idle->Allocate(4), StatusIs(Code::kUnavailable));
+  const std::string log = daemon_->process().Stderr();
+  EXPECT_THAT(log, HasSubstr("opened by \"busy\""));
+  EXPECT_THAT(log, HasSubstr("closed (cancelled)"));
+  EXPECT_THAT(log, HasSubstr("0 bytes still allocated"));
+}
+
+}  // namespace
+}  // namespace sluice::testing
