@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -101,9 +102,27 @@ absl::StatusOr<std::string> ChildProcess::ReadLine(absl::Duration timeout) {
   }
 }
 
+absl::StatusOr<std::string> ChildProcess::ReadAll(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    if (PollFor(stdout_fd_, deadline) == 0) {
+      return absl::DeadlineExceededError("the child kept its stdout open too long");
+    }
+    char buffer[4096];
+    const ssize_t n = ::read(stdout_fd_, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    stdout_buffer_.append(buffer, static_cast<size_t>(n));
+  }
+  return std::exchange(stdout_buffer_, std::string());
+}
+
+absl::StatusOr<int> ChildProcess::Wait(absl::Duration timeout) {
+  return SignalAndWait(0, timeout);
+}
+
 absl::StatusOr<int> ChildProcess::SignalAndWait(int signal, absl::Duration timeout) {
   if (reaped_) return absl::FailedPreconditionError("the child was already reaped");
-  ::kill(pid_, signal);
+  if (signal != 0) ::kill(pid_, signal);
   // The pidfd becomes readable when the process exits.
   if (PollFor(pidfd_, absl::Now() + timeout) == 0) {
     return absl::DeadlineExceededError("the child did not exit in time");

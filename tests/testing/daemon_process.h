@@ -27,6 +27,10 @@ class ChildProcess {
   // Reads one line of stdout, waiting at most `timeout`. DeadlineExceeded, or Unavailable if
   // the process closed stdout.
   absl::StatusOr<std::string> ReadLine(absl::Duration timeout);
+  // Reads stdout until the process closes it, waiting at most `timeout` in all.
+  absl::StatusOr<std::string> ReadAll(absl::Duration timeout);
+  // Waits at most `timeout` for the process to exit; returns the waitpid status.
+  absl::StatusOr<int> Wait(absl::Duration timeout);
   // Sends `signal` and waits at most `timeout` for the exit. Returns the exit status as
   // waitpid reports it. DeadlineExceeded if the process is still running.
   absl::StatusOr<int> SignalAndWait(int signal, absl::Duration timeout);

@@ -1,0 +1,77 @@
+// The `sluice` command line against a real daemon, as a user runs it.
+#include <sys/wait.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun RunSluice(std::vector<std::string> args) {
+  args.insert(args.begin(), BinaryPath("sluice"));
+  CliRun run;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(args);
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (!child.ok()) return run;
+  absl::StatusOr<std::string> out = (*child)->ReadAll(absl::Seconds(120));
+  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(120));
+  EXPECT_TRUE(out.ok() && status.ok());
+  run.out = out.ok() ? *out : "";
+  run.err = (*child)->Stderr();
+  run.exit_code = status.ok() && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+  return run;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(daemon_, DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  }
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+TEST_F(CliTest, InfoPrintsBackendMemoryAndCatalog) {
+  const CliRun run = RunSluice({"info", "--server=" + daemon_->address()});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("backend:   cpu"));
+  EXPECT_THAT(run.out, HasSubstr("used of 1.0 GiB"));
+  EXPECT_THAT(run.out, HasSubstr("bfs_expand v1"));
+  EXPECT_THAT(run.out, HasSubstr("exclusive_scan_u32 v1"));
+}
+
+TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
+  const CliRun run = RunSluice({"bfs", "--server=" + daemon_->address(), "--nodes=20000",
+                             "--degree=3", "--seed=5"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("via sluiced at " + daemon_->address()));
+  EXPECT_THAT(run.out, HasSubstr("matches host BFS: yes"));
+  EXPECT_THAT(run.out, HasSubstr("network round trips"));
+}
+
+TEST_F(CliTest, BadUsageExitsTwoAndUnreachableDaemonExitsOne) {
+  EXPECT_EQ(RunSluice({}).exit_code, 2);
+  EXPECT_EQ(RunSluice({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunSluice({"bfs", "--nodes=0"}).exit_code, 2);
+  EXPECT_EQ(RunSluice({"info"}).exit_code, 2);
+  ASSERT_OK(daemon_->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
+  const CliRun run = RunSluice({"info", "--server=" + daemon_->address()});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("UNAVAILABLE"));
+}
+
+}  // namespace
+}  // namespace sluice::testing

@@ -1,0 +1,45 @@
+// Shared pieces of the `sluice` command line: the flags every command understands, opening
+// the dispatcher they ask for, and human-readable sizes.
+#ifndef SLUICE_TOOLS_CLI_H_
+#define SLUICE_TOOLS_CLI_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "client/resident_dispatch.h"
+
+ABSL_DECLARE_FLAG(std::string, server);
+ABSL_DECLARE_FLAG(std::string, backend);
+ABSL_DECLARE_FLAG(uint64_t, seed);
+
+namespace sluice {
+
+// A dispatcher chosen by --server (RemoteDispatch to that daemon) or, without it, by
+// --backend (LocalDispatch on a device of this process: the embedded default), plus a
+// one-line description of its traffic so far (device work, or network round trips).
+struct OpenedDispatch {
+  std::unique_ptr<ResidentDispatch> dispatch;
+  std::function<std::string()> traffic;
+  bool remote = false;
+};
+absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name);
+
+// "1.5 GiB", "12 KiB", "17 B".
+std::string HumanBytes(uint64_t bytes);
+
+// Exit codes of every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+// The commands.
+int RunBfs();
+int RunInfo();
+
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_CLI_H_

@@ -1,0 +1,78 @@
+// sluice info --server HOST:PORT: what a daemon serves.
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tools/cli.h"
+#if SLUICE_WITH_GRPC
+#include "client/server_info.h"
+#endif
+
+namespace sluice {
+
+int RunInfo() {
+#if SLUICE_WITH_GRPC
+  const std::string server = absl::GetFlag(FLAGS_server);
+  if (server.empty()) {
+    std::fprintf(stderr, "sluice info: --server HOST:PORT is required\n");
+    return kExitUsage;
+  }
+  absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(server, absl::Seconds(10));
+  if (!info.ok()) {
+    std::fprintf(stderr, "sluice info: %s\n", info.status().ToString().c_str());
+    return kExitFailed;
+  }
+  std::printf("server:    %s (sluiced %s)\n", server.c_str(), info->server_version().c_str());
+  std::printf("backend:   %s\n", info->backend().c_str());
+  for (const v1::DeviceInfo& d : info->devices()) {
+    std::printf("device:    %s [%s], %u compute units\n", d.name().c_str(), d.id().c_str(),
+                d.compute_units());
+    std::printf("version:   %s\n", d.version().c_str());
+    std::printf("memory:    %s used of %s (peak %s)\n", HumanBytes(d.memory().used()).c_str(),
+                HumanBytes(d.memory().total()).c_str(), HumanBytes(d.memory().peak()).c_str());
+    const v1::DeviceCounters& c = d.counters();
+    std::printf("work:      %llu kernel passes, %llu synchronizations, %s up, %s down\n",
+                static_cast<unsigned long long>(c.launches()),
+                static_cast<unsigned long long>(c.synchronizations()),
+                HumanBytes(c.bytes_uploaded()).c_str(), HumanBytes(c.bytes_downloaded()).c_str());
+  }
+  std::printf("sessions:  %u active, %llu opened since start\n", info->active_sessions(),
+              static_cast<unsigned long long>(info->sessions_opened()));
+  const v1::SessionLimits& l = info->default_limits();
+  std::printf(
+      "limits:    chunk %s, quota %s per session, %llu buffers, %llu steps, %llu ranges, "
+      "%s per request\n",
+      HumanBytes(l.chunk_size()).c_str(), HumanBytes(l.memory_quota()).c_str(),
+      static_cast<unsigned long long>(l.max_buffers()),
+      static_cast<unsigned long long>(l.max_steps()),
+      static_cast<unsigned long long>(l.max_ranges()), HumanBytes(l.max_request_bytes()).c_str());
+  std::printf("kernels:   %d (catalog %s)\n", info->kernels_size(),
+              info->catalog_fingerprint().c_str());
+  for (const v1::KernelInfo& k : info->kernels()) {
+    std::printf("  %s v%u: %s\n", k.name().c_str(), k.version(), k.summary().c_str());
+    std::vector<std::string> bindings;
+    for (const v1::KernelBinding& b : k.bindings()) {
+      bindings.push_back(absl::StrFormat("%s(%dB %s%s)", b.name(), b.element_size(), b.access(),
+                                         b.min_elements() > 0
+                                             ? absl::StrFormat(" >=%d", b.min_elements())
+                                             : ""));
+    }
+    std::printf("      bindings: %s\n", bindings.empty() ? "-" : absl::StrJoin(bindings, ", ").c_str());
+    std::vector<std::string> params;
+    for (const v1::KernelParam& p : k.params()) {
+      params.push_back(absl::StrFormat("%s<=%d", p.name(), p.max_value()));
+    }
+    std::printf("      params:   %s\n", params.empty() ? "-" : absl::StrJoin(params, ", ").c_str());
+    std::printf("      grid:     %s%s\n", k.default_grid().c_str(),
+                k.accepts_grid_override() ? " (overridable)" : "");
+  }
+  return kExitOk;
+#else
+  std::fprintf(stderr, "sluice info: this build has no gRPC client\n");
+  return kExitFailed;
+#endif
+}
+
+}  // namespace sluice
