@@ -70,13 +70,11 @@ struct Outgoing {
     std::string& out = *upload.mutable_data();
     out.clear();
     uint64_t take = std::min<uint64_t>(chunk, remaining);
-    out.resize(take);
-    char* dst = out.data();
+    out.reserve(take);
     while (take > 0) {
       const absl::Span<const uint8_t> p = data[piece];
       const size_t n = std::min<uint64_t>(take, p.size() - piece_offset);
-      std::memcpy(dst, p.data() + piece_offset, n);
-      dst += n;
+      out.append(reinterpret_cast<const char*>(p.data()) + piece_offset, n);
       take -= n;
       remaining -= n;
       piece_offset += n;

@@ -52,3 +52,28 @@ function(sluice_cc_test name)
     DISCOVERY_TIMEOUT 60
     PROPERTIES TIMEOUT ${A_TIMEOUT} LABELS "${A_LABELS}")
 endfunction()
+
+# sluice_grpc_proto(TARGET PROTO_DIR PROTO): a static library of the protobuf and gRPC C++
+# generated from PROTO_DIR/PROTO (a path relative to PROTO_DIR, which is the import root).
+function(sluice_grpc_proto target proto_dir proto)
+  find_program(SLUICE_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+  get_filename_component(_stem ${proto} NAME_WE)
+  get_filename_component(_rel_dir ${proto} DIRECTORY)
+  set(_gen ${CMAKE_CURRENT_BINARY_DIR}/gen)
+  set(_base ${_gen}/${_rel_dir}/${_stem})
+  set(_outputs ${_base}.pb.cc ${_base}.pb.h ${_base}.grpc.pb.cc ${_base}.grpc.pb.h)
+  add_custom_command(
+    OUTPUT ${_outputs}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_gen}
+    COMMAND protobuf::protoc
+      --proto_path=${proto_dir}
+      --cpp_out=${_gen}
+      --grpc_out=${_gen}
+      --plugin=protoc-gen-grpc=${SLUICE_GRPC_CPP_PLUGIN}
+      ${proto_dir}/${proto}
+    DEPENDS ${proto_dir}/${proto}
+    COMMENT "Generating C++ for ${proto}")
+  add_library(${target} STATIC ${_base}.pb.cc ${_base}.grpc.pb.cc)
+  target_include_directories(${target} PUBLIC ${_gen})
+  target_link_libraries(${target} PUBLIC gRPC::grpc++ protobuf::libprotobuf)
+endfunction()

@@ -74,10 +74,6 @@ absl::StatusOr<ResourceTable::Pins> Session::PinAll(absl::Span<const StepRef> pr
 }
 
 absl::Status Session::Write(absl::Span<const WriteRef> writes) {
-  if (writes.size() > options_.max_ranges) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%d writes in one operation; the limit is %d", writes.size(), options_.max_ranges));
-  }
   std::vector<uint64_t> handles;
   handles.reserve(writes.size());
   for (const WriteRef& w : writes) handles.push_back(w.handle);

@@ -39,7 +39,8 @@ struct RangeRef {
   uint64_t length = 0;
 };
 
-// Bytes to place into a buffer at an offset.
+// Bytes to place into a buffer at an offset. Several writes may fill consecutive parts of one
+// range (a range that arrived in chunks).
 struct WriteRef {
   uint64_t handle = 0;
   uint64_t offset = 0;
@@ -56,7 +57,7 @@ class Session {
   struct Options {
     ResourceTable::Options table;
     uint64_t max_steps = 1 << 16;              // prefix + repeated steps per sequence
-    uint64_t max_ranges = 1 << 16;             // reads or writes per operation
+    uint64_t max_ranges = 1 << 16;             // reads per operation
     uint64_t max_read_bytes = ~uint64_t{0};    // bytes read back per operation
   };
 
@@ -78,8 +79,9 @@ class Session {
   absl::StatusOr<uint64_t> Size(uint64_t handle) const;
 
   // Copies every write into its buffer, then synchronizes once. All writes are checked first:
-  // NotFound (handle), OutOfRange (range past the end), InvalidArgument (too many writes);
-  // on any error nothing is written.
+  // NotFound (handle), OutOfRange (range past the end); on any error nothing is written.
+  // The number of writes is not limited here: the bytes bound it, and the wire's limit on
+  // ranges per upload is enforced where requests are assembled.
   absl::Status Write(absl::Span<const WriteRef> writes);
 
   // Reads every range, behind one synchronization. Errors as Execute's reads.

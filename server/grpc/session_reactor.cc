@@ -287,17 +287,15 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
     if (n > chunk_limit) {
       up.error = absl::InvalidArgumentError(absl::StrFormat(
           "a chunk of %d bytes exceeds the negotiated chunk size of %d bytes", n, chunk_limit));
-    } else if (n > up.expected - up.data.size()) {
+    } else if (n > up.expected - up.received) {
       up.error = absl::InvalidArgumentError(absl::StrFormat(
           "upload data exceeds the %d bytes its ranges describe", up.expected));
-    } else if (up.data.empty() && n == up.expected) {
-      up.data = std::move(*chunk.mutable_data());  // a single chunk: no copy
-    } else {
-      if (up.data.empty()) up.data.reserve(std::min<uint64_t>(up.expected, 64ull * chunk_limit));
-      up.data.append(chunk.data());
+    } else if (n > 0) {
+      up.received += n;
+      up.chunks.push_back(std::move(*chunk.mutable_data()));
     }
   }
-  if (!up.error.ok()) std::string().swap(up.data);  // keep nothing that cannot be used
+  if (!up.error.ok()) up.chunks.clear();  // keep nothing that cannot be used
   if (chunk.last()) FlushUpload(absl::OkStatus());
 }
 
@@ -306,9 +304,9 @@ void SessionReactor::FlushUpload(absl::Status interrupted) {
   upload_.reset();
   if (up.error.ok() && !interrupted.ok()) {
     up.error = std::move(interrupted);
-  } else if (up.error.ok() && up.data.size() != up.expected) {
+  } else if (up.error.ok() && up.received != up.expected) {
     up.error = absl::InvalidArgumentError(absl::StrFormat(
-        "upload ended after %d of the %d bytes its ranges describe", up.data.size(), up.expected));
+        "upload ended after %d of the %d bytes its ranges describe", up.received, up.expected));
   }
   Job job;
   job.id = up.id;
@@ -430,15 +428,41 @@ void SessionReactor::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {
 void SessionReactor::DoUpload(uint64_t id, const PendingUpload& upload, Responses* out) {
   if (!upload.error.ok()) return Reply(id, upload.error, out);
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
-  std::vector<WriteRef> writes;
-  writes.reserve(upload.ranges.size());
-  const auto* data = reinterpret_cast<const uint8_t*>(upload.data.data());
-  uint64_t position = 0;
-  for (const RangeRef& r : upload.ranges) {
-    writes.push_back(WriteRef{r.handle, r.offset, {data + position, r.length}});
-    position += r.length;
+  Session& session = ticket_->session();
+  // Check whole ranges first so that errors name the client's range, not a chunk piece.
+  for (size_t i = 0; i < upload.ranges.size(); ++i) {
+    const RangeRef& r = upload.ranges[i];
+    absl::StatusOr<uint64_t> size = session.Size(r.handle);
+    absl::Status status = size.ok() ? CheckRange(*size, r.offset, r.length, "upload")
+                                    : size.status();
+    if (!status.ok()) {
+      return Reply(id, absl::Status(status.code(), absl::StrFormat("upload range %d: %s", i,
+                                                                   status.message())),
+                   out);
+    }
   }
-  const absl::Status status = ticket_->session().Write(writes);
+  // Each range is gathered from the chunks it spans.
+  std::vector<WriteRef> writes;
+  writes.reserve(upload.ranges.size() + upload.chunks.size());
+  size_t chunk = 0;
+  uint64_t chunk_offset = 0;
+  for (const RangeRef& r : upload.ranges) {
+    uint64_t done = 0;
+    while (done < r.length) {
+      const std::string& c = upload.chunks[chunk];
+      const uint64_t n = std::min<uint64_t>(r.length - done, c.size() - chunk_offset);
+      writes.push_back(WriteRef{
+          r.handle, r.offset + done,
+          {reinterpret_cast<const uint8_t*>(c.data()) + chunk_offset, n}});
+      done += n;
+      chunk_offset += n;
+      if (chunk_offset == c.size()) {
+        ++chunk;
+        chunk_offset = 0;
+      }
+    }
+  }
+  const absl::Status status = session.Write(writes);
   if (status.ok()) stats_.bytes_up += upload.expected;
   Reply(id, status, out);
 }

@@ -43,11 +43,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   };
 
   // An upload whose chunks are still arriving.
+  // The data stays in the chunks it arrived in (moved out of the parsed messages, never
+  // copied) until the device copy gathers it.
   struct PendingUpload {
     uint64_t id = 0;
     std::vector<RangeRef> ranges;
     uint64_t expected = 0;
-    std::string data;
+    uint64_t received = 0;
+    std::vector<std::string> chunks;
     absl::Status error;
   };
 

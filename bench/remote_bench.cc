@@ -1,0 +1,244 @@
+// Remote dispatch against a bare gRPC baseline, on the same machine in the same run.
+//
+//   latency:    4-byte ranged read through RemoteDispatch vs a bare streaming ping-pong of a
+//               4-byte message (p50, p99; rounds alternate so drift hits both equally)
+//   throughput: UploadMany of one large buffer vs streaming the same bytes through a bare
+//               client stream in messages of the same chunk size, and vs memcpy
+//
+// Both servers run in this process on loopback TCP: sluiced's service over the CPU device, and
+// a minimal echo service. Prints a table and the ratios against the targets of DESIGN.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/remote_dispatch.h"
+#include "echo.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "server/core/cpu_device.h"
+#include "server/grpc/daemon.h"
+
+ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");
+ABSL_FLAG(int, latency_samples, 1000, "samples per method per round");
+ABSL_FLAG(int, upload_mib, 256, "bytes per throughput transfer, in MiB");
+ABSL_FLAG(int, upload_repeats, 5, "throughput transfers per method (the median is reported)");
+
+namespace sluice::bench {
+namespace {
+
+constexpr int kChunk = 1 << 20;
+
+class PingPongReactor : public grpc::ServerBidiReactor<Blob, Blob> {
+ public:
+  PingPongReactor() { StartRead(&blob_); }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    StartWrite(&blob_);
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::CANCELLED);
+      return;
+    }
+    StartRead(&blob_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  Blob blob_;
+};
+
+class SinkReactor : public grpc::ServerReadReactor<Blob> {
+ public:
+  explicit SinkReactor(Ack* ack) : ack_(ack) { StartRead(&blob_); }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      ack_->set_bytes(bytes_);
+      Finish(grpc::Status::OK);
+      return;
+    }
+    bytes_ += blob_.data().size();
+    StartRead(&blob_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  Ack* ack_;
+  Blob blob_;
+  uint64_t bytes_ = 0;
+};
+
+class EchoService final : public Echo::CallbackService {
+  grpc::ServerBidiReactor<Blob, Blob>* PingPong(grpc::CallbackServerContext*) override {
+    return new PingPongReactor();
+  }
+  grpc::ServerReadReactor<Blob>* Sink(grpc::CallbackServerContext*, Ack* ack) override {
+    return new SinkReactor(ack);
+  }
+};
+
+double Percentile(std::vector<double> samples, double p) {
+  std::sort(samples.begin(), samples.end());
+  return samples[static_cast<size_t>(p * (samples.size() - 1))];
+}
+
+double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+
+double NowUs() {
+  return absl::ToDoubleMicroseconds(absl::Now() - absl::UnixEpoch());
+}
+
+int Main() {
+  // The echo baseline server.
+  EchoService echo;
+  int echo_port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &echo_port);
+  builder.RegisterService(&echo);
+  builder.SetMaxReceiveMessageSize(8 << 20);
+  std::unique_ptr<grpc::Server> echo_server = builder.BuildAndStart();
+  // The Sluice daemon over the CPU device.
+  absl::StatusOr<std::shared_ptr<CpuDevice>> device = CpuDevice::Create({});
+  if (!device.ok() || echo_server == nullptr) return 1;
+  DaemonOptions options;
+  options.listen = "127.0.0.1:0";
+  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(*device, options);
+  if (!daemon.ok()) {
+    std::fprintf(stderr, "%s\n", daemon.status().ToString().c_str());
+    return 1;
+  }
+  const std::string echo_address = "127.0.0.1:" + std::to_string(echo_port);
+
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto echo_channel =
+      grpc::CreateCustomChannel(echo_address, grpc::InsecureChannelCredentials(), args);
+  auto echo_stub = Echo::NewStub(echo_channel);
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote = RemoteDispatch::Connect(
+      {.target = (*daemon)->address(), .client_name = "bench", .chunk_size = kChunk});
+  if (!remote.ok()) {
+    std::fprintf(stderr, "%s\n", remote.status().ToString().c_str());
+    return 1;
+  }
+  RemoteDispatch& d = **remote;
+
+  // ---- Latency ----
+  grpc::ClientContext ping_context;
+  auto ping_stream = echo_stub->PingPong(&ping_context);
+  Blob ping;
+  ping.set_data(std::string(4, 'x'));
+  Blob pong;
+  absl::StatusOr<Resource> small = d.Allocate(64 << 20);
+  if (!small.ok()) return 1;
+  std::vector<uint8_t> out;
+  out.reserve(64);
+  std::vector<double> bare_us, read_us, ping_us;
+  const int rounds = absl::GetFlag(FLAGS_latency_rounds);
+  const int samples = absl::GetFlag(FLAGS_latency_samples);
+  for (int warm = 0; warm < 200; ++warm) {
+    ping_stream->Write(ping);
+    ping_stream->Read(&pong);
+    d.DownloadRangeInto(*small, 4096, 4, &out).IgnoreError();
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < samples; ++i) {
+      const double t0 = NowUs();
+      ping_stream->Write(ping);
+      ping_stream->Read(&pong);
+      bare_us.push_back(NowUs() - t0);
+    }
+    for (int i = 0; i < samples; ++i) {
+      const double t0 = NowUs();
+      if (!d.DownloadRangeInto(*small, (32 << 20) + 4 * i, 4, &out).ok()) return 1;
+      read_us.push_back(NowUs() - t0);
+    }
+    for (int i = 0; i < samples / 4; ++i) {
+      const double t0 = NowUs();
+      if (!d.Ping(4).ok()) return 1;
+      ping_us.push_back(NowUs() - t0);
+    }
+  }
+  ping_stream->WritesDone();
+  ping_stream->Finish().IgnoreError();
+
+  // ---- Throughput ----
+  const size_t bytes = static_cast<size_t>(absl::GetFlag(FLAGS_upload_mib)) << 20;
+  std::vector<uint8_t> payload(bytes);
+  for (size_t i = 0; i < bytes; i += 4096) payload[i] = static_cast<uint8_t>(i >> 12);
+  absl::StatusOr<Resource> big = d.Allocate(bytes);
+  if (!big.ok()) return 1;
+  std::vector<uint8_t> copy_target(bytes, 1);
+  std::vector<double> memcpy_gbs, bare_gbs, upload_gbs;
+  Blob chunk;
+  for (int r = 0; r < absl::GetFlag(FLAGS_upload_repeats); ++r) {
+    double t0 = NowUs();
+    std::memcpy(copy_target.data(), payload.data(), bytes);
+    memcpy_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
+
+    t0 = NowUs();
+    {
+      grpc::ClientContext context;
+      Ack ack;
+      auto writer = echo_stub->Sink(&context, &ack);
+      for (size_t offset = 0; offset < bytes; offset += kChunk) {
+        chunk.mutable_data()->assign(reinterpret_cast<const char*>(payload.data()) + offset,
+                                     std::min<size_t>(kChunk, bytes - offset));
+        writer->Write(chunk);
+      }
+      writer->WritesDone();
+      if (!writer->Finish().ok() || ack.bytes() != bytes) return 1;
+    }
+    bare_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
+
+    t0 = NowUs();
+    if (!d.UploadMany({{*big, payload}}).ok()) return 1;
+    upload_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
+  }
+
+  const double bare_p50 = Percentile(bare_us, 0.5), bare_p99 = Percentile(bare_us, 0.99);
+  const double read_p50 = Percentile(read_us, 0.5), read_p99 = Percentile(read_us, 0.99);
+  std::printf("Remote dispatch vs bare gRPC on loopback (%d samples per latency method)\n\n",
+              rounds * samples);
+  std::printf("%-46s %10s %10s\n", "latency (microseconds)", "p50", "p99");
+  std::printf("%-46s %10.1f %10.1f\n", "bare gRPC streaming ping-pong, 4 B", bare_p50, bare_p99);
+  std::printf("%-46s %10.1f %10.1f\n", "RemoteDispatch 4 B ranged read (64 MiB buffer)",
+              read_p50, read_p99);
+  std::printf("%-46s %10.1f %10.1f\n", "RemoteDispatch session ping, 4 B",
+              Percentile(ping_us, 0.5), Percentile(ping_us, 0.99));
+  std::printf("\n%-46s %10s\n", "throughput (GB/s, median)", "");
+  const double mem = Median(memcpy_gbs), bare = Median(bare_gbs), up = Median(upload_gbs);
+  std::printf("%-46s %10.2f\n", "memcpy", mem);
+  std::printf("%-46s %10.2f\n", "bare gRPC client stream, 1 MiB messages", bare);
+  std::printf("%-46s %10.2f\n", "RemoteDispatch UploadMany, 1 MiB chunks", up);
+  std::printf("\nratios (target in brackets)\n");
+  std::printf("ranged read p50 / bare ping-pong p50      %6.2fx  [<= 1.30x] %s\n",
+              read_p50 / bare_p50, read_p50 / bare_p50 <= 1.3 ? "met" : "MISSED");
+  std::printf("ranged read p99 / bare ping-pong p99      %6.2fx\n", read_p99 / bare_p99);
+  std::printf("upload / bare stream                      %6.2fx  [>= 0.80x] %s\n", up / bare,
+              up / bare >= 0.8 ? "met" : "MISSED");
+  std::printf("upload / memcpy                           %6.3fx\n", up / mem);
+
+  remote->reset();
+  (*daemon)->Shutdown(absl::Seconds(5));
+  echo_server->Shutdown();
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return sluice::bench::Main();
+}
