@@ -9,3 +9,11 @@ ensure_packages
 configure_and_build
 log "running tests"
 ctest --test-dir "$BUILD" --output-on-failure -j "$(jobs)" --timeout 600
+
+# Lock annotations are checked by clang's -Wthread-safety (the tsa preset), compile only.
+if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_TSA:-0}" != 1 ]; then
+  log "checking lock annotations (clang -Wthread-safety -Werror)"
+  [ -f "$ROOT/build-tsa/build.ninja" ] || cmake --preset tsa >/dev/null
+  cmake --build "$ROOT/build-tsa" -j "$(jobs)" >/dev/null
+fi
+log "all tests passed"

@@ -262,8 +262,8 @@ void SessionReactor::Accept(v1::SessionRequest& request) {
 void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
   v1::UploadRequest& chunk = *request.mutable_upload();
   if (!upload_.has_value()) {
-    PendingUpload& up = upload_.emplace();
-    up.id = request.id();
+    upload_ = PendingUpload{.id = request.id()};
+    PendingUpload& up = *upload_;
     if (static_cast<uint64_t>(chunk.ranges_size()) > limits_.max_ranges) {
       up.error = absl::InvalidArgumentError(absl::StrFormat(
           "%d ranges in one upload; the limit is %d", chunk.ranges_size(), limits_.max_ranges));
