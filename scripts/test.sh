@@ -14,6 +14,9 @@ ctest --test-dir "$BUILD" --output-on-failure -j "$(jobs)" --timeout 600
 if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_TSA:-0}" != 1 ]; then
   log "checking lock annotations (clang -Wthread-safety -Werror)"
   [ -f "$ROOT/build-tsa/build.ninja" ] || cmake --preset tsa >/dev/null
-  cmake --build "$ROOT/build-tsa" -j "$(jobs)" >/dev/null
+  if ! output=$(cmake --build "$ROOT/build-tsa" -j "$(jobs)" 2>&1); then
+    printf '%s\n' "$output" | grep -E -A3 "error|FAILED" | head -60
+    exit 1
+  fi
 fi
 log "all tests passed"
