@@ -76,6 +76,15 @@ SLUICE_HD inline uint64_t CompareExchange(uint64_t* p, uint64_t expected, uint64
 #endif
 }
 
+// Stores `v` and returns the previous value.
+SLUICE_HD inline uint64_t Exchange(uint64_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  return atomicExch(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+#else
+  return std::atomic_ref<uint64_t>(*p).exchange(v, std::memory_order_relaxed);
+#endif
+}
+
 // A load that may race with atomic updates from other threads of the same pass.
 SLUICE_HD inline uint32_t Load(const uint32_t* p) {
 #if defined(__CUDA_ARCH__)

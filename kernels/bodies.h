@@ -7,6 +7,7 @@
 
 #include "kernels/bodies/basic.h"
 #include "kernels/bodies/bfs.h"
+#include "kernels/bodies/ifds.h"
 
 // X(enumerator, body type)
 #define SLUICE_KERNEL_BODIES(X)                                   \
@@ -22,7 +23,23 @@
   X(kCompactU32Scatter, ::sluice::kernels::CompactU32Scatter)     \
   X(kBfsExpand, ::sluice::kernels::BfsExpand)                     \
   X(kBfsAdvanceCopy, ::sluice::kernels::BfsAdvanceCopy)           \
-  X(kBfsAdvanceFinish, ::sluice::kernels::BfsAdvanceFinish)
+  X(kBfsAdvanceFinish, ::sluice::kernels::BfsAdvanceFinish)     \
+  X(kIfdsSeed, ::sluice::kernels::ifds::Seed)                     \
+  X(kIfdsPeDelta, ::sluice::kernels::ifds::PeDelta)               \
+  X(kIfdsIncDelta, ::sluice::kernels::ifds::IncDelta)             \
+  X(kIfdsEsDelta, ::sluice::kernels::ifds::EsDelta)               \
+  X(kIfdsSumDelta, ::sluice::kernels::ifds::SumDelta)             \
+  X(kIfdsIndexPe, ::sluice::kernels::ifds::IndexPass<0>)          \
+  X(kIfdsIndexInc, ::sluice::kernels::ifds::IndexPass<1>)         \
+  X(kIfdsIndexEs, ::sluice::kernels::ifds::IndexPass<2>)          \
+  X(kIfdsIndexSum, ::sluice::kernels::ifds::IndexPass<3>)         \
+  X(kIfdsAdvance, ::sluice::kernels::ifds::Advance)               \
+  X(kIfdsRebuildPe, ::sluice::kernels::ifds::RebuildPass<0>)      \
+  X(kIfdsRebuildInc, ::sluice::kernels::ifds::RebuildPass<1>)     \
+  X(kIfdsRebuildEs, ::sluice::kernels::ifds::RebuildPass<2>)      \
+  X(kIfdsRebuildSum, ::sluice::kernels::ifds::RebuildPass<3>)     \
+  X(kIfdsMarkIndexed, ::sluice::kernels::ifds::MarkIndexed)       \
+  X(kIfdsResults, ::sluice::kernels::ifds::Results)
 
 namespace sluice {
 

@@ -97,6 +97,146 @@ absl::Status ValidateBfsExpand(const KernelCall& call) {
   return absl::OkStatus();
 }
 
+bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// The eighteen bindings every IFDS solver kernel takes (kernels/bodies/ifds.h).
+std::vector<BindingSpec> IfdsBindings() {
+  namespace k = kernels::ifds;
+  std::vector<BindingSpec> b(k::kNumBindings);
+  b[k::kGraph] = {"graph", 4, Access::kRead, k::GraphLayout::kHeaderWords,
+                  "the compiled problem: header and sections"};
+  static const char* const set_names[] = {"pe_set", "inc_set", "es_set", "sum_set"};
+  static const char* const list_names[] = {"pe_list", "inc_list", "es_list", "sum_list"};
+  static const char* const key_names[] = {"mpe_keys", "minc_keys", "mes_keys", "msum_keys"};
+  static const char* const entry_names[] = {"mpe_entries", "minc_entries", "mes_entries",
+                                            "msum_entries"};
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    b[k::kPeSet + 2 * r] = {set_names[r], 8, Access::kReadWrite, 2,
+                            "hash set of packed tuples; a power-of-two number of slots"};
+    b[k::kPeList + 2 * r] = {list_names[r], 8, Access::kReadWrite, 1,
+                             "append-only list of the relation's tuples"};
+  }
+  for (int m = 0; m < k::kNumIndexes; ++m) {
+    b[k::kMpeKeys + 2 * m] = {key_names[m], 8, Access::kReadWrite, 4,
+                              "index key table: [key, head] pairs, a power-of-two count"};
+    b[k::kMpeEntries + 2 * m] = {entry_names[m], 8, Access::kReadWrite, 2,
+                                 "index entries: [value, next] pairs"};
+  }
+  b[k::kState] = {"state", 4, Access::kReadWrite, k::State::kSlots,
+                  "status, iteration, per-relation counts and deltas, per-index counts"};
+  return b;
+}
+
+absl::Status ValidateIfdsTables(const KernelCall& call) {
+  namespace k = kernels::ifds;
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    const uint64_t slots = call.binding_bytes[k::kPeSet + 2 * r] / 8;
+    if (!IsPowerOfTwo(slots)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "IFDS: set binding %d holds %d slots; it must be a power of two", k::kPeSet + 2 * r,
+          slots));
+    }
+  }
+  for (int m = 0; m < k::kNumIndexes; ++m) {
+    const uint64_t slots = call.binding_bytes[k::kMpeKeys + 2 * m] / 16;
+    if (!IsPowerOfTwo(slots)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "IFDS: index key binding %d holds %d slots; it must be a power of two",
+          k::kMpeKeys + 2 * m, slots));
+    }
+  }
+  return absl::OkStatus();
+}
+
+ThreadRule StateRange(uint32_t end_slot, int base_slot, int cap_binding) {
+  return ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
+                    .source = kernels::ifds::kState,
+                    .count_index = end_slot,
+                    .cap_binding = cap_binding,
+                    .base_index = base_slot};
+}
+
+void AddIfdsKernels(std::vector<KernelSpec>* k) {
+  namespace ifds = kernels::ifds;
+  using S = ifds::State;
+  const auto spec = [&](std::string_view name, std::string_view summary,
+                        std::vector<PassSpec> passes, std::string_view grid) {
+    k->push_back(KernelSpec{.name = name,
+                            .version = 1,
+                            .summary = summary,
+                            .bindings = IfdsBindings(),
+                            .params = {},
+                            .passes = std::move(passes),
+                            .default_grid = grid,
+                            .validate = ValidateIfdsTables});
+  };
+  spec("ifds_seed", "IFDS seed scatter: a path edge (d, s, d) per seed",
+       {{BodyId::kIfdsSeed, ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
+                                       .source = ifds::kGraph,
+                                       .count_index = ifds::GraphLayout::kSeeds,
+                                       .cap_binding = ifds::kGraph}}},
+       "one thread per seed (graph header)");
+  const auto delta = [&](std::string_view name, std::string_view summary, BodyId body, int r) {
+    spec(name, summary,
+         {{body, StateRange(S::DeltaEnd(r), static_cast<int>(S::DeltaBegin(r)),
+                            ifds::kPeList + 2 * r)}},
+         "one thread per delta tuple (state, read on the device)");
+  };
+  delta("ifds_pe_delta",
+        "IFDS: new path edges through intraprocedural edges, calls, summaries and exits",
+        BodyId::kIfdsPeDelta, ifds::kPe);
+  delta("ifds_inc_delta", "IFDS: new incoming calls joined with end summaries",
+        BodyId::kIfdsIncDelta, ifds::kInc);
+  delta("ifds_es_delta", "IFDS: new end summaries joined with incoming calls",
+        BodyId::kIfdsEsDelta, ifds::kEs);
+  delta("ifds_sum_delta", "IFDS: new summary edges joined with path edges at call nodes",
+        BodyId::kIfdsSumDelta, ifds::kSum);
+  std::vector<PassSpec> index, rebuild;
+  const BodyId index_bodies[] = {BodyId::kIfdsIndexPe, BodyId::kIfdsIndexInc,
+                                 BodyId::kIfdsIndexEs, BodyId::kIfdsIndexSum};
+  const BodyId rebuild_bodies[] = {BodyId::kIfdsRebuildPe, BodyId::kIfdsRebuildInc,
+                                   BodyId::kIfdsRebuildEs, BodyId::kIfdsRebuildSum};
+  for (int r = 0; r < ifds::kNumRelations; ++r) {
+    index.push_back({index_bodies[r], StateRange(S::Count(r), static_cast<int>(S::Indexed(r)),
+                                                 ifds::kPeList + 2 * r)});
+    rebuild.push_back({rebuild_bodies[r], StateRange(S::Count(r), -1, ifds::kPeList + 2 * r)});
+  }
+  spec("ifds_index", "IFDS: index the tuples appended since the last index pass",
+       std::move(index), "per relation, one thread per unindexed tuple");
+  spec("ifds_advance", "IFDS: the tuples appended this iteration become the next delta",
+       {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");
+  spec("ifds_rebuild", "IFDS: re-insert every listed tuple into fresh (grown) sets",
+       std::move(rebuild), "per relation, one thread per listed tuple");
+  spec("ifds_mark_indexed", "IFDS: mark whole lists indexed after a rebuild",
+       {{BodyId::kIfdsMarkIndexed, OneThread()}}, "one thread");
+
+  k->push_back(KernelSpec{
+      .name = "ifds_results",
+      .version = 1,
+      .summary = "IFDS: the distinct (node, fact) pairs of every path edge, compacted",
+      .bindings = {{"pe_list", 8, Access::kRead, 1, "the path-edge list"},
+                   {"state", 4, Access::kRead, ifds::State::kSlots, "the solver state"},
+                   {"set", 8, Access::kReadWrite, 2, "hash set; a power-of-two slot count"},
+                   {"out", 8, Access::kWrite, 1, "results: node << 16 | fact"},
+                   {"out_state", 4, Access::kReadWrite, 2, "u32[2]: result count, status"}},
+      .params = {},
+      .passes = {{BodyId::kIfdsResults,
+                  ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
+                             .source = ifds::Results::kSolverState,
+                             .count_index = S::Count(ifds::kPe),
+                             .cap_binding = ifds::Results::kList}}},
+      .default_grid = "one thread per path edge",
+      .validate =
+          [](const KernelCall& call) {
+            if (!IsPowerOfTwo(call.binding_bytes[kernels::ifds::Results::kSet] / 8)) {
+              return absl::InvalidArgumentError(
+                  "ifds_results: the set must hold a power-of-two number of slots");
+            }
+            return absl::OkStatus();
+          },
+  });
+}
+
 std::vector<KernelSpec> BuiltinKernels() {
   std::vector<KernelSpec> k;
   const BindingSpec kStatusBinding{"status", 4, Access::kReadWrite, 1,
@@ -231,6 +371,7 @@ std::vector<KernelSpec> BuiltinKernels() {
                  {BodyId::kBfsAdvanceFinish, OneThread()}},
       .default_grid = "state[1] threads (read on the device), then one thread",
   });
+  AddIfdsKernels(&k);
   return k;
 }
 
@@ -320,7 +461,9 @@ absl::Status KernelCatalog::Validate(const KernelSpec& spec, const KernelCall& c
           spec.params[rule.source].name));
     }
     if (rule.kind == ThreadRule::Kind::kCountInBinding &&
-        rule.count_index >= call.binding_bytes[rule.source] / 4) {
+        (rule.count_index >= call.binding_bytes[rule.source] / 4 ||
+         (rule.base_index >= 0 &&
+          static_cast<uint64_t>(rule.base_index) >= call.binding_bytes[rule.source] / 4))) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: count slot %d is outside binding %s", spec.name, rule.count_index,
           spec.bindings[rule.source].name));
@@ -351,7 +494,8 @@ std::vector<PassLaunch> KernelCatalog::Plan(const KernelSpec& spec, const Kernel
   passes.reserve(spec.passes.size());
   for (const PassSpec& pass : spec.passes) {
     const ThreadRule& rule = pass.threads;
-    ThreadCount count{.fixed = 0, .count_binding = -1, .count_index = 0, .divisor = 1, .cap = 0};
+    ThreadCount count{.fixed = 0, .count_binding = -1, .count_index = 0, .divisor = 1, .cap = 0,
+                      .base_index = -1};
     const uint64_t divisor = rule.divisor;
     switch (rule.kind) {
       case ThreadRule::Kind::kOne:
@@ -369,6 +513,7 @@ std::vector<PassLaunch> KernelCatalog::Plan(const KernelSpec& spec, const Kernel
       case ThreadRule::Kind::kCountInBinding: {
         count.count_binding = rule.source;
         count.count_index = rule.count_index;
+        count.base_index = rule.base_index;
         count.divisor = rule.divisor;
         const uint64_t cap_elements =
             rule.cap_binding < 0
@@ -384,7 +529,8 @@ std::vector<PassLaunch> KernelCatalog::Plan(const KernelSpec& spec, const Kernel
                           .count_binding = -1,
                           .count_index = 0,
                           .divisor = 1,
-                          .cap = 0};
+                          .cap = 0,
+                          .base_index = -1};
     }
     passes.push_back(PassLaunch{pass.body, count});
   }

@@ -57,6 +57,7 @@ struct ThreadRule {
   uint32_t divisor = 1;  // threads = ceil(base / divisor)
   int cap_binding = -1;
   bool overridable = false;  // a grid override replaces this pass's count
+  int base_index = -1;       // kCountInBinding: threads = source[count_index] - source[base_index]
 };
 
 struct PassSpec {

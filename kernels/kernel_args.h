@@ -52,6 +52,7 @@ struct KernelArgs {
 
 // How many threads a pass runs. Either a fixed count, or a u32 count read from a binding when
 // the pass starts (indirect dispatch: the count was produced on the device by an earlier step),
+// less the u32 at `base_index` when that is set (a range [base, count) of device counters),
 // divided by `divisor` (rounded up) and clamped to `cap`.
 struct ThreadCount {
   uint64_t fixed;
@@ -59,11 +60,16 @@ struct ThreadCount {
   uint32_t count_index;   // element index of the u32 count; validated before launch
   uint32_t divisor;       // >= 1
   uint64_t cap;           // upper bound for the indirect case
+  int32_t base_index;     // -1: none; else the count is count[count_index] - count[base_index]
 
   SLUICE_HD uint64_t Resolve(const KernelArgs& args) const {
     if (count_binding < 0) return fixed;
     const uint32_t* counts = reinterpret_cast<const uint32_t*>(args.binding[count_binding].data);
-    const uint64_t count = atomics::Load(counts + count_index);
+    uint64_t count = atomics::Load(counts + count_index);
+    if (base_index >= 0) {
+      const uint64_t base = atomics::Load(counts + base_index);
+      count = count > base ? count - base : 0;
+    }
     const uint64_t threads = (count + divisor - 1) / divisor;
     return threads < cap ? threads : cap;
   }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "client/resident_buffers.h"
 #include "kernels/bodies/bfs.h"
 #include "kernels/kernel_args.h"
 
@@ -15,24 +16,6 @@ namespace {
 absl::Span<const uint8_t> Bytes(const std::vector<uint32_t>& v) {
   return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(uint32_t)};
 }
-
-// Frees every buffer it holds when it goes out of scope, so an error path leaks nothing.
-class Buffers {
- public:
-  explicit Buffers(ResidentDispatch& dispatch) : dispatch_(dispatch) {}
-  ~Buffers() {
-    for (const Resource& r : held_) dispatch_.Free(r).IgnoreError();
-  }
-  absl::StatusOr<Resource> Allocate(size_t bytes) {
-    ASSIGN_OR_RETURN(Resource r, dispatch_.Allocate(bytes));
-    held_.push_back(r);
-    return r;
-  }
-
- private:
-  ResidentDispatch& dispatch_;
-  std::vector<Resource> held_;
-};
 
 }  // namespace
 
@@ -85,7 +68,7 @@ absl::StatusOr<BfsResult> ResidentBfs(ResidentDispatch& dispatch, const CsrGraph
   const uint32_t n = graph.nodes;
   const size_t words = (uint64_t{n} + 31) / 32;
 
-  Buffers buffers(dispatch);
+  ResidentBuffers buffers(dispatch);
   ASSIGN_OR_RETURN(Resource rows, buffers.Allocate(graph.row_offsets.size() * 4));
   ASSIGN_OR_RETURN(Resource columns, buffers.Allocate(graph.columns.size() * 4));
   ASSIGN_OR_RETURN(Resource visited, buffers.Allocate(words * 4));

@@ -1,0 +1,279 @@
+#include "ifds/binary_format.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ifds/text_format.h"
+
+namespace sluice::ifds {
+namespace {
+
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kHasNames = 1;
+
+enum Count {
+  kFacts, kNodes, kProcedures, kFlows, kEdges, kCallSites, kCallees, kSeeds,
+  kKills, kGens, kPairs, kNumCounts
+};
+
+void PutU32(std::string* out, uint32_t v) {
+  char b[4];
+  std::memcpy(b, &v, 4);  // the format is little-endian, like every machine Sluice runs on
+  out->append(b, 4);
+}
+void PutU64(std::string* out, uint64_t v) {
+  char b[8];
+  std::memcpy(b, &v, 8);
+  out->append(b, 8);
+}
+void PutName(std::string* out, const std::string& name) {
+  PutU32(out, static_cast<uint32_t>(name.size()));
+  out->append(name);
+}
+
+// A bounds-checked cursor over the input.
+class Reader {
+ public:
+  Reader(std::string_view bytes, std::string_view file) : bytes_(bytes), file_(file) {}
+  absl::Status Error(const std::string& what) const {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: byte %d: %s", file_, position_, what));
+  }
+  bool U32(uint32_t* v) { return Raw(v, 4); }
+  bool U64(uint64_t* v) { return Raw(v, 8); }
+  bool Bytes(size_t n, std::string_view* out) {
+    if (n > bytes_.size() - position_) return false;
+    *out = bytes_.substr(position_, n);
+    position_ += n;
+    return true;
+  }
+  uint64_t left() const { return bytes_.size() - position_; }
+
+ private:
+  bool Raw(void* v, size_t n) {
+    if (n > bytes_.size() - position_) return false;
+    std::memcpy(v, bytes_.data() + position_, n);
+    position_ += n;
+    return true;
+  }
+  std::string_view bytes_;
+  std::string_view file_;
+  size_t position_ = 0;
+};
+
+}  // namespace
+
+std::string WriteBinary(const Problem& p, bool names) {
+  std::string out(kBinaryMagic);
+  PutU32(&out, kVersion);
+  PutU32(&out, names ? kHasNames : 0);
+  uint64_t callees = 0, kills = 0, gens = 0, pairs = 0;
+  for (const CallSite& c : p.call_sites) callees += c.callees.size();
+  for (const Flow& f : p.flows) {
+    kills += f.kills.size();
+    gens += f.gens.size();
+    pairs += f.pairs.size();
+  }
+  for (uint64_t v : {uint64_t{p.fact_names.size()}, uint64_t{p.node_names.size()},
+                     uint64_t{p.procedures.size()}, uint64_t{p.flows.size()},
+                     uint64_t{p.edges.size()}, uint64_t{p.call_sites.size()}, callees,
+                     uint64_t{p.seeds.size()}, kills, gens, pairs}) {
+    PutU64(&out, v);
+  }
+  for (uint32_t q : p.node_procedure) PutU32(&out, q);
+  for (const Procedure& q : p.procedures) {
+    PutU32(&out, q.start);
+    PutU32(&out, q.exit);
+  }
+  for (const Flow& f : p.flows) {
+    PutU32(&out, f.identity ? 1 : 0);
+    PutU32(&out, static_cast<uint32_t>(f.kills.size()));
+    PutU32(&out, static_cast<uint32_t>(f.gens.size()));
+    PutU32(&out, static_cast<uint32_t>(f.pairs.size()));
+  }
+  for (const Flow& f : p.flows) {
+    for (uint32_t d : f.kills) PutU32(&out, d);
+    for (uint32_t d : f.gens) PutU32(&out, d);
+    for (const auto& [a, b] : f.pairs) {
+      PutU32(&out, a);
+      PutU32(&out, b);
+    }
+  }
+  for (const Edge& e : p.edges) {
+    PutU32(&out, e.from);
+    PutU32(&out, e.to);
+    PutU32(&out, e.flow);
+  }
+  for (const CallSite& c : p.call_sites) {
+    PutU32(&out, c.call);
+    PutU32(&out, c.return_site);
+    PutU32(&out, c.call_to_return_flow);
+    PutU32(&out, static_cast<uint32_t>(c.callees.size()));
+  }
+  for (const CallSite& c : p.call_sites) {
+    for (const Callee& callee : c.callees) {
+      PutU32(&out, callee.procedure);
+      PutU32(&out, callee.call_flow);
+      PutU32(&out, callee.return_flow);
+    }
+  }
+  for (const auto& [n, d] : p.seeds) {
+    PutU32(&out, n);
+    PutU32(&out, d);
+  }
+  if (names) {
+    for (const std::string& n : p.fact_names) PutName(&out, n);
+    for (const std::string& n : p.node_names) PutName(&out, n);
+    for (const Procedure& q : p.procedures) PutName(&out, q.name);
+  }
+  return out;
+}
+
+absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view filename) {
+  Reader in(bytes, filename);
+  std::string_view magic;
+  if (!in.Bytes(kBinaryMagic.size(), &magic) || magic != kBinaryMagic) {
+    return in.Error("not a Sluice binary IFDS file (bad magic)");
+  }
+  uint32_t version = 0, flags = 0;
+  if (!in.U32(&version) || !in.U32(&flags)) return in.Error("truncated header");
+  if (version != kVersion) {
+    return in.Error(absl::StrFormat("format version %d; this reader knows %d", version, kVersion));
+  }
+  if ((flags & ~kHasNames) != 0) return in.Error("unknown header flags");
+  uint64_t n[kNumCounts];
+  for (uint64_t& c : n) {
+    if (!in.U64(&c)) return in.Error("truncated header");
+  }
+  if (n[kFacts] == 0 || n[kFacts] > kMaxFacts) return in.Error("fact count out of range");
+  if (n[kNodes] > kMaxNodes) return in.Error("node count out of range");
+  // Every array element takes at least 4 bytes: no count may promise more than the file holds,
+  // which also keeps every product below 2^64.
+  const uint64_t words = in.left() / 4;
+  uint64_t needed = 0;
+  const uint64_t widths[kNumCounts] = {0, 1, 2, 4, 3, 4, 3, 2, 1, 1, 2};
+  for (int k = 0; k < kNumCounts; ++k) {
+    if (n[k] > words) return in.Error("a count promises more data than the file holds");
+    needed += n[k] * widths[k];  // each term <= 4 * words, and `needed` stays <= words
+    if (needed > words) return in.Error("the arrays the header promises are truncated");
+  }
+
+  Problem p;
+  uint32_t v = 0;
+  p.node_procedure.resize(n[kNodes]);
+  for (uint32_t& q : p.node_procedure) in.U32(&q);
+  p.procedures.resize(n[kProcedures]);
+  for (Procedure& q : p.procedures) {
+    in.U32(&q.start);
+    in.U32(&q.exit);
+  }
+  p.flows.resize(n[kFlows]);
+  std::vector<uint32_t> sizes(n[kFlows] * 3);
+  uint64_t kills = 0, gens = 0, pairs = 0;
+  for (size_t f = 0; f < p.flows.size(); ++f) {
+    in.U32(&v);
+    if (v > 1) return in.Error("flow identity flag must be 0 or 1");
+    p.flows[f].identity = v == 1;
+    in.U32(&sizes[3 * f]);
+    in.U32(&sizes[3 * f + 1]);
+    in.U32(&sizes[3 * f + 2]);
+    kills += sizes[3 * f];
+    gens += sizes[3 * f + 1];
+    pairs += sizes[3 * f + 2];
+  }
+  if (kills != n[kKills] || gens != n[kGens] || pairs != n[kPairs]) {
+    return in.Error("flow sizes disagree with the header's totals");
+  }
+  for (size_t f = 0; f < p.flows.size(); ++f) {
+    Flow& flow = p.flows[f];
+    flow.kills.resize(sizes[3 * f]);
+    for (uint32_t& d : flow.kills) in.U32(&d);
+    flow.gens.resize(sizes[3 * f + 1]);
+    for (uint32_t& d : flow.gens) in.U32(&d);
+    flow.pairs.resize(sizes[3 * f + 2]);
+    for (auto& [a, b] : flow.pairs) {
+      in.U32(&a);
+      in.U32(&b);
+    }
+  }
+  p.edges.resize(n[kEdges]);
+  for (Edge& e : p.edges) {
+    in.U32(&e.from);
+    in.U32(&e.to);
+    in.U32(&e.flow);
+  }
+  p.call_sites.resize(n[kCallSites]);
+  uint64_t callees = 0;
+  std::vector<uint32_t> callee_counts(p.call_sites.size());
+  for (size_t c = 0; c < p.call_sites.size(); ++c) {
+    in.U32(&p.call_sites[c].call);
+    in.U32(&p.call_sites[c].return_site);
+    in.U32(&p.call_sites[c].call_to_return_flow);
+    in.U32(&callee_counts[c]);
+    callees += callee_counts[c];
+  }
+  if (callees != n[kCallees]) return in.Error("callee counts disagree with the header's total");
+  for (size_t c = 0; c < p.call_sites.size(); ++c) {
+    p.call_sites[c].callees.resize(callee_counts[c]);
+    for (Callee& callee : p.call_sites[c].callees) {
+      in.U32(&callee.procedure);
+      in.U32(&callee.call_flow);
+      in.U32(&callee.return_flow);
+    }
+  }
+  p.seeds.resize(n[kSeeds]);
+  for (auto& [node, fact] : p.seeds) {
+    in.U32(&node);
+    in.U32(&fact);
+  }
+  if ((flags & kHasNames) != 0) {
+    const auto read_names = [&](uint64_t count, std::vector<std::string>* names) -> absl::Status {
+      names->reserve(count);
+      absl::flat_hash_set<std::string_view> seen;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint32_t length = 0;
+        std::string_view name;
+        if (!in.U32(&length) || !in.Bytes(length, &name)) return in.Error("truncated names");
+        if (!IsValidName(name)) return in.Error("a name holds characters names may not");
+        if (!seen.insert(name).second) {
+          return in.Error(absl::StrFormat("the name '%s' is used twice", name));
+        }
+        names->emplace_back(name);
+      }
+      return absl::OkStatus();
+    };
+    std::vector<std::string> procedure_names;
+    if (absl::Status s = read_names(n[kFacts], &p.fact_names); !s.ok()) return s;
+    if (absl::Status s = read_names(n[kNodes], &p.node_names); !s.ok()) return s;
+    if (absl::Status s = read_names(n[kProcedures], &procedure_names); !s.ok()) return s;
+    for (size_t q = 0; q < p.procedures.size(); ++q) p.procedures[q].name = procedure_names[q];
+  } else {
+    p.fact_names.push_back("0");
+    for (uint64_t d = 1; d < n[kFacts]; ++d) p.fact_names.push_back(absl::StrCat("f", d));
+    for (uint64_t node = 0; node < n[kNodes]; ++node) {
+      p.node_names.push_back(absl::StrCat("n", node));
+    }
+    for (size_t q = 0; q < p.procedures.size(); ++q) p.procedures[q].name = absl::StrCat("p", q);
+  }
+  if (in.left() != 0) return in.Error("trailing bytes after the problem");
+  if (absl::Status s = Validate(p); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s", filename, s.message()));
+  }
+  return p;
+}
+
+absl::StatusOr<Problem> LoadProblem(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
+  std::stringstream contents;
+  contents << file.rdbuf();
+  const std::string bytes = contents.str();
+  if (bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(bytes, path);
+  return ParseText(bytes, path);
+}
+
+}  // namespace sluice::ifds

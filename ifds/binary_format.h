@@ -1,0 +1,31 @@
+// The IFDS binary format, for problems too large to want as text: a versioned header with every
+// count, then fixed-width little-endian arrays, then (optionally) names. Layout in
+// docs/ifds-format.md.
+#ifndef SLUICE_IFDS_BINARY_FORMAT_H_
+#define SLUICE_IFDS_BINARY_FORMAT_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "ifds/problem.h"
+
+namespace sluice::ifds {
+
+inline constexpr std::string_view kBinaryMagic = "SLUICEIF";
+
+// Reads a binary problem. Every count is checked against the bytes present before anything is
+// allocated; errors are InvalidArgument "FILE: what". The result passes Validate.
+absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view filename);
+
+// Writes `problem` (which must pass Validate); with `names` false the names are left out and a
+// reader makes up "n<id>", "f<id>" and "p<id>".
+std::string WriteBinary(const Problem& problem, bool names = true);
+
+// Reads a problem file in either format (the binary magic decides). Errors carry the file name;
+// NotFound if it cannot be opened.
+absl::StatusOr<Problem> LoadProblem(const std::string& path);
+
+}  // namespace sluice::ifds
+
+#endif  // SLUICE_IFDS_BINARY_FORMAT_H_

@@ -1,0 +1,26 @@
+// Compiles an IFDS problem into the flat u32 image the device kernels read (the layout of
+// kernels/bodies/ifds.h GraphLayout): CSR adjacency for intraprocedural and call edges, per-node
+// exit and return-site tables, flattened flow functions, and the seeds.
+#ifndef SLUICE_IFDS_COMPILE_H_
+#define SLUICE_IFDS_COMPILE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ifds/problem.h"
+
+namespace sluice::ifds {
+
+struct CompiledProblem {
+  std::vector<uint32_t> words;
+  uint32_t call_edges = 0;
+  uint32_t intra_edges = 0;
+};
+
+// `problem` must pass Validate. ResourceExhausted if the image would not fit 32-bit offsets.
+absl::StatusOr<CompiledProblem> Compile(const Problem& problem);
+
+}  // namespace sluice::ifds
+
+#endif  // SLUICE_IFDS_COMPILE_H_

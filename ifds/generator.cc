@@ -1,0 +1,127 @@
+#include "ifds/generator.h"
+
+#include <algorithm>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace sluice::ifds {
+namespace {
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : rng_(seed) {}
+  // Uniform in [0, n); n > 0. Modulo bias is irrelevant here; portability across standard
+  // libraries matters more, so no <random> distributions.
+  uint64_t Below(uint64_t n) { return rng_() % n; }
+  bool Chance(double p) { return static_cast<double>(rng_() >> 11) * 0x1.0p-53 < p; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+Flow RandomFlow(Random& rng, const GeneratorOptions& o, uint32_t facts) {
+  Flow f;
+  f.identity = rng.Chance(o.identity);
+  for (uint32_t d = 1; d < facts; ++d) {
+    if (f.identity && rng.Chance(o.kill_rate)) f.kills.push_back(d);
+    if (rng.Chance(o.gen_rate)) f.gens.push_back(d);
+  }
+  // Explicit pairs: about pair_rate * facts of them, so large fact sets stay cheap.
+  const uint64_t pairs = static_cast<uint64_t>(o.pair_rate * facts + 0.5) + (rng.Chance(o.pair_rate) ? 1 : 0);
+  for (uint64_t i = 0; i < pairs; ++i) {
+    f.pairs.emplace_back(static_cast<uint32_t>(rng.Below(facts)),
+                         static_cast<uint32_t>(1 + rng.Below(facts - 1)));
+  }
+  f.Normalize();
+  return f;
+}
+
+}  // namespace
+
+absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
+  if (o.procedures == 0) return absl::InvalidArgumentError("at least one procedure");
+  if (o.facts + 1 >= kMaxFacts) {
+    return absl::InvalidArgumentError(absl::StrFormat("at most %d facts", kMaxFacts - 2));
+  }
+  if (uint64_t{o.procedures} * (uint64_t{o.nodes_per_procedure} + 2) * 2 >= kMaxNodes) {
+    return absl::InvalidArgumentError("too many nodes");
+  }
+  if (o.max_callees == 0) return absl::InvalidArgumentError("max_callees must be at least 1");
+  Random rng(o.seed);
+  Problem p;
+  const uint32_t facts = o.facts + 1;
+  p.fact_names.push_back("0");
+  for (uint32_t d = 1; d < facts; ++d) p.fact_names.push_back(absl::StrCat("v", d));
+
+  // The last procedures are unreachable: no call site ever names them.
+  const uint32_t unreachable = std::min<uint32_t>(
+      static_cast<uint32_t>(o.unreachable * o.procedures), o.procedures - 1);
+  const uint32_t reachable = o.procedures - unreachable;
+  std::vector<std::vector<uint32_t>> bodies(o.procedures);
+  for (uint32_t q = 0; q < o.procedures; ++q) {
+    const std::string name = q == 0 ? "main" : absl::StrCat("p", q);
+    // Body length varies around the average; a body of one node is a start that is its exit.
+    const uint32_t length =
+        o.nodes_per_procedure == 0 ? 1
+                                   : 1 + static_cast<uint32_t>(rng.Below(2 * o.nodes_per_procedure));
+    std::vector<uint32_t>& body = bodies[q];
+    for (uint32_t i = 0; i < length; ++i) {
+      body.push_back(p.node_count());
+      p.node_names.push_back(length == 1 ? absl::StrCat(name, ".only")
+                             : i == 0    ? absl::StrCat(name, ".start")
+                             : i + 1 == length ? absl::StrCat(name, ".exit")
+                                               : absl::StrCat(name, ".", i));
+      p.node_procedure.push_back(q);
+    }
+    p.procedures.push_back(Procedure{name, body.front(), body.back()});
+  }
+  const auto add_flow = [&]() {
+    p.flows.push_back(RandomFlow(rng, o, facts));
+    return static_cast<uint32_t>(p.flows.size() - 1);
+  };
+  for (uint32_t q = 0; q < o.procedures; ++q) {
+    const std::vector<uint32_t>& body = bodies[q];
+    for (size_t i = 0; i + 1 < body.size(); ++i) {
+      const uint32_t n = body[i];
+      const uint32_t next = body[i + 1];
+      // Call sites: not at the start (the start stays a plain entry), the next node returns.
+      if (i > 0 && rng.Chance(o.call_density)) {
+        CallSite call{.call = n, .return_site = next, .call_to_return_flow = add_flow()};
+        const uint32_t callees = 1 + static_cast<uint32_t>(rng.Below(o.max_callees));
+        for (uint32_t c = 0; c < callees; ++c) {
+          // Without recursion calls go "down" (to later procedures), which keeps the call
+          // graph acyclic; with it, any reachable procedure, this one included.
+          uint32_t target;
+          if (rng.Chance(o.recursion) || q + 1 >= reachable) {
+            target = static_cast<uint32_t>(rng.Below(reachable));
+          } else {
+            target = q + 1 + static_cast<uint32_t>(rng.Below(reachable - q - 1));
+          }
+          call.callees.push_back(Callee{target, add_flow(), add_flow()});
+        }
+        p.call_sites.push_back(std::move(call));
+      } else {
+        p.edges.push_back(Edge{n, next, add_flow()});
+      }
+      if (i + 2 < body.size() && rng.Chance(o.branch)) {
+        const uint32_t to = body[i + 2 + rng.Below(body.size() - i - 2)];
+        p.edges.push_back(Edge{n, to, add_flow()});
+      }
+      if (i > 0 && rng.Chance(o.loop)) {
+        p.edges.push_back(Edge{n, body[1 + rng.Below(i)], add_flow()});
+      }
+    }
+  }
+  p.seeds.emplace_back(p.procedures[0].start, kZeroFact);
+  for (uint32_t s = 1; s < o.seeds && s < facts; ++s) {
+    p.seeds.emplace_back(p.procedures[0].start, static_cast<uint32_t>(1 + rng.Below(facts - 1)));
+  }
+  std::sort(p.seeds.begin(), p.seeds.end());
+  p.seeds.erase(std::unique(p.seeds.begin(), p.seeds.end()), p.seeds.end());
+  if (absl::Status s = Validate(p); !s.ok()) return s;
+  return p;
+}
+
+}  // namespace sluice::ifds

@@ -1,0 +1,38 @@
+// Seeded random IFDS problems with the structure real analyses have: procedures whose bodies
+// are chains with branches and loops, call sites with one or several callees, recursion,
+// unreachable procedures, and identity-heavy flow functions with gens and kills. The same
+// options and seed always give the same problem.
+#ifndef SLUICE_IFDS_GENERATOR_H_
+#define SLUICE_IFDS_GENERATOR_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "ifds/problem.h"
+
+namespace sluice::ifds {
+
+struct GeneratorOptions {
+  uint64_t seed = 1;
+  uint32_t procedures = 8;
+  uint32_t nodes_per_procedure = 12;  // average body length
+  uint32_t facts = 16;                // not counting the zero fact
+  double call_density = 0.15;         // chance that a body node is a call site
+  double recursion = 0.2;             // chance that a callee may be any procedure (cycles)
+  uint32_t max_callees = 3;           // callees per call site: 1 .. max_callees
+  double unreachable = 0.1;           // share of procedures no call ever reaches
+  double identity = 0.85;             // chance that a flow function passes facts through
+  double gen_rate = 0.08;             // per fact, chance a flow generates it from zero
+  double kill_rate = 0.05;            // per fact, chance an identity flow kills it
+  double pair_rate = 0.03;            // per fact pair, chance of an explicit mapping
+  double branch = 0.25;               // chance of an extra forward edge (a branch) per node
+  double loop = 0.05;                 // chance of a back edge (a loop) per node
+  uint32_t seeds = 1;                 // facts seeded at main's start (the zero fact first)
+};
+
+// InvalidArgument for options out of range (no procedures, facts beyond the limit, ...).
+absl::StatusOr<Problem> Generate(const GeneratorOptions& options);
+
+}  // namespace sluice::ifds
+
+#endif  // SLUICE_IFDS_GENERATOR_H_

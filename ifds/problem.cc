@@ -1,0 +1,134 @@
+#include "ifds/problem.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace sluice::ifds {
+namespace {
+
+template <class T>
+void SortUnique(std::vector<T>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+}  // namespace
+
+void Flow::Normalize() {
+  SortUnique(&kills);
+  if (!kills.empty() && kills.front() == kZeroFact) kills.erase(kills.begin());
+  SortUnique(&gens);
+  SortUnique(&pairs);
+}
+
+void Flow::Apply(uint32_t d, std::vector<uint32_t>* out) const {
+  if (d == kZeroFact) {
+    out->push_back(kZeroFact);
+    out->insert(out->end(), gens.begin(), gens.end());
+  } else if (identity && !std::binary_search(kills.begin(), kills.end(), d)) {
+    out->push_back(d);
+  }
+  auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(d, uint32_t{0}));
+  for (; it != pairs.end() && it->first == d; ++it) out->push_back(it->second);
+}
+
+absl::Status Validate(const Problem& p) {
+  const uint64_t facts = p.fact_names.size();
+  const uint64_t nodes = p.node_names.size();
+  if (facts == 0) return absl::InvalidArgumentError("a problem needs at least the zero fact");
+  if (facts > kMaxFacts) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d facts; at most %d are supported", facts, kMaxFacts));
+  }
+  if (nodes > kMaxNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d nodes; at most %d are supported", nodes, kMaxNodes));
+  }
+  if (p.node_procedure.size() != nodes) {
+    return absl::InvalidArgumentError("every node needs a procedure");
+  }
+  for (uint64_t n = 0; n < nodes; ++n) {
+    if (p.node_procedure[n] >= p.procedures.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("node %s belongs to no procedure", p.node_names[n]));
+    }
+  }
+  for (const Procedure& proc : p.procedures) {
+    if (proc.start >= nodes || proc.exit >= nodes) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("procedure %s: start or exit is not a node", proc.name));
+    }
+    const uint32_t self = static_cast<uint32_t>(&proc - p.procedures.data());
+    if (p.node_procedure[proc.start] != self || p.node_procedure[proc.exit] != self) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("procedure %s: start and exit must be its own nodes", proc.name));
+    }
+  }
+  for (const Flow& f : p.flows) {
+    Flow normalized = f;
+    normalized.Normalize();
+    if (!(normalized == f)) return absl::InvalidArgumentError("a flow function is not normalized");
+    for (uint32_t d : f.kills) {
+      if (d >= facts) return absl::InvalidArgumentError("a flow function kills an unknown fact");
+    }
+    for (uint32_t d : f.gens) {
+      if (d >= facts) return absl::InvalidArgumentError("a flow function generates an unknown fact");
+    }
+    for (const auto& [a, b] : f.pairs) {
+      if (a >= facts || b >= facts) {
+        return absl::InvalidArgumentError("a flow function maps an unknown fact");
+      }
+    }
+  }
+  const uint64_t flows = p.flows.size();
+  for (const Edge& e : p.edges) {
+    if (e.from >= nodes || e.to >= nodes || e.flow >= flows) {
+      return absl::InvalidArgumentError("an edge names an unknown node or flow");
+    }
+    if (p.node_procedure[e.from] != p.node_procedure[e.to]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "edge %s -> %s crosses procedures; use a call site", p.node_names[e.from],
+          p.node_names[e.to]));
+    }
+  }
+  std::vector<bool> is_call(nodes, false);
+  for (const CallSite& c : p.call_sites) {
+    if (c.call >= nodes || c.return_site >= nodes || c.call_to_return_flow >= flows) {
+      return absl::InvalidArgumentError("a call site names an unknown node or flow");
+    }
+    if (is_call[c.call]) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("node %s has more than one call site", p.node_names[c.call]));
+    }
+    is_call[c.call] = true;
+    if (p.node_procedure[c.call] != p.node_procedure[c.return_site]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "call %s returns to %s in another procedure", p.node_names[c.call],
+          p.node_names[c.return_site]));
+    }
+    if (c.callees.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("call site %s has no callee", p.node_names[c.call]));
+    }
+    for (const Callee& callee : c.callees) {
+      if (callee.procedure >= p.procedures.size() || callee.call_flow >= flows ||
+          callee.return_flow >= flows) {
+        return absl::InvalidArgumentError("a callee names an unknown procedure or flow");
+      }
+    }
+  }
+  for (const auto& [n, d] : p.seeds) {
+    if (n >= nodes || d >= facts) {
+      return absl::InvalidArgumentError("a seed names an unknown node or fact");
+    }
+    if (p.procedures[p.node_procedure[n]].start != n) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("seed at %s: seeds must be at a procedure's start node",
+                          p.node_names[n]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice::ifds

@@ -1,0 +1,359 @@
+#include "ifds/resident_solver.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "client/resident_buffers.h"
+#include "ifds/compile.h"
+#include "kernels/bodies/ifds.h"
+#include "kernels/kernel_args.h"
+
+namespace sluice::ifds {
+namespace {
+
+namespace k = kernels::ifds;
+using S = k::State;
+
+constexpr uint32_t kFill = 0xffffffffu;  // fills u64 tables with kEmpty
+
+uint64_t NextPow2(uint64_t v) {
+  uint64_t p = 2;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+template <class T>
+absl::Span<const uint8_t> Bytes(const std::vector<T>& v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
+}
+
+// A table's new slot count: at least double when it overflowed, grown so that `used` is at most
+// half of it, never shrunk.
+uint64_t Regrow(uint64_t capacity, uint64_t used, bool overflowed) {
+  uint64_t next = std::max(capacity, NextPow2(2 * used + 2));
+  if (overflowed) next = std::max(next, 2 * capacity);
+  return next;
+}
+
+class Solver {
+ public:
+  Solver(ResidentDispatch& d, const Problem& p, const ResidentOptions& o)
+      : d_(d), p_(p), o_(o), buffers_(d) {}
+
+  absl::StatusOr<Solution> Run(ResidentStats* stats);
+
+ private:
+  // Device tables: relation sets and lists, index key tables and entries (slot counts).
+  struct Capacity {
+    std::array<uint64_t, k::kNumRelations> set{}, list{};
+    std::array<uint64_t, k::kNumIndexes> keys{}, entries{};
+  };
+
+  absl::Status Init();
+  absl::Status Window(bool first, uint32_t iterations);
+  absl::Status Grow(bool overflowed);
+  absl::StatusOr<Solution> Results();
+  absl::Status ReadState(const std::vector<uint8_t>& bytes);
+  bool Converged() const;
+  bool NeedsGrowth() const;
+  std::vector<Resource> Bindings() const;
+  // The steps that fill fresh set and index tables with the empty marker.
+  void FillSteps(const std::vector<int>& sets, const std::vector<int>& keys,
+                 std::vector<Step>* steps);
+
+  ResidentDispatch& d_;
+  const Problem& p_;
+  const ResidentOptions& o_;
+  ResidentBuffers buffers_;
+  Capacity cap_;
+  Resource graph_, state_;
+  std::array<Resource, k::kNumRelations> set_, list_;
+  std::array<Resource, k::kNumIndexes> keys_, entries_;
+  std::array<uint32_t, S::kSlots> state_words_{};
+  std::vector<Resource> bindings_;
+  uint32_t windows_ = 0;
+  uint32_t growths_ = 0;
+
+  // Programs are built once; steps point at them.
+  const Program fill_{"fill_u32", {kFill}};
+  const Program seed_{"ifds_seed", {}};
+  const Program pe_{"ifds_pe_delta", {}};
+  const Program inc_{"ifds_inc_delta", {}};
+  const Program es_{"ifds_es_delta", {}};
+  const Program sum_{"ifds_sum_delta", {}};
+  const Program index_{"ifds_index", {}};
+  const Program advance_{"ifds_advance", {}};
+  const Program rebuild_{"ifds_rebuild", {}};
+  const Program mark_{"ifds_mark_indexed", {}};
+};
+
+std::vector<Resource> Solver::Bindings() const {
+  std::vector<Resource> b(k::kNumBindings);
+  b[k::kGraph] = graph_;
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    b[k::kPeSet + 2 * r] = set_[r];
+    b[k::kPeList + 2 * r] = list_[r];
+  }
+  for (int m = 0; m < k::kNumIndexes; ++m) {
+    b[k::kMpeKeys + 2 * m] = keys_[m];
+    b[k::kMpeEntries + 2 * m] = entries_[m];
+  }
+  b[k::kState] = state_;
+  return b;
+}
+
+void Solver::FillSteps(const std::vector<int>& sets, const std::vector<int>& keys,
+                       std::vector<Step>* steps) {
+  for (int r : sets) steps->push_back(Step{&fill_, {&set_[r], 1}, std::nullopt});
+  for (int m : keys) steps->push_back(Step{&fill_, {&keys_[m], 1}, std::nullopt});
+}
+
+absl::Status Solver::Init() {
+  ASSIGN_OR_RETURN(CompiledProblem compiled, Compile(p_));
+  const uint64_t nodes = p_.node_count();
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    uint64_t slots = o_.initial_capacity;
+    if (slots == 0) {
+      slots = r == k::kPe ? std::clamp<uint64_t>(8 * (nodes + p_.seeds.size()), 1024, 1u << 22)
+                          : std::clamp<uint64_t>(4 * uint64_t{compiled.call_edges}, 256, 1u << 20);
+    }
+    cap_.set[r] = cap_.list[r] = cap_.keys[r] = cap_.entries[r] = NextPow2(slots);
+  }
+  ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words.size() * 4));
+  ASSIGN_OR_RETURN(state_, buffers_.Allocate(S::kSlots * 4));
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    ASSIGN_OR_RETURN(set_[r], buffers_.Allocate(cap_.set[r] * 8));
+    ASSIGN_OR_RETURN(list_[r], buffers_.Allocate(cap_.list[r] * 8));
+    ASSIGN_OR_RETURN(keys_[r], buffers_.Allocate(cap_.keys[r] * 16));
+    ASSIGN_OR_RETURN(entries_[r], buffers_.Allocate(cap_.entries[r] * 16));
+  }
+  bindings_ = Bindings();
+  // The state starts zeroed (new buffers are); only the problem travels.
+  return d_.Upload(graph_, Bytes(compiled.words));
+}
+
+absl::Status Solver::ReadState(const std::vector<uint8_t>& bytes) {
+  if (bytes.size() != sizeof(state_words_)) {
+    return absl::InternalError("the solver state read back has the wrong size");
+  }
+  std::memcpy(state_words_.data(), bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status Solver::Window(bool first, uint32_t iterations) {
+  std::vector<Step> prefix;
+  if (first) {
+    FillSteps({0, 1, 2, 3}, {0, 1, 2, 3}, &prefix);
+    prefix.push_back(Step{&seed_, bindings_, std::nullopt});
+    prefix.push_back(Step{&index_, bindings_, std::nullopt});
+    prefix.push_back(Step{&advance_, bindings_, std::nullopt});
+  }
+  const std::vector<Step> repeated = {
+      {&pe_, bindings_, std::nullopt},    {&inc_, bindings_, std::nullopt},
+      {&es_, bindings_, std::nullopt},    {&sum_, bindings_, std::nullopt},
+      {&index_, bindings_, std::nullopt}, {&advance_, bindings_, std::nullopt}};
+  std::vector<uint8_t> state;
+  std::vector<std::vector<uint8_t>*> outputs = {&state};
+  const std::vector<ReadRange> reads = {{state_, 0, sizeof(state_words_)}};
+  RETURN_IF_ERROR(d_.DispatchRepeatedSequenceReadRangesInto(prefix, repeated, iterations, reads,
+                                                            absl::MakeSpan(outputs)));
+  ++windows_;
+  return ReadState(state);
+}
+
+bool Solver::Converged() const {
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    if (state_words_[S::DeltaBegin(r)] != state_words_[S::DeltaEnd(r)]) return false;
+  }
+  return true;
+}
+
+bool Solver::NeedsGrowth() const {
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    const uint64_t count = state_words_[S::Count(r)];
+    if (2 * count > cap_.set[r] || 2 * count > cap_.list[r]) return true;
+    if (2 * uint64_t{state_words_[S::Keys(r)]} > cap_.keys[r]) return true;
+    if (4 * uint64_t{state_words_[S::Entries(r)]} > 3 * cap_.entries[r]) return true;
+  }
+  return false;
+}
+
+absl::Status Solver::Grow(bool overflowed) {
+  ++growths_;
+  Capacity next = cap_;
+  std::vector<Step> steps;
+  std::vector<Program> copies;  // kept alive until the sequence ran
+  copies.reserve(k::kNumRelations);
+  std::vector<Resource> retired;
+  std::vector<std::array<Resource, 2>> copy_bindings;
+  copy_bindings.reserve(k::kNumRelations);
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    const uint64_t count = state_words_[S::Count(r)];
+    const uint64_t kept = std::min<uint64_t>(count, cap_.list[r]);
+    const bool list_overflowed = count > cap_.list[r];
+    next.list[r] = Regrow(cap_.list[r], count, list_overflowed || (overflowed && 4 * count > cap_.list[r]));
+    next.set[r] = std::max(next.list[r], Regrow(cap_.set[r], count, overflowed && 4 * count > cap_.set[r]));
+    // After the rebuild every listed tuple is indexed.
+    const uint64_t keys = uint64_t{state_words_[S::Keys(r)]} + (kept - std::min<uint64_t>(kept, state_words_[S::Indexed(r)]));
+    const uint64_t entries = r == k::kPe ? std::min<uint64_t>(kept, uint64_t{state_words_[S::Entries(r)]} + kept - std::min<uint64_t>(kept, state_words_[S::Indexed(r)]))
+                                         : kept;
+    next.keys[r] = Regrow(cap_.keys[r], std::min<uint64_t>(keys, kept),
+                          overflowed && 4 * keys > cap_.keys[r]);
+    next.entries[r] = Regrow(cap_.entries[r], entries + entries / 2,
+                             overflowed && 4 * entries > 3 * cap_.entries[r]);
+    state_words_[S::Count(r)] = static_cast<uint32_t>(kept);
+    state_words_[S::DeltaBegin(r)] = std::min<uint32_t>(state_words_[S::DeltaBegin(r)], kept);
+    state_words_[S::DeltaEnd(r)] = std::min<uint32_t>(state_words_[S::DeltaEnd(r)], kept);
+    state_words_[S::Indexed(r)] = 0;
+    state_words_[S::Keys(r)] = 0;
+    state_words_[S::Entries(r)] = 0;
+  }
+  if (overflowed) {
+    // Probing can fail at a low load: make sure something grows, or the rerun fails again.
+    bool grew = false;
+    for (int r = 0; r < k::kNumRelations; ++r) {
+      grew = grew || next.set[r] > cap_.set[r] || next.list[r] > cap_.list[r] ||
+             next.keys[r] > cap_.keys[r] || next.entries[r] > cap_.entries[r];
+    }
+    if (!grew) {
+      for (int r = 0; r < k::kNumRelations; ++r) {
+        next.set[r] *= 2;
+        next.list[r] *= 2;
+        next.keys[r] *= 2;
+        next.entries[r] *= 2;
+      }
+    }
+  }
+  state_words_[S::kStatus] = 0;
+
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    if (next.list[r] != cap_.list[r]) {
+      ASSIGN_OR_RETURN(Resource list, buffers_.Allocate(next.list[r] * 8));
+      copies.push_back(Program{"copy_range_u32", {0, 0, 2ull * state_words_[S::Count(r)]}});
+      copy_bindings.push_back({list_[r], list});
+      steps.push_back(Step{&copies.back(), copy_bindings.back(), std::nullopt});
+      retired.push_back(list_[r]);
+      list_[r] = list;
+    }
+    if (next.set[r] != cap_.set[r]) {
+      retired.push_back(set_[r]);
+      ASSIGN_OR_RETURN(set_[r], buffers_.Allocate(next.set[r] * 8));
+    }
+    if (next.keys[r] != cap_.keys[r]) {
+      retired.push_back(keys_[r]);
+      ASSIGN_OR_RETURN(keys_[r], buffers_.Allocate(next.keys[r] * 16));
+    }
+    if (next.entries[r] != cap_.entries[r]) {
+      retired.push_back(entries_[r]);
+      ASSIGN_OR_RETURN(entries_[r], buffers_.Allocate(next.entries[r] * 16));
+    }
+  }
+  cap_ = next;
+  bindings_ = Bindings();
+  // Fresh tables are rebuilt from the lists: sets first, then every listed tuple is indexed.
+  FillSteps({0, 1, 2, 3}, {0, 1, 2, 3}, &steps);
+  steps.push_back(Step{&rebuild_, bindings_, std::nullopt});
+  steps.push_back(Step{&index_, bindings_, std::nullopt});
+  steps.push_back(Step{&mark_, bindings_, std::nullopt});
+  RETURN_IF_ERROR(d_.Upload(state_, absl::MakeConstSpan(
+                                        reinterpret_cast<const uint8_t*>(state_words_.data()),
+                                        sizeof(state_words_))));
+  std::vector<uint8_t> state;
+  std::vector<std::vector<uint8_t>*> outputs = {&state};
+  const std::vector<ReadRange> reads = {{state_, 0, sizeof(state_words_)}};
+  RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outputs)));
+  for (const Resource& r : retired) RETURN_IF_ERROR(buffers_.Free(r));
+  RETURN_IF_ERROR(ReadState(state));
+  if ((state_words_[S::kStatus] & kStatusIndexOutOfBounds) != 0) {
+    return absl::InternalError("the device reported an index outside the compiled problem");
+  }
+  if ((state_words_[S::kStatus] & kStatusCapacityOverflow) != 0) return Grow(true);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Solution> Solver::Results() {
+  const uint64_t edges = state_words_[S::Count(k::kPe)];
+  uint64_t slots = NextPow2(2 * edges + 2);
+  for (;;) {
+    ResidentBuffers scratch(d_);
+    ASSIGN_OR_RETURN(Resource set, scratch.Allocate(slots * 8));
+    ASSIGN_OR_RETURN(Resource out, scratch.Allocate(std::max<uint64_t>(edges, 1) * 8));
+    ASSIGN_OR_RETURN(Resource out_state, scratch.Allocate(8));
+    const Program results{"ifds_results", {}};
+    const std::vector<Resource> fill_bindings = {set};
+    const std::vector<Resource> result_bindings = {list_[k::kPe], state_, set, out, out_state};
+    const std::vector<Step> steps = {{&fill_, fill_bindings, std::nullopt},
+                                     {&results, result_bindings, std::nullopt}};
+    std::vector<uint8_t> counts;
+    std::vector<std::vector<uint8_t>*> outputs = {&counts};
+    const std::vector<ReadRange> reads = {{out_state, 0, 8}};
+    RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outputs)));
+    uint32_t c[2];
+    std::memcpy(c, counts.data(), sizeof(c));
+    if (c[1] != 0) {
+      slots *= 2;  // probing failed at a low load; try a larger table
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, d_.DownloadRange(out, 0, uint64_t{c[0]} * 8));
+    Solution solution;
+    solution.facts.reserve(c[0]);
+    for (uint32_t i = 0; i < c[0]; ++i) {
+      uint64_t key;
+      std::memcpy(&key, bytes.data() + 8ull * i, 8);
+      solution.facts.emplace_back(static_cast<uint32_t>(key >> 16),
+                                  static_cast<uint32_t>(key & 0xffff));
+    }
+    std::sort(solution.facts.begin(), solution.facts.end());
+    return solution;
+  }
+}
+
+absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
+  RETURN_IF_ERROR(Init());
+  uint32_t window = std::max<uint32_t>(o_.initial_window, 1);
+  bool first = true;
+  for (;;) {
+    RETURN_IF_ERROR(Window(first, window));
+    first = false;
+    const uint32_t status = state_words_[S::kStatus];
+    if ((status & kStatusIndexOutOfBounds) != 0) {
+      return absl::InternalError("the device reported an index outside the compiled problem");
+    }
+    if ((status & kStatusCapacityOverflow) != 0) {
+      RETURN_IF_ERROR(Grow(true));
+      continue;  // the interrupted iteration reruns
+    }
+    if (o_.progress) {
+      o_.progress(ResidentProgress{windows_, state_words_[S::kIteration],
+                                   state_words_[S::Count(k::kPe)]});
+    }
+    if (Converged()) break;
+    if (NeedsGrowth()) RETURN_IF_ERROR(Grow(false));
+    window = std::min(window * 2, std::max(o_.max_window, 1u));
+  }
+  ASSIGN_OR_RETURN(Solution solution, Results());
+  if (stats != nullptr) {
+    stats->path_edges = state_words_[S::Count(k::kPe)];
+    stats->incoming = state_words_[S::Count(k::kInc)];
+    stats->end_summaries = state_words_[S::Count(k::kEs)];
+    stats->summaries = state_words_[S::Count(k::kSum)];
+    stats->iterations = state_words_[S::kIteration];
+    stats->windows = windows_;
+    stats->growths = growths_;
+    stats->peak_device_bytes = buffers_.peak_bytes();
+  }
+  return solution;
+}
+
+}  // namespace
+
+absl::StatusOr<Solution> SolveResident(ResidentDispatch& dispatch, const Problem& problem,
+                                       const ResidentOptions& options, ResidentStats* stats) {
+  return Solver(dispatch, problem, options).Run(stats);
+}
+
+}  // namespace sluice::ifds

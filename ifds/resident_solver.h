@@ -1,0 +1,56 @@
+// The resident IFDS solver: uploads the compiled problem once, then runs the semi-naive fixed
+// point on the device through nothing but the ResidentDispatch interface. Each window is one
+// DispatchRepeatedSequenceReadRangesInto whose only reads are the solver's state words (delta
+// ranges, counts and the status flags); convergence, growth and errors are decided from those
+// few bytes. When a table fills up, the solver grows it, rebuilds the hash sets and indexes from
+// the relation lists on the device, and reruns the interrupted iteration: it never returns a
+// wrong or partial answer.
+#ifndef SLUICE_IFDS_RESIDENT_SOLVER_H_
+#define SLUICE_IFDS_RESIDENT_SOLVER_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "client/resident_dispatch.h"
+#include "ifds/problem.h"
+
+namespace sluice::ifds {
+
+struct ResidentProgress {
+  uint32_t windows = 0;
+  uint32_t iterations = 0;
+  uint64_t path_edges = 0;
+};
+
+struct ResidentOptions {
+  uint32_t initial_window = 4;  // iterations in the first window; doubles up to max_window
+  uint32_t max_window = 256;
+  // Slots of every table at the start (rounded up to a power of two, at least 2); 0 sizes them
+  // from the problem. Tiny values force every growth path (tests do this).
+  uint64_t initial_capacity = 0;
+  // Called after every window (for progress reports); may be empty.
+  std::function<void(const ResidentProgress&)> progress;
+};
+
+struct ResidentStats {
+  uint64_t path_edges = 0;
+  uint64_t incoming = 0;
+  uint64_t end_summaries = 0;
+  uint64_t summaries = 0;
+  uint32_t iterations = 0;
+  uint32_t windows = 0;
+  uint32_t growths = 0;
+  uint64_t peak_device_bytes = 0;  // largest total of the solver's buffers at once
+};
+
+// Solves `problem` (which must pass Validate) on `dispatch`. Frees every buffer it allocated.
+// Errors: those of the dispatcher; ResourceExhausted when tables cannot grow further; Internal
+// if the device reports an index outside the compiled problem (a bug, never a partial answer).
+absl::StatusOr<Solution> SolveResident(ResidentDispatch& dispatch, const Problem& problem,
+                                       const ResidentOptions& options = {},
+                                       ResidentStats* stats = nullptr);
+
+}  // namespace sluice::ifds
+
+#endif  // SLUICE_IFDS_RESIDENT_SOLVER_H_

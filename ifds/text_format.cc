@@ -1,0 +1,530 @@
+#include "ifds/text_format.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+
+namespace sluice::ifds {
+namespace {
+
+// Names are ASCII letters, digits and punctuation below, or UTF-8 (bytes >= 0x80, checked to
+// form valid sequences).
+bool IsNameChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  if (static_cast<unsigned char>(c) >= 0x80) return true;
+  switch (c) {
+    case '_': case '.': case '$': case ':': case '@': case '\'': case '<': case '>':
+    case '[': case ']': case '/': case '+': case '*': case '!': case '?': case '~':
+    case '^': case '&': case '|': case '%': case '=': case '-':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Length of the valid UTF-8 sequence at the start of `s`, or 0.
+size_t Utf8Length(std::string_view s) {
+  const unsigned char c = static_cast<unsigned char>(s[0]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || n > s.size() || (n == 2 && c < 0xc2)) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((static_cast<unsigned char>(s[i]) >> 6) != 0x2) return 0;
+  }
+  return n;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  while (!s.empty()) {
+    const size_t n = Utf8Length(s);
+    if (n == 0) return false;
+    s.remove_prefix(n);
+  }
+  return true;
+}
+
+enum class Kind { kName, kOpen, kClose, kComma, kArrow, kEnd };
+
+struct Token {
+  Kind kind;
+  std::string_view text;
+  uint32_t line;
+  uint32_t column;
+};
+
+// One statement: its tokens (no newline), for the builder's second pass.
+using Statement = std::vector<Token>;
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view filename) : text_(text), file_(filename) {}
+
+  absl::StatusOr<Problem> Parse();
+
+ private:
+  absl::Status Error(uint32_t line, uint32_t column, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrFormat("%s:%d:%d: %s", file_, line, column, what));
+  }
+  absl::Status Error(const Token& t, const std::string& what) const {
+    return Error(t.line, t.column, what);
+  }
+  absl::Status Tokenize(std::vector<Statement>* statements);
+
+  // Builder helpers; `i` walks a statement's tokens.
+  absl::StatusOr<std::string_view> Name(const Statement& s, size_t* i, const char* what) const;
+  absl::Status Keyword(const Statement& s, size_t* i, std::string_view word) const;
+  absl::Status End(const Statement& s, size_t i) const;
+  absl::StatusOr<uint32_t> Fact(const Statement& s, size_t* i) const;
+  absl::StatusOr<uint32_t> Node(const Statement& s, size_t* i) const;
+  absl::StatusOr<uint32_t> Proc(const Statement& s, size_t* i) const;
+  absl::StatusOr<uint32_t> ParseFlow(const Statement& s, size_t* i);
+  absl::Status Declare(const Statement& s);
+  absl::Status Connect(const Statement& s);
+  absl::StatusOr<uint32_t> AddNode(const Token& name, uint32_t procedure);
+
+  const std::string_view text_;
+  const std::string_view file_;
+  Problem problem_;
+  absl::flat_hash_map<std::string_view, uint32_t> facts_, nodes_, procs_;
+  std::optional<Token> zero_;
+  bool facts_declared_ = false;
+  std::vector<std::optional<Token>> call_site_at_;  // per node: where its call site was given
+  std::vector<int64_t> call_site_index_;            // per node: index into call_sites or -1
+};
+
+absl::Status Parser::Tokenize(std::vector<Statement>* statements) {
+  uint32_t line = 1;
+  size_t line_start = 0;
+  Statement current;
+  size_t i = 0;
+  const auto column = [&](size_t at) { return static_cast<uint32_t>(at - line_start + 1); };
+  while (i < text_.size()) {
+    const char c = text_[i];
+    if (c == '\n') {
+      if (!current.empty()) statements->push_back(std::move(current));
+      current.clear();
+      ++line;
+      line_start = ++i;
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+    } else if (c == '#') {
+      while (i < text_.size() && text_[i] != '\n') ++i;
+    } else if (c == '{' || c == '}' || c == ',') {
+      current.push_back(Token{c == '{' ? Kind::kOpen : c == '}' ? Kind::kClose : Kind::kComma,
+                              text_.substr(i, 1), line, column(i)});
+      ++i;
+    } else if (c == '-' && i + 1 < text_.size() && text_[i + 1] == '>') {
+      current.push_back(Token{Kind::kArrow, text_.substr(i, 2), line, column(i)});
+      i += 2;
+    } else if (IsNameChar(c)) {
+      const size_t begin = i;
+      while (i < text_.size() && IsNameChar(text_[i]) &&
+             !(text_[i] == '-' && i + 1 < text_.size() && text_[i + 1] == '>')) {
+        ++i;
+      }
+      const std::string_view name = text_.substr(begin, i - begin);
+      if (!IsValidUtf8(name)) return Error(line, column(begin), "a name is not valid UTF-8");
+      current.push_back(Token{Kind::kName, name, line, column(begin)});
+    } else {
+      return Error(line, column(i),
+                   absl::StrFormat("unexpected character '%s'",
+                                   absl::CHexEscape(absl::string_view(&text_[i], 1))));
+    }
+  }
+  if (!current.empty()) statements->push_back(std::move(current));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
+                                              const char* what) const {
+  if (*i >= s.size()) {
+    const Token& last = s.back();
+    return Error(last.line, static_cast<uint32_t>(last.column + last.text.size()),
+                 absl::StrFormat("expected %s", what));
+  }
+  const Token& t = s[*i];
+  if (t.kind != Kind::kName) {
+    return Error(t, absl::StrFormat("expected %s, found '%s'", what, t.text));
+  }
+  ++*i;
+  return t.text;
+}
+
+absl::Status Parser::Keyword(const Statement& s, size_t* i, std::string_view word) const {
+  const std::string expected = absl::StrFormat("'%s'", word);
+  absl::StatusOr<std::string_view> name = Name(s, i, expected.c_str());
+  if (!name.ok()) return name.status();
+  if (*name != word) {
+    return Error(s[*i - 1], absl::StrFormat("expected '%s', found '%s'", word, *name));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::End(const Statement& s, size_t i) const {
+  if (i < s.size()) return Error(s[i], absl::StrFormat("unexpected '%s'", s[i].text));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> Parser::Fact(const Statement& s, size_t* i) const {
+  absl::StatusOr<std::string_view> name = Name(s, i, "a fact");
+  if (!name.ok()) return name.status();
+  auto it = facts_.find(*name);
+  if (it == facts_.end()) return Error(s[*i - 1], absl::StrFormat("unknown fact '%s'", *name));
+  return it->second;
+}
+
+absl::StatusOr<uint32_t> Parser::Node(const Statement& s, size_t* i) const {
+  absl::StatusOr<std::string_view> name = Name(s, i, "a node");
+  if (!name.ok()) return name.status();
+  auto it = nodes_.find(*name);
+  if (it == nodes_.end()) return Error(s[*i - 1], absl::StrFormat("unknown node '%s'", *name));
+  return it->second;
+}
+
+absl::StatusOr<uint32_t> Parser::Proc(const Statement& s, size_t* i) const {
+  absl::StatusOr<std::string_view> name = Name(s, i, "a procedure");
+  if (!name.ok()) return name.status();
+  auto it = procs_.find(*name);
+  if (it == procs_.end()) {
+    return Error(s[*i - 1], absl::StrFormat("unknown procedure '%s'", *name));
+  }
+  return it->second;
+}
+
+absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
+  if (*i >= s.size() || s[*i].kind != Kind::kOpen) {
+    const Token& at = *i < s.size() ? s[*i] : s.back();
+    return Error(at, "expected a flow function '{ ... }'");
+  }
+  ++*i;
+  Flow flow;
+  bool first = true;
+  while (*i < s.size() && s[*i].kind != Kind::kClose) {
+    if (!first) {
+      if (s[*i].kind != Kind::kComma) return Error(s[*i], "expected ',' or '}'");
+      ++*i;
+    }
+    first = false;
+    absl::StatusOr<std::string_view> word = Name(s, i, "'id', 'kill', 'gen' or a fact");
+    if (!word.ok()) return word.status();
+    const Token& at = s[*i - 1];
+    if (*word == "id") {
+      flow.identity = true;
+    } else if (*word == "kill" || *word == "gen") {
+      absl::StatusOr<uint32_t> d = Fact(s, i);
+      if (!d.ok()) return d.status();
+      if (*word == "kill") {
+        if (*d == kZeroFact) return Error(s[*i - 1], "the zero fact cannot be killed");
+        flow.kills.push_back(*d);
+      } else {
+        flow.gens.push_back(*d);
+      }
+    } else {
+      auto from = facts_.find(*word);
+      if (from == facts_.end()) {
+        return Error(at, absl::StrFormat("unknown fact '%s' (or expected id, kill, gen)", *word));
+      }
+      if (*i >= s.size() || s[*i].kind != Kind::kArrow) {
+        return Error(*i < s.size() ? s[*i] : at, "expected '->' after a fact");
+      }
+      ++*i;
+      absl::StatusOr<uint32_t> to = Fact(s, i);
+      if (!to.ok()) return to.status();
+      flow.pairs.emplace_back(from->second, *to);
+    }
+  }
+  if (*i >= s.size()) return Error(s.back(), "expected '}' to close the flow function");
+  ++*i;
+  flow.Normalize();
+  problem_.flows.push_back(std::move(flow));
+  return static_cast<uint32_t>(problem_.flows.size() - 1);
+}
+
+absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) {
+  if (nodes_.contains(name.text)) {
+    return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
+  }
+  if (problem_.node_names.size() >= kMaxNodes) return Error(name, "too many nodes");
+  const uint32_t id = static_cast<uint32_t>(problem_.node_names.size());
+  nodes_.emplace(name.text, id);
+  problem_.node_names.emplace_back(name.text);
+  problem_.node_procedure.push_back(procedure);
+  return id;
+}
+
+// First pass: facts, procedures and nodes, so that later statements may name them in any order.
+absl::Status Parser::Declare(const Statement& s) {
+  const std::string_view head = s[0].text;
+  size_t i = 1;
+  if (head == "ifds") {
+    absl::StatusOr<std::string_view> version = Name(s, &i, "a format version");
+    if (!version.ok()) return version.status();
+    if (*version != "1") {
+      return Error(s[1], absl::StrFormat("unsupported format version '%s' (this reader knows 1)",
+                                         *version));
+    }
+    return End(s, i);
+  }
+  if (head == "zero") {
+    if (facts_declared_ || zero_.has_value()) {
+      return Error(s[0], "'zero' must come once, before any 'facts'");
+    }
+    absl::StatusOr<std::string_view> name = Name(s, &i, "the zero fact's name");
+    if (!name.ok()) return name.status();
+    zero_ = s[1];
+    return End(s, i);
+  }
+  if (head == "facts") {
+    if (!facts_declared_) {
+      facts_declared_ = true;
+      const std::string_view zero = zero_.has_value() ? zero_->text : std::string_view("0");
+      facts_.emplace(zero, kZeroFact);
+      problem_.fact_names.emplace_back(zero);
+    }
+    if (i >= s.size()) return Error(s[0], "'facts' needs at least one name");
+    for (; i < s.size(); ++i) {
+      if (s[i].kind != Kind::kName) return Error(s[i], "expected a fact name");
+      if (facts_.contains(s[i].text)) {
+        return Error(s[i], absl::StrFormat("fact '%s' is declared twice", s[i].text));
+      }
+      if (problem_.fact_names.size() >= kMaxFacts) {
+        return Error(s[i], absl::StrFormat("at most %d facts are supported", kMaxFacts));
+      }
+      facts_.emplace(s[i].text, static_cast<uint32_t>(problem_.fact_names.size()));
+      problem_.fact_names.emplace_back(s[i].text);
+    }
+    return absl::OkStatus();
+  }
+  if (head == "procedure") {
+    absl::StatusOr<std::string_view> name = Name(s, &i, "a procedure name");
+    if (!name.ok()) return name.status();
+    if (procs_.contains(*name)) {
+      return Error(s[1], absl::StrFormat("procedure '%s' is declared twice", *name));
+    }
+    const uint32_t id = static_cast<uint32_t>(problem_.procedures.size());
+    procs_.emplace(*name, id);
+    Procedure proc{.name = std::string(*name)};
+    if (absl::Status k = Keyword(s, &i, "start"); !k.ok()) return k;
+    if (i >= s.size() || s[i].kind != Kind::kName) return Name(s, &i, "a start node").status();
+    absl::StatusOr<uint32_t> start = AddNode(s[i++], id);
+    if (!start.ok()) return start.status();
+    if (absl::Status k = Keyword(s, &i, "exit"); !k.ok()) return k;
+    if (i >= s.size() || s[i].kind != Kind::kName) return Name(s, &i, "an exit node").status();
+    if (s[i].text == s[i - 2].text) {
+      proc.start = proc.exit = *start;  // a one-node procedure
+      ++i;
+    } else {
+      absl::StatusOr<uint32_t> exit = AddNode(s[i++], id);
+      if (!exit.ok()) return exit.status();
+      proc.start = *start;
+      proc.exit = *exit;
+    }
+    problem_.procedures.push_back(std::move(proc));
+    return End(s, i);
+  }
+  if (head == "nodes") {
+    absl::StatusOr<uint32_t> proc = Proc(s, &i);
+    if (!proc.ok()) return proc.status();
+    if (i >= s.size()) return Error(s[0], "'nodes' needs a procedure and at least one node");
+    for (; i < s.size(); ++i) {
+      if (s[i].kind != Kind::kName) return Error(s[i], "expected a node name");
+      absl::StatusOr<uint32_t> node = AddNode(s[i], *proc);
+      if (!node.ok()) return node.status();
+    }
+    return absl::OkStatus();
+  }
+  if (head == "edge" || head == "call" || head == "callee" || head == "seed") {
+    return absl::OkStatus();  // second pass
+  }
+  return Error(s[0], absl::StrFormat("unknown statement '%s' (expected ifds, zero, facts, "
+                                     "procedure, nodes, edge, call, callee or seed)",
+                                     s[0].text));
+}
+
+// Second pass: edges, call sites, callees and seeds.
+absl::Status Parser::Connect(const Statement& s) {
+  const std::string_view head = s[0].text;
+  size_t i = 1;
+  if (head == "edge") {
+    absl::StatusOr<uint32_t> from = Node(s, &i);
+    if (!from.ok()) return from.status();
+    absl::StatusOr<uint32_t> to = Node(s, &i);
+    if (!to.ok()) return to.status();
+    if (problem_.node_procedure[*from] != problem_.node_procedure[*to]) {
+      return Error(s[2], "an edge must stay within one procedure (calls use 'call' and 'callee')");
+    }
+    absl::StatusOr<uint32_t> flow = ParseFlow(s, &i);
+    if (!flow.ok()) return flow.status();
+    problem_.edges.push_back(Edge{*from, *to, *flow});
+    return End(s, i);
+  }
+  if (head == "call") {
+    absl::StatusOr<uint32_t> call = Node(s, &i);
+    if (!call.ok()) return call.status();
+    if (call_site_index_[*call] >= 0) {
+      return Error(s[1], absl::StrFormat("node '%s' already has a call site (line %d)",
+                                         s[1].text, call_site_at_[*call]->line));
+    }
+    if (absl::Status k = Keyword(s, &i, "returns"); !k.ok()) return k;
+    absl::StatusOr<uint32_t> ret = Node(s, &i);
+    if (!ret.ok()) return ret.status();
+    if (problem_.node_procedure[*call] != problem_.node_procedure[*ret]) {
+      return Error(s[3], "a call returns to a node of its own procedure");
+    }
+    absl::StatusOr<uint32_t> flow = ParseFlow(s, &i);
+    if (!flow.ok()) return flow.status();
+    call_site_at_[*call] = s[0];
+    call_site_index_[*call] = static_cast<int64_t>(problem_.call_sites.size());
+    problem_.call_sites.push_back(CallSite{.call = *call, .return_site = *ret,
+                                           .call_to_return_flow = *flow});
+    return End(s, i);
+  }
+  if (head == "callee") {
+    absl::StatusOr<uint32_t> call = Node(s, &i);
+    if (!call.ok()) return call.status();
+    if (call_site_index_[*call] < 0) {
+      return Error(s[1], absl::StrFormat("node '%s' has no call site ('call %s returns ...' "
+                                         "must come first)", s[1].text, s[1].text));
+    }
+    absl::StatusOr<uint32_t> proc = Proc(s, &i);
+    if (!proc.ok()) return proc.status();
+    if (absl::Status k = Keyword(s, &i, "call"); !k.ok()) return k;
+    absl::StatusOr<uint32_t> call_flow = ParseFlow(s, &i);
+    if (!call_flow.ok()) return call_flow.status();
+    if (absl::Status k = Keyword(s, &i, "return"); !k.ok()) return k;
+    absl::StatusOr<uint32_t> return_flow = ParseFlow(s, &i);
+    if (!return_flow.ok()) return return_flow.status();
+    problem_.call_sites[call_site_index_[*call]].callees.push_back(
+        Callee{*proc, *call_flow, *return_flow});
+    return End(s, i);
+  }
+  if (head == "seed") {
+    absl::StatusOr<uint32_t> node = Node(s, &i);
+    if (!node.ok()) return node.status();
+    if (problem_.procedures[problem_.node_procedure[*node]].start != *node) {
+      return Error(s[1], "a seed must be at a procedure's start node");
+    }
+    absl::StatusOr<uint32_t> fact = Fact(s, &i);
+    if (!fact.ok()) return fact.status();
+    problem_.seeds.emplace_back(*node, *fact);
+    return End(s, i);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Problem> Parser::Parse() {
+  std::vector<Statement> statements;
+  if (absl::Status t = Tokenize(&statements); !t.ok()) return t;
+  for (const Statement& s : statements) {
+    if (s[0].kind != Kind::kName) return Error(s[0], "expected a statement");
+    if (absl::Status d = Declare(s); !d.ok()) return d;
+  }
+  if (!facts_declared_) {
+    problem_.fact_names.emplace_back(zero_.has_value() ? zero_->text : std::string_view("0"));
+    facts_.emplace(problem_.fact_names.back(), kZeroFact);
+  }
+  call_site_at_.assign(problem_.node_names.size(), std::nullopt);
+  call_site_index_.assign(problem_.node_names.size(), -1);
+  for (const Statement& s : statements) {
+    if (absl::Status c = Connect(s); !c.ok()) return c;
+  }
+  for (const CallSite& c : problem_.call_sites) {
+    if (c.callees.empty()) {
+      const Token& at = *call_site_at_[c.call];
+      return Error(at, absl::StrFormat("call site '%s' has no 'callee'",
+                                       problem_.node_names[c.call]));
+    }
+  }
+  if (absl::Status v = Validate(problem_); !v.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s", file_, v.message()));
+  }
+  return std::move(problem_);
+}
+
+void AppendFlow(const Problem& p, const Flow& f, std::string* out) {
+  std::vector<std::string> items;
+  if (f.identity) items.push_back("id");
+  for (uint32_t d : f.kills) items.push_back(absl::StrCat("kill ", p.fact_names[d]));
+  for (uint32_t d : f.gens) items.push_back(absl::StrCat("gen ", p.fact_names[d]));
+  for (const auto& [a, b] : f.pairs) {
+    items.push_back(absl::StrCat(p.fact_names[a], " -> ", p.fact_names[b]));
+  }
+  absl::StrAppend(out, "{");
+  for (size_t i = 0; i < items.size(); ++i) absl::StrAppend(out, i ? ", " : "", items[i]);
+  absl::StrAppend(out, "}");
+}
+
+}  // namespace
+
+bool IsValidName(std::string_view name) {
+  if (name.empty() || !IsValidUtf8(name)) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (!IsNameChar(name[i])) return false;
+    if (name[i] == '-' && i + 1 < name.size() && name[i + 1] == '>') return false;
+  }
+  return true;
+}
+
+absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename) {
+  return Parser(text, filename).Parse();
+}
+
+std::string WriteText(const Problem& p) {
+  std::string out = "ifds 1\n";
+  absl::StrAppend(&out, "zero ", p.fact_names[0], "\n");
+  for (size_t d = 1; d < p.fact_names.size(); d += 16) {
+    absl::StrAppend(&out, "facts");
+    for (size_t k = d; k < std::min(p.fact_names.size(), d + 16); ++k) {
+      absl::StrAppend(&out, " ", p.fact_names[k]);
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  std::vector<std::vector<uint32_t>> members(p.procedures.size());
+  for (uint32_t n = 0; n < p.node_names.size(); ++n) members[p.node_procedure[n]].push_back(n);
+  for (size_t q = 0; q < p.procedures.size(); ++q) {
+    const Procedure& proc = p.procedures[q];
+    absl::StrAppend(&out, "procedure ", proc.name, " start ", p.node_names[proc.start], " exit ",
+                    p.node_names[proc.exit], "\n");
+    std::vector<uint32_t> rest;
+    for (uint32_t n : members[q]) {
+      if (n != proc.start && n != proc.exit) rest.push_back(n);
+    }
+    for (size_t k = 0; k < rest.size(); k += 16) {
+      absl::StrAppend(&out, "nodes ", proc.name);
+      for (size_t j = k; j < std::min(rest.size(), k + 16); ++j) {
+        absl::StrAppend(&out, " ", p.node_names[rest[j]]);
+      }
+      absl::StrAppend(&out, "\n");
+    }
+  }
+  for (const Edge& e : p.edges) {
+    absl::StrAppend(&out, "edge ", p.node_names[e.from], " ", p.node_names[e.to], " ");
+    AppendFlow(p, p.flows[e.flow], &out);
+    absl::StrAppend(&out, "\n");
+  }
+  for (const CallSite& c : p.call_sites) {
+    absl::StrAppend(&out, "call ", p.node_names[c.call], " returns ", p.node_names[c.return_site],
+                    " ");
+    AppendFlow(p, p.flows[c.call_to_return_flow], &out);
+    absl::StrAppend(&out, "\n");
+    for (const Callee& callee : c.callees) {
+      absl::StrAppend(&out, "callee ", p.node_names[c.call], " ",
+                      p.procedures[callee.procedure].name, " call ");
+      AppendFlow(p, p.flows[callee.call_flow], &out);
+      absl::StrAppend(&out, " return ");
+      AppendFlow(p, p.flows[callee.return_flow], &out);
+      absl::StrAppend(&out, "\n");
+    }
+  }
+  for (const auto& [n, d] : p.seeds) {
+    absl::StrAppend(&out, "seed ", p.node_names[n], " ", p.fact_names[d], "\n");
+  }
+  return out;
+}
+
+}  // namespace sluice::ifds

@@ -1,0 +1,30 @@
+// The IFDS text format (docs/ifds-format.md): line-oriented statements that declare facts,
+// procedures and nodes, and give edges, call sites and seeds with their flow functions.
+#ifndef SLUICE_IFDS_TEXT_FORMAT_H_
+#define SLUICE_IFDS_TEXT_FORMAT_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "ifds/problem.h"
+
+namespace sluice::ifds {
+
+// Parses `text`. Errors are InvalidArgument with the message "FILE:LINE:COLUMN: what", FILE
+// being `filename`. Never crashes on any input; the result passes Validate.
+absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename);
+
+// Writes `problem` (which must pass Validate) in the text format. ParseText reads it back to an
+// equivalent problem: the same names, edges and solution (ids may be renumbered, and a flow
+// shared by several edges is written out at each).
+std::string WriteText(const Problem& problem);
+
+// True if `name` may be a fact, node or procedure name: one or more of A-Z a-z 0-9,
+// _ . $ : @ ' < > [ ] / + * ! ? ~ ^ & | % = - and UTF-8 characters beyond ASCII (valid
+// sequences only), never containing "->".
+bool IsValidName(std::string_view name);
+
+}  // namespace sluice::ifds
+
+#endif  // SLUICE_IFDS_TEXT_FORMAT_H_
