@@ -107,9 +107,10 @@ absl::Status Validate(const Problem& p) {
           "call %s returns to %s in another procedure", p.node_names[c.call],
           p.node_names[c.return_site]));
     }
-    if (c.callees.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("call site %s has no callee", p.node_names[c.call]));
+    if (c.callees.empty() || c.callees.size() > 0xffff) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "call site %s has %d callees (1 to 65535 allowed)", p.node_names[c.call],
+          c.callees.size()));
     }
     for (const Callee& callee : c.callees) {
       if (callee.procedure >= p.procedures.size() || callee.call_flow >= flows ||

@@ -74,16 +74,24 @@ class Tabulation {
     work_.push_back(PathEdge{d1, n, d2});
   }
 
+  // An incoming call: call node c, callee index k within c's call site, and the fact d2 at c.
+  // Each (call site, callee) pair is its own edge: a procedure listed twice as a callee of one
+  // site has two call flows and two return flows, which must not be mixed.
+  static uint64_t IncomingKey(uint32_t c, uint32_t k, uint32_t d2) {
+    return (uint64_t{c} << 32) | (uint64_t{k} << 16) | d2;
+  }
+
   void ProcessCall(const PathEdge& e, const CallSite& call) {
     std::vector<uint32_t> entry, returned;
-    for (const Callee& callee : call.callees) {
+    for (uint32_t k = 0; k < call.callees.size(); ++k) {
+      const Callee& callee = call.callees[k];
       const uint32_t start = p_.procedures[callee.procedure].start;
       entry.clear();
       p_.flows[callee.call_flow].Apply(e.d2, &entry);
       for (uint32_t d3 : entry) {
         Propagate(d3, start, d3);
         const uint64_t context = Key(callee.procedure, d3);
-        if (incoming_[context].insert(Key(e.n, e.d2)).second) ++incoming_count_;
+        if (incoming_[context].insert(IncomingKey(e.n, k, e.d2)).second) ++incoming_count_;
         // Summaries already computed for this entry context apply at once.
         auto summaries = end_summary_.find(context);
         if (summaries == end_summary_.end()) continue;
@@ -110,16 +118,14 @@ class Tabulation {
     std::vector<uint32_t> returned;
     for (uint64_t site : sites) {
       const uint32_t c = static_cast<uint32_t>(site >> 32);
-      const uint32_t d2 = static_cast<uint32_t>(site);
+      const uint32_t k = static_cast<uint32_t>(site >> 16) & 0xffff;
+      const uint32_t d2 = static_cast<uint32_t>(site & 0xffff);
       const CallSite& call = *call_site_[c];
-      for (const Callee& callee : call.callees) {
-        if (callee.procedure != procedure) continue;
-        returned.clear();
-        p_.flows[callee.return_flow].Apply(e.d2, &returned);
-        const std::vector<uint32_t> contexts = callers_of_[Key(c, d2)];
-        for (uint32_t d5 : returned) {
-          for (uint32_t d1 : contexts) Propagate(d1, call.return_site, d5);
-        }
+      returned.clear();
+      p_.flows[call.callees[k].return_flow].Apply(e.d2, &returned);
+      const std::vector<uint32_t> contexts = callers_of_[Key(c, d2)];
+      for (uint32_t d5 : returned) {
+        for (uint32_t d1 : contexts) Propagate(d1, call.return_site, d5);
       }
     }
   }
@@ -131,7 +137,7 @@ class Tabulation {
   absl::flat_hash_set<uint64_t> path_edges_;
   std::deque<PathEdge> work_;
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> callers_of_;            // (c, d2) -> d1s
-  absl::flat_hash_map<uint64_t, absl::flat_hash_set<uint64_t>> incoming_;      // (p, d3) -> (c, d2)
+  absl::flat_hash_map<uint64_t, absl::flat_hash_set<uint64_t>> incoming_;  // (p, d3) -> (c, k, d2)
   absl::flat_hash_map<uint64_t, absl::flat_hash_set<uint32_t>> end_summary_;   // (p, d3) -> d4
   uint64_t end_summary_count_ = 0;
   uint64_t incoming_count_ = 0;
