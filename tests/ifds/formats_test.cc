@@ -1,0 +1,171 @@
+// The text and binary formats: errors point at file:line:column, round trips keep the
+// solution, and a seeded corpus of mangled inputs never crashes the parsers.
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ifds/binary_format.h"
+#include "ifds/generator.h"
+#include "ifds/output.h"
+#include "ifds/reference_solver.h"
+#include "ifds/text_format.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::ifds {
+namespace {
+
+using ::sluice::testing::StatusIs;
+using ::testing::HasSubstr;
+using Code = absl::StatusCode;
+
+constexpr char kSmall[] =
+    "ifds 1\n"
+    "facts a b\n"
+    "procedure main start s exit e\n"
+    "nodes main n1\n"
+    "edge s n1 {gen a}\n"
+    "edge n1 e {id, kill a, a -> b}\n"
+    "seed s 0\n";
+
+std::string ErrorOf(const std::string& text) {
+  absl::StatusOr<Problem> p = ParseText(text, "in.ifds");
+  return p.ok() ? "" : std::string(p.status().message());
+}
+
+TEST(TextFormatTest, ParsesAndSolvesASmallProblem) {
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(kSmall, "in.ifds"));
+  EXPECT_EQ(p.fact_count(), 3u);
+  EXPECT_EQ(p.node_count(), 3u);
+  EXPECT_EQ(FormatTsv(p, SolveReference(p), false), "e\tb\nn1\ta\n");
+  EXPECT_EQ(FormatTsv(p, SolveReference(p), true), "e\t0\ne\tb\nn1\t0\nn1\ta\ns\t0\n");
+  EXPECT_EQ(FormatJson(p, SolveReference(p), false),
+            "{\"results\":[{\"node\":\"e\",\"facts\":[\"b\"]},"
+            "{\"node\":\"n1\",\"facts\":[\"a\"]}]}\n");
+}
+
+TEST(TextFormatTest, ErrorsNameFileLineAndColumn) {
+  EXPECT_EQ(ErrorOf("facts a\nbogus x\n"),
+            "in.ifds:2:1: unknown statement 'bogus' (expected ifds, zero, facts, procedure, "
+            "nodes, edge, call, callee or seed)");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {id, kill q}\n"),
+            "in.ifds:2:20: unknown fact 'q'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s x {}\n"), "in.ifds:2:8: unknown node 'x'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {id\n"),
+            "in.ifds:2:11: expected '}' to close the flow function");
+  EXPECT_EQ(ErrorOf("facts a\nprocedure m start s exit e\nedge s e {a b}\n"),
+            "in.ifds:3:13: expected '->' after a fact");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nseed e 0\n"),
+            "in.ifds:2:6: a seed must be at a procedure's start node");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nprocedure q start s exit f\n"),
+            "in.ifds:2:19: node 's' is declared twice");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\ncall s returns e {}\n"),
+            "in.ifds:2:1: call site 's' has no 'callee'");
+  EXPECT_EQ(ErrorOf("ifds 2\n"), "in.ifds:1:6: unsupported format version '2' (this reader knows 1)");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {id}\x01\n"),
+            "in.ifds:2:14: unexpected character '\\x01'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nprocedure p start t exit u\nedge s t {id}\n"),
+            "in.ifds:3:8: an edge must stay within one procedure (calls use 'call' and 'callee')");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {kill 0}\n"),
+            "in.ifds:2:16: the zero fact cannot be killed");
+  EXPECT_EQ(ErrorOf("facts \xff\n"), "in.ifds:1:7: a name is not valid UTF-8");
+}
+
+TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
+  const std::string text =
+      "call ms returns me {id}\n"
+      "callee ms p call {id} return {id}\n"
+      "procedure main start ms exit me\n"
+      "procedure p start ps exit ps\n"
+      "seed ms 0\n";
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "in.ifds"));
+  EXPECT_EQ(p.call_sites.size(), 1u);
+  EXPECT_EQ(p.procedures[1].start, p.procedures[1].exit) << "a one-node procedure";
+}
+
+TEST(FormatsTest, TextAndBinaryRoundTripsKeepTheSolution) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    GeneratorOptions o;
+    o.seed = seed;
+    o.procedures = 5;
+    o.recursion = 0.5;
+    ASSERT_OK_AND_ASSIGN(Problem original, Generate(o));
+    const std::string expected = FormatTsv(original, SolveReference(original), true);
+    ASSERT_OK_AND_ASSIGN(Problem from_text, ParseText(WriteText(original), "t.ifds"));
+    EXPECT_EQ(FormatTsv(from_text, SolveReference(from_text), true), expected);
+    ASSERT_OK_AND_ASSIGN(Problem from_binary, ParseBinary(WriteBinary(original), "b.ifds"));
+    EXPECT_EQ(FormatTsv(from_binary, SolveReference(from_binary), true), expected);
+    EXPECT_EQ(WriteBinary(from_binary), WriteBinary(original)) << "binary is exact";
+    ASSERT_OK_AND_ASSIGN(Problem nameless, ParseBinary(WriteBinary(original, false), "b.ifds"));
+    EXPECT_EQ(SolveReference(nameless), SolveReference(original));
+    EXPECT_EQ(nameless.node_names[3], "n3");
+  }
+}
+
+TEST(BinaryFormatTest, RejectsTruncationLiesAndGarbageWithSpecificMessages) {
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(kSmall, "in.ifds"));
+  const std::string good = WriteBinary(p);
+  EXPECT_THAT(ParseBinary("not a problem", "x.bin"), StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(ParseBinary(good.substr(0, good.size() - 1), "x.bin"),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(ParseBinary(good + "x", "x.bin"), StatusIs(Code::kInvalidArgument));
+  std::string lying = good;
+  const uint64_t huge = uint64_t{1} << 61;  // the node count claims 2^61 nodes
+  std::memcpy(lying.data() + 16 + 8, &huge, 8);
+  absl::StatusOr<Problem> parsed = ParseBinary(lying, "x.bin");
+  EXPECT_THAT(parsed, StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("x.bin: byte"));
+}
+
+// Mangles `input` a few bytes at a time: flips, inserts, deletes, truncations, duplications.
+std::string Mangle(const std::string& input, std::mt19937_64& rng) {
+  std::string s = input;
+  const int edits = 1 + static_cast<int>(rng() % 6);
+  for (int e = 0; e < edits && !s.empty(); ++e) {
+    const size_t at = rng() % s.size();
+    switch (rng() % 6) {
+      case 0: s[at] = static_cast<char>(rng()); break;
+      case 1: s.insert(at, 1, static_cast<char>(rng())); break;
+      case 2: s.erase(at, 1 + rng() % 8); break;
+      case 3: s.resize(at); break;
+      case 4: s.insert(at, s.substr(at, rng() % 64)); break;
+      default: s[at] = "{}->,# \n0"[rng() % 9]; break;
+    }
+  }
+  return s;
+}
+
+TEST(FormatsTest, ParsersSurviveASeededCorpusOfMangledInputs) {
+  GeneratorOptions o;
+  o.procedures = 4;
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate(o));
+  const std::vector<std::string> texts = {kSmall, WriteText(p)};
+  const std::vector<std::string> binaries = {WriteBinary(p), WriteBinary(p, false)};
+  std::mt19937_64 rng(20261129);
+  int accepted = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string& base = texts[i % texts.size()];
+    absl::StatusOr<Problem> text = ParseText(Mangle(base, rng), "fuzz.ifds");
+    if (text.ok()) {
+      ++accepted;
+      SolveReference(*text);  // whatever parses must also be solvable
+    } else {
+      ++rejected;
+      EXPECT_EQ(text.status().code(), Code::kInvalidArgument);
+      EXPECT_THAT(std::string(text.status().message()), HasSubstr("fuzz.ifds:"));
+    }
+    const std::string& bin = binaries[i % binaries.size()];
+    absl::StatusOr<Problem> binary = ParseBinary(Mangle(bin, rng), "fuzz.bin");
+    if (binary.ok()) {
+      SolveReference(*binary);
+    } else {
+      EXPECT_EQ(binary.status().code(), Code::kInvalidArgument);
+    }
+  }
+  EXPECT_GT(rejected, 1000);
+  EXPECT_GT(accepted, 10) << "some mangles (comments, whitespace) stay valid";
+}
+
+}  // namespace
+}  // namespace sluice::ifds
