@@ -118,8 +118,12 @@ absl::Status Solver::Init() {
   for (int r = 0; r < k::kNumRelations; ++r) {
     uint64_t slots = o_.initial_capacity;
     if (slots == 0) {
-      slots = r == k::kPe ? std::clamp<uint64_t>(8 * (nodes + p_.seeds.size()), 1024, 1u << 22)
-                          : std::clamp<uint64_t>(4 * uint64_t{compiled.call_edges}, 256, 1u << 20);
+      // A guess from the problem's shape; growth corrects it at the cost of a rebuild.
+      const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
+      slots = r == k::kPe ? std::clamp<uint64_t>(4 * nodes * facts, 1024, 1u << 22)
+                          : std::clamp<uint64_t>(4 * uint64_t{compiled.call_edges} *
+                                                     std::min<uint64_t>(facts, 16),
+                                                 256, 1u << 20);
     }
     cap_.set[r] = cap_.list[r] = cap_.keys[r] = cap_.entries[r] = NextPow2(slots);
   }

@@ -39,6 +39,8 @@ inline constexpr int kExitUsage = 2;
 // The commands.
 int RunBfs();
 int RunInfo();
+int RunGen();
+int RunSolve(const std::string& problem_path);
 
 }  // namespace sluice
 

@@ -1,5 +1,6 @@
 // The `sluice` command line: runs Sluice workloads through the resident-dispatch interface,
 // in-process (the embedded default) or against a sluiced daemon (--server).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,22 +19,60 @@ constexpr char kUsage[] =
     "         host BFS: --nodes --degree --seed --source --window [--server | --backend]\n"
     "  info   what a daemon serves: backend, devices, memory, sessions, limits, kernel\n"
     "         catalog: --server HOST:PORT\n"
+    "  gen    a seeded random IFDS problem: [--seed N] [--out FILE] [--binary]\n"
+    "         [--procedures --nodes-per-procedure --facts --call-density --recursion\n"
+    "          --max-callees --unreachable --identity --gen-rate --kill-rate --pair-rate\n"
+    "          --seeds]\n"
+    "  solve  PROBLEM: the facts that hold at each node, as sorted node<TAB>fact lines:\n"
+    "         [--server HOST:PORT | --backend auto|cpu|cuda] [--solver resident|reference]\n"
+    "         [--out FILE] [--format tsv|json] [--stats] [--include-zero]\n"
     "\n"
     "Without --server, work runs in-process on --backend (auto, cpu or cuda).\n"
+    "Flags may be spelled with dashes or underscores (--include-zero, --include_zero).\n"
     "Exit codes: 0 success, 1 the command failed, 2 bad usage or input.";
 
 }  // namespace
 
+// absl flags are named with underscores; accept the dashed spelling too.
+std::vector<std::string> NormalizeFlags(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    for (size_t c = 2; c < end; ++c) {
+      if (a[c] == '-') a[c] = '_';
+    }
+  }
+  return args;
+}
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
+  std::vector<std::string> normalized = NormalizeFlags(argc, argv);
+  std::vector<char*> raw;
+  for (std::string& a : normalized) raw.push_back(a.data());
+  std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
+  if (args.size() < 2) {
     std::fprintf(stderr, "%s\n", kUsage);
     return sluice::kExitUsage;
   }
   const std::string command = args[1];
+  if (command == "solve") {
+    if (args.size() != 3) {
+      std::fprintf(stderr, "sluice solve: give exactly one problem file\n");
+      return sluice::kExitUsage;
+    }
+    return sluice::RunSolve(args[2]);
+  }
+  if (args.size() != 2) {
+    std::fprintf(stderr, "%s\n", kUsage);
+    return sluice::kExitUsage;
+  }
   if (command == "bfs") return sluice::RunBfs();
   if (command == "info") return sluice::RunInfo();
+  if (command == "gen") return sluice::RunGen();
   std::fprintf(stderr, "sluice: unknown command '%s'\n\n%s\n", command.c_str(), kUsage);
   return sluice::kExitUsage;
 }

@@ -1,0 +1,113 @@
+// sluice solve: solves an IFDS problem, on the resident solver (in-process or through a daemon)
+// or on the reference solver, and prints the facts that hold at each node.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "ifds/binary_format.h"
+#include "ifds/output.h"
+#include "ifds/reference_solver.h"
+#include "ifds/resident_solver.h"
+#include "tools/cli.h"
+
+ABSL_DECLARE_FLAG(std::string, out);
+ABSL_FLAG(std::string, solver, "resident", "solve: resident or reference");
+ABSL_FLAG(std::string, format, "tsv", "solve: tsv (node<TAB>fact lines) or json");
+ABSL_FLAG(bool, stats, false, "solve: print statistics on stderr");
+ABSL_FLAG(bool, include_zero, false, "solve: also list the zero fact");
+ABSL_FLAG(uint64_t, initial_capacity, 0,
+          "solve: slots of every device table at the start (0: sized from the problem)");
+
+namespace sluice {
+
+absl::Status WriteOutput(const std::string& bytes);
+
+int RunSolve(const std::string& path) {
+  const std::string solver = absl::GetFlag(FLAGS_solver);
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if ((solver != "resident" && solver != "reference") || (format != "tsv" && format != "json")) {
+    std::fprintf(stderr, "sluice solve: --solver is resident or reference, --format tsv or json\n");
+    return kExitUsage;
+  }
+  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path);
+  if (!problem.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());
+    return kExitUsage;
+  }
+  const absl::Time start = absl::Now();
+  ifds::Solution solution;
+  std::string stats_json;
+  std::string stats_text;
+  if (solver == "reference") {
+    ifds::ReferenceStats stats;
+    solution = ifds::SolveReference(*problem, &stats);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    stats_text = absl::StrFormat("solver: reference\npath edges: %d\nseconds: %.3f\n",
+                                 stats.path_edges, seconds);
+    stats_json = absl::StrFormat(
+        "\"stats\":{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f}",
+        stats.path_edges, seconds);
+  } else {
+    absl::StatusOr<OpenedDispatch> opened = OpenDispatch("sluice solve");
+    if (!opened.ok()) {
+      std::fprintf(stderr, "sluice solve: %s\n", opened.status().ToString().c_str());
+      return kExitFailed;
+    }
+    ifds::ResidentOptions options;
+    options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
+    // Long solves report progress on stderr: after two seconds, at most once a second.
+    absl::Time last_report = start;
+    options.progress = [&](const ifds::ResidentProgress& p) {
+      const absl::Time now = absl::Now();
+      if (now - start < absl::Seconds(2) || now - last_report < absl::Seconds(1)) return;
+      last_report = now;
+      std::fprintf(stderr, "sluice solve: window %u, %u iterations, %llu path edges, %.1fs\n",
+                   p.windows, p.iterations, static_cast<unsigned long long>(p.path_edges),
+                   absl::ToDoubleSeconds(now - start));
+    };
+    ifds::ResidentStats stats;
+    absl::StatusOr<ifds::Solution> solved =
+        ifds::SolveResident(*opened->dispatch, *problem, options, &stats);
+    if (!solved.ok()) {
+      std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
+      return kExitFailed;
+    }
+    solution = *std::move(solved);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    const std::string traffic = opened->traffic();
+    stats_text = absl::StrFormat(
+        "solver: resident on %s%s\npath edges: %d\nincoming calls: %d, end summaries: %d, "
+        "summary edges: %d\niterations: %d in %d windows (%d table growths)\n"
+        "device memory: %s at peak\ntraffic: %s\nseconds: %.3f\n",
+        std::string(opened->dispatch->backend_id()),
+        opened->remote ? " via sluiced at " + absl::GetFlag(FLAGS_server) : " in-process",
+        stats.path_edges, stats.incoming, stats.end_summaries, stats.summaries,
+        stats.iterations, stats.windows, stats.growths, HumanBytes(stats.peak_device_bytes),
+        traffic, seconds);
+    stats_json = absl::StrFormat(
+        "\"stats\":{\"solver\":\"resident\",\"backend\":\"%s\",\"remote\":%s,\"path_edges\":%d,"
+        "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"peak_device_bytes\":%d,"
+        "\"seconds\":%.6f}",
+        std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
+        stats.path_edges, stats.iterations, stats.windows, stats.growths,
+        stats.peak_device_bytes, seconds);
+  }
+  const bool zero = absl::GetFlag(FLAGS_include_zero);
+  const bool stats = absl::GetFlag(FLAGS_stats);
+  const std::string output =
+      format == "tsv" ? ifds::FormatTsv(*problem, solution, zero)
+                      : ifds::FormatJson(*problem, solution, zero, stats ? stats_json : "");
+  if (absl::Status s = WriteOutput(output); !s.ok()) {
+    std::fprintf(stderr, "sluice solve: %s\n", std::string(s.message()).c_str());
+    return kExitFailed;
+  }
+  if (stats) std::fprintf(stderr, "%s", stats_text.c_str());
+  return kExitOk;
+}
+
+}  // namespace sluice
