@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Sluice's main job: builds what is needed, starts sluiced on a free loopback port, runs a
-# resident fixed point (BFS levels over a generated million-node graph) through it with the
-# remote client, prints what it computed (checked against a host BFS), and stops the daemon.
+# Sluice's main job: builds what is needed, starts sluiced on a free loopback port (CUDA when a
+# GPU is present, else the CPU device), and solves IFDS problems through it with `sluice solve`:
+# the possibly-uninitialized-variables example of the 1995 IFDS paper (results and statistics
+# printed), then a generated problem whose answer is checked against the reference solver.
+# Stops the daemon, which drains and logs its sessions.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ROOT"
@@ -31,7 +33,21 @@ done
 [ -n "$address" ] || { echo "sluiced did not start" >&2; cat "$work/daemon.log" >&2; exit 1; }
 log "sluiced is serving on $address"
 
-"$BUILD/bin/sluice" bfs --server="$address" --nodes=1000000 --degree=4 --seed=1 --window=8
+log "sluice solve examples/uninitialized.ifds (the running example of Reps, Horwitz, Sagiv 1995)"
+"$BUILD/bin/sluice" solve examples/uninitialized.ifds --server="$address" --stats
+
+log "a generated problem: sluice gen --seed=1 --procedures=400 --facts=40"
+"$BUILD/bin/sluice" gen --seed=1 --procedures=400 --facts=40 --out="$work/generated.ifds"
+"$BUILD/bin/sluice" solve "$work/generated.ifds" --server="$address" --stats \
+  --out="$work/resident.tsv"
+"$BUILD/bin/sluice" solve "$work/generated.ifds" --solver=reference --out="$work/reference.tsv"
+if cmp -s "$work/resident.tsv" "$work/reference.tsv"; then
+  log "the resident solve through sluiced matches the reference solver:" \
+    "$(wc -l <"$work/resident.tsv") node/fact results"
+else
+  log "MISMATCH between the resident and the reference solver"
+  exit 1
+fi
 
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"

@@ -29,7 +29,8 @@ namespace sluice {
 absl::Status WriteOutput(const std::string& bytes) {
   const std::string path = absl::GetFlag(FLAGS_out);
   if (path.empty()) {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
+        std::fflush(stdout) != 0) {
       return absl::UnavailableError("cannot write to stdout");
     }
     return absl::OkStatus();
