@@ -10,17 +10,36 @@
 namespace sluice::ifds {
 namespace {
 
-// (node name, fact name) pairs in output order.
+// rank[i] = position of names[i] in bytewise order.
+std::vector<uint32_t> Ranks(const std::vector<std::string>& names) {
+  std::vector<uint32_t> order(names.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+  std::vector<uint32_t> rank(names.size());
+  for (uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  return rank;
+}
+
+// (node name, fact name) pairs in output order: names are ranked once, then the pairs sort as
+// integers.
 std::vector<std::pair<std::string_view, std::string_view>> Sorted(const Problem& p,
                                                                   const Solution& s,
                                                                   bool include_zero) {
-  std::vector<std::pair<std::string_view, std::string_view>> rows;
-  rows.reserve(s.facts.size());
+  const std::vector<uint32_t> node_rank = Ranks(p.node_names);
+  const std::vector<uint32_t> fact_rank = Ranks(p.fact_names);
+  std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> keyed;
+  keyed.reserve(s.facts.size());
   for (const auto& [n, d] : s.facts) {
     if (d == kZeroFact && !include_zero) continue;
-    rows.emplace_back(p.node_names[n], p.fact_names[d]);
+    keyed.push_back({(uint64_t{node_rank[n]} << 32) | fact_rank[d], {n, d}});
   }
-  std::sort(rows.begin(), rows.end());
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::pair<std::string_view, std::string_view>> rows;
+  rows.reserve(keyed.size());
+  for (const auto& [key, pair] : keyed) {
+    rows.emplace_back(p.node_names[pair.first], p.fact_names[pair.second]);
+  }
   return rows;
 }
 

@@ -127,6 +127,12 @@ absl::Status Solver::Init() {
     }
     cap_.set[r] = cap_.list[r] = cap_.keys[r] = cap_.entries[r] = NextPow2(slots);
   }
+  if (o_.initial_capacity == 0) {
+    // Only path edges at call nodes are indexed: a small share of all path edges.
+    const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
+    cap_.keys[k::kPe] = cap_.entries[k::kPe] = NextPow2(
+        std::clamp<uint64_t>(4 * p_.call_sites.size() * facts, 256, 1u << 20));
+  }
   ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words.size() * 4));
   ASSIGN_OR_RETURN(state_, buffers_.Allocate(S::kSlots * 4));
   for (int r = 0; r < k::kNumRelations; ++r) {

@@ -102,50 +102,40 @@ struct GraphLayout {
   static constexpr uint32_t kHeaderWords = kSectionTable + 2 * kNumSections;
 };
 
-// A checked view of the compiled problem. `ok` is false if the header is inconsistent with the
-// buffer; then every accessor is unusable and the caller raises the index flag.
+// A view of the compiled problem. Opening reads the counts only; each section is located and
+// bounds-checked when it is used, and every index into it is checked against its length, so a
+// corrupt header yields empty sections and out-of-bounds flags, never a stray access.
 struct Graph {
   bool ok = false;
   uint32_t facts = 0, nodes = 0, procedures = 0, flows = 0, call_edges = 0, seeds = 0;
-  DeviceSpan<uint32_t> section[GraphLayout::kNumSections];
+  DeviceSpan<uint32_t> words;
 
   SLUICE_HD static Graph Open(const KernelArgs& a) {
     Graph g;
-    DeviceSpan<uint32_t> words = a.As<uint32_t>(kGraph);
-    if (words.size < GraphLayout::kHeaderWords || words[GraphLayout::kMagic] != GraphLayout::kMagicValue ||
-        words[GraphLayout::kVersion] != GraphLayout::kVersionValue ||
-        words[GraphLayout::kSectionCount] != GraphLayout::kNumSections) {
+    g.words = a.As<uint32_t>(kGraph);
+    const DeviceSpan<uint32_t>& w = g.words;
+    // The catalog guarantees the header's words exist.
+    if (w[GraphLayout::kMagic] != GraphLayout::kMagicValue ||
+        w[GraphLayout::kVersion] != GraphLayout::kVersionValue ||
+        w[GraphLayout::kSectionCount] != GraphLayout::kNumSections) {
       return g;
     }
-    g.facts = words[GraphLayout::kFacts];
-    g.nodes = words[GraphLayout::kNodes];
-    g.procedures = words[GraphLayout::kProcedures];
-    g.flows = words[GraphLayout::kFlows];
-    g.call_edges = words[GraphLayout::kCallEdgeCount];
-    g.seeds = words[GraphLayout::kSeeds];
-    if (g.facts == 0 || g.facts > 0xffff || g.nodes >= kNone) return g;
-    for (uint32_t s = 0; s < GraphLayout::kNumSections; ++s) {
-      const uint64_t offset = words[GraphLayout::kSectionTable + 2 * s];
-      const uint64_t length = words[GraphLayout::kSectionTable + 2 * s + 1];
-      if (offset > words.size || length > words.size - offset) return g;
-      g.section[s] = DeviceSpan<uint32_t>{words.data + offset, length};
-    }
-    const uint64_t nodes1 = uint64_t{g.nodes} + 1;
-    if (g.section[GraphLayout::kIntraOffsets].size != nodes1 ||
-        g.section[GraphLayout::kCallOffsets].size != nodes1 ||
-        g.section[GraphLayout::kExitProc].size != g.nodes ||
-        g.section[GraphLayout::kReturnSite].size != g.nodes ||
-        g.section[GraphLayout::kProcStart].size != g.procedures ||
-        g.section[GraphLayout::kCallEdges].size != 5ull * g.call_edges ||
-        g.section[GraphLayout::kFlowHeaders].size != 7ull * g.flows ||
-        g.section[GraphLayout::kPairSources].size != g.section[GraphLayout::kPairTargets].size ||
-        g.section[GraphLayout::kSeedList].size != 2ull * g.seeds) {
-      return g;
-    }
-    g.ok = true;
+    g.facts = w[GraphLayout::kFacts];
+    g.nodes = w[GraphLayout::kNodes];
+    g.procedures = w[GraphLayout::kProcedures];
+    g.flows = w[GraphLayout::kFlows];
+    g.call_edges = w[GraphLayout::kCallEdgeCount];
+    g.seeds = w[GraphLayout::kSeeds];
+    g.ok = g.facts > 0 && g.facts <= 0xffff && g.nodes < kNone;
     return g;
   }
-  SLUICE_HD const DeviceSpan<uint32_t>& operator[](uint32_t s) const { return section[s]; }
+  // Section `s`, or an empty span if the header places it outside the buffer.
+  SLUICE_HD DeviceSpan<uint32_t> operator[](uint32_t s) const {
+    const uint64_t offset = words[GraphLayout::kSectionTable + 2 * s];
+    const uint64_t length = words[GraphLayout::kSectionTable + 2 * s + 1];
+    if (offset > words.size || length > words.size - offset) return DeviceSpan<uint32_t>{words.data, 0};
+    return DeviceSpan<uint32_t>{words.data + offset, length};
+  }
 };
 
 // ---- Packing ------------------------------------------------------------------------------
@@ -289,18 +279,18 @@ SLUICE_HD inline void IndexAdd(const KernelArgs& a, int m, uint64_t key, uint64_
 template <class Emit>
 SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32_t d,
                          Emit&& emit) {
-  const DeviceSpan<uint32_t>& headers = g[GraphLayout::kFlowHeaders];
-  if (f >= g.flows) {
+  const DeviceSpan<uint32_t> headers = g[GraphLayout::kFlowHeaders];
+  if (!headers.Contains(7ull * f + 6)) {
     Raise(a, kStatusIndexOutOfBounds);
     return;
   }
   const uint32_t* h = &headers[7ull * f];
-  const DeviceSpan<uint32_t>& kills = g[GraphLayout::kKills];
-  const DeviceSpan<uint32_t>& gens = g[GraphLayout::kGens];
-  const DeviceSpan<uint32_t>& sources = g[GraphLayout::kPairSources];
-  const DeviceSpan<uint32_t>& targets = g[GraphLayout::kPairTargets];
+  const DeviceSpan<uint32_t> kills = g[GraphLayout::kKills];
+  const DeviceSpan<uint32_t> gens = g[GraphLayout::kGens];
+  const DeviceSpan<uint32_t> sources = g[GraphLayout::kPairSources];
+  const DeviceSpan<uint32_t> targets = g[GraphLayout::kPairTargets];
   if (h[1] > h[2] || h[2] > kills.size || h[3] > h[4] || h[4] > gens.size || h[5] > h[6] ||
-      h[6] > sources.size) {
+      h[6] > sources.size || h[6] > targets.size) {
     Raise(a, kStatusIndexOutOfBounds);
     return;
   }
@@ -347,8 +337,10 @@ struct Seed {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     if (Halted(a) || t >= g.seeds) return;
-    const uint32_t node = g[GraphLayout::kSeedList][2 * t];
-    const uint32_t fact = g[GraphLayout::kSeedList][2 * t + 1];
+    const DeviceSpan<uint32_t> seeds = g[GraphLayout::kSeedList];
+    if (!seeds.Contains(2 * t + 1)) return Raise(a, kStatusIndexOutOfBounds);
+    const uint32_t node = seeds[2 * t];
+    const uint32_t fact = seeds[2 * t + 1];
     if (node >= g.nodes || fact >= g.facts) return Raise(a, kStatusIndexOutOfBounds);
     AddTuple(a, kPe, PackPe(fact, node, fact));
   }
@@ -370,8 +362,9 @@ struct PeDelta {
     const uint32_t d2 = Low16(key);
     if (n >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
 
-    const DeviceSpan<uint32_t>& intra_offsets = g[GraphLayout::kIntraOffsets];
-    const DeviceSpan<uint32_t>& intra = g[GraphLayout::kIntraEdges];
+    const DeviceSpan<uint32_t> intra_offsets = g[GraphLayout::kIntraOffsets];
+    const DeviceSpan<uint32_t> intra = g[GraphLayout::kIntraEdges];
+    if (!intra_offsets.Contains(uint64_t{n} + 1)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t ib = intra_offsets[n], ie = intra_offsets[n + 1];
     if (ib > ie || 2ull * ie > intra.size) return Raise(a, kStatusIndexOutOfBounds);
     for (uint32_t e = ib; e < ie; ++e) {
@@ -383,17 +376,19 @@ struct PeDelta {
       ApplyFlow(a, g, intra[2 * e + 1], d2, [&](uint32_t d3) { AddTuple(a, kPe, PackPe(d1, m, d3)); });
     }
 
-    const DeviceSpan<uint32_t>& call_offsets = g[GraphLayout::kCallOffsets];
-    const DeviceSpan<uint32_t>& calls = g[GraphLayout::kCallEdges];
+    const DeviceSpan<uint32_t> call_offsets = g[GraphLayout::kCallOffsets];
+    const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
+    const DeviceSpan<uint32_t> proc_start = g[GraphLayout::kProcStart];
+    if (!call_offsets.Contains(uint64_t{n} + 1)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t cb = call_offsets[n], ce = call_offsets[n + 1];
-    if (cb > ce || ce > g.call_edges) return Raise(a, kStatusIndexOutOfBounds);
+    if (cb > ce || 5ull * ce > calls.size) return Raise(a, kStatusIndexOutOfBounds);
     for (uint32_t e = cb; e < ce; ++e) {
       const uint32_t callee = calls[5ull * e + 1];
-      if (callee >= g.procedures) {
+      if (!proc_start.Contains(callee)) {
         Raise(a, kStatusIndexOutOfBounds);
         continue;
       }
-      const uint32_t start = g[GraphLayout::kProcStart][callee];
+      const uint32_t start = proc_start[callee];
       if (start >= g.nodes) {
         Raise(a, kStatusIndexOutOfBounds);
         continue;
@@ -404,13 +399,16 @@ struct PeDelta {
       });
     }
     if (cb < ce) {
-      const uint32_t r = g[GraphLayout::kReturnSite][n];
+      const DeviceSpan<uint32_t> return_site = g[GraphLayout::kReturnSite];
+      const uint32_t r = return_site.Contains(n) ? return_site[n] : kNone;
       if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
       ForEachValue(a, kMsum, IndexKey(n, d2), [&](uint64_t d5) {
         AddTuple(a, kPe, PackPe(d1, r, static_cast<uint32_t>(d5)));
       });
     }
-    const uint32_t p = g[GraphLayout::kExitProc][n];
+    const DeviceSpan<uint32_t> exit_proc = g[GraphLayout::kExitProc];
+    if (!exit_proc.Contains(n)) return Raise(a, kStatusIndexOutOfBounds);
+    const uint32_t p = exit_proc[n];
     if (p != kNone) {
       if (p >= g.procedures) return Raise(a, kStatusIndexOutOfBounds);
       AddTuple(a, kEs, Pack(p, d1, d2));
@@ -421,8 +419,8 @@ struct PeDelta {
 // Applies call edge e's return flow to d4 and adds SUM(c_e, d2, d5) for every result.
 SLUICE_HD inline void Summarize(const KernelArgs& a, const Graph& g, uint32_t e, uint32_t d2,
                                 uint32_t d4) {
-  if (e >= g.call_edges) return Raise(a, kStatusIndexOutOfBounds);
-  const DeviceSpan<uint32_t>& calls = g[GraphLayout::kCallEdges];
+  const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
+  if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
   const uint32_t c = calls[5ull * e];
   if (c >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
   ApplyFlow(a, g, calls[5ull * e + 4], d4, [&](uint32_t d5) { AddTuple(a, kSum, Pack(c, d2, d5)); });
@@ -436,8 +434,9 @@ struct IncDelta {
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kInc, t, &key)) return;
     const uint32_t e = High32(key), d3 = Mid16(key), d2 = Low16(key);
-    if (e >= g.call_edges) return Raise(a, kStatusIndexOutOfBounds);
-    const uint32_t p = g[GraphLayout::kCallEdges][5ull * e + 1];
+    const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
+    if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
+    const uint32_t p = calls[5ull * e + 1];
     ForEachValue(a, kMes, IndexKey(p, d3),
                  [&](uint64_t d4) { Summarize(a, g, e, d2, static_cast<uint32_t>(d4)); });
   }
@@ -465,8 +464,9 @@ struct SumDelta {
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kSum, t, &key)) return;
     const uint32_t c = High32(key), d2 = Mid16(key), d5 = Low16(key);
-    if (c >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-    const uint32_t r = g[GraphLayout::kReturnSite][c];
+    const DeviceSpan<uint32_t> return_site = g[GraphLayout::kReturnSite];
+    if (!return_site.Contains(c)) return Raise(a, kStatusIndexOutOfBounds);
+    const uint32_t r = return_site[c];
     if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
     ForEachValue(a, kMpe, IndexKey(c, d2), [&](uint64_t d1) {
       AddTuple(a, kPe, PackPe(static_cast<uint32_t>(d1), r, d5));
@@ -488,16 +488,17 @@ struct IndexPass {
       const Graph g = Graph::Open(a);
       if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
       const uint32_t n = static_cast<uint32_t>(key >> 16);
-      if (n >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-      const DeviceSpan<uint32_t>& call_offsets = g[GraphLayout::kCallOffsets];
+      const DeviceSpan<uint32_t> call_offsets = g[GraphLayout::kCallOffsets];
+      if (!call_offsets.Contains(uint64_t{n} + 1)) return Raise(a, kStatusIndexOutOfBounds);
       if (call_offsets[n] == call_offsets[n + 1]) return;  // only path edges at call nodes
       IndexAdd(a, kMpe, IndexKey(n, Low16(key)), key >> 48);
     } else if constexpr (R == kInc) {
       const Graph g = Graph::Open(a);
       if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
       const uint32_t e = High32(key);
-      if (e >= g.call_edges) return Raise(a, kStatusIndexOutOfBounds);
-      const uint32_t p = g[GraphLayout::kCallEdges][5ull * e + 1];
+      const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
+      if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
+      const uint32_t p = calls[5ull * e + 1];
       IndexAdd(a, kMinc, IndexKey(p, Mid16(key)), (uint64_t{e} << 16) | Low16(key));
     } else if constexpr (R == kEs) {
       IndexAdd(a, kMes, IndexKey(High32(key), Mid16(key)), Low16(key));

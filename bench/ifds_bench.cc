@@ -1,0 +1,201 @@
+// IFDS solvers on generated problems of three sizes, in one run:
+//   path edges per second of the reference solver and of the resident solver on the CPU device
+//   (LocalDispatch), as ratios, with the peak memory of each (each solve runs in a forked child
+//   so that its peak RSS is its own), and the resident solver through sluiced on loopback
+//   against the same solve in-process (DESIGN.md: at most 1.10x).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/local_dispatch.h"
+#include "client/remote_dispatch.h"
+#include "ifds/generator.h"
+#include "ifds/reference_solver.h"
+#include "ifds/resident_solver.h"
+#include "server/core/cpu_device.h"
+#include "server/grpc/daemon.h"
+
+ABSL_FLAG(int, repeats, 3, "solves per measurement on the two smaller sizes (best is kept)");
+ABSL_FLAG(bool, large, true, "include the large problem");
+
+namespace sluice::bench {
+namespace {
+
+struct Size {
+  const char* name;
+  ifds::GeneratorOptions options;
+};
+
+struct Measurement {
+  double seconds = 0;
+  uint64_t path_edges = 0;
+  uint64_t device_peak = 0;
+  uint64_t max_rss = 0;  // bytes
+  bool ok = false;
+};
+
+// Runs `solve` in a child process and returns its time, path edges and peak RSS.
+template <class Solve>
+Measurement InChild(Solve solve) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Measurement m = solve();
+    if (write(fds[1], &m, sizeof(m)) != sizeof(m)) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  Measurement m;
+  const bool got = read(fds[0], &m, sizeof(m)) == sizeof(m);
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  m.ok = got && WIFEXITED(status) && WEXITSTATUS(status) == 0 && m.ok;
+  m.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  return m;
+}
+
+Measurement Reference(const ifds::Problem& p) {
+  return InChild([&] {
+    Measurement m;
+    const absl::Time start = absl::Now();
+    ifds::ReferenceStats stats;
+    ifds::SolveReference(p, &stats);
+    m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    m.path_edges = stats.path_edges;
+    m.ok = true;
+    return m;
+  });
+}
+
+Measurement Resident(const ifds::Problem& p) {
+  return InChild([&] {
+    Measurement m;
+    auto dispatch = LocalDispatch::CreateCpu();
+    if (!dispatch.ok()) return m;
+    const absl::Time start = absl::Now();
+    ifds::ResidentStats stats;
+    if (!ifds::SolveResident(**dispatch, p, {}, &stats).ok()) return m;
+    m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    m.path_edges = stats.path_edges;
+    m.device_peak = stats.peak_device_bytes;
+    m.ok = true;
+    return m;
+  });
+}
+
+Measurement Best(const std::vector<Measurement>& runs) {
+  Measurement best = runs.front();
+  for (const Measurement& m : runs) {
+    if (m.ok && (!best.ok || m.seconds < best.seconds)) best = m;
+  }
+  return best;
+}
+
+double Mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+int Main() {
+  std::vector<Size> sizes(3);
+  sizes[0].name = "small";
+  sizes[0].options.procedures = 400;
+  sizes[0].options.facts = 40;
+  sizes[1].name = "medium";
+  sizes[1].options.procedures = 1000;
+  sizes[1].options.facts = 64;
+  sizes[1].options.nodes_per_procedure = 16;
+  sizes[2].name = "large";
+  sizes[2].options.procedures = 2500;
+  sizes[2].options.facts = 64;
+  sizes[2].options.nodes_per_procedure = 16;
+  if (!absl::GetFlag(FLAGS_large)) sizes.pop_back();
+
+  std::printf("IFDS: reference solver vs resident solver on the CPU device (%d threads)\n",
+              static_cast<int>(std::thread::hardware_concurrency()));
+  std::printf("%-7s %11s | %8s %9s %8s | %8s %9s %8s %9s | %7s %7s\n", "size", "path edges",
+              "ref s", "ref PE/s", "ref RSS", "res s", "res PE/s", "res RSS", "dev peak",
+              "speed", "memory");
+  std::vector<ifds::Problem> problems;
+  for (const Size& size : sizes) {
+    absl::StatusOr<ifds::Problem> problem = ifds::Generate(size.options);
+    if (!problem.ok()) return 1;
+    const int repeats = &size == &sizes.back() && sizes.size() == 3 ? 1 : absl::GetFlag(FLAGS_repeats);
+    std::vector<Measurement> ref, res;
+    for (int r = 0; r < repeats; ++r) {
+      ref.push_back(Reference(*problem));
+      res.push_back(Resident(*problem));
+    }
+    const Measurement a = Best(ref), b = Best(res);
+    if (!a.ok || !b.ok || a.path_edges != b.path_edges) {
+      std::printf("%s: a solve failed or the solvers disagree\n", size.name);
+      return 1;
+    }
+    std::printf("%-7s %11llu | %8.3f %8.2fM %7.0fM | %8.3f %8.2fM %7.0fM %8.0fM | %6.2fx %6.2fx\n",
+                size.name, static_cast<unsigned long long>(a.path_edges), a.seconds,
+                a.path_edges / a.seconds / 1e6, Mib(a.max_rss), b.seconds,
+                b.path_edges / b.seconds / 1e6, Mib(b.max_rss), Mib(b.device_peak),
+                a.seconds / b.seconds, static_cast<double>(b.max_rss) / a.max_rss);
+    problems.push_back(*std::move(problem));
+  }
+  std::printf("speed: resident PE/s over reference PE/s; memory: resident peak RSS over "
+              "reference peak RSS (RSS includes the problem)\n\n");
+
+  // Remote against in-process, on the medium problem: no fork from here on (gRPC threads).
+  const ifds::Problem& medium = problems[1];
+  absl::StatusOr<std::shared_ptr<CpuDevice>> device = CpuDevice::Create({});
+  if (!device.ok()) return 1;
+  DaemonOptions options;
+  options.listen = "127.0.0.1:0";
+  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(*device, options);
+  if (!daemon.ok()) return 1;
+  absl::StatusOr<std::unique_ptr<LocalDispatch>> local = LocalDispatch::Create({.device = *device});
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote =
+      RemoteDispatch::Connect({.target = (*daemon)->address(), .client_name = "ifds-bench"});
+  if (!local.ok() || !remote.ok()) return 1;
+  std::vector<double> local_s, remote_s;
+  ifds::ResidentStats stats;
+  uint64_t trips = 0;
+  for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
+    absl::Time t = absl::Now();
+    if (!ifds::SolveResident(**local, medium).ok()) return 1;
+    local_s.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    const uint64_t before = (*remote)->counters().round_trips;
+    t = absl::Now();
+    if (!ifds::SolveResident(**remote, medium, {}, &stats).ok()) return 1;
+    remote_s.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    trips = (*remote)->counters().round_trips - before;
+  }
+  const double l = *std::min_element(local_s.begin(), local_s.end());
+  const double rm = *std::min_element(remote_s.begin(), remote_s.end());
+  std::printf("remote: medium problem through sluiced on loopback vs in-process, same device\n");
+  std::printf("  in-process %.3f s, through sluiced %.3f s: ratio %.3fx [target <= 1.10x] %s\n",
+              l, rm, rm / l, rm / l <= 1.10 ? "met" : "MISSED");
+  std::printf("  round trips %llu = %u windows + %llu (set-up, %u growths, results, frees)\n",
+              static_cast<unsigned long long>(trips), stats.windows,
+              static_cast<unsigned long long>(trips - stats.windows), stats.growths);
+  remote->reset();
+  (*daemon)->Shutdown(absl::Seconds(5));
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return sluice::bench::Main();
+}
