@@ -37,6 +37,8 @@ jobs() { nproc 2>/dev/null || echo 2; }
 # compiled wherever nvcc exists, with or without a GPU).
 configure_and_build() {
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+  # Hash paths relative to the checkout, so every clone (CI's included) hits the same cache.
+  export CCACHE_BASEDIR="$ROOT"
   if [ ! -f "$BUILD/build.ninja" ]; then
     log "configuring $BUILD"
     cmake --preset default "$@" >/dev/null
