@@ -49,6 +49,9 @@ class ThreadPool {
   std::vector<std::thread> threads_;  // const after construction
 };
 
+// memcpy of `n` bytes, split over `pool` when large enough to be worth waking workers for.
+void ParallelCopy(ThreadPool& pool, void* dst, const void* src, uint64_t n);
+
 }  // namespace sluice
 
 #endif  // SLUICE_BASE_THREAD_POOL_H_

@@ -3,6 +3,10 @@
 #include <array>
 #include <cstdint>
 
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
 namespace sluice {
 namespace {
 
@@ -33,7 +37,46 @@ constexpr std::array<LaunchFn, static_cast<size_t>(BodyId::kNumBodies)> kLaunche
 #undef SLUICE_BODY_LAUNCH_
 };
 
+// CUB's temporary storage must be aligned; two uses share one allocation.
+size_t Align(size_t bytes) { return (bytes + 255) & ~size_t{255}; }
+
 }  // namespace
+
+cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* in,
+                                   uint32_t* out, uint32_t* total, uint64_t n,
+                                   cudaStream_t stream) {
+  // The total is reduced first: with in == out the scan overwrites the last input.
+  size_t reduce_bytes = 0, scan_bytes = 0;
+  cudaError_t err = cub::DeviceReduce::Sum(nullptr, reduce_bytes, in, total, n, stream);
+  if (err != cudaSuccess) return err;
+  err = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, in, out, n, stream);
+  if (err != cudaSuccess) return err;
+  const size_t needed = Align(reduce_bytes) + Align(scan_bytes);
+  if (temp == nullptr) {
+    *temp_bytes = needed;
+    return cudaSuccess;
+  }
+  if (*temp_bytes < needed) return cudaErrorInvalidValue;
+  char* base = static_cast<char*>(temp);
+  err = cub::DeviceReduce::Sum(base, reduce_bytes, in, total, n, stream);
+  if (err != cudaSuccess) return err;
+  return cub::DeviceScan::ExclusiveSum(base + Align(reduce_bytes), scan_bytes, in, out, n,
+                                       stream);
+}
+
+cudaError_t CompactU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* values,
+                             const uint32_t* flags, uint32_t* out, uint32_t* count, uint64_t n,
+                             cudaStream_t stream) {
+  size_t bytes = 0;
+  cudaError_t err = cub::DeviceSelect::Flagged(nullptr, bytes, values, flags, out, count, n, stream);
+  if (err != cudaSuccess) return err;
+  if (temp == nullptr) {
+    *temp_bytes = Align(bytes);
+    return cudaSuccess;
+  }
+  if (*temp_bytes < bytes) return cudaErrorInvalidValue;
+  return cub::DeviceSelect::Flagged(temp, bytes, values, flags, out, count, n, stream);
+}
 
 cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount& threads,
                          cudaStream_t stream, int max_blocks) {

@@ -17,6 +17,21 @@ namespace sluice {
 cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount& threads,
                          cudaStream_t stream, int max_blocks);
 
+// CUB-backed forms of catalog kernels, used by the CUDA device for single steps (not inside
+// captured graphs: CUB needs temporary storage sized per call). Each takes `temp` of
+// `*temp_bytes` bytes; with temp == nullptr it only stores the bytes it needs.
+
+// exclusive_scan_u32: out[i] = in[0] + ... + in[i-1]; *total = the sum of all n; in may equal out.
+cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* in,
+                                   uint32_t* out, uint32_t* total, uint64_t n,
+                                   cudaStream_t stream);
+
+// compact_u32 when `out` holds at least n elements: keeps values[i] where flags[i] != 0, in
+// order; *count = the number kept.
+cudaError_t CompactU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* values,
+                             const uint32_t* flags, uint32_t* out, uint32_t* count, uint64_t n,
+                             cudaStream_t stream);
+
 }  // namespace sluice
 
 #endif  // SLUICE_KERNELS_CUDA_LAUNCHER_H_

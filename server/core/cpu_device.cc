@@ -13,21 +13,6 @@
 namespace sluice {
 namespace {
 
-// Copies of at least this many bytes are split over the device's threads; smaller ones are
-// not worth waking a worker for.
-constexpr uint64_t kParallelCopyBytes = 2 << 20;
-constexpr uint64_t kCopyBlock = 256 << 10;
-
-void Copy(uint8_t* dst, const uint8_t* src, uint64_t n, ThreadPool& pool) {
-  if (n < kParallelCopyBytes) {
-    if (n > 0) std::memcpy(dst, src, n);
-    return;
-  }
-  pool.ParallelFor(n, kCopyBlock, [&](uint64_t begin, uint64_t end) {
-    std::memcpy(dst + begin, src + begin, end - begin);
-  });
-}
-
 uint64_t PhysicalMemory() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);
@@ -44,13 +29,13 @@ class CpuDevice::CpuStream final : public Stream {
   explicit CpuStream(CpuDevice* device) : device_(device) {}
 
   absl::Status CopyIn(DeviceBuffer dst, uint64_t offset, absl::Span<const uint8_t> src) override {
-    Copy(dst.data + offset, src.data(), src.size(), device_->pool_);
+    ParallelCopy(device_->pool_, dst.data + offset, src.data(), src.size());
     device_->counters_.AddUploaded(src.size());
     return absl::OkStatus();
   }
 
   absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) override {
-    Copy(dst.data(), src.data + offset, dst.size(), device_->pool_);
+    ParallelCopy(device_->pool_, dst.data(), src.data + offset, dst.size());
     device_->counters_.AddDownloaded(dst.size());
     return absl::OkStatus();
   }

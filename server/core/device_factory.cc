@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "server/core/cpu_device.h"
+#include "server/core/cuda_device.h"
 
 namespace sluice {
 
@@ -11,8 +12,11 @@ absl::StatusOr<std::shared_ptr<Device>> CreateDevice(std::string_view backend,
     return absl::InvalidArgumentError(absl::StrFormat(
         "unknown backend \"%s\" (expected auto, cpu or cuda)", backend));
   }
-  if (backend == "cuda") {
-    return absl::UnavailableError("this build of Sluice has no CUDA device");
+  if (backend == "cuda" || (backend == "auto" && CudaDeviceCount() > 0)) {
+    absl::StatusOr<std::shared_ptr<Device>> cuda = CreateCudaDevice(
+        {.ordinal = options.cuda_ordinal, .memory_limit = options.cuda_memory_limit});
+    if (cuda.ok() || backend == "cuda") return cuda;
+    // auto: a GPU that cannot be used leaves the CPU.
   }
   absl::StatusOr<std::shared_ptr<CpuDevice>> cpu = CpuDevice::Create(
       {.memory_limit = options.cpu_memory_limit, .threads = options.cpu_threads});

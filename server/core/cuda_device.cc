@@ -1,0 +1,633 @@
+#include "server/core/cuda_device.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "base/log.h"
+#include "base/thread_pool.h"
+#include "kernels/catalog.h"
+#include "kernels/cuda_launcher.h"
+
+namespace sluice {
+namespace {
+
+// Pinned staging: each stream owns a ring of slots; an upload fills one slot on the host (with
+// every core) while the previous slot's DMA runs.
+constexpr uint64_t kSlotBytes = 8 << 20;
+constexpr int kSlots = 4;
+// Reads land in a pinned arena and reach the caller at Synchronize; larger reads go through
+// the staging ring in pieces.
+constexpr uint64_t kArenaBlock = 4 << 20;
+constexpr uint64_t kMaxArenaBytes = 256 << 20;
+// Repeated groups captured as CUDA graphs, per stream.
+constexpr size_t kMaxGraphs = 8;
+
+// Errors after which the CUDA context is unusable until the device is reset.
+bool IsSticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string UuidString(const cudaUUID_t& uuid) {
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  return absl::StrFormat(
+      "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+      b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+class CudaDeviceImpl;
+
+// Returns the converted status from the enclosing function when a CUDA call fails.
+#define CUDA_RETURN_IF_ERROR(device, expr)                                   \
+  do {                                                                       \
+    const cudaError_t sluice_cuda_error_ = (expr);                           \
+    if (sluice_cuda_error_ != cudaSuccess) {                                 \
+      return (device)->Fail(sluice_cuda_error_, #expr, __FILE__, __LINE__);  \
+    }                                                                        \
+  } while (0)
+
+class CudaStreamImpl;
+
+class CudaDeviceImpl final : public Device {
+ public:
+  static absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> Create(const CudaDeviceOptions& o);
+  ~CudaDeviceImpl() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override;
+  void Free(DeviceBuffer buffer) override;
+  absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
+  MemoryInfo memory() const override { return memory_.info(); }
+  DeviceCounters counters() const override { return counters_.Snapshot(); }
+
+  // Converts a CUDA error into a Status naming the call and its place; a sticky error marks
+  // the device failed (Unavailable from then on, for every session, until a reset).
+  absl::Status Fail(cudaError_t error, const char* expr, const char* file, int line);
+  // Unavailable when the device failed or was reset since `epoch`.
+  absl::Status Usable(uint64_t epoch) const;
+  uint64_t epoch() const { return epoch_.load(); }
+
+  // Operations hold this shared; a reset holds it exclusively, so no call runs across one.
+  absl::Mutex& use_mutex() ABSL_LOCK_RETURNED(use_mu_) { return use_mu_; }
+  CounterSet& counter_set() { return counters_; }
+  ThreadPool& copy_pool() { return copy_pool_; }
+  int max_blocks() const { return max_blocks_; }
+  int ordinal() const { return ordinal_; }
+
+ private:
+  CudaDeviceImpl(int ordinal, uint64_t limit, int copy_threads)
+      : ordinal_(ordinal), memory_(limit), copy_pool_(copy_threads) {}
+  // Resets a failed device; new sessions can then run. Takes use_mu_ exclusively.
+  absl::Status ResetIfFailed();
+
+  const int ordinal_;
+  DeviceInfo info_;       // const after construction
+  int max_blocks_ = 0;    // const after construction
+  MemoryAccountant memory_;
+  CounterSet counters_;
+  ThreadPool copy_pool_;
+
+  absl::Mutex use_mu_;
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> epoch_{1};
+  mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
+  std::string failure_ ABSL_GUARDED_BY(state_mu_);
+  // Live allocations and their sizes (a reset forgets them all: they died with the context).
+  absl::flat_hash_map<void*, uint64_t> allocations_ ABSL_GUARDED_BY(state_mu_);
+  absl::Mutex zero_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
+  cudaStream_t zero_stream_ ABSL_GUARDED_BY(zero_mu_) = nullptr;  // zeroes new buffers
+};
+
+// One session's ordered queue of device work.
+class CudaStreamImpl final : public Stream {
+ public:
+  CudaStreamImpl(CudaDeviceImpl* device, cudaStream_t stream, uint64_t epoch)
+      : device_(device), stream_(stream), epoch_(epoch) {}
+  ~CudaStreamImpl() override;
+
+  absl::Status Init();
+  absl::Status CopyIn(DeviceBuffer dst, uint64_t offset, absl::Span<const uint8_t> src) override;
+  absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) override;
+  absl::Status Launch(const PlannedStep& step) override;
+  absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
+                              const std::atomic<bool>* cancel) override;
+  absl::Status Synchronize() override;
+
+ private:
+  struct Slot {
+    uint8_t* host = nullptr;  // pinned
+    cudaEvent_t done = nullptr;
+  };
+  struct PendingRead {
+    const uint8_t* pinned;
+    absl::Span<uint8_t> dst;
+  };
+  struct Graph {
+    std::string key;
+    cudaGraphExec_t exec = nullptr;
+  };
+
+  absl::Status Passes(const PlannedStep& step);
+  // CUB forms of scan and compaction; false when the step is not one of them.
+  absl::StatusOr<bool> LaunchWithCub(const PlannedStep& step);
+  absl::Status EnsureCubTemp(size_t bytes);
+  // A pinned slot with at least `n` free bytes at its cursor (waits for its last DMA).
+  absl::StatusOr<uint8_t*> Stage(uint64_t n);
+  absl::StatusOr<uint8_t*> ArenaSpace(uint64_t n);
+  absl::StatusOr<cudaGraphExec_t> GraphFor(absl::Span<const PlannedStep> steps);
+
+  CudaDeviceImpl* const device_;
+  const cudaStream_t stream_;
+  const uint64_t epoch_;
+  Slot slots_[kSlots];
+  int slot_ = 0;              // slot in use
+  uint64_t slot_used_ = 0;    // bytes of it taken by this operation
+  std::vector<std::pair<uint8_t*, uint64_t>> arena_;  // pinned blocks for reads
+  size_t arena_block_ = 0;
+  uint64_t arena_used_ = 0;
+  std::vector<PendingRead> pending_;
+  void* cub_temp_ = nullptr;
+  size_t cub_temp_bytes_ = 0;
+  std::list<Graph> graphs_;  // most recently used first
+};
+
+// ---- CudaDeviceImpl -------------------------------------------------------------------------
+
+absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
+    const CudaDeviceOptions& o) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return absl::UnavailableError(absl::StrFormat(
+        "no usable GPU: %s", err != cudaSuccess ? cudaGetErrorString(err) : "none found"));
+  }
+  if (o.ordinal < 0 || o.ordinal >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GPU %d does not exist (%d found)", o.ordinal, count));
+  }
+  if (cudaSetDevice(o.ordinal) != cudaSuccess) {
+    cudaGetLastError();
+    return absl::UnavailableError(absl::StrFormat("cannot use GPU %d", o.ordinal));
+  }
+  cudaDeviceProp prop{};
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaGetDeviceProperties(&prop, o.ordinal) != cudaSuccess ||
+      cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return absl::UnavailableError("cannot query the GPU");
+  }
+  const uint64_t limit = o.memory_limit != 0 ? o.memory_limit : free_bytes / 10 * 9;
+  std::shared_ptr<CudaDeviceImpl> device(new CudaDeviceImpl(o.ordinal, limit, o.copy_threads));
+  device->info_.kind = "cuda";
+  device->info_.name = absl::StrFormat("%s, %d SMs, %.1f GiB", prop.name,
+                                       prop.multiProcessorCount, total_bytes / 1073741824.0);
+  device->info_.id = absl::StrFormat("cuda:%s", UuidString(prop.uuid));
+  device->info_.version =
+      absl::StrFormat("sluice-cuda/%s catalog/%s sm_%d%d", SLUICE_VERSION,
+                      KernelCatalog::Builtin().fingerprint(), prop.major, prop.minor);
+  device->info_.compute_units = static_cast<uint32_t>(prop.multiProcessorCount);
+  device->max_blocks_ = std::max(1, prop.multiProcessorCount * 8);
+  absl::MutexLock lock(&device->zero_mu_);
+  if (cudaStreamCreateWithFlags(&device->zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
+    cudaGetLastError();
+    return absl::UnavailableError("cannot create a CUDA stream");
+  }
+  return device;
+}
+
+CudaDeviceImpl::~CudaDeviceImpl() {
+  {
+    absl::MutexLock lock(&state_mu_);
+    for (auto& [ptr, bytes] : allocations_) cudaFree(ptr);
+  }
+  absl::MutexLock lock(&zero_mu_);
+  if (zero_stream_ != nullptr) cudaStreamDestroy(zero_stream_);
+}
+
+absl::Status CudaDeviceImpl::Fail(cudaError_t error, const char* expr, const char* file,
+                                  int line) {
+  const std::string what = absl::StrFormat("%s:%d: %s: %s (%s)", file, line, expr,
+                                           cudaGetErrorName(error), cudaGetErrorString(error));
+  cudaGetLastError();  // clears a non-sticky error; a sticky one stays until the reset
+  if (IsSticky(error)) {
+    bool first = false;
+    {
+      absl::MutexLock lock(&state_mu_);
+      if (!failed_.exchange(true)) {
+        failure_ = what;
+        first = true;
+      }
+    }
+    if (first) Log("GPU %d failed: %s; sessions on it are lost, the next one resets it", ordinal_, what);
+    return absl::UnavailableError(absl::StrFormat(
+        "the GPU failed (%s); this session's buffers are gone, open a new session", what));
+  }
+  if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(what);
+  return absl::InternalError(what);
+}
+
+absl::Status CudaDeviceImpl::Usable(uint64_t epoch) const {
+  if (failed_.load()) {
+    absl::MutexLock lock(&state_mu_);
+    return absl::UnavailableError(absl::StrFormat(
+        "the GPU failed (%s); this session's buffers are gone, open a new session", failure_));
+  }
+  if (epoch != epoch_.load()) {
+    return absl::UnavailableError(
+        "the GPU was reset after a failure; this session's buffers are gone, open a new session");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaDeviceImpl::ResetIfFailed() {
+  if (!failed_.load()) return absl::OkStatus();
+  absl::MutexLock exclusive(&use_mu_);
+  if (!failed_.load()) return absl::OkStatus();
+  cudaDeviceReset();
+  cudaGetLastError();
+  if (cudaSetDevice(ordinal_) != cudaSuccess) {
+    cudaGetLastError();
+    return absl::UnavailableError("the GPU could not be reset after a failure");
+  }
+  {
+    absl::MutexLock zero(&zero_mu_);
+    zero_stream_ = nullptr;  // died with the context
+    if (cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
+      cudaGetLastError();
+      return absl::UnavailableError("the GPU could not be reset after a failure");
+    }
+  }
+  absl::MutexLock lock(&state_mu_);
+  for (auto& [ptr, bytes] : allocations_) memory_.Release(bytes);  // gone with the context
+  allocations_.clear();
+  epoch_.fetch_add(1);
+  failed_.store(false);
+  Log("GPU %d reset after a failure (%s); serving new sessions", ordinal_, failure_);
+  failure_.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
+  absl::ReaderMutexLock use(&use_mu_);
+  if (absl::Status usable = Usable(epoch_.load()); !usable.ok()) return usable;
+  if (absl::Status reserved = memory_.Reserve(bytes, "GPU memory"); !reserved.ok()) {
+    return reserved;
+  }
+  void* ptr = nullptr;
+  const cudaError_t err = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+  if (err != cudaSuccess) {
+    memory_.Release(bytes);
+    absl::Status status = Fail(err, "cudaMalloc", __FILE__, __LINE__);
+    if (err == cudaErrorMemoryAllocation) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the GPU refused an allocation of %d bytes (%s)", bytes, status.message()));
+    }
+    return status;
+  }
+  // New buffers read as zero, so no session ever sees another's data.
+  cudaError_t zeroed;
+  {
+    absl::MutexLock zero(&zero_mu_);
+    zeroed = cudaMemsetAsync(ptr, 0, bytes, zero_stream_);
+    if (zeroed == cudaSuccess) zeroed = cudaStreamSynchronize(zero_stream_);
+  }
+  if (zeroed != cudaSuccess) {
+    cudaFree(ptr);
+    memory_.Release(bytes);
+    return Fail(zeroed, "cudaMemsetAsync", __FILE__, __LINE__);
+  }
+  absl::MutexLock lock(&state_mu_);
+  allocations_.emplace(ptr, bytes);
+  counters_.AddAllocation();
+  return DeviceBuffer{static_cast<uint8_t*>(ptr), bytes};
+}
+
+void CudaDeviceImpl::Free(DeviceBuffer buffer) {
+  absl::ReaderMutexLock use(&use_mu_);
+  absl::MutexLock lock(&state_mu_);
+  auto it = allocations_.find(buffer.data);
+  if (it == allocations_.end()) return;  // freed by a reset already
+  cudaFree(buffer.data);
+  cudaGetLastError();
+  memory_.Release(it->second);
+  allocations_.erase(it);
+  counters_.AddFree();
+}
+
+absl::StatusOr<std::unique_ptr<Stream>> CudaDeviceImpl::CreateStream() {
+  if (absl::Status reset = ResetIfFailed(); !reset.ok()) return reset;
+  absl::ReaderMutexLock use(&use_mu_);
+  cudaStream_t stream = nullptr;
+  CUDA_RETURN_IF_ERROR(this, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto impl = std::make_unique<CudaStreamImpl>(this, stream, epoch_.load());
+  if (absl::Status init = impl->Init(); !init.ok()) return init;
+  return std::unique_ptr<Stream>(std::move(impl));
+}
+
+// ---- CudaStreamImpl -------------------------------------------------------------------------
+
+absl::Status CudaStreamImpl::Init() {
+  for (Slot& slot : slots_) {
+    CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&slot.host), kSlotBytes,
+                                                cudaHostAllocDefault));
+    CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming));
+  }
+  return absl::OkStatus();
+}
+
+CudaStreamImpl::~CudaStreamImpl() {
+  absl::ReaderMutexLock use(&device_->use_mutex());
+  // After a reset every handle of this stream died with the old context: touch none of them.
+  if (device_->epoch() != epoch_) return;
+  cudaStreamSynchronize(stream_);
+  for (Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
+  for (Slot& slot : slots_) {
+    if (slot.done != nullptr) cudaEventDestroy(slot.done);
+    if (slot.host != nullptr) cudaFreeHost(slot.host);
+  }
+  for (auto& [block, bytes] : arena_) cudaFreeHost(block);
+  if (cub_temp_ != nullptr) cudaFree(cub_temp_);
+  cudaStreamDestroy(stream_);
+  cudaGetLastError();
+}
+
+absl::StatusOr<uint8_t*> CudaStreamImpl::Stage(uint64_t n) {
+  if (slot_used_ + n > kSlotBytes) {
+    slot_ = (slot_ + 1) % kSlots;
+    slot_used_ = 0;
+    // Its previous DMA must be done before the host writes it again.
+    CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(slots_[slot_].done));
+  }
+  uint8_t* at = slots_[slot_].host + slot_used_;
+  slot_used_ += n;
+  return at;
+}
+
+absl::Status CudaStreamImpl::CopyIn(DeviceBuffer dst, uint64_t offset,
+                                    absl::Span<const uint8_t> src) {
+  absl::ReaderMutexLock use(&device_->use_mutex());
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  uint64_t done = 0;
+  while (done < src.size()) {
+    const uint64_t n = std::min<uint64_t>(kSlotBytes, src.size() - done);
+    absl::StatusOr<uint8_t*> staged = Stage(n);
+    if (!staged.ok()) return staged.status();
+    ParallelCopy(device_->copy_pool(), *staged, src.data() + done, n);
+    CUDA_RETURN_IF_ERROR(device_, cudaMemcpyAsync(dst.data + offset + done, *staged, n,
+                                                  cudaMemcpyHostToDevice, stream_));
+    CUDA_RETURN_IF_ERROR(device_, cudaEventRecord(slots_[slot_].done, stream_));
+    done += n;
+  }
+  device_->counter_set().AddUploaded(src.size());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint8_t*> CudaStreamImpl::ArenaSpace(uint64_t n) {
+  while (arena_block_ < arena_.size() && arena_used_ + n > arena_[arena_block_].second) {
+    ++arena_block_;
+    arena_used_ = 0;
+  }
+  if (arena_block_ == arena_.size()) {
+    uint64_t total = 0;
+    for (const auto& [block, bytes] : arena_) total += bytes;
+    const uint64_t size = std::max(kArenaBlock, n);
+    if (total + size > kMaxArenaBytes) return static_cast<uint8_t*>(nullptr);
+    void* block = nullptr;
+    CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(&block, size, cudaHostAllocDefault));
+    arena_.emplace_back(static_cast<uint8_t*>(block), size);
+    arena_used_ = 0;
+  }
+  uint8_t* at = arena_[arena_block_].first + arena_used_;
+  arena_used_ += n;
+  return at;
+}
+
+absl::Status CudaStreamImpl::CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) {
+  absl::ReaderMutexLock use(&device_->use_mutex());
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  device_->counter_set().AddDownloaded(dst.size());
+  if (dst.empty()) return absl::OkStatus();
+  absl::StatusOr<uint8_t*> pinned = ArenaSpace(dst.size());
+  if (!pinned.ok()) return pinned.status();
+  if (*pinned != nullptr) {
+    CUDA_RETURN_IF_ERROR(device_, cudaMemcpyAsync(*pinned, src.data + offset, dst.size(),
+                                                  cudaMemcpyDeviceToHost, stream_));
+    pending_.push_back(PendingRead{*pinned, dst});
+    return absl::OkStatus();
+  }
+  // Too large for the arena: through the staging ring, piece by piece. The waits are internal
+  // to this copy; the operation still synchronizes once.
+  uint64_t done = 0;
+  while (done < dst.size()) {
+    const uint64_t n = std::min<uint64_t>(kSlotBytes, dst.size() - done);
+    absl::StatusOr<uint8_t*> staged = Stage(kSlotBytes);
+    if (!staged.ok()) return staged.status();
+    CUDA_RETURN_IF_ERROR(device_, cudaMemcpyAsync(*staged, src.data + offset + done, n,
+                                                  cudaMemcpyDeviceToHost, stream_));
+    CUDA_RETURN_IF_ERROR(device_, cudaEventRecord(slots_[slot_].done, stream_));
+    CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(slots_[slot_].done));
+    ParallelCopy(device_->copy_pool(), dst.data() + done, *staged, n);
+    done += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaStreamImpl::EnsureCubTemp(size_t bytes) {
+  if (bytes <= cub_temp_bytes_) return absl::OkStatus();
+  if (cub_temp_ != nullptr) {
+    CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
+    cudaFree(cub_temp_);
+    cub_temp_ = nullptr;
+    cub_temp_bytes_ = 0;
+  }
+  const size_t size = std::max<size_t>(bytes, 1 << 20);
+  CUDA_RETURN_IF_ERROR(device_, cudaMalloc(&cub_temp_, size));
+  cub_temp_bytes_ = size;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
+  const KernelArgs& a = step.args;
+  if (step.passes.empty()) return false;
+  const BodyId first = step.passes.front().body;
+  if (first == BodyId::kScanU32BlockSums) {
+    using kernels::ScanU32;
+    const DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
+    size_t bytes = 0;
+    CUDA_RETURN_IF_ERROR(device_, ExclusiveScanU32OnCuda(nullptr, &bytes, in.data, nullptr,
+                                                         nullptr, in.size, stream_));
+    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
+    bytes = cub_temp_bytes_;
+    CUDA_RETURN_IF_ERROR(device_, ExclusiveScanU32OnCuda(
+                                      cub_temp_, &bytes, in.data, a.As<uint32_t>(ScanU32::kOut).data,
+                                      a.As<uint32_t>(ScanU32::kTotal).data, in.size, stream_));
+    return true;
+  }
+  if (first == BodyId::kCompactU32BlockCounts) {
+    using kernels::CompactU32;
+    const DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+    const DeviceSpan<uint32_t> out = a.As<uint32_t>(CompactU32::kOut);
+    // CUB writes every kept value: only safe when `out` can hold them all. Otherwise the
+    // portable passes count past the capacity and raise the overflow flag instead.
+    if (out.size < values.size) return false;
+    size_t bytes = 0;
+    CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(nullptr, &bytes, values.data, nullptr,
+                                                   nullptr, nullptr, values.size, stream_));
+    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
+    bytes = cub_temp_bytes_;
+    CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(cub_temp_, &bytes, values.data,
+                                                   a.As<uint32_t>(CompactU32::kFlags).data,
+                                                   out.data, a.As<uint32_t>(CompactU32::kCount).data,
+                                                   values.size, stream_));
+    return true;
+  }
+  return false;
+}
+
+absl::Status CudaStreamImpl::Passes(const PlannedStep& step) {
+  for (const PassLaunch& pass : step.passes) {
+    CUDA_RETURN_IF_ERROR(device_, LaunchOnCuda(pass.body, step.args, pass.threads, stream_,
+                                               device_->max_blocks()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
+  absl::ReaderMutexLock use(&device_->use_mutex());
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  absl::StatusOr<bool> cub = LaunchWithCub(step);
+  if (!cub.ok()) return cub.status();
+  if (!*cub) {
+    if (absl::Status s = Passes(step); !s.ok()) return s;
+  }
+  device_->counter_set().AddLaunches(step.passes.size());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const PlannedStep> steps) {
+  // The key is everything a replay depends on: bodies, thread rules and arguments (bound
+  // device addresses and parameters). Counts read on the device are not part of it.
+  std::string key;
+  for (const PlannedStep& step : steps) {
+    key.append(reinterpret_cast<const char*>(&step.args), sizeof(step.args));
+    for (const PassLaunch& pass : step.passes) {
+      key.append(reinterpret_cast<const char*>(&pass.body), sizeof(pass.body));
+      key.append(reinterpret_cast<const char*>(&pass.threads), sizeof(pass.threads));
+    }
+  }
+  for (auto it = graphs_.begin(); it != graphs_.end(); ++it) {
+    if (it->key == key) {
+      graphs_.splice(graphs_.begin(), graphs_, it);
+      return graphs_.front().exec;
+    }
+  }
+  CUDA_RETURN_IF_ERROR(device_,
+                       cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  for (const PlannedStep& step : steps) {
+    if (absl::Status s = Passes(step); !s.ok()) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream_, &broken);
+      if (broken != nullptr) cudaGraphDestroy(broken);
+      cudaGetLastError();
+      return s;
+    }
+  }
+  cudaGraph_t graph = nullptr;
+  CUDA_RETURN_IF_ERROR(device_, cudaStreamEndCapture(stream_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (err != cudaSuccess) return device_->Fail(err, "cudaGraphInstantiate", __FILE__, __LINE__);
+  if (graphs_.size() == kMaxGraphs) {
+    cudaGraphExecDestroy(graphs_.back().exec);
+    graphs_.pop_back();
+  }
+  graphs_.push_front(Graph{std::move(key), exec});
+  return exec;
+}
+
+absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
+                                            const std::atomic<bool>* cancel) {
+  absl::ReaderMutexLock use(&device_->use_mutex());
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  if (count == 0 || steps.empty()) return absl::OkStatus();
+  // The group is captured once and replayed: no per-iteration host work but the launch.
+  absl::StatusOr<cudaGraphExec_t> exec = GraphFor(steps);
+  if (!exec.ok()) return exec.status();
+  uint64_t passes = 0;
+  for (const PlannedStep& step : steps) passes += step.passes.size();
+  for (uint32_t i = 0; i < count; ++i) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      device_->counter_set().AddLaunches(passes * i);
+      return absl::CancelledError(
+          absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+    }
+    CUDA_RETURN_IF_ERROR(device_, cudaGraphLaunch(*exec, stream_));
+  }
+  device_->counter_set().AddLaunches(passes * count);
+  return absl::OkStatus();
+}
+
+absl::Status CudaStreamImpl::Synchronize() {
+  absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->counter_set().AddSynchronization();
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  const cudaError_t err = cudaStreamSynchronize(stream_);
+  slot_used_ = 0;
+  arena_block_ = 0;
+  arena_used_ = 0;
+  std::vector<PendingRead> reads = std::move(pending_);
+  pending_.clear();
+  if (err != cudaSuccess) return device_->Fail(err, "cudaStreamSynchronize", __FILE__, __LINE__);
+  for (const PendingRead& r : reads) {
+    ParallelCopy(device_->copy_pool(), r.dst.data(), r.pinned, r.dst.size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool CudaDeviceBuilt() { return true; }
+
+int CudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions& options) {
+  absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> device = CudaDeviceImpl::Create(options);
+  if (!device.ok()) return device.status();
+  return std::shared_ptr<Device>(std::move(*device));
+}
+
+}  // namespace sluice

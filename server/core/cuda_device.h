@@ -1,0 +1,38 @@
+// The CUDA device: resident buffers in GPU memory (cudaMalloc only, never managed memory), one
+// CUDA stream per session, uploads staged through pinned host memory, ranged asynchronous copies
+// both ways, every sequence enqueued and synchronized once, and repeated groups captured once
+// into a CUDA graph (cached by programs and bindings) and replayed with no per-iteration host
+// work. A sticky CUDA error marks the device failed: every session on it gets Unavailable
+// saying why, and the next session to open resets the device and carries on.
+//
+// This header does not depend on CUDA: it is included by the device factory whether or not the
+// build has CUDA, and the CUDA device is chosen at run time.
+#ifndef SLUICE_SERVER_CORE_CUDA_DEVICE_H_
+#define SLUICE_SERVER_CORE_CUDA_DEVICE_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "server/core/device.h"
+
+namespace sluice {
+
+struct CudaDeviceOptions {
+  int ordinal = 0;            // which GPU
+  uint64_t memory_limit = 0;  // bytes the device hands out; 0: 90% of the GPU's free memory
+  int copy_threads = 0;       // host threads for staging copies; 0: every hardware thread
+};
+
+// True when this build has the CUDA device.
+bool CudaDeviceBuilt();
+
+// The number of usable GPUs (0 without CUDA, a driver or a GPU). Thread-safe.
+int CudaDeviceCount();
+
+// Unavailable when this build has no CUDA, or the GPU cannot be used (its message says why).
+absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions& options);
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVER_CORE_CUDA_DEVICE_H_

@@ -1,0 +1,14 @@
+// The CUDA device in a build without CUDA: it never exists.
+#include "server/core/cuda_device.h"
+
+namespace sluice {
+
+bool CudaDeviceBuilt() { return false; }
+
+int CudaDeviceCount() { return 0; }
+
+absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions&) {
+  return absl::UnavailableError("this build of Sluice has no CUDA device (nvcc was not found)");
+}
+
+}  // namespace sluice
