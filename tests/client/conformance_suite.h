@@ -24,6 +24,9 @@ class ConformanceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     harness_ = std::make_unique<Harness>();
+    if (absl::Status available = harness_->Available(); !available.ok()) {
+      GTEST_SKIP() << "backend not present on this machine: " << available;
+    }
     absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
     ASSERT_TRUE(dispatch.ok()) << dispatch.status();
     dispatch_ = std::move(*dispatch);

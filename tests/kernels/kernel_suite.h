@@ -26,18 +26,14 @@ inline const std::vector<size_t>& KernelSizes() {
   return sizes;
 }
 
-inline std::vector<uint32_t> RandomU32(size_t n, uint64_t seed, uint32_t bound) {
-  std::mt19937_64 rng(seed);
-  std::vector<uint32_t> v(n);
-  for (uint32_t& x : v) x = static_cast<uint32_t>(rng() % bound);
-  return v;
-}
-
 template <class Harness>
 class KernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
     harness_ = std::make_unique<Harness>();
+    if (absl::Status available = harness_->Available(); !available.ok()) {
+      GTEST_SKIP() << "backend not present on this machine: " << available;
+    }
     absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
     ASSERT_TRUE(dispatch.ok()) << dispatch.status();
     d_ = std::move(*dispatch);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -20,6 +21,14 @@ std::vector<T> FromBytes(const std::vector<uint8_t>& bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
   if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
   return values;
+}
+
+// n values in [0, bound) from a seeded generator.
+inline std::vector<uint32_t> RandomU32(size_t n, uint64_t seed, uint32_t bound) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> v(n);
+  for (uint32_t& x : v) x = static_cast<uint32_t>(rng() % bound);
+  return v;
 }
 
 inline std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {

@@ -18,6 +18,9 @@ class DispatchHarness {
   virtual absl::StatusOr<std::unique_ptr<ResidentDispatch>> NewDispatch() = 0;
   // Counters of the device behind every dispatcher of this harness.
   virtual absl::StatusOr<DeviceCounters> Counters() = 0;
+  // Not OK when the backend cannot exist on this machine (a GPU suite without a GPU): the
+  // suites skip then, saying why.
+  virtual absl::Status Available() { return absl::OkStatus(); }
 };
 
 }  // namespace sluice::testing

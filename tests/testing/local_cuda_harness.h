@@ -1,0 +1,44 @@
+// LocalDispatch over the CUDA device, shared by every dispatcher the harness makes. Without a
+// GPU (or without CUDA in the build) Available() says so and the suites skip.
+#ifndef SLUICE_TESTS_TESTING_LOCAL_CUDA_HARNESS_H_
+#define SLUICE_TESTS_TESTING_LOCAL_CUDA_HARNESS_H_
+
+#include <memory>
+
+#include "client/local_dispatch.h"
+#include "server/core/cuda_device.h"
+#include "tests/testing/dispatch_harness.h"
+
+namespace sluice::testing {
+
+class LocalCudaHarness : public DispatchHarness {
+ public:
+  LocalCudaHarness() {
+    absl::StatusOr<std::shared_ptr<Device>> device =
+        CreateCudaDevice({.memory_limit = uint64_t{8} << 30});
+    if (device.ok()) device_ = *device;
+    available_ = device.status();
+  }
+
+  absl::Status Available() override { return available_; }
+  absl::StatusOr<std::unique_ptr<ResidentDispatch>> NewDispatch() override {
+    if (!available_.ok()) return available_;
+    absl::StatusOr<std::unique_ptr<LocalDispatch>> dispatch =
+        LocalDispatch::Create({.device = device_});
+    if (!dispatch.ok()) return dispatch.status();
+    return std::unique_ptr<ResidentDispatch>(std::move(*dispatch));
+  }
+  absl::StatusOr<DeviceCounters> Counters() override {
+    if (!available_.ok()) return available_;
+    return device_->counters();
+  }
+  const std::shared_ptr<Device>& device() const { return device_; }
+
+ private:
+  std::shared_ptr<Device> device_;
+  absl::Status available_;
+};
+
+}  // namespace sluice::testing
+
+#endif  // SLUICE_TESTS_TESTING_LOCAL_CUDA_HARNESS_H_
