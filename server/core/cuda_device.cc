@@ -493,16 +493,18 @@ absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
     using kernels::CompactU32;
     const DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
     const DeviceSpan<uint32_t> out = a.As<uint32_t>(CompactU32::kOut);
-    // CUB writes every kept value: only safe when `out` can hold them all. Otherwise the
-    // portable passes count past the capacity and raise the overflow flag instead.
-    if (out.size < values.size) return false;
+    // CUB writes every kept value: only safe when `out` can hold them all and aliases no
+    // input. Otherwise the portable passes run (and raise the overflow flag if it is short).
+    const DeviceSpan<uint32_t> flags = a.As<uint32_t>(CompactU32::kFlags);
+    if (out.size < values.size || out.data == values.data || out.data == flags.data) {
+      return false;
+    }
     size_t bytes = 0;
     CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(nullptr, &bytes, values.data, nullptr,
                                                    nullptr, nullptr, values.size, stream_));
     if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
     bytes = cub_temp_bytes_;
-    CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(cub_temp_, &bytes, values.data,
-                                                   a.As<uint32_t>(CompactU32::kFlags).data,
+    CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(cub_temp_, &bytes, values.data, flags.data,
                                                    out.data, a.As<uint32_t>(CompactU32::kCount).data,
                                                    values.size, stream_));
     return true;

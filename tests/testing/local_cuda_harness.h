@@ -3,6 +3,7 @@
 #ifndef SLUICE_TESTS_TESTING_LOCAL_CUDA_HARNESS_H_
 #define SLUICE_TESTS_TESTING_LOCAL_CUDA_HARNESS_H_
 
+#include <cstdlib>
 #include <memory>
 
 #include "client/local_dispatch.h"
@@ -20,7 +21,12 @@ class LocalCudaHarness : public DispatchHarness {
     available_ = device.status();
   }
 
-  absl::Status Available() override { return available_; }
+  // Where a GPU must exist (tests/gpu/run.sh sets SLUICE_REQUIRE_GPU=1), its absence is a
+  // failure, not a skip.
+  absl::Status Available() override {
+    if (!available_.ok() && std::getenv("SLUICE_REQUIRE_GPU") != nullptr) return absl::OkStatus();
+    return available_;
+  }
   absl::StatusOr<std::unique_ptr<ResidentDispatch>> NewDispatch() override {
     if (!available_.ok()) return available_;
     absl::StatusOr<std::unique_ptr<LocalDispatch>> dispatch =

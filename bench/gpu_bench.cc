@@ -1,0 +1,223 @@
+// CUDA against CPU in one run, on the machine's GPU and its CPU cores:
+//   IFDS solves of the same generated problems on both devices (seconds, path edges per
+//   second, ratio; the largest has at least 10 million path edges; answers compared);
+//   a window of a repeated group by graph replay against the same launches enqueued one by one;
+//   UploadMany throughput against the pinned host-to-device bandwidth measured here.
+// Prints a table; with --summary=FILE also writes it there.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/local_dispatch.h"
+#include "ifds/generator.h"
+#include "ifds/reference_solver.h"
+#include "ifds/resident_solver.h"
+#include "server/core/cpu_device.h"
+#include "server/core/cuda_device.h"
+
+ABSL_FLAG(std::string, summary, "", "also write the report to this file");
+ABSL_FLAG(bool, quick, false, "smaller problems (for a dry run)");
+ABSL_FLAG(bool, sanitize_solve, false,
+          "only solve one small problem on the GPU and compare it with the reference solver "
+          "(what tests/gpu/run.sh runs under compute-sanitizer)");
+
+namespace sluice::bench {
+namespace {
+
+std::string report;
+
+template <typename... Args>
+void Out(const absl::FormatSpec<Args...>& format, const Args&... args) {
+  const std::string line = absl::StrFormat(format, args...);
+  std::fputs(line.c_str(), stdout);
+  std::fflush(stdout);
+  report += line;
+}
+
+double Seconds(absl::Time start) { return absl::ToDoubleSeconds(absl::Now() - start); }
+
+struct Solved {
+  double seconds = 0;
+  ifds::ResidentStats stats;
+  ifds::Solution solution;
+  absl::Status status;
+};
+
+Solved Solve(ResidentDispatch& d, const ifds::Problem& p) {
+  Solved s;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ifds::Solution> solution = ifds::SolveResident(d, p, {}, &s.stats);
+  s.seconds = Seconds(start);
+  s.status = solution.status();
+  if (solution.ok()) s.solution = *std::move(solution);
+  return s;
+}
+
+// Host-to-device bandwidth from pinned memory: the ceiling for uploads.
+double PinnedBandwidth(size_t bytes) {
+  void* host = nullptr;
+  void* device = nullptr;
+  if (cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess ||
+      cudaMalloc(&device, bytes) != cudaSuccess) {
+    return 0;
+  }
+  std::memset(host, 1, bytes);
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    const absl::Time start = absl::Now();
+    cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
+    best = std::max(best, bytes / Seconds(start) / 1e9);
+  }
+  cudaFree(device);
+  cudaFreeHost(host);
+  return best;
+}
+
+int Main() {
+  absl::StatusOr<std::shared_ptr<Device>> cuda = CreateCudaDevice({});
+  if (!cuda.ok()) {
+    Out("no usable GPU: %s\n", cuda.status().ToString());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_sanitize_solve)) {
+    auto dispatch = LocalDispatch::Create({.device = *cuda});
+    ifds::GeneratorOptions o;
+    o.procedures = 30;
+    o.facts = 20;
+    o.recursion = 0.5;
+    absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
+    if (!dispatch.ok() || !problem.ok()) return 1;
+    ifds::ResidentOptions options;
+    options.initial_capacity = 8;  // every growth path, under the sanitizer too
+    absl::StatusOr<ifds::Solution> got = ifds::SolveResident(**dispatch, *problem, options);
+    const bool equal = got.ok() && *got == ifds::SolveReference(*problem);
+    Out("sanitized solve: %s\n", equal ? "matches the reference solver" : "FAILED");
+    return equal ? 0 : 1;
+  }
+  absl::StatusOr<std::shared_ptr<CpuDevice>> cpu = CpuDevice::Create({});
+  if (!cpu.ok()) return 1;
+  auto gpu_dispatch = LocalDispatch::Create({.device = *cuda});
+  auto cpu_dispatch = LocalDispatch::Create({.device = *cpu});
+  if (!gpu_dispatch.ok() || !cpu_dispatch.ok()) return 1;
+  ResidentDispatch& g = **gpu_dispatch;
+  ResidentDispatch& c = **cpu_dispatch;
+  Out("GPU: %s [%s]\nCPU: %s\n\n", (*cuda)->info().name, (*cuda)->info().id, (*cpu)->info().name);
+
+  // ---- IFDS ----
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  struct Size {
+    const char* name;
+    uint32_t procedures, facts, nodes;
+  };
+  const std::vector<Size> sizes =
+      quick ? std::vector<Size>{{"small", 100, 16, 12}, {"medium", 400, 40, 12}}
+            : std::vector<Size>{{"small", 400, 40, 12},
+                                {"medium", 1000, 64, 16},
+                                {"large", 2500, 64, 16},
+                                {"10M+", 4500, 64, 16}};
+  Out("IFDS resident solver, CUDA vs CPU device (same problems, answers compared)\n");
+  Out("%-7s %12s | %9s %10s | %9s %10s | %8s %7s\n", "size", "path edges", "cpu s", "cpu PE/s",
+      "cuda s", "cuda PE/s", "speedup", "windows");
+  bool all_equal = true;
+  double largest_speedup = 0;
+  uint64_t largest_edges = 0;
+  for (const Size& size : sizes) {
+    ifds::GeneratorOptions o;
+    o.procedures = size.procedures;
+    o.facts = size.facts;
+    o.nodes_per_procedure = size.nodes;
+    absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
+    if (!problem.ok()) return 1;
+    Solve(g, *problem);  // warm-up: context, module load, first allocations
+    const Solved on_gpu = Solve(g, *problem);
+    const Solved on_cpu = Solve(c, *problem);
+    if (!on_gpu.status.ok() || !on_cpu.status.ok()) {
+      Out("%s: solve failed: gpu %s, cpu %s\n", size.name, on_gpu.status.ToString(),
+          on_cpu.status.ToString());
+      return 1;
+    }
+    const bool equal = on_gpu.solution == on_cpu.solution;
+    all_equal = all_equal && equal;
+    const double pe = static_cast<double>(on_gpu.stats.path_edges);
+    Out("%-7s %12llu | %9.3f %9.2fM | %9.3f %9.2fM | %7.1fx %7u%s\n", size.name,
+        static_cast<unsigned long long>(on_gpu.stats.path_edges), on_cpu.seconds,
+        pe / on_cpu.seconds / 1e6, on_gpu.seconds, pe / on_gpu.seconds / 1e6,
+        on_cpu.seconds / on_gpu.seconds, on_gpu.stats.windows, equal ? "" : "  ANSWERS DIFFER");
+    largest_speedup = on_cpu.seconds / on_gpu.seconds;
+    largest_edges = on_gpu.stats.path_edges;
+  }
+  Out("target: a problem of >= 10M path edges at least 10x faster on the GPU: %s (%.1fx at %llu)\n\n",
+      largest_edges >= 10000000 && largest_speedup >= 10 ? "met" : "MISSED", largest_speedup,
+      static_cast<unsigned long long>(largest_edges));
+
+  // ---- Graph replay against plain launches ----
+  {
+    constexpr uint32_t kIterations = 2000;
+    constexpr int kStepsPerIteration = 6;
+    absl::StatusOr<Resource> counter = g.Allocate(64);
+    if (!counter.ok()) return 1;
+    const Program add{"atomic_add_u32", {0, 1}};
+    const std::vector<Step> group(kStepsPerIteration, Step{&add, {&*counter, 1}, std::nullopt});
+    std::vector<Step> unrolled;
+    for (uint32_t i = 0; i < kIterations; ++i) unrolled.insert(unrolled.end(), group.begin(), group.end());
+    double replay = 1e9, plain = 1e9;
+    for (int r = 0; r < 3; ++r) {
+      absl::Time start = absl::Now();
+      if (!g.DispatchRepeatedSequenceReadRangesInto({}, group, kIterations, {}, {}).ok()) return 1;
+      replay = std::min(replay, Seconds(start));
+      start = absl::Now();
+      if (!g.DispatchSequenceReadRangesInto(unrolled, {}, {}).ok()) return 1;
+      plain = std::min(plain, Seconds(start));
+    }
+    Out("window of %u iterations x %d steps: graph replay %.2f us/iteration, plain launches "
+        "%.2f us/iteration: %.2fx\n\n",
+        kIterations, kStepsPerIteration, replay / kIterations * 1e6, plain / kIterations * 1e6,
+        plain / replay);
+  }
+
+  // ---- Upload throughput ----
+  {
+    const size_t bytes = size_t{512} << 20;
+    const double pinned = PinnedBandwidth(bytes);
+    std::vector<uint8_t> data(bytes, 3);
+    absl::StatusOr<Resource> buffer = g.Allocate(bytes);
+    if (!buffer.ok()) return 1;
+    double best = 0;
+    for (int r = 0; r < 5; ++r) {
+      const absl::Time start = absl::Now();
+      if (!g.UploadMany({{*buffer, data}}).ok()) return 1;
+      best = std::max(best, bytes / Seconds(start) / 1e9);
+    }
+    Out("upload of 512 MiB from pageable memory: %.1f GB/s; pinned host-to-device: %.1f GB/s: "
+        "%.2fx [target >= 0.50x] %s\n",
+        best, pinned, best / pinned, best / pinned >= 0.5 ? "met" : "MISSED");
+  }
+  Out("answers: %s\n", all_equal ? "CUDA and CPU agree on every problem" : "DIFFER");
+  const std::string path = absl::GetFlag(FLAGS_summary);
+  if (!path.empty()) {
+    if (FILE* f = std::fopen(path.c_str(), "a")) {
+      std::fputs(report.c_str(), f);
+      std::fclose(f);
+    }
+  }
+  return all_equal ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace sluice::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return sluice::bench::Main();
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds what the GPU check needs here (where the toolchain and Debian's libraries are) and
+# packs it into gpu-bundle/: the CUDA test and benchmark binaries, stripped, with the shared
+# libraries they load that a bare GPU machine lacks. tests/gpu/run.sh uses the bundle when it is
+# there; the device tool carries it (carry: ["gpu-bundle"]).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+cd "$ROOT"
+
+ensure_packages
+configure_and_build >/dev/null
+if [ ! -x "$BUILD/bin/gpu_cuda_ifds_test" ]; then
+  echo "no CUDA build: nvcc was not found when build/ was configured" >&2
+  exit 1
+fi
+rm -rf gpu-bundle
+mkdir -p gpu-bundle/bin gpu-bundle/lib
+for b in gpu_cuda_suites_test gpu_cuda_ifds_test sluice_gpu_bench; do
+  strip -o "gpu-bundle/bin/$b" "$BUILD/bin/$b"
+done
+# Every library outside glibc and the C++ runtime that the binaries load.
+for b in gpu-bundle/bin/*; do
+  ldd "$b" | awk '/=> \// {print $3}'
+done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+)\.so' |
+  while read -r lib; do cp -L "$lib" gpu-bundle/lib/; done
+du -sh gpu-bundle | cut -f1 | xargs echo "gpu-bundle:"
