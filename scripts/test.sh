@@ -20,4 +20,16 @@ if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_TSA:-0}" != 1 ]; then
     exit 1
   fi
 fi
+
+# The project also builds without gRPC's development packages (a GPU machine may lack them).
+log "building and testing without gRPC (the nogrpc preset)"
+[ -f "$ROOT/build-nogrpc/build.ninja" ] || cmake --preset nogrpc >/dev/null
+if ! output=$(cmake --build "$ROOT/build-nogrpc" -j "$(jobs)" 2>&1); then
+  printf '%s\n' "$output" | grep -E -A3 "error|FAILED" | head -60
+  exit 1
+fi
+if ! output=$(ctest --test-dir "$ROOT/build-nogrpc" --output-on-failure -j "$(jobs)" --timeout 600 2>&1); then
+  printf '%s\n' "$output" | tail -80
+  exit 1
+fi
 log "all tests passed"

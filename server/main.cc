@@ -41,6 +41,9 @@ ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{uint64_t{4} << 3
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of physical memory)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
+ABSL_FLAG(int, cuda_device, 0, "CUDA backend: which GPU");
+ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},
+          "CUDA backend: device memory limit (0: 90% of the GPU's free memory)");
 ABSL_FLAG(int, executor_threads, 0, "threads running session work (0: max(4, cores))");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
@@ -81,7 +84,9 @@ int Main() {
   absl::StatusOr<std::shared_ptr<Device>> device =
       CreateDevice(absl::GetFlag(FLAGS_backend),
                    DeviceOptions{.cpu_memory_limit = absl::GetFlag(FLAGS_cpu_memory).bytes,
-                                 .cpu_threads = absl::GetFlag(FLAGS_cpu_threads)});
+                                 .cpu_threads = absl::GetFlag(FLAGS_cpu_threads),
+                                 .cuda_ordinal = absl::GetFlag(FLAGS_cuda_device),
+                                 .cuda_memory_limit = absl::GetFlag(FLAGS_cuda_memory).bytes});
   if (!device.ok()) {
     Log("cannot create the device: %s", device.status().ToString());
     return 2;

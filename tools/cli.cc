@@ -47,7 +47,9 @@ absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name) {
     opened.remote = true;
     return opened;
 #else
-    return absl::UnimplementedError("this build of sluice has no gRPC client; omit --server");
+    (void)client_name;
+    return absl::FailedPreconditionError(
+        "this build of sluice has no gRPC client (built without gRPC); omit --server");
 #endif
   }
   absl::StatusOr<std::shared_ptr<Device>> device =
