@@ -15,22 +15,16 @@
 #include "gtest/gtest.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/dispatch_harness.h"
+#include "tests/testing/harness_test.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::testing {
 
 template <class Harness>
-class ConformanceTest : public ::testing::Test {
+class ConformanceTest : public HarnessTest<Harness> {
  protected:
-  void SetUp() override {
-    harness_ = std::make_unique<Harness>();
-    if (absl::Status available = harness_->Available(); !available.ok()) {
-      GTEST_SKIP() << "backend not present on this machine: " << available;
-    }
-    absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
-    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
-    dispatch_ = std::move(*dispatch);
-  }
+  using HarnessTest<Harness>::harness_;
+  using HarnessTest<Harness>::dispatch_;
 
   ResidentDispatch& d() { return *dispatch_; }
 
@@ -54,9 +48,6 @@ class ConformanceTest : public ::testing::Test {
     EXPECT_TRUE(bytes.ok()) << bytes.status();
     return bytes.ok() ? *bytes : std::vector<uint8_t>{};
   }
-
-  std::unique_ptr<Harness> harness_;
-  std::unique_ptr<ResidentDispatch> dispatch_;
 };
 
 TYPED_TEST_SUITE_P(ConformanceTest);

@@ -1,6 +1,4 @@
 // The `sluice` command line against a real daemon, as a user runs it.
-#include <sys/wait.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,25 +13,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun RunSluice(std::vector<std::string> args) {
+ProgramRun RunSluice(std::vector<std::string> args) {
   args.insert(args.begin(), BinaryPath("sluice"));
-  CliRun run;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(args);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return run;
-  absl::StatusOr<std::string> out = (*child)->ReadAll(absl::Seconds(120));
-  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(120));
-  EXPECT_TRUE(out.ok() && status.ok());
-  run.out = out.ok() ? *out : "";
-  run.err = (*child)->Stderr();
-  run.exit_code = status.ok() && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
-  return run;
+  return RunProgram(args);
 }
 
 class CliTest : public ::testing::Test {
@@ -45,7 +27,7 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, InfoPrintsBackendMemoryAndCatalog) {
-  const CliRun run = RunSluice({"info", "--server=" + daemon_->address()});
+  const ProgramRun run = RunSluice({"info", "--server=" + daemon_->address()});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("backend:   cpu"));
   EXPECT_THAT(run.out, HasSubstr("used of 1.0 GiB"));
@@ -54,7 +36,7 @@ TEST_F(CliTest, InfoPrintsBackendMemoryAndCatalog) {
 }
 
 TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
-  const CliRun run = RunSluice({"bfs", "--server=" + daemon_->address(), "--nodes=20000",
+  const ProgramRun run = RunSluice({"bfs", "--server=" + daemon_->address(), "--nodes=20000",
                              "--degree=3", "--seed=5"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("via sluiced at " + daemon_->address()));
@@ -68,7 +50,7 @@ TEST_F(CliTest, BadUsageExitsTwoAndUnreachableDaemonExitsOne) {
   EXPECT_EQ(RunSluice({"bfs", "--nodes=0"}).exit_code, 2);
   EXPECT_EQ(RunSluice({"info"}).exit_code, 2);
   ASSERT_OK(daemon_->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
-  const CliRun run = RunSluice({"info", "--server=" + daemon_->address()});
+  const ProgramRun run = RunSluice({"info", "--server=" + daemon_->address()});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("UNAVAILABLE"));
 }

@@ -1,7 +1,5 @@
 // The resident IFDS solver through a real sluiced agrees with the reference solver, in few
 // round trips, and `sluice solve` / `sluice gen` behave as documented.
-#include <sys/wait.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,31 +56,16 @@ TEST_F(IfdsRemoteTest, ResidentThroughTheDaemonAgreesWithReference) {
   }
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun Sluice(std::vector<std::string> args) {
+ProgramRun Sluice(std::vector<std::string> args) {
   args.insert(args.begin(), BinaryPath("sluice"));
-  CliRun run;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(args);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return run;
-  absl::StatusOr<std::string> out = (*child)->ReadAll(absl::Seconds(120));
-  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(120));
-  run.out = out.ok() ? *out : "";
-  run.err = (*child)->Stderr();
-  run.exit_code = status.ok() && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
-  return run;
+  return RunProgram(args);
 }
 
 TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
   const std::string example = std::string(SLUICE_SOURCE_DIR) + "/examples/uninitialized.ifds";
-  const CliRun local = Sluice({"solve", example});
-  const CliRun reference = Sluice({"solve", example, "--solver=reference"});
-  const CliRun remote = Sluice({"solve", example, "--server=" + daemon_->address(), "--stats"});
+  const ProgramRun local = Sluice({"solve", example});
+  const ProgramRun reference = Sluice({"solve", example, "--solver=reference"});
+  const ProgramRun remote = Sluice({"solve", example, "--server=" + daemon_->address(), "--stats"});
   EXPECT_EQ(local.exit_code, 0) << local.err;
   EXPECT_EQ(remote.exit_code, 0) << remote.err;
   EXPECT_THAT(local.out, HasSubstr("n1\tx\n"));
@@ -92,17 +75,17 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
   EXPECT_THAT(remote.err, HasSubstr("network round trips"));
   EXPECT_THAT(remote.err, HasSubstr("seconds: "));
 
-  const CliRun zero = Sluice({"solve", example, "--include-zero"});
+  const ProgramRun zero = Sluice({"solve", example, "--include-zero"});
   EXPECT_THAT(zero.out, HasSubstr("smain\tΛ\n"));
-  const CliRun json = Sluice({"solve", example, "--format=json", "--stats"});
+  const ProgramRun json = Sluice({"solve", example, "--format=json", "--stats"});
   EXPECT_THAT(json.out, HasSubstr("{\"node\":\"n1\",\"facts\":[\"g\",\"x\"]}"));
   EXPECT_THAT(json.out, HasSubstr("\"stats\":{\"solver\":\"resident\""));
 }
 
 TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
-  const CliRun a = Sluice({"gen", "--seed=7", "--procedures=5"});
-  const CliRun b = Sluice({"gen", "--seed=7", "--procedures=5"});
-  const CliRun c = Sluice({"gen", "--seed=8", "--procedures=5"});
+  const ProgramRun a = Sluice({"gen", "--seed=7", "--procedures=5"});
+  const ProgramRun b = Sluice({"gen", "--seed=7", "--procedures=5"});
+  const ProgramRun c = Sluice({"gen", "--seed=8", "--procedures=5"});
   EXPECT_EQ(a.exit_code, 0);
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out, c.out);
@@ -113,7 +96,7 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   FILE* f = std::fopen(bad.c_str(), "w");
   std::fputs("facts a\nprocedure m start s exit e\nedge s e {id, kill b}\n", f);
   std::fclose(f);
-  const CliRun run = Sluice({"solve", bad});
+  const ProgramRun run = Sluice({"solve", bad});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr(bad + ":3:20: unknown fact 'b'"));
   EXPECT_EQ(Sluice({"solve", dir + "/missing.ifds"}).exit_code, 2);
@@ -122,7 +105,7 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
 
   const std::string binary = dir + "/p.bin";
   ASSERT_EQ(Sluice({"gen", "--seed=7", "--procedures=5", "--binary", "--out=" + binary}).exit_code, 0);
-  const CliRun from_binary = Sluice({"solve", binary, "--solver=reference"});
+  const ProgramRun from_binary = Sluice({"solve", binary, "--solver=reference"});
   const std::string text = dir + "/p.ifds";
   ASSERT_EQ(Sluice({"gen", "--seed=7", "--procedures=5", "--out=" + text}).exit_code, 0);
   EXPECT_EQ(from_binary.out, Sluice({"solve", text}).out);

@@ -16,6 +16,7 @@
 #include "kernels/kernel_args.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/dispatch_harness.h"
+#include "tests/testing/harness_test.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::testing {
@@ -27,36 +28,26 @@ inline const std::vector<size_t>& KernelSizes() {
 }
 
 template <class Harness>
-class KernelTest : public ::testing::Test {
+class KernelTest : public HarnessTest<Harness> {
  protected:
-  void SetUp() override {
-    harness_ = std::make_unique<Harness>();
-    if (absl::Status available = harness_->Available(); !available.ok()) {
-      GTEST_SKIP() << "backend not present on this machine: " << available;
-    }
-    absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
-    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
-    d_ = std::move(*dispatch);
-  }
+  using HarnessTest<Harness>::dispatch_;
 
   Resource U32(const std::vector<uint32_t>& values) {
-    absl::StatusOr<Resource> r = d_->Allocate(values.size() * 4);
+    absl::StatusOr<Resource> r = dispatch_->Allocate(values.size() * 4);
     EXPECT_TRUE(r.ok()) << r.status();
-    EXPECT_OK(d_->Upload(*r, AsBytes(values)));
+    EXPECT_OK(dispatch_->Upload(*r, AsBytes(values)));
     return *r;
   }
   std::vector<uint32_t> Read(const Resource& r) {
-    absl::StatusOr<std::vector<uint8_t>> bytes = d_->Download(r);
+    absl::StatusOr<std::vector<uint8_t>> bytes = dispatch_->Download(r);
     EXPECT_TRUE(bytes.ok()) << bytes.status();
     return FromBytes<uint32_t>(bytes.ok() ? *bytes : std::vector<uint8_t>{});
   }
   absl::Status Run(const std::string& kernel, std::vector<uint64_t> params,
                    std::vector<Resource> bindings, std::optional<Grid> grid = std::nullopt) {
-    return d_->Dispatch(Program{kernel, std::move(params)}, bindings, grid);
+    return dispatch_->Dispatch(Program{kernel, std::move(params)}, bindings, grid);
   }
 
-  std::unique_ptr<Harness> harness_;
-  std::unique_ptr<ResidentDispatch> d_;
 };
 
 TYPED_TEST_SUITE_P(KernelTest);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -138,6 +139,22 @@ std::string ChildProcess::Stderr() const {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+ProgramRun RunProgram(const std::vector<std::string>& argv, absl::Duration timeout) {
+  ProgramRun run;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(argv);
+  if (!child.ok()) {
+    run.err = child.status().ToString();
+    return run;
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::StatusOr<std::string> out = (*child)->ReadAll(timeout);
+  absl::StatusOr<int> status = (*child)->Wait(std::max(deadline - absl::Now(), absl::Seconds(1)));
+  run.out = out.ok() ? *out : "";
+  run.err = (*child)->Stderr();
+  run.exit_code = status.ok() && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+  return run;
 }
 
 absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(

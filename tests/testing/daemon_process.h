@@ -48,6 +48,17 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
+// What a finished program printed and how it ended.
+struct ProgramRun {
+  int exit_code = -1;  // -1 if it did not exit normally in time
+  std::string out;
+  std::string err;
+};
+
+// Runs `argv` to completion (at most `timeout` in all) and collects its output.
+ProgramRun RunProgram(const std::vector<std::string>& argv,
+                      absl::Duration timeout = absl::Seconds(120));
+
 class DaemonProcess {
  public:
   // Starts sluiced with --listen=127.0.0.1:0 and `flags`, and waits (at most 30 s) for its

@@ -1,0 +1,32 @@
+// The fixture the typed suites share: a harness of type Harness and one dispatcher from it;
+// skips when the harness's backend does not exist on this machine.
+#ifndef SLUICE_TESTS_TESTING_HARNESS_TEST_H_
+#define SLUICE_TESTS_TESTING_HARNESS_TEST_H_
+
+#include <memory>
+
+#include "client/resident_dispatch.h"
+#include "gtest/gtest.h"
+
+namespace sluice::testing {
+
+template <class Harness>
+class HarnessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    harness_ = std::make_unique<Harness>();
+    if (absl::Status available = harness_->Available(); !available.ok()) {
+      GTEST_SKIP() << "backend not present on this machine: " << available;
+    }
+    absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    dispatch_ = std::move(*dispatch);
+  }
+
+  std::unique_ptr<Harness> harness_;
+  std::unique_ptr<ResidentDispatch> dispatch_;
+};
+
+}  // namespace sluice::testing
+
+#endif  // SLUICE_TESTS_TESTING_HARNESS_TEST_H_
