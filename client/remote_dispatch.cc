@@ -28,8 +28,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  // Replies are at most one chunk plus a little framing.
-  args.SetMaxReceiveMessageSize(64 << 20);
+  // Replies are at most one chunk (the daemon allows up to 64 MiB) plus a little framing.
+  args.SetMaxReceiveMessageSize((64 << 20) + (1 << 20));
   // A connection per session: one job's transfer never queues behind another's.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
@@ -43,6 +43,7 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > ~uint64_t{0} - a ? ~
 // One logical request, turned into messages as the stream is ready for them. Upload data is
 // copied from the caller's memory chunk by chunk (under the stream lock), never all at once.
 struct Outgoing {
+  uint64_t call_id = 0;     // the request id, set when it is queued
   v1::SessionRequest head;  // the whole request, or an upload's first message (its ranges)
   bool is_upload = false;
   std::vector<absl::Span<const uint8_t>> data;  // upload payload, concatenated in order
@@ -136,6 +137,7 @@ class RemoteDispatch::Stream final
       absl::MutexLock lock(&mu_);
       if (!broken_.ok()) return broken_;
       call->id = next_id_++;
+      out.call_id = call->id;
       out.head.set_id(call->id);
       calls_.push_back(call);
       outgoing_.push_back(std::move(out));
@@ -286,6 +288,12 @@ class RemoteDispatch::Stream final
       call->received += bytes.size();
     }
     if (!r.last()) return absl::OkStatus();
+    // A final reply before the whole request went out is a protocol violation, and the rest of
+    // it must never be read from the caller's memory once the caller has returned.
+    if (!outgoing_.empty() && outgoing_.front().call_id <= call->id) {
+      return absl::InternalError(absl::StrFormat(
+          "sluiced answered request %d before it was sent in full", call->id));
+    }
     call->status = FromProto(r.status());
     if (call->status.ok()) {
       if (call->received != call->expected) {
@@ -394,7 +402,11 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
                              .max_ranges = l.max_ranges(),
                              .max_request_bytes = l.max_request_bytes(),
                              .max_message_bytes = l.max_message_bytes()};
-  if (l.chunk_size() == 0) return absl::InternalError("sluiced granted a chunk size of 0");
+  if (l.chunk_size() < (4 << 10) || l.chunk_size() > (64 << 20)) {
+    return absl::InternalError(
+        absl::StrFormat("sluiced granted a chunk size of %d bytes, outside [4 KiB, 64 MiB]",
+                        l.chunk_size()));
+  }
   dispatch->stream_->set_chunk_size(l.chunk_size());
   return dispatch;
 }

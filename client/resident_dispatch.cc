@@ -1,5 +1,7 @@
 #include "client/resident_dispatch.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 
@@ -14,6 +16,13 @@ absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const>
     if (outputs[i] == nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat("output %d is null", i));
     }
+  }
+  // Each read is sized into its own vector; one vector named twice would be resized under the
+  // other read's feet.
+  std::vector<std::vector<uint8_t>*> sorted(outputs.begin(), outputs.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return absl::InvalidArgumentError("the same output vector is given for two read ranges");
   }
   return absl::OkStatus();
 }

@@ -149,8 +149,8 @@ class ResidentDispatch {
   virtual absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads);
 
   // Reads several ranges into caller-owned vectors, `outputs[i]` receiving `ranges[i]`, as one
-  // logical readback. InvalidArgument if the counts differ or an output is null; then codes
-  // as DownloadRange. The default loops over DownloadRangeInto.
+  // logical readback. InvalidArgument if the counts differ, an output is null or one vector is
+  // given twice; then codes as DownloadRange. The default loops over DownloadRangeInto.
   virtual absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
                                           absl::Span<std::vector<uint8_t>* const> outputs);
 
@@ -171,7 +171,8 @@ class ResidentDispatch {
       absl::Span<std::vector<uint8_t>* const> outputs);
 };
 
-// Checks the shape shared by every ranged-read call: as many outputs as ranges, none null.
+// Checks the shape shared by every ranged-read call: as many outputs as ranges, none null, no
+// vector given twice.
 absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const> outputs);
 
 // Checks that every step names a program. InvalidArgument otherwise.

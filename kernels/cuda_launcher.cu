@@ -28,7 +28,7 @@ template <class Body>
 cudaError_t Launch(const KernelArgs& args, const ThreadCount& threads, unsigned blocks,
                    cudaStream_t stream) {
   GridStride<Body><<<blocks, kBlockThreads, 0, stream>>>(args, threads);
-  return cudaPeekAtLastError();
+  return cudaGetLastError();
 }
 
 constexpr std::array<LaunchFn, static_cast<size_t>(BodyId::kNumBodies)> kLaunchers = {
@@ -37,10 +37,25 @@ constexpr std::array<LaunchFn, static_cast<size_t>(BodyId::kNumBodies)> kLaunche
 #undef SLUICE_BODY_LAUNCH_
 };
 
+template <class Body>
+cudaError_t Load() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, GridStride<Body>);
+}
+
 // CUB's temporary storage must be aligned; two uses share one allocation.
 size_t Align(size_t bytes) { return (bytes + 255) & ~size_t{255}; }
 
 }  // namespace
+
+cudaError_t LoadCudaKernels() {
+  cudaError_t first = cudaSuccess;
+#define SLUICE_BODY_LOAD_(id, type)                       \
+  if (cudaError_t e = Load<type>(); first == cudaSuccess) first = e;
+  SLUICE_KERNEL_BODIES(SLUICE_BODY_LOAD_)
+#undef SLUICE_BODY_LOAD_
+  return first;
+}
 
 cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* in,
                                    uint32_t* out, uint32_t* total, uint64_t n,

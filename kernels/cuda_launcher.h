@@ -17,6 +17,10 @@ namespace sluice {
 cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount& threads,
                          cudaStream_t stream, int max_blocks);
 
+// Loads every kernel's module now: with lazy loading (the CUDA 13 default) a first launch
+// inside a stream capture would load it mid-capture.
+cudaError_t LoadCudaKernels();
+
 // CUB-backed forms of catalog kernels, used by the CUDA device for single steps (not inside
 // captured graphs: CUB needs temporary storage sized per call). Each takes `temp` of
 // `*temp_bytes` bytes; with temp == nullptr it only stores the bytes it needs.

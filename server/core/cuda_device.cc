@@ -32,6 +32,8 @@ constexpr uint64_t kArenaBlock = 4 << 20;
 constexpr uint64_t kMaxArenaBytes = 256 << 20;
 // Repeated groups captured as CUDA graphs, per stream.
 constexpr size_t kMaxGraphs = 8;
+// Graph replays enqueued between cancellation checkpoints.
+constexpr uint32_t kReplayBatch = 64;
 
 // Errors after which the CUDA context is unusable until the device is reset.
 bool IsSticky(cudaError_t e) {
@@ -105,6 +107,12 @@ class CudaDeviceImpl final : public Device {
   // Resets a failed device; new sessions can then run. Takes use_mu_ exclusively.
   absl::Status ResetIfFailed();
 
+ public:
+  // The CUDA runtime selects the device per host thread: every entry point selects ours.
+  void Select() const { cudaSetDevice(ordinal_); }
+
+ private:
+
   const int ordinal_;
   DeviceInfo info_;       // const after construction
   int max_blocks_ = 0;    // const after construction
@@ -117,8 +125,13 @@ class CudaDeviceImpl final : public Device {
   std::atomic<uint64_t> epoch_{1};
   mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
   std::string failure_ ABSL_GUARDED_BY(state_mu_);
-  // Live allocations and their sizes (a reset forgets them all: they died with the context).
-  absl::flat_hash_map<void*, uint64_t> allocations_ ABSL_GUARDED_BY(state_mu_);
+  // Live allocations: size and generation (epoch). A reset forgets them all: they died with
+  // the context, and their addresses may come back for new buffers.
+  struct Allocation {
+    uint64_t bytes;
+    uint64_t epoch;
+  };
+  absl::flat_hash_map<void*, Allocation> allocations_ ABSL_GUARDED_BY(state_mu_);
   absl::Mutex zero_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
   cudaStream_t zero_stream_ ABSL_GUARDED_BY(zero_mu_) = nullptr;  // zeroes new buffers
 };
@@ -174,6 +187,7 @@ class CudaStreamImpl final : public Stream {
   void* cub_temp_ = nullptr;
   size_t cub_temp_bytes_ = 0;
   std::list<Graph> graphs_;  // most recently used first
+  cudaEvent_t batch_done_[2] = {nullptr, nullptr};
 };
 
 // ---- CudaDeviceImpl -------------------------------------------------------------------------
@@ -191,9 +205,10 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
     return absl::InvalidArgumentError(
         absl::StrFormat("GPU %d does not exist (%d found)", o.ordinal, count));
   }
-  if (cudaSetDevice(o.ordinal) != cudaSuccess) {
+  if (cudaSetDevice(o.ordinal) != cudaSuccess || LoadCudaKernels() != cudaSuccess) {
     cudaGetLastError();
-    return absl::UnavailableError(absl::StrFormat("cannot use GPU %d", o.ordinal));
+    return absl::UnavailableError(
+        absl::StrFormat("cannot use GPU %d (or load Sluice's kernels on it)", o.ordinal));
   }
   cudaDeviceProp prop{};
   size_t free_bytes = 0, total_bytes = 0;
@@ -222,9 +237,10 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
 }
 
 CudaDeviceImpl::~CudaDeviceImpl() {
+  Select();
   {
     absl::MutexLock lock(&state_mu_);
-    for (auto& [ptr, bytes] : allocations_) cudaFree(ptr);
+    for (auto& [ptr, allocation] : allocations_) cudaFree(ptr);
   }
   absl::MutexLock lock(&zero_mu_);
   if (zero_stream_ != nullptr) cudaStreamDestroy(zero_stream_);
@@ -269,24 +285,24 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
   if (!failed_.load()) return absl::OkStatus();
   absl::MutexLock exclusive(&use_mu_);
   if (!failed_.load()) return absl::OkStatus();
+  Select();
   cudaDeviceReset();
   cudaGetLastError();
-  if (cudaSetDevice(ordinal_) != cudaSuccess) {
+  // Every handle of the old context is dead from here on, whatever happens next.
+  epoch_.fetch_add(1);
+  {
+    absl::MutexLock lock(&state_mu_);
+    for (auto& [ptr, allocation] : allocations_) memory_.Release(allocation.bytes);
+    allocations_.clear();
+  }
+  absl::MutexLock zero(&zero_mu_);
+  zero_stream_ = nullptr;
+  if (cudaSetDevice(ordinal_) != cudaSuccess || LoadCudaKernels() != cudaSuccess ||
+      cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
     cudaGetLastError();
     return absl::UnavailableError("the GPU could not be reset after a failure");
   }
-  {
-    absl::MutexLock zero(&zero_mu_);
-    zero_stream_ = nullptr;  // died with the context
-    if (cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
-      cudaGetLastError();
-      return absl::UnavailableError("the GPU could not be reset after a failure");
-    }
-  }
   absl::MutexLock lock(&state_mu_);
-  for (auto& [ptr, bytes] : allocations_) memory_.Release(bytes);  // gone with the context
-  allocations_.clear();
-  epoch_.fetch_add(1);
   failed_.store(false);
   Log("GPU %d reset after a failure (%s); serving new sessions", ordinal_, failure_);
   failure_.clear();
@@ -295,6 +311,7 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
 
 absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
   absl::ReaderMutexLock use(&use_mu_);
+  Select();
   if (absl::Status usable = Usable(epoch_.load()); !usable.ok()) return usable;
   if (absl::Status reserved = memory_.Reserve(bytes, "GPU memory"); !reserved.ok()) {
     return reserved;
@@ -322,31 +339,45 @@ absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
     memory_.Release(bytes);
     return Fail(zeroed, "cudaMemsetAsync", __FILE__, __LINE__);
   }
+  const uint64_t epoch = epoch_.load();
   absl::MutexLock lock(&state_mu_);
-  allocations_.emplace(ptr, bytes);
+  allocations_.emplace(ptr, Allocation{bytes, epoch});
   counters_.AddAllocation();
-  return DeviceBuffer{static_cast<uint8_t*>(ptr), bytes};
+  return DeviceBuffer{static_cast<uint8_t*>(ptr), bytes, epoch};
 }
 
 void CudaDeviceImpl::Free(DeviceBuffer buffer) {
   absl::ReaderMutexLock use(&use_mu_);
-  absl::MutexLock lock(&state_mu_);
-  auto it = allocations_.find(buffer.data);
-  if (it == allocations_.end()) return;  // freed by a reset already
+  {
+    absl::MutexLock lock(&state_mu_);
+    auto it = allocations_.find(buffer.data);
+    // Gone with a reset, or the address now belongs to a newer buffer: nothing to free.
+    if (it == allocations_.end() || it->second.epoch != buffer.generation) return;
+    memory_.Release(it->second.bytes);
+    allocations_.erase(it);
+  }
+  // cudaFree waits for the device: never under state_mu_, which Allocate needs.
+  Select();
   cudaFree(buffer.data);
   cudaGetLastError();
-  memory_.Release(it->second);
-  allocations_.erase(it);
   counters_.AddFree();
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> CudaDeviceImpl::CreateStream() {
   if (absl::Status reset = ResetIfFailed(); !reset.ok()) return reset;
-  absl::ReaderMutexLock use(&use_mu_);
-  cudaStream_t stream = nullptr;
-  CUDA_RETURN_IF_ERROR(this, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  auto impl = std::make_unique<CudaStreamImpl>(this, stream, epoch_.load());
-  if (absl::Status init = impl->Init(); !init.ok()) return init;
+  // Declared before the lock: a stream that fails to initialize is destroyed after the lock is
+  // released (its destructor takes the lock itself).
+  std::unique_ptr<CudaStreamImpl> impl;
+  absl::Status init;
+  {
+    absl::ReaderMutexLock use(&use_mu_);
+    Select();
+    cudaStream_t stream = nullptr;
+    CUDA_RETURN_IF_ERROR(this, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    impl = std::make_unique<CudaStreamImpl>(this, stream, epoch_.load());
+    init = impl->Init();
+  }
+  if (!init.ok()) return init;
   return std::unique_ptr<Stream>(std::move(impl));
 }
 
@@ -358,6 +389,9 @@ absl::Status CudaStreamImpl::Init() {
                                                 cudaHostAllocDefault));
     CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming));
   }
+  for (cudaEvent_t& e : batch_done_) {
+    CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
   return absl::OkStatus();
 }
 
@@ -365,11 +399,15 @@ CudaStreamImpl::~CudaStreamImpl() {
   absl::ReaderMutexLock use(&device_->use_mutex());
   // After a reset every handle of this stream died with the old context: touch none of them.
   if (device_->epoch() != epoch_) return;
+  device_->Select();
   cudaStreamSynchronize(stream_);
   for (Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
   for (Slot& slot : slots_) {
     if (slot.done != nullptr) cudaEventDestroy(slot.done);
     if (slot.host != nullptr) cudaFreeHost(slot.host);
+  }
+  for (cudaEvent_t e : batch_done_) {
+    if (e != nullptr) cudaEventDestroy(e);
   }
   for (auto& [block, bytes] : arena_) cudaFreeHost(block);
   if (cub_temp_ != nullptr) cudaFree(cub_temp_);
@@ -392,6 +430,7 @@ absl::StatusOr<uint8_t*> CudaStreamImpl::Stage(uint64_t n) {
 absl::Status CudaStreamImpl::CopyIn(DeviceBuffer dst, uint64_t offset,
                                     absl::Span<const uint8_t> src) {
   absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   uint64_t done = 0;
   while (done < src.size()) {
@@ -419,7 +458,10 @@ absl::StatusOr<uint8_t*> CudaStreamImpl::ArenaSpace(uint64_t n) {
     const uint64_t size = std::max(kArenaBlock, n);
     if (total + size > kMaxArenaBytes) return static_cast<uint8_t*>(nullptr);
     void* block = nullptr;
-    CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(&block, size, cudaHostAllocDefault));
+    if (cudaHostAlloc(&block, size, cudaHostAllocDefault) != cudaSuccess) {
+      cudaGetLastError();  // short of pinned memory: the caller reads through the staging ring
+      return static_cast<uint8_t*>(nullptr);
+    }
     arena_.emplace_back(static_cast<uint8_t*>(block), size);
     arena_used_ = 0;
   }
@@ -430,6 +472,7 @@ absl::StatusOr<uint8_t*> CudaStreamImpl::ArenaSpace(uint64_t n) {
 
 absl::Status CudaStreamImpl::CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) {
   absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   device_->counter_set().AddDownloaded(dst.size());
   if (dst.empty()) return absl::OkStatus();
@@ -522,6 +565,7 @@ absl::Status CudaStreamImpl::Passes(const PlannedStep& step) {
 
 absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
   absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   absl::StatusOr<bool> cub = LaunchWithCub(step);
   if (!cub.ok()) return cub.status();
@@ -535,12 +579,25 @@ absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
 absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const PlannedStep> steps) {
   // The key is everything a replay depends on: bodies, thread rules and arguments (bound
   // device addresses and parameters). Counts read on the device are not part of it.
+  // Field by field: struct padding is not part of any value.
   std::string key;
+  const auto put = [&key](const auto& field) {
+    key.append(reinterpret_cast<const char*>(&field), sizeof(field));
+  };
   for (const PlannedStep& step : steps) {
-    key.append(reinterpret_cast<const char*>(&step.args), sizeof(step.args));
+    for (const BindingView& b : step.args.binding) {
+      put(b.data);
+      put(b.bytes);
+    }
+    for (uint64_t p : step.args.param) put(p);
     for (const PassLaunch& pass : step.passes) {
-      key.append(reinterpret_cast<const char*>(&pass.body), sizeof(pass.body));
-      key.append(reinterpret_cast<const char*>(&pass.threads), sizeof(pass.threads));
+      put(pass.body);
+      put(pass.threads.fixed);
+      put(pass.threads.count_binding);
+      put(pass.threads.count_index);
+      put(pass.threads.divisor);
+      put(pass.threads.cap);
+      put(pass.threads.base_index);
     }
   }
   for (auto it = graphs_.begin(); it != graphs_.end(); ++it) {
@@ -584,13 +641,22 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
   if (!exec.ok()) return exec.status();
   uint64_t passes = 0;
   for (const PlannedStep& step : steps) passes += step.passes.size();
+  // At most two batches of replays are in flight, so a cancellation (checked before every
+  // replay) takes effect within a batch instead of after every enqueued iteration ran.
   for (uint32_t i = 0; i < count; ++i) {
+    if (i % kReplayBatch == 0 && i >= 2 * kReplayBatch) {
+      CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[(i / kReplayBatch) % 2]));
+    }
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       device_->counter_set().AddLaunches(passes * i);
       return absl::CancelledError(
           absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
     }
     CUDA_RETURN_IF_ERROR(device_, cudaGraphLaunch(*exec, stream_));
+    if ((i + 1) % kReplayBatch == 0) {
+      CUDA_RETURN_IF_ERROR(device_,
+                           cudaEventRecord(batch_done_[((i + 1) / kReplayBatch) % 2], stream_));
+    }
   }
   device_->counter_set().AddLaunches(passes * count);
   return absl::OkStatus();
@@ -598,14 +664,16 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
 
 absl::Status CudaStreamImpl::Synchronize() {
   absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->Select();
   device_->counter_set().AddSynchronization();
-  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
-  const cudaError_t err = cudaStreamSynchronize(stream_);
+  // The caller's destinations are only valid until this returns: drop them on every path.
+  std::vector<PendingRead> reads = std::move(pending_);
+  pending_.clear();
   slot_used_ = 0;
   arena_block_ = 0;
   arena_used_ = 0;
-  std::vector<PendingRead> reads = std::move(pending_);
-  pending_.clear();
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  const cudaError_t err = cudaStreamSynchronize(stream_);
   if (err != cudaSuccess) return device_->Fail(err, "cudaStreamSynchronize", __FILE__, __LINE__);
   for (const PendingRead& r : reads) {
     ParallelCopy(device_->copy_pool(), r.dst.data(), r.pinned, r.dst.size());

@@ -22,6 +22,9 @@ namespace sluice {
 struct DeviceBuffer {
   uint8_t* data = nullptr;
   uint64_t bytes = 0;
+  // Device-defined; the CUDA device records the context generation the memory belongs to, so a
+  // buffer that outlived a device reset is never mistaken for a new one at the same address.
+  uint64_t generation = 0;
 };
 
 struct MemoryInfo {

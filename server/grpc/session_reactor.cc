@@ -156,7 +156,9 @@ void SessionReactor::ContinueLocked(Actions* actions) {
     writing_ = true;
     actions->write = &writes_.front();
   }
-  if (!job_running_ && !jobs_.empty()) {
+  // Replies waiting to be sent bound the next job too: a client that does not read its replies
+  // stops the session's work, not just its reading.
+  if (!job_running_ && !jobs_.empty() && write_bytes_ < kMaxPendingWriteBytes) {
     job_running_ = true;
     actions->schedule = true;
   }
@@ -189,7 +191,8 @@ void SessionReactor::Enqueue(Job job) {
   bool run_inline = false;
   {
     absl::MutexLock lock(&mu_);
-    run_inline = job.cheap && !job_running_ && jobs_.empty() && !cancelled_ && !write_failed_;
+    run_inline = job.cheap && !job_running_ && jobs_.empty() && !cancelled_ && !write_failed_ &&
+                 write_bytes_ < kMaxPendingWriteBytes;
     if (run_inline) {
       job_running_ = true;
     } else {
@@ -235,6 +238,7 @@ void SessionReactor::RunJob(Job& job) {
   for (size_t i = 0; i < out.size(); ++i) {
     bool own = false;
     grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
+    v1::SessionResponse().Swap(&out[i]);  // release each reply's bytes once serialized
   }
   absl::MutexLock lock(&mu_);
   for (grpc::ByteBuffer& buffer : serialized) {
@@ -304,6 +308,7 @@ void SessionReactor::FlushUpload(absl::Status interrupted) {
   upload_.reset();
   if (up.error.ok() && !interrupted.ok()) {
     up.error = std::move(interrupted);
+    up.chunks.clear();  // nothing of it will be written
   } else if (up.error.ok() && up.received != up.expected) {
     up.error = absl::InvalidArgumentError(absl::StrFormat(
         "upload ended after %d of the %d bytes its ranges describe", up.received, up.expected));
@@ -321,6 +326,11 @@ SessionReactor::Job SessionReactor::MakeJob(v1::SessionRequest& request) {
   job.id = id;
   switch (request.op_case()) {
     case v1::SessionRequest::kOpen:
+      // Chunks of requests pipelined behind the open are checked against the negotiated size.
+      if (!open_seen_) {
+        open_seen_ = true;
+        chunk_size_.store(limits_.NegotiateChunkSize(request.open().chunk_size()));
+      }
       job.run = [this, id, open = std::move(*request.mutable_open())](Responses* out) {
         DoOpen(id, open, out);
       };
@@ -393,7 +403,6 @@ void SessionReactor::DoOpen(uint64_t id, const v1::OpenRequest& request, Respons
   }
   ticket_ = std::move(*ticket);
   client_name_ = Printable(request.client_name());
-  chunk_size_.store(limits_.NegotiateChunkSize(request.chunk_size()));
   const DeviceInfo& device = manager_->device().info();
   Log("session %s opened by \"%s\" from %s on %s; chunk %d bytes", ticket_->id(), client_name_,
       peer_, device.id, chunk_size_.load());

@@ -108,6 +108,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   grpc::ByteBuffer read_buffer_;
   v1::SessionRequest request_;
   std::optional<PendingUpload> upload_;
+  bool open_seen_ = false;  // the first open fixes the chunk size
 
   // Job state: touched only by the job running now (jobs never overlap).
   std::unique_ptr<SessionManager::Ticket> ticket_;
@@ -117,7 +118,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     uint64_t steps = 0, bytes_up = 0, bytes_down = 0;
   } stats_;
 
-  // Negotiated at open; the read path checks chunk sizes against it.
+  // Negotiated when the first open arrives; the read path checks chunk sizes against it.
   std::atomic<uint32_t> chunk_size_;
   // Set when the stream is cancelled; stops a running repeated sequence.
   std::atomic<bool> cancel_{false};

@@ -227,6 +227,9 @@ TYPED_TEST_P(ConformanceTest, MismatchedOutputsAreInvalidArgument) {
   const std::vector<ReadRange> single = {{r, 0, 4}};
   EXPECT_THAT(this->d().DownloadRangesInto(single, absl::MakeSpan(null_output)),
               StatusIs(Code::kInvalidArgument));
+  std::vector<std::vector<uint8_t>*> same_twice = {&o1, &o1};
+  EXPECT_THAT(this->d().DownloadRangesInto(two, absl::MakeSpan(same_twice)),
+              StatusIs(Code::kInvalidArgument));
   const Program fill{"fill_u32", {9}};
   const std::vector<Resource> bind = {r};
   const std::vector<Step> steps = {{&fill, bind, std::nullopt}};
