@@ -1,0 +1,116 @@
+// RemoteDispatch against a server that breaks the protocol: the client must fail the call and
+// the session, and never read the caller's memory after the call returned.
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "client/remote_dispatch.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "sluice/v1/sluice.grpc.pb.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::StatusIs;
+
+// Answers open properly, and every upload as soon as its first chunk arrives.
+class EarlyReplyReactor final
+    : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse> {
+ public:
+  EarlyReplyReactor() { StartRead(&request_); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      absl::MutexLock lock(&mu_);
+      read_done_ = true;
+      MaybeFinishLocked();
+      return;
+    }
+    v1::SessionResponse reply;
+    reply.set_id(request_.id());
+    reply.set_last(true);
+    bool send = false;
+    if (request_.has_open()) {
+      v1::SessionLimits& limits = *reply.mutable_open()->mutable_limits();
+      limits.set_chunk_size(4096);
+      limits.set_max_ranges(1024);
+      limits.set_max_steps(1024);
+      limits.set_max_request_bytes(1 << 30);
+      limits.set_max_message_bytes(8 << 20);
+      send = true;
+    } else if (request_.has_allocate()) {
+      reply.mutable_allocate()->set_handle(42);
+      send = true;
+    } else if (request_.has_upload() && request_.upload().ranges_size() > 0) {
+      send = true;  // the violation: a final reply after the first of many chunks
+    }
+    if (send) Queue(std::move(reply));
+    StartRead(&request_);
+  }
+
+  void OnWriteDone(bool) override {
+    absl::MutexLock lock(&mu_);
+    writes_.pop_front();
+    if (!writes_.empty()) StartWrite(&writes_.front());
+    MaybeFinishLocked();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Queue(v1::SessionResponse reply) {
+    absl::MutexLock lock(&mu_);
+    writes_.push_back(std::move(reply));
+    if (writes_.size() == 1) StartWrite(&writes_.front());
+  }
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (read_done_ && writes_.empty() && !finished_) {
+      finished_ = true;
+      Finish(grpc::Status::OK);
+    }
+  }
+
+  v1::SessionRequest request_;
+  absl::Mutex mu_;
+  std::deque<v1::SessionResponse> writes_ ABSL_GUARDED_BY(mu_);
+  bool read_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class EarlyReplyService final : public v1::Sluice::CallbackService {
+  grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse>* Session(
+      grpc::CallbackServerContext*) override {
+    return new EarlyReplyReactor();
+  }
+};
+
+TEST(RemoteProtocolTest, AFinalReplyBeforeTheUploadWasSentEndsTheSession) {
+  EarlyReplyService service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
+                         RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
+                                                  .call_timeout = absl::Seconds(30)}));
+    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(1 << 20));
+    {
+      // 256 chunks of 4 KiB; the server answers after the first. The source dies with this
+      // scope: under AddressSanitizer any later read of it by the client would be reported.
+      std::vector<uint8_t> source(1 << 20, 7);
+      EXPECT_THAT(d->Upload(r, source), StatusIs(absl::StatusCode::kInternal));
+    }
+    EXPECT_FALSE(d->Allocate(4).ok()) << "the session is over";
+  }
+  server->Shutdown();
+}
+
+}  // namespace
+}  // namespace sluice
