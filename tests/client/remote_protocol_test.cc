@@ -17,7 +17,8 @@ namespace {
 
 using ::sluice::testing::StatusIs;
 
-// Answers open properly, and every upload as soon as its first chunk arrives.
+// Answers open properly, and an upload as soon as its first chunk arrives; then it stops
+// reading, so flow control holds the rest of the upload on the client.
 class EarlyReplyReactor final
     : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse> {
  public:
@@ -46,10 +47,19 @@ class EarlyReplyReactor final
       reply.mutable_allocate()->set_handle(42);
       send = true;
     } else if (request_.has_upload() && request_.upload().ranges_size() > 0) {
-      send = true;  // the violation: a final reply after the first of many chunks
+      Queue(std::move(reply));  // the violation: a final reply after the first of many chunks
+      return;                   // and no more reading
     }
     if (send) Queue(std::move(reply));
     StartRead(&request_);
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    if (!finished_) {
+      finished_ = true;
+      Finish(grpc::Status::CANCELLED);
+    }
   }
 
   void OnWriteDone(bool) override {
@@ -94,17 +104,20 @@ TEST(RemoteProtocolTest, AFinalReplyBeforeTheUploadWasSentEndsTheSession) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
+  // A fixed, small receive window: the unread rest of the upload cannot all be in flight.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(server, nullptr);
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
                          RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
                                                   .call_timeout = absl::Seconds(30)}));
-    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(1 << 20));
+    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64 << 20));
     {
-      // 256 chunks of 4 KiB; the server answers after the first. The source dies with this
-      // scope: under AddressSanitizer any later read of it by the client would be reported.
-      std::vector<uint8_t> source(1 << 20, 7);
+      // 16384 chunks of 4 KiB; the server answers after the first and reads no more. The
+      // source dies with this scope: under AddressSanitizer any later read of it by the client
+      // would be reported.
+      std::vector<uint8_t> source(64 << 20, 7);
       EXPECT_THAT(d->Upload(r, source), StatusIs(absl::StatusCode::kInternal));
     }
     EXPECT_FALSE(d->Allocate(4).ok()) << "the session is over";
