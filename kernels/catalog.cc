@@ -371,6 +371,26 @@ std::vector<KernelSpec> BuiltinKernels() {
                  {BodyId::kBfsAdvanceFinish, OneThread()}},
       .default_grid = "state[1] threads (read on the device), then one thread",
   });
+  k.push_back(KernelSpec{
+      .name = "repeat_while_u32",
+      .version = 1,
+      .summary = "loop guard: as the first repeated step, the repetition ends before an "
+                 "iteration that starts with word[index] == 0",
+      .bindings = {{"word", 4, Access::kRead, 1, "holds the guard word"}},
+      .params = {{"index", kU32Max, "element of word that must be nonzero to go on"}},
+      .passes = {},
+      .default_grid = "no threads: the device reads the word before each iteration",
+      .validate =
+          [](const KernelCall& call) {
+            if (call.params[0] >= Elements(call, 0, 4)) {
+              return absl::InvalidArgumentError(
+                  absl::StrFormat("repeat_while_u32: index %d is not inside word (%d)",
+                                  call.params[0], Elements(call, 0, 4)));
+            }
+            return absl::OkStatus();
+          },
+      .loop_guard = true,
+  });
   AddIfdsKernels(&k);
   return k;
 }
@@ -386,7 +406,8 @@ std::string Fingerprint(const std::vector<KernelSpec>& kernels) {
   };
   for (const KernelSpec& spec : kernels) {
     mix(spec.name);
-    mix(absl::StrCat(":", spec.version, ":", spec.bindings.size(), ":", spec.params.size()));
+    mix(absl::StrCat(":", spec.version, ":", spec.bindings.size(), ":", spec.params.size(),
+                     spec.loop_guard ? ":guard" : ""));
     for (const PassSpec& pass : spec.passes) mix(absl::StrCat(static_cast<int>(pass.body), ","));
     mix(";");
   }

@@ -81,6 +81,11 @@ struct KernelSpec {
   std::string_view default_grid;  // the default grid in words, for catalog listings
   // Checks beyond the generic ones (cross-binding sizes, parameter ranges); may be null.
   absl::Status (*validate)(const KernelCall& call) = nullptr;
+  // A loop guard runs no passes: as the first step of a repeated group it ends the repetition
+  // before any iteration that starts with the u32 at element params[0] of binding 0 equal to
+  // zero. The device reads the word itself (on a GPU, without the host). Anywhere else it is
+  // InvalidArgument.
+  bool loop_guard = false;
 };
 
 // One pass ready to launch: which body, and how many threads.

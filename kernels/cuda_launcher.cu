@@ -43,12 +43,52 @@ cudaError_t Load() {
   return cudaFuncGetAttributes(&attributes, GridStride<Body>);
 }
 
+__device__ unsigned GoOn(const uint32_t* remaining, const uint32_t* guard) {
+  return *remaining > 0 && (guard == nullptr || *guard != 0) ? 1u : 0u;
+}
+
+__global__ void LoopStart(cudaGraphConditionalHandle loop, const uint32_t* remaining,
+                          const uint32_t* guard) {
+  cudaGraphSetConditional(loop, GoOn(remaining, guard));
+}
+
+__global__ void LoopNext(cudaGraphConditionalHandle loop, uint32_t* remaining,
+                         const uint32_t* guard) {
+  *remaining -= 1;
+  cudaGraphSetConditional(loop, GoOn(remaining, guard));
+}
+
+__global__ void StoreU32(uint32_t* word, uint32_t value) { *word = value; }
+
 // CUB's temporary storage must be aligned; two uses share one allocation.
 size_t Align(size_t bytes) { return (bytes + 255) & ~size_t{255}; }
 
 }  // namespace
 
+cudaError_t LaunchLoopStart(cudaGraphConditionalHandle loop, const uint32_t* remaining,
+                            const uint32_t* guard, cudaStream_t stream) {
+  LoopStart<<<1, 1, 0, stream>>>(loop, remaining, guard);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchLoopNext(cudaGraphConditionalHandle loop, uint32_t* remaining,
+                           const uint32_t* guard, cudaStream_t stream) {
+  LoopNext<<<1, 1, 0, stream>>>(loop, remaining, guard);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream) {
+  StoreU32<<<1, 1, 0, stream>>>(word, value);
+  return cudaGetLastError();
+}
+
 cudaError_t LoadCudaKernels() {
+  cudaFuncAttributes attributes;
+  for (const void* control : {reinterpret_cast<const void*>(&LoopStart),
+                              reinterpret_cast<const void*>(&LoopNext),
+                              reinterpret_cast<const void*>(&StoreU32)}) {
+    if (cudaError_t e = cudaFuncGetAttributes(&attributes, control); e != cudaSuccess) return e;
+  }
   cudaError_t first = cudaSuccess;
 #define SLUICE_BODY_LOAD_(id, type)                       \
   if (cudaError_t e = Load<type>(); first == cudaSuccess) first = e;

@@ -50,11 +50,14 @@ class CpuDevice::CpuStream final : public Stream {
 
   absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
                               const std::atomic<bool>* cancel) override {
+    // Work has completed when Launch returns, so the guard word is read right here.
+    const uint32_t* guard = steps.empty() ? nullptr : steps.front().guard;
     for (uint32_t i = 0; i < count; ++i) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
         return absl::CancelledError(
             absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
       }
+      if (guard != nullptr && atomics::Load(guard) == 0) break;
       for (const PlannedStep& step : steps) {
         absl::Status status = Launch(step);
         if (!status.ok()) return status;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "base/log.h"
+#include "base/status_macros.h"
 #include "base/thread_pool.h"
 #include "kernels/catalog.h"
 #include "kernels/cuda_launcher.h"
@@ -32,7 +33,8 @@ constexpr uint64_t kArenaBlock = 4 << 20;
 constexpr uint64_t kMaxArenaBytes = 256 << 20;
 // Repeated groups captured as CUDA graphs, per stream.
 constexpr size_t kMaxGraphs = 8;
-// Graph replays enqueued between cancellation checkpoints.
+// Iterations one graph launch runs on the device; at most two launches are in flight, so a
+// cancellation (checked between launches) takes effect within a batch or two.
 constexpr uint32_t kReplayBatch = 64;
 
 // Errors after which the CUDA context is unusable until the device is reset.
@@ -162,6 +164,7 @@ class CudaStreamImpl final : public Stream {
   };
   struct Graph {
     std::string key;
+    cudaGraph_t graph = nullptr;  // kept while instantiated: it owns the loop's body graph
     cudaGraphExec_t exec = nullptr;
   };
 
@@ -173,6 +176,11 @@ class CudaStreamImpl final : public Stream {
   absl::StatusOr<uint8_t*> Stage(uint64_t n);
   absl::StatusOr<uint8_t*> ArenaSpace(uint64_t n);
   absl::StatusOr<cudaGraphExec_t> GraphFor(absl::Span<const PlannedStep> steps);
+  // Fills `graph` with the loop that runs `steps` while iterations remain and the guard holds.
+  absl::Status BuildLoop(cudaGraph_t graph, absl::Span<const PlannedStep> steps);
+  // Captures what `enqueue` launches on this stream into `graph`.
+  template <class Enqueue>
+  absl::Status CaptureInto(cudaGraph_t graph, Enqueue enqueue);
 
   CudaDeviceImpl* const device_;
   const cudaStream_t stream_;
@@ -187,6 +195,7 @@ class CudaStreamImpl final : public Stream {
   void* cub_temp_ = nullptr;
   size_t cub_temp_bytes_ = 0;
   std::list<Graph> graphs_;  // most recently used first
+  uint32_t* loop_remaining_ = nullptr;  // device word: iterations left in the running launch
   cudaEvent_t batch_done_[2] = {nullptr, nullptr};
 };
 
@@ -392,6 +401,7 @@ absl::Status CudaStreamImpl::Init() {
   for (cudaEvent_t& e : batch_done_) {
     CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
+  CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_), 4));
   return absl::OkStatus();
 }
 
@@ -401,7 +411,11 @@ CudaStreamImpl::~CudaStreamImpl() {
   if (device_->epoch() != epoch_) return;
   device_->Select();
   cudaStreamSynchronize(stream_);
-  for (Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
+  for (Graph& g : graphs_) {
+    cudaGraphExecDestroy(g.exec);
+    cudaGraphDestroy(g.graph);
+  }
+  if (loop_remaining_ != nullptr) cudaFree(loop_remaining_);
   for (Slot& slot : slots_) {
     if (slot.done != nullptr) cudaEventDestroy(slot.done);
     if (slot.host != nullptr) cudaFreeHost(slot.host);
@@ -577,8 +591,8 @@ absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
 }
 
 absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const PlannedStep> steps) {
-  // The key is everything a replay depends on: bodies, thread rules and arguments (bound
-  // device addresses and parameters). Counts read on the device are not part of it.
+  // The key is everything a replay depends on: bodies, thread rules, arguments (bound device
+  // addresses and parameters) and the guard. Counts read on the device are not part of it.
   // Field by field: struct padding is not part of any value.
   std::string key;
   const auto put = [&key](const auto& field) {
@@ -590,6 +604,8 @@ absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const Planne
       put(b.bytes);
     }
     for (uint64_t p : step.args.param) put(p);
+    put(step.guard);
+    put(step.passes.size());
     for (const PassLaunch& pass : step.passes) {
       put(pass.body);
       put(pass.threads.fixed);
@@ -606,58 +622,100 @@ absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const Planne
       return graphs_.front().exec;
     }
   }
-  CUDA_RETURN_IF_ERROR(device_,
-                       cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  for (const PlannedStep& step : steps) {
-    if (absl::Status s = Passes(step); !s.ok()) {
-      cudaGraph_t broken = nullptr;
-      cudaStreamEndCapture(stream_, &broken);
-      if (broken != nullptr) cudaGraphDestroy(broken);
-      cudaGetLastError();
-      return s;
-    }
-  }
   cudaGraph_t graph = nullptr;
-  CUDA_RETURN_IF_ERROR(device_, cudaStreamEndCapture(stream_, &graph));
+  CUDA_RETURN_IF_ERROR(device_, cudaGraphCreate(&graph, 0));
+  if (absl::Status built = BuildLoop(graph, steps); !built.ok()) {
+    cudaGraphDestroy(graph);
+    return built;
+  }
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  if (err != cudaSuccess) return device_->Fail(err, "cudaGraphInstantiate", __FILE__, __LINE__);
+  if (err != cudaSuccess) {
+    cudaGraphDestroy(graph);
+    return device_->Fail(err, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
   if (graphs_.size() == kMaxGraphs) {
     cudaGraphExecDestroy(graphs_.back().exec);
+    cudaGraphDestroy(graphs_.back().graph);
     graphs_.pop_back();
   }
-  graphs_.push_front(Graph{std::move(key), exec});
+  graphs_.push_front(Graph{std::move(key), graph, exec});
   return exec;
+}
+
+template <class Enqueue>
+absl::Status CudaStreamImpl::CaptureInto(cudaGraph_t graph, Enqueue enqueue) {
+  CUDA_RETURN_IF_ERROR(device_, cudaStreamBeginCaptureToGraph(stream_, graph, nullptr, nullptr, 0,
+                                                              cudaStreamCaptureModeThreadLocal));
+  const absl::Status enqueued = enqueue();
+  cudaGraph_t captured = nullptr;  // `graph` itself
+  const cudaError_t ended = cudaStreamEndCapture(stream_, &captured);
+  if (!enqueued.ok()) {
+    cudaGetLastError();
+    return enqueued;
+  }
+  CUDA_RETURN_IF_ERROR(device_, ended);
+  return absl::OkStatus();
+}
+
+absl::Status CudaStreamImpl::BuildLoop(cudaGraph_t graph, absl::Span<const PlannedStep> steps) {
+  // start -> WHILE(loop) { the group's passes; next }. `start` and `next` set the condition
+  // from the iterations left (stored before each launch) and the guard word, so the device
+  // runs a whole batch, or ends it early, with no host work per iteration.
+  const uint32_t* guard = steps.front().guard;
+  cudaGraphConditionalHandle loop{};
+  CUDA_RETURN_IF_ERROR(device_, cudaGraphConditionalHandleCreate(&loop, graph, 0, 0));
+  RETURN_IF_ERROR(CaptureInto(graph, [&]() -> absl::Status {
+    CUDA_RETURN_IF_ERROR(device_, LaunchLoopStart(loop, loop_remaining_, guard, stream_));
+    return absl::OkStatus();
+  }));
+  cudaGraphNode_t start = nullptr;
+  size_t nodes = 1;
+  CUDA_RETURN_IF_ERROR(device_, cudaGraphGetNodes(graph, &start, &nodes));
+  if (nodes != 1) return absl::InternalError("the loop's start was not captured as one node");
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = loop;
+  params.conditional.type = cudaGraphCondTypeWhile;
+  params.conditional.size = 1;
+  cudaGraphNode_t node = nullptr;
+  CUDA_RETURN_IF_ERROR(device_, cudaGraphAddNode(&node, graph, &start, nullptr, 1, &params));
+  cudaGraph_t body = params.conditional.phGraph_out[0];
+  return CaptureInto(body, [&]() -> absl::Status {
+    for (const PlannedStep& step : steps) RETURN_IF_ERROR(Passes(step));
+    CUDA_RETURN_IF_ERROR(device_, LaunchLoopNext(loop, loop_remaining_, guard, stream_));
+    return absl::OkStatus();
+  });
 }
 
 absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
                                             const std::atomic<bool>* cancel) {
   absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   if (count == 0 || steps.empty()) return absl::OkStatus();
-  // The group is captured once and replayed: no per-iteration host work but the launch.
+  // The group is captured once; each launch of the graph runs a batch of iterations on the
+  // device, so the host's work is per batch, never per iteration.
   absl::StatusOr<cudaGraphExec_t> exec = GraphFor(steps);
   if (!exec.ok()) return exec.status();
   uint64_t passes = 0;
   for (const PlannedStep& step : steps) passes += step.passes.size();
-  // At most two batches of replays are in flight, so a cancellation (checked before every
-  // replay) takes effect within a batch instead of after every enqueued iteration ran.
-  for (uint32_t i = 0; i < count; ++i) {
-    if (i % kReplayBatch == 0 && i >= 2 * kReplayBatch) {
-      CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[(i / kReplayBatch) % 2]));
-    }
+  uint32_t enqueued = 0;
+  for (uint32_t batch = 0; enqueued < count; ++batch) {
+    // The launch two batches back must be done before another is enqueued.
+    if (batch >= 2) CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[batch % 2]));
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-      device_->counter_set().AddLaunches(passes * i);
-      return absl::CancelledError(
-          absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+      device_->counter_set().AddLaunches(passes * enqueued);
+      return absl::CancelledError(absl::StrFormat(
+          "repeated sequence cancelled after %d of %d iterations", enqueued, count));
     }
+    const uint32_t n = std::min(kReplayBatch, count - enqueued);
+    CUDA_RETURN_IF_ERROR(device_, LaunchStoreU32(loop_remaining_, n, stream_));
     CUDA_RETURN_IF_ERROR(device_, cudaGraphLaunch(*exec, stream_));
-    if ((i + 1) % kReplayBatch == 0) {
-      CUDA_RETURN_IF_ERROR(device_,
-                           cudaEventRecord(batch_done_[((i + 1) / kReplayBatch) % 2], stream_));
-    }
+    CUDA_RETURN_IF_ERROR(device_, cudaEventRecord(batch_done_[batch % 2], stream_));
+    enqueued += n;
   }
+  // Passes enqueued: a guard that ends the loop early is not seen by the host.
   device_->counter_set().AddLaunches(passes * count);
   return absl::OkStatus();
 }

@@ -55,6 +55,9 @@ struct DeviceInfo {
 struct PlannedStep {
   KernelArgs args;
   std::vector<PassLaunch> passes;
+  // A loop guard (a catalog kernel with no passes): the device address of its word. Only ever
+  // the first step of a repeated group.
+  const uint32_t* guard = nullptr;
 };
 
 // An ordered queue of device work. Work may run asynchronously; `Synchronize` waits for all of
@@ -71,8 +74,10 @@ class Stream {
   virtual absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) = 0;
   // Enqueues every pass of `step`, in order.
   virtual absl::Status Launch(const PlannedStep& step) = 0;
-  // Enqueues `steps` `count` times over. Between iterations it checks `cancel` (may be null)
-  // and returns Cancelled, with the completed iterations' effects kept, once it is set.
+  // Enqueues `steps` `count` times over. When steps[0] is a loop guard, the repetition ends
+  // before the first iteration that starts with the guard word zero, without the host reading
+  // it. Between iterations it checks `cancel` (may be null) and returns Cancelled, with the
+  // completed iterations' effects kept, once it is set.
   virtual absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
                                       const std::atomic<bool>* cancel) = 0;
   // Waits until everything enqueued has finished. Counts one synchronization.

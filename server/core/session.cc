@@ -130,11 +130,19 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     const KernelCall call{binding_bytes, step.params};
     absl::Status valid = KernelCatalog::Validate(**spec, call, step.grid);
     if (!valid.ok()) return Annotate(valid, StepName(s, prefix.size()));
+    if ((*spec)->loop_guard && s != prefix.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s is a loop guard; it can only be the first step of a repeated group",
+          StepName(s, prefix.size()), (*spec)->name));
+    }
     PlannedStep& p = planned[s];
     p.args = KernelArgs{};
     for (size_t b = 0; b < bound.size(); ++b) p.args.binding[b] = {bound[b].data, bound[b].bytes};
     for (size_t i = 0; i < step.params.size(); ++i) p.args.param[i] = step.params[i];
     p.passes = KernelCatalog::Plan(**spec, call, step.grid);
+    if ((*spec)->loop_guard) {
+      p.guard = reinterpret_cast<const uint32_t*>(bound[0].data) + step.params[0];
+    }
   }
 
   absl::Span<const DeviceBuffer> read_buffers = buffers.subspan(next_buffer);

@@ -415,6 +415,68 @@ TYPED_TEST_P(ConformanceTest, EmptyRepeatedGroupRunsOnlyThePrefix) {
   EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(4, 4));
 }
 
+TYPED_TEST_P(ConformanceTest, LoopGuardEndsTheRepetitionOnceItsWordIsZero) {
+  // word[0] is a budget the group spends one by one; word[1] counts the iterations that ran.
+  const Program guard{"repeat_while_u32", {0}};
+  const Program spend{"atomic_add_u32", {0, 0xffffffffu}};  // adds -1 (mod 2^32)
+  const Program count_one{"atomic_add_u32", {1, 1}};
+  struct Case {
+    uint32_t budget, repeat, left, ran;
+  };
+  // 64 and 130 cross the CUDA device's batches of iterations per graph launch.
+  for (const Case& c : {Case{3, 10, 0, 3}, Case{3, 2, 1, 2}, Case{0, 5, 0, 0},
+                        Case{200, 150, 50, 150}, Case{130, 1000, 0, 130}, Case{64, 64, 0, 64}}) {
+    Resource word = this->Make(ToBytes(std::vector<uint32_t>{c.budget, 0}));
+    const std::vector<Resource> bind = {word};
+    const std::vector<Step> repeated = {{&guard, bind, std::nullopt},
+                                        {&spend, bind, std::nullopt},
+                                        {&count_one, bind, std::nullopt}};
+    std::vector<uint8_t> out;
+    std::vector<std::vector<uint8_t>*> outs = {&out};
+    const std::vector<ReadRange> reads = {{word, 0, 8}};
+    const DeviceCounters before = this->Counters();
+    ASSERT_OK(this->d().DispatchRepeatedSequenceReadRangesInto({}, repeated, c.repeat, reads,
+                                                               absl::MakeSpan(outs)));
+    const DeviceCounters after = this->Counters();
+    EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+    EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(c.left, c.ran))
+        << "budget " << c.budget << ", repeat " << c.repeat;
+    EXPECT_OK(this->d().Free(word));
+  }
+}
+
+TYPED_TEST_P(ConformanceTest, LoopGuardAnywhereButFirstRepeatedStepIsInvalidArgument) {
+  Resource word = this->Make(ToBytes(std::vector<uint32_t>{5, 0}));
+  const std::vector<Resource> bind = {word};
+  const Program guard{"repeat_while_u32", {0}};
+  const Program guard_past_end{"repeat_while_u32", {2}};
+  const Program add{"atomic_add_u32", {1, 1}};
+  const Step guard_step{&guard, bind, std::nullopt};
+  const Step add_step{&add, bind, std::nullopt};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  const std::vector<ReadRange> reads = {{word, 0, 8}};
+  const std::vector<Step> alone = {guard_step};
+  const std::vector<Step> guard_second = {add_step, guard_step};
+  const std::vector<Step> past_end = {{&guard_past_end, bind, std::nullopt}, add_step};
+  EXPECT_THAT(this->d().Dispatch(guard, bind, std::nullopt), StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().DispatchRepeatedSequenceReadRangesInto(alone, {&add_step, 1}, 3, reads,
+                                                               absl::MakeSpan(outs)),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().DispatchRepeatedSequenceReadRangesInto({}, guard_second, 3, reads,
+                                                               absl::MakeSpan(outs)),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().DispatchRepeatedSequenceReadRangesInto({}, past_end, 3, reads,
+                                                               absl::MakeSpan(outs)),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(this->d().Dispatch(guard, bind, Grid{1, 1, 1}), StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(word)), ElementsAre(5, 0)) << "nothing ran";
+  // Alone in the group, the guard is valid and runs nothing.
+  ASSERT_OK(this->d().DispatchRepeatedSequenceReadRangesInto({}, alone, 3, reads,
+                                                             absl::MakeSpan(outs)));
+  EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(5, 0));
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZeroedBytes,
                             ZeroLengthBuffersWork, UploadThenDownloadRoundTrips,
                             UploadShorterThanBufferWritesOnlyAPrefix,
@@ -436,7 +498,9 @@ REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZer
                             GridOverrideSetsTheThreadCount, SequenceWithReadsSynchronizesOnce,
                             InvalidProgramAtStepThreeExecutesNothing,
                             RepeatedSequenceRunsTheGroupRepeatCountTimes,
-                            EmptyRepeatedGroupRunsOnlyThePrefix);
+                            EmptyRepeatedGroupRunsOnlyThePrefix,
+                            LoopGuardEndsTheRepetitionOnceItsWordIsZero,
+                            LoopGuardAnywhereButFirstRepeatedStepIsInvalidArgument);
 
 }  // namespace sluice::testing
 

@@ -17,6 +17,12 @@ absl::Span<const uint8_t> AsBytes(const std::vector<T>& values) {
 }
 
 template <class T>
+std::vector<uint8_t> ToBytes(const std::vector<T>& values) {
+  const absl::Span<const uint8_t> bytes = AsBytes(values);
+  return {bytes.begin(), bytes.end()};
+}
+
+template <class T>
 std::vector<T> FromBytes(const std::vector<uint8_t>& bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
   if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
