@@ -54,6 +54,8 @@ class Solver {
   };
 
   absl::Status Init();
+  // A window: on the first, the tables are filled empty; until seeding has completed without
+  // an overflow, the seeds are (re)inserted and become the first delta; then `iterations`.
   absl::Status Window(bool first, uint32_t iterations);
   absl::Status Grow(bool overflowed);
   absl::StatusOr<Solution> Results();
@@ -77,9 +79,11 @@ class Solver {
   std::vector<Resource> bindings_;
   uint32_t windows_ = 0;
   uint32_t growths_ = 0;
+  bool seeded_ = false;  // every seed is in the path-edge list and has been a delta
 
   // Programs are built once; steps point at them.
   const Program fill_{"fill_u32", {kFill}};
+  const Program guard_{"repeat_while_u32", {S::kActive}};
   const Program seed_{"ifds_seed", {}};
   const Program pe_{"ifds_pe_delta", {}};
   const Program inc_{"ifds_inc_delta", {}};
@@ -156,23 +160,29 @@ absl::Status Solver::ReadState(const std::vector<uint8_t>& bytes) {
 
 absl::Status Solver::Window(bool first, uint32_t iterations) {
   std::vector<Step> prefix;
-  if (first) {
-    FillSteps({0, 1, 2, 3}, {0, 1, 2, 3}, &prefix);
+  if (first) FillSteps({0, 1, 2, 3}, {0, 1, 2, 3}, &prefix);
+  if (!seeded_) {
+    // Seeds already listed are found present; those an overflow dropped are inserted now. The
+    // delta is still empty until this advance, so the whole list becomes the first delta.
     prefix.push_back(Step{&seed_, bindings_, std::nullopt});
     prefix.push_back(Step{&index_, bindings_, std::nullopt});
     prefix.push_back(Step{&advance_, bindings_, std::nullopt});
   }
-  const std::vector<Step> repeated = {
-      {&pe_, bindings_, std::nullopt},    {&inc_, bindings_, std::nullopt},
-      {&es_, bindings_, std::nullopt},    {&sum_, bindings_, std::nullopt},
-      {&index_, bindings_, std::nullopt}, {&advance_, bindings_, std::nullopt}};
+  std::vector<Step> repeated;
+  if (o_.early_exit) repeated.push_back(Step{&guard_, {&state_, 1}, std::nullopt});
+  for (const Program* program : {&pe_, &inc_, &es_, &sum_, &index_, &advance_}) {
+    repeated.push_back(Step{program, bindings_, std::nullopt});
+  }
   std::vector<uint8_t> state;
   std::vector<std::vector<uint8_t>*> outputs = {&state};
   const std::vector<ReadRange> reads = {{state_, 0, sizeof(state_words_)}};
   RETURN_IF_ERROR(d_.DispatchRepeatedSequenceReadRangesInto(prefix, repeated, iterations, reads,
                                                             absl::MakeSpan(outputs)));
   ++windows_;
-  return ReadState(state);
+  RETURN_IF_ERROR(ReadState(state));
+  // The prefix's advance counts as an iteration unless the seeding halted on an overflow.
+  seeded_ = state_words_[S::kIteration] > 0;
+  return absl::OkStatus();
 }
 
 bool Solver::Converged() const {
@@ -239,6 +249,8 @@ absl::Status Solver::Grow(bool overflowed) {
     }
   }
   state_words_[S::kStatus] = 0;
+  // The interrupted (or next) iteration has work exactly when a delta is not empty.
+  state_words_[S::kActive] = Converged() ? 0 : 1;
 
   for (int r = 0; r < k::kNumRelations; ++r) {
     if (next.list[r] != cap_.list[r]) {

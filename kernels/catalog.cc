@@ -162,7 +162,7 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   const auto spec = [&](std::string_view name, std::string_view summary,
                         std::vector<PassSpec> passes, std::string_view grid) {
     k->push_back(KernelSpec{.name = name,
-                            .version = 1,
+                            .version = 2,
                             .summary = summary,
                             .bindings = IfdsBindings(),
                             .params = {},
@@ -212,7 +212,7 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
 
   k->push_back(KernelSpec{
       .name = "ifds_results",
-      .version = 1,
+      .version = 2,
       .summary = "IFDS: the distinct (node, fact) pairs of every path edge, compacted",
       .bindings = {{"pe_list", 8, Access::kRead, 1, "the path-edge list"},
                    {"state", 4, Access::kRead, ifds::State::kSlots, "the solver state"},

@@ -62,7 +62,8 @@ struct State {
   enum Slot : uint32_t {
     kStatus = 0,     // kStatus* bits
     kIteration = 1,  // iterations completed
-    kRelationBase = 2,
+    kActive = 2,     // nonzero while another iteration has work: the windows' loop guard
+    kRelationBase = 3,
     kIndexBase = kRelationBase + 4 * kNumRelations,
     kSlots = kIndexBase + 2 * kNumIndexes,
   };
@@ -511,16 +512,22 @@ struct IndexPass {
 // ifds_advance (one thread): the tuples appended this iteration become the next delta.
 struct Advance {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
-    if (Halted(a)) return;
-    for (int r = 0; r < kNumRelations; ++r) {
-      const uint64_t capacity = a.As<uint64_t>(kPeList + 2 * r).size;
-      uint32_t count = *StateWord(a, State::Count(r));
-      if (count > capacity) count = static_cast<uint32_t>(capacity);
-      *StateWord(a, State::DeltaBegin(r)) = *StateWord(a, State::DeltaEnd(r));
-      *StateWord(a, State::DeltaEnd(r)) = count;
-      *StateWord(a, State::Indexed(r)) = count;
+    // A halted iteration leaves its delta for the rerun, and ends the window.
+    uint32_t active = 0;
+    if (!Halted(a)) {
+      for (int r = 0; r < kNumRelations; ++r) {
+        const uint64_t capacity = a.As<uint64_t>(kPeList + 2 * r).size;
+        uint32_t count = *StateWord(a, State::Count(r));
+        if (count > capacity) count = static_cast<uint32_t>(capacity);
+        const uint32_t begin = *StateWord(a, State::DeltaEnd(r));
+        *StateWord(a, State::DeltaBegin(r)) = begin;
+        *StateWord(a, State::DeltaEnd(r)) = count;
+        *StateWord(a, State::Indexed(r)) = count;
+        if (count != begin) active = 1;
+      }
+      *StateWord(a, State::kIteration) += 1;
     }
-    *StateWord(a, State::kIteration) += 1;
+    *StateWord(a, State::kActive) = active;
   }
 };
 

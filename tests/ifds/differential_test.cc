@@ -103,14 +103,44 @@ TEST_F(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothi
         options.initial_capacity = capacity;
         options.initial_window = window;
         options.max_window = window;
+        options.early_exit = seed % 2 == 0;
         ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
         ASSERT_EQ(got, expected) << "seed " << seed << " capacity " << capacity << " window "
-                                 << window;
+                                 << window << " early exit " << options.early_exit;
         growths += stats.growths;
       }
     }
   }
   EXPECT_GT(growths, 100u);
+}
+
+TEST_F(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
+  // Many seeds into tables of a few slots: seeding itself overflows, and the seeds that did not
+  // fit must be seeded again after the growth.
+  uint32_t growths = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    GeneratorOptions o;
+    o.seed = seed;
+    o.procedures = 4 + static_cast<uint32_t>(seed % 4);
+    o.facts = 24 + static_cast<uint32_t>(seed % 17);
+    o.seeds = o.facts;
+    ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+    ASSERT_GT(problem.seeds.size(), 10u);
+    const Solution expected = SolveReference(problem);
+    for (uint64_t capacity : {2u, 4u}) {
+      for (bool early_exit : {false, true}) {
+        ResidentStats stats;
+        ResidentOptions options;
+        options.initial_capacity = capacity;
+        options.early_exit = early_exit;
+        ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
+        ASSERT_EQ(got, expected) << "seed " << seed << " capacity " << capacity
+                                 << " early exit " << early_exit;
+        growths += stats.growths;
+      }
+    }
+  }
+  EXPECT_GT(growths, 48u);
 }
 
 TEST_F(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
