@@ -2,7 +2,8 @@
 //   path edges per second of the reference solver and of the resident solver on the CPU device
 //   (LocalDispatch), as ratios, with the peak memory of each (each solve runs in a forked child
 //   so that its peak RSS is its own), and the resident solver through sluiced on loopback
-//   against the same solve in-process (DESIGN.md: at most 1.10x).
+//   against the same solve in-process (DESIGN.md: at most 1.10x), and windows that end on the
+//   device (loop guard) against windows that always run their length.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -187,6 +188,24 @@ int Main() {
   std::printf("  round trips %llu = %u windows + %llu (set-up, %u growths, results, frees)\n",
               static_cast<unsigned long long>(trips), stats.windows,
               static_cast<unsigned long long>(trips - stats.windows), stats.growths);
+
+  // Early exit, in-process on the medium problem.
+  ifds::ResidentOptions full;
+  full.early_exit = false;
+  double guarded = 1e9, unguarded = 1e9;
+  ifds::ResidentStats guarded_stats, unguarded_stats;
+  for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
+    absl::Time t = absl::Now();
+    if (!ifds::SolveResident(**local, medium, {}, &guarded_stats).ok()) return 1;
+    guarded = std::min(guarded, absl::ToDoubleSeconds(absl::Now() - t));
+    t = absl::Now();
+    if (!ifds::SolveResident(**local, medium, full, &unguarded_stats).ok()) return 1;
+    unguarded = std::min(unguarded, absl::ToDoubleSeconds(absl::Now() - t));
+  }
+  std::printf("early exit: medium problem in-process, windows ended by the loop guard %.3f s "
+              "(%u iterations) vs full windows %.3f s (%u iterations): %.3fx\n",
+              guarded, guarded_stats.iterations, unguarded, unguarded_stats.iterations,
+              unguarded / guarded);
   remote->reset();
   (*daemon)->Shutdown(absl::Seconds(5));
   return 0;
