@@ -113,7 +113,8 @@ int Main() {
   if (!gpu_dispatch.ok() || !cpu_dispatch.ok()) return 1;
   ResidentDispatch& g = **gpu_dispatch;
   ResidentDispatch& c = **cpu_dispatch;
-  Out("GPU: %s [%s]\nCPU: %s\n\n", (*cuda)->info().name, (*cuda)->info().id, (*cpu)->info().name);
+  Out("GPU: %s [%s]\n     %s\nCPU: %s\n\n", (*cuda)->info().name, (*cuda)->info().id,
+      (*cuda)->info().version, (*cpu)->info().name);
 
   // ---- IFDS ----
   const bool quick = absl::GetFlag(FLAGS_quick);

@@ -28,6 +28,11 @@ cudaError_t LaunchLoopNext(cudaGraphConditionalHandle loop, uint32_t* remaining,
 // Stores `value` at `word` in stream order (a one-thread kernel: no host memory involved).
 cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream);
 
+// Builds, launches and checks a small WHILE loop graph on `stream` (three iterations). Returns
+// the first error when this GPU, driver or sandbox cannot run graph loops; cudaErrorNotSupported
+// when the loop ran but not as specified. Synchronizes `stream`.
+cudaError_t ProbeGraphLoops(cudaStream_t stream);
+
 // Loads every kernel's module now: with lazy loading (the CUDA 13 default) a first launch
 // inside a stream capture would load it mid-capture.
 cudaError_t LoadCudaKernels();

@@ -12,6 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "base/log.h"
@@ -102,6 +103,9 @@ class CudaDeviceImpl final : public Device {
   ThreadPool& copy_pool() { return copy_pool_; }
   int max_blocks() const { return max_blocks_; }
   int ordinal() const { return ordinal_; }
+  // Whether repeated groups run as WHILE graph loops (probed at creation); else one graph
+  // launch per iteration, with the host reading a loop guard between iterations.
+  bool graph_loops() const { return graph_loops_; }
 
  private:
   CudaDeviceImpl(int ordinal, uint64_t limit, int copy_threads)
@@ -118,6 +122,7 @@ class CudaDeviceImpl final : public Device {
   const int ordinal_;
   DeviceInfo info_;       // const after construction
   int max_blocks_ = 0;    // const after construction
+  bool graph_loops_ = false;  // const after construction
   MemoryAccountant memory_;
   CounterSet counters_;
   ThreadPool copy_pool_;
@@ -175,9 +180,13 @@ class CudaStreamImpl final : public Stream {
   // A pinned slot with at least `n` free bytes at its cursor (waits for its last DMA).
   absl::StatusOr<uint8_t*> Stage(uint64_t n);
   absl::StatusOr<uint8_t*> ArenaSpace(uint64_t n);
-  absl::StatusOr<cudaGraphExec_t> GraphFor(absl::Span<const PlannedStep> steps);
+  // The cached executable graph of `steps`: as a loop (see BuildLoop), or one iteration.
+  absl::StatusOr<cudaGraphExec_t> GraphFor(absl::Span<const PlannedStep> steps, bool loop);
   // Fills `graph` with the loop that runs `steps` while iterations remain and the guard holds.
   absl::Status BuildLoop(cudaGraph_t graph, absl::Span<const PlannedStep> steps);
+  // Repeats by launching a one-iteration graph `count` times; the host reads a loop guard.
+  absl::Status ReplayIterations(absl::Span<const PlannedStep> steps, uint32_t count,
+                                const std::atomic<bool>* cancel);
   // Captures what `enqueue` launches on this stream into `graph`.
   template <class Enqueue>
   absl::Status CaptureInto(cudaGraph_t graph, Enqueue enqueue);
@@ -196,6 +205,7 @@ class CudaStreamImpl final : public Stream {
   size_t cub_temp_bytes_ = 0;
   std::list<Graph> graphs_;  // most recently used first
   uint32_t* loop_remaining_ = nullptr;  // device word: iterations left in the running launch
+  uint32_t* guard_host_ = nullptr;      // pinned: a loop guard read back without graph loops
   cudaEvent_t batch_done_[2] = {nullptr, nullptr};
 };
 
@@ -242,6 +252,21 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
     cudaGetLastError();
     return absl::UnavailableError("cannot create a CUDA stream");
   }
+  if (o.graph_loops) {
+    const cudaError_t loops = ProbeGraphLoops(device->zero_stream_);
+    cudaGetLastError();
+    if (IsSticky(loops)) {
+      return absl::UnavailableError(absl::StrFormat("GPU %d failed a first graph launch: %s",
+                                                    o.ordinal, cudaGetErrorString(loops)));
+    }
+    device->graph_loops_ = loops == cudaSuccess;
+    if (!device->graph_loops_) {
+      Log("GPU %d: CUDA graph loops unavailable (%s); repeated groups replay one graph launch "
+          "per iteration", o.ordinal, cudaGetErrorString(loops));
+    }
+  }
+  absl::StrAppend(&device->info_.version,
+                  device->graph_loops_ ? " graph-loops" : " graph-per-iteration");
   return device;
 }
 
@@ -402,6 +427,8 @@ absl::Status CudaStreamImpl::Init() {
     CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_), 4));
+  CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&guard_host_), 4,
+                                              cudaHostAllocDefault));
   return absl::OkStatus();
 }
 
@@ -416,6 +443,7 @@ CudaStreamImpl::~CudaStreamImpl() {
     cudaGraphDestroy(g.graph);
   }
   if (loop_remaining_ != nullptr) cudaFree(loop_remaining_);
+  if (guard_host_ != nullptr) cudaFreeHost(guard_host_);
   for (Slot& slot : slots_) {
     if (slot.done != nullptr) cudaEventDestroy(slot.done);
     if (slot.host != nullptr) cudaFreeHost(slot.host);
@@ -590,14 +618,16 @@ absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const PlannedStep> steps) {
-  // The key is everything a replay depends on: bodies, thread rules, arguments (bound device
-  // addresses and parameters) and the guard. Counts read on the device are not part of it.
-  // Field by field: struct padding is not part of any value.
+absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const PlannedStep> steps,
+                                                          bool loop) {
+  // The key is everything a replay depends on: the form, bodies, thread rules, arguments (bound
+  // device addresses and parameters) and the guard. Counts read on the device are not part of
+  // it. Field by field: struct padding is not part of any value.
   std::string key;
   const auto put = [&key](const auto& field) {
     key.append(reinterpret_cast<const char*>(&field), sizeof(field));
   };
+  put(loop);
   for (const PlannedStep& step : steps) {
     for (const BindingView& b : step.args.binding) {
       put(b.data);
@@ -624,7 +654,12 @@ absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const Planne
   }
   cudaGraph_t graph = nullptr;
   CUDA_RETURN_IF_ERROR(device_, cudaGraphCreate(&graph, 0));
-  if (absl::Status built = BuildLoop(graph, steps); !built.ok()) {
+  absl::Status built =
+      loop ? BuildLoop(graph, steps) : CaptureInto(graph, [&]() -> absl::Status {
+        for (const PlannedStep& step : steps) RETURN_IF_ERROR(Passes(step));
+        return absl::OkStatus();
+      });
+  if (!built.ok()) {
     cudaGraphDestroy(graph);
     return built;
   }
@@ -694,9 +729,10 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
   device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   if (count == 0 || steps.empty()) return absl::OkStatus();
+  if (!device_->graph_loops()) return ReplayIterations(steps, count, cancel);
   // The group is captured once; each launch of the graph runs a batch of iterations on the
   // device, so the host's work is per batch, never per iteration.
-  absl::StatusOr<cudaGraphExec_t> exec = GraphFor(steps);
+  absl::StatusOr<cudaGraphExec_t> exec = GraphFor(steps, /*loop=*/true);
   if (!exec.ok()) return exec.status();
   uint64_t passes = 0;
   for (const PlannedStep& step : steps) passes += step.passes.size();
@@ -717,6 +753,40 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
   }
   // Passes enqueued: a guard that ends the loop early is not seen by the host.
   device_->counter_set().AddLaunches(passes * count);
+  return absl::OkStatus();
+}
+
+absl::Status CudaStreamImpl::ReplayIterations(absl::Span<const PlannedStep> steps,
+                                              uint32_t count, const std::atomic<bool>* cancel) {
+  absl::StatusOr<cudaGraphExec_t> exec = GraphFor(steps, /*loop=*/false);
+  if (!exec.ok()) return exec.status();
+  const uint32_t* guard = steps.front().guard;
+  uint64_t passes = 0;
+  for (const PlannedStep& step : steps) passes += step.passes.size();
+  uint32_t i = 0;
+  for (; i < count; ++i) {
+    if (guard != nullptr) {
+      // Without graph loops the host must see the guard: a 4-byte read and a wait.
+      CUDA_RETURN_IF_ERROR(device_, cudaMemcpyAsync(guard_host_, guard, 4,
+                                                    cudaMemcpyDeviceToHost, stream_));
+      CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
+      if (*guard_host_ == 0) break;
+    } else if (i % kReplayBatch == 0 && i >= 2 * kReplayBatch) {
+      // At most two batches of replays in flight, so a cancellation takes effect soon.
+      CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[(i / kReplayBatch) % 2]));
+    }
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      device_->counter_set().AddLaunches(passes * i);
+      return absl::CancelledError(
+          absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+    }
+    CUDA_RETURN_IF_ERROR(device_, cudaGraphLaunch(*exec, stream_));
+    if ((i + 1) % kReplayBatch == 0) {
+      CUDA_RETURN_IF_ERROR(device_,
+                           cudaEventRecord(batch_done_[((i + 1) / kReplayBatch) % 2], stream_));
+    }
+  }
+  device_->counter_set().AddLaunches(passes * i);
   return absl::OkStatus();
 }
 

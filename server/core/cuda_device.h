@@ -1,8 +1,9 @@
 // The CUDA device: resident buffers in GPU memory (cudaMalloc only, never managed memory), one
 // CUDA stream per session, uploads staged through pinned host memory, ranged asynchronous copies
 // both ways, every sequence enqueued and synchronized once, and repeated groups captured once
-// into a CUDA graph (cached by programs and bindings) and replayed with no per-iteration host
-// work. A sticky CUDA error marks the device failed: every session on it gets Unavailable
+// into a CUDA graph (cached by programs and bindings) whose WHILE node runs batches of
+// iterations with no per-iteration host work and ends them early when the group's loop guard
+// reads zero. A sticky CUDA error marks the device failed: every session on it gets Unavailable
 // saying why, and the next session to open resets the device and carries on.
 //
 // This header does not depend on CUDA: it is included by the device factory whether or not the
@@ -22,6 +23,9 @@ struct CudaDeviceOptions {
   int ordinal = 0;            // which GPU
   uint64_t memory_limit = 0;  // bytes the device hands out; 0: 90% of the GPU's free memory
   int copy_threads = 0;       // host threads for staging copies; 0: every hardware thread
+  // Run repeated groups as WHILE graph loops where the GPU can (probed at creation). False, or
+  // where the probe fails, each iteration is one graph launch and the host reads loop guards.
+  bool graph_loops = true;
 };
 
 // True when this build has the CUDA device.

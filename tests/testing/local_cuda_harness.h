@@ -14,9 +14,8 @@ namespace sluice::testing {
 
 class LocalCudaHarness : public DispatchHarness {
  public:
-  LocalCudaHarness() {
-    absl::StatusOr<std::shared_ptr<Device>> device =
-        CreateCudaDevice({.memory_limit = uint64_t{8} << 30});
+  explicit LocalCudaHarness(CudaDeviceOptions options = {.memory_limit = uint64_t{8} << 30}) {
+    absl::StatusOr<std::shared_ptr<Device>> device = CreateCudaDevice(options);
     if (device.ok()) device_ = *device;
     available_ = device.status();
   }
@@ -43,6 +42,14 @@ class LocalCudaHarness : public DispatchHarness {
  private:
   std::shared_ptr<Device> device_;
   absl::Status available_;
+};
+
+// The same, with repeated groups replayed one graph launch per iteration: the CUDA device's
+// form where graph loops are unavailable.
+class LocalCudaReplayHarness : public LocalCudaHarness {
+ public:
+  LocalCudaReplayHarness()
+      : LocalCudaHarness({.memory_limit = uint64_t{8} << 30, .graph_loops = false}) {}
 };
 
 }  // namespace sluice::testing
