@@ -1,6 +1,8 @@
 #include "client/resident_dispatch.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -90,11 +92,40 @@ absl::Status ResidentDispatch::DispatchRepeatedSequenceReadRangesInto(
   RETURN_IF_ERROR(CheckOutputs(read_ranges.size(), outputs));
   RETURN_IF_ERROR(CheckSteps(prefix_steps));
   RETURN_IF_ERROR(CheckSteps(repeated_steps));
+  // A loop guard is not dispatched: its word is read before each iteration.
+  const Step* guard = !repeated_steps.empty() &&
+                              repeated_steps.front().program->kernel == kLoopGuardKernel
+                          ? &repeated_steps.front()
+                          : nullptr;
+  if (guard != nullptr &&
+      (guard->resources.size() != 1 || guard->program->params.size() != 1 || guard->grid)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: takes one binding and one parameter, and no grid", kLoopGuardKernel));
+  }
   for (const Step& step : prefix_steps) {
     RETURN_IF_ERROR(Dispatch(*step.program, step.resources, step.grid));
   }
+  const absl::Span<const Step> body =
+      guard != nullptr ? repeated_steps.subspan(1) : repeated_steps;
+  std::vector<uint8_t> word;
   for (uint32_t i = 0; i < repeat_count; ++i) {
-    for (const Step& step : repeated_steps) {
+    if (guard != nullptr) {
+      const uint64_t index = guard->program->params[0];
+      if (index > std::numeric_limits<uint32_t>::max()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: index %d exceeds its limit", kLoopGuardKernel, index));
+      }
+      absl::Status read = DownloadRangeInto(guard->resources[0], 4 * index, 4, &word);
+      if (read.code() == absl::StatusCode::kOutOfRange) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: index %d is not inside word (%s)", kLoopGuardKernel, index, read.message()));
+      }
+      RETURN_IF_ERROR(read);
+      uint32_t value = 0;
+      std::memcpy(&value, word.data(), sizeof(value));
+      if (value == 0) break;
+    }
+    for (const Step& step : body) {
       RETURN_IF_ERROR(Dispatch(*step.program, step.resources, step.grid));
     }
   }

@@ -53,6 +53,10 @@ struct Program {
   std::vector<uint64_t> params;
 };
 
+// The catalog's loop guard: one u32 binding `word`, one parameter `index`; only valid as the
+// first step of a repeated group (see DispatchRepeatedSequenceReadRangesInto).
+inline constexpr std::string_view kLoopGuardKernel = "repeat_while_u32";
+
 // One buffer's bytes for UploadMany: written at offset 0.
 struct BufferUpload {
   Resource resource;
@@ -162,9 +166,11 @@ class ResidentDispatch {
       absl::Span<std::vector<uint8_t>* const> outputs);
 
   // Runs `prefix_steps` once, `repeated_steps` `repeat_count` times (0 runs none), then reads.
-  // Sluice dispatchers forward the repeat structure to the device, which loops the group with
-  // no per-iteration host work. The default loops the repeated group directly, building no
-  // host sequence.
+  // A loop guard (kLoopGuardKernel) as the first repeated step ends the repetition before an
+  // iteration that starts with its word zero. Sluice dispatchers forward the repeat structure
+  // to the device, which loops the group (and reads the guard) with no per-iteration host work.
+  // The default loops the repeated group directly, building no host sequence, and reads a
+  // guard's word with a ranged read before each iteration.
   virtual absl::Status DispatchRepeatedSequenceReadRangesInto(
       absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
       uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,

@@ -9,6 +9,12 @@
 #include "kernels/bodies/bfs.h"
 #include "kernels/bodies/ifds.h"
 
+// The three passes of one radix-sort round.
+#define SLUICE_SORT_ROUND_(X, r)                                  \
+  X(kSortU64Count##r, ::sluice::kernels::SortU64Count<r>)         \
+  X(kSortU64Offsets##r, ::sluice::kernels::SortU64Offsets<r>)     \
+  X(kSortU64Scatter##r, ::sluice::kernels::SortU64Scatter<r>)
+
 // X(enumerator, body type)
 #define SLUICE_KERNEL_BODIES(X)                                   \
   X(kFillU32, ::sluice::kernels::FillU32)                         \
@@ -21,6 +27,15 @@
   X(kCompactU32BlockCounts, ::sluice::kernels::CompactU32BlockCounts) \
   X(kCompactU32BlockOffsets, ::sluice::kernels::CompactU32BlockOffsets) \
   X(kCompactU32Scatter, ::sluice::kernels::CompactU32Scatter)     \
+  SLUICE_SORT_ROUND_(X, 0)                                        \
+  SLUICE_SORT_ROUND_(X, 1)                                        \
+  SLUICE_SORT_ROUND_(X, 2)                                        \
+  SLUICE_SORT_ROUND_(X, 3)                                        \
+  SLUICE_SORT_ROUND_(X, 4)                                        \
+  SLUICE_SORT_ROUND_(X, 5)                                        \
+  SLUICE_SORT_ROUND_(X, 6)                                        \
+  SLUICE_SORT_ROUND_(X, 7)                                        \
+  X(kSortU64CopyBack, ::sluice::kernels::SortU64CopyBack)         \
   X(kBfsExpand, ::sluice::kernels::BfsExpand)                     \
   X(kBfsAdvanceCopy, ::sluice::kernels::BfsAdvanceCopy)           \
   X(kBfsAdvanceFinish, ::sluice::kernels::BfsAdvanceFinish)     \

@@ -17,6 +17,7 @@ using kernels::CompactU32;
 using kernels::CopyRangeU32;
 using kernels::kScanBlock;
 using kernels::ScanU32;
+using kernels::SortU64;
 
 constexpr uint64_t kU32Max = 0xffffffffu;
 constexpr uint64_t kU64Max = ~uint64_t{0};
@@ -95,6 +96,43 @@ absl::Status ValidateBfsExpand(const KernelCall& call) {
         absl::StrFormat("bfs_expand: levels needs one element per node (%d)", nodes));
   }
   return absl::OkStatus();
+}
+
+absl::Status ValidateSort(const KernelCall& call) {
+  const uint64_t count = call.params[SortU64::kCount];
+  if (Elements(call, SortU64::kKeys, 8) < count || Elements(call, SortU64::kAlt, 8) < count) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "sort_u64: count %d exceeds keys (%d elements) or alt (%d elements)", count,
+        Elements(call, SortU64::kKeys, 8), Elements(call, SortU64::kAlt, 8)));
+  }
+  const uint64_t cells = SortU64::kDigits * SortU64::Blocks(count);
+  if (Elements(call, SortU64::kScratch, 4) < cells) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "sort_u64: scratch needs 256 * ceil(count / %d) = %d elements", kScanBlock, cells));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<PassSpec> SortPasses() {
+  static constexpr BodyId kRounds[SortU64::kMaxRounds][3] = {
+#define SLUICE_SORT_IDS_(r) \
+  {BodyId::kSortU64Count##r, BodyId::kSortU64Offsets##r, BodyId::kSortU64Scatter##r},
+      SLUICE_SORT_IDS_(0) SLUICE_SORT_IDS_(1) SLUICE_SORT_IDS_(2) SLUICE_SORT_IDS_(3)
+      SLUICE_SORT_IDS_(4) SLUICE_SORT_IDS_(5) SLUICE_SORT_IDS_(6) SLUICE_SORT_IDS_(7)
+#undef SLUICE_SORT_IDS_
+  };
+  const ThreadRule per_block{.kind = ThreadRule::Kind::kParam,
+                             .source = SortU64::kCount,
+                             .divisor = kScanBlock};
+  std::vector<PassSpec> passes;
+  for (const auto& round : kRounds) {
+    passes.push_back({round[0], per_block});
+    passes.push_back({round[1], OneThread()});
+    passes.push_back({round[2], per_block});
+  }
+  passes.push_back({BodyId::kSortU64CopyBack,
+                    ThreadRule{.kind = ThreadRule::Kind::kParam, .source = SortU64::kCount}});
+  return passes;
 }
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
@@ -331,6 +369,22 @@ std::vector<KernelSpec> BuiltinKernels() {
                   ElementsOf(CompactU32::kValues, false, kScanBlock)}},
       .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
       .validate = ValidateCompact,
+  });
+  k.push_back(KernelSpec{
+      .name = "sort_u64",
+      .version = 1,
+      .summary = "sorts keys[0, count) ascending by their low ceil(bits / 8) bytes, stably "
+                 "(bits = 64: whole keys); LSD radix sort, CUB on a GPU",
+      .bindings = {{"keys", 8, Access::kReadWrite, 0, "the keys; sorted in place"},
+                   {"alt", 8, Access::kReadWrite, 0, "at least count elements of scratch"},
+                   {"scratch", 4, Access::kReadWrite, 0,
+                    "at least 256 * ceil(count / 2048) elements of scratch"}},
+      .params = {{"count", kU32Max, "keys to sort, from the first"},
+                 {"bits", 64, "low bits that decide the order, rounded up to whole bytes"}},
+      .passes = SortPasses(),
+      .default_grid = "fixed: per round of 8 bits, ceil(count / 2048) threads, 1 thread, "
+                      "ceil(count / 2048) threads; then count threads",
+      .validate = ValidateSort,
   });
   k.push_back(KernelSpec{
       .name = "bfs_expand",

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -168,6 +169,20 @@ cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_
   if (err != cudaSuccess) return err;
   return cub::DeviceScan::ExclusiveSum(base + Align(reduce_bytes), scan_bytes, in, out, n,
                                        stream);
+}
+
+cudaError_t SortU64OnCuda(void* temp, size_t* temp_bytes, uint64_t* keys, uint64_t* alt,
+                          uint32_t n, int end_bit, cudaStream_t stream) {
+  cub::DoubleBuffer<uint64_t> buffers(keys, alt);
+  if (temp == nullptr) {
+    return cub::DeviceRadixSort::SortKeys(nullptr, *temp_bytes, buffers, n, 0, end_bit, stream);
+  }
+  size_t bytes = *temp_bytes;
+  cudaError_t err =
+      cub::DeviceRadixSort::SortKeys(temp, bytes, buffers, n, 0, end_bit, stream);
+  if (err != cudaSuccess || buffers.Current() == keys || n == 0) return err;
+  return cudaMemcpyAsync(keys, buffers.Current(), uint64_t{n} * sizeof(uint64_t),
+                         cudaMemcpyDeviceToDevice, stream);
 }
 
 cudaError_t CompactU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* values,

@@ -46,6 +46,11 @@ cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_
                                    uint32_t* out, uint32_t* total, uint64_t n,
                                    cudaStream_t stream);
 
+// sort_u64: sorts keys[0, n) by bits [0, end_bit) with `alt` as the second buffer; the result
+// ends in `keys`.
+cudaError_t SortU64OnCuda(void* temp, size_t* temp_bytes, uint64_t* keys, uint64_t* alt,
+                          uint32_t n, int end_bit, cudaStream_t stream);
+
 // compact_u32 when `out` holds at least n elements: keeps values[i] where flags[i] != 0, in
 // order; *count = the number kept.
 cudaError_t CompactU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* values,

@@ -1,5 +1,5 @@
 // Kernel bodies for the general-purpose catalog entries: fill, iota, copy_range, atomic_add,
-// exclusive scan and ordered stream compaction. Each body is a function of one thread index;
+// exclusive scan, ordered stream compaction and radix sort. Each body is a function of one thread index;
 // every data-dependent index is checked against its binding before it is touched.
 #ifndef SLUICE_KERNELS_BODIES_BASIC_H_
 #define SLUICE_KERNELS_BODIES_BASIC_H_
@@ -176,6 +176,104 @@ struct CompactU32Scatter {
       if (out.Contains(position)) out[position] = values[i];
       ++position;
     }
+  }
+};
+
+// sort_u64: sorts keys[0, count) ascending by their low ceil(bits / 8) bytes, stably (bits = 64
+// sorts whole keys). A least-significant-digit radix sort, one byte a round; each round is three
+// passes: per-block digit counts (digit-major in scratch: scratch[digit * blocks + block]), one
+// thread scanning them, and a stable per-block scatter. Rounds ping-pong between keys and alt;
+// after an odd number of rounds a last pass copies the result back into keys.
+struct SortU64 {
+  enum Binding { kKeys, kAlt, kScratch };
+  enum Param { kCount, kBits };
+  static constexpr int kMaxRounds = 8;
+  static constexpr uint32_t kDigits = 256;
+  SLUICE_HD static uint64_t Blocks(uint64_t n) { return (n + kScanBlock - 1) / kScanBlock; }
+  SLUICE_HD static int Rounds(uint64_t bits) {
+    return static_cast<int>((bits < 64 ? bits : 64) + 7) / 8;
+  }
+
+  // What round `round` works on; `active` is false for rounds past the last.
+  struct Round {
+    DeviceSpan<uint64_t> src, dst;
+    DeviceSpan<uint32_t> scratch;
+    uint64_t count, blocks;
+    int shift;
+    bool active;
+  };
+  SLUICE_HD static Round Open(const KernelArgs& a, int round) {
+    Round r;
+    const DeviceSpan<uint64_t> keys = a.As<uint64_t>(kKeys);
+    const DeviceSpan<uint64_t> alt = a.As<uint64_t>(kAlt);
+    r.src = round % 2 == 0 ? keys : alt;
+    r.dst = round % 2 == 0 ? alt : keys;
+    r.scratch = a.As<uint32_t>(kScratch);
+    r.count = a.param[kCount];
+    r.blocks = Blocks(r.count);
+    r.shift = 8 * round;
+    r.active = round < Rounds(a.param[kBits]);
+    return r;
+  }
+  SLUICE_HD static uint32_t Digit(uint64_t key, int shift) {
+    return static_cast<uint32_t>(key >> shift) & (kDigits - 1);
+  }
+};
+
+template <int R>
+struct SortU64Count {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    const SortU64::Round r = SortU64::Open(a, R);
+    if (!r.active || block >= r.blocks) return;
+    if (!r.scratch.Contains((SortU64::kDigits - 1) * r.blocks + block)) return;
+    for (uint32_t d = 0; d < SortU64::kDigits; ++d) r.scratch[d * r.blocks + block] = 0;
+    const uint64_t begin = block * kScanBlock;
+    const uint64_t end = begin + kScanBlock < r.count ? begin + kScanBlock : r.count;
+    for (uint64_t i = begin; i < end && r.src.Contains(i); ++i) {
+      r.scratch[SortU64::Digit(r.src[i], r.shift) * r.blocks + block] += 1;
+    }
+  }
+};
+
+template <int R>
+struct SortU64Offsets {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    const SortU64::Round r = SortU64::Open(a, R);
+    if (!r.active) return;
+    uint32_t running = 0;
+    const uint64_t cells = SortU64::kDigits * r.blocks;
+    for (uint64_t c = 0; c < cells && r.scratch.Contains(c); ++c) {
+      const uint32_t v = r.scratch[c];
+      r.scratch[c] = running;
+      running += v;
+    }
+  }
+};
+
+template <int R>
+struct SortU64Scatter {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    const SortU64::Round r = SortU64::Open(a, R);
+    if (!r.active || block >= r.blocks) return;
+    if (!r.scratch.Contains((SortU64::kDigits - 1) * r.blocks + block)) return;
+    const uint64_t begin = block * kScanBlock;
+    const uint64_t end = begin + kScanBlock < r.count ? begin + kScanBlock : r.count;
+    for (uint64_t i = begin; i < end && r.src.Contains(i); ++i) {
+      const uint64_t key = r.src[i];
+      uint32_t& position = r.scratch[SortU64::Digit(key, r.shift) * r.blocks + block];
+      if (r.dst.Contains(position)) r.dst[position] = key;
+      ++position;
+    }
+  }
+};
+
+// After an odd number of rounds the sorted keys are in alt: copy them back.
+struct SortU64CopyBack {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
+    if (SortU64::Rounds(a.param[SortU64::kBits]) % 2 == 0) return;
+    const DeviceSpan<uint64_t> keys = a.As<uint64_t>(SortU64::kKeys);
+    const DeviceSpan<uint64_t> alt = a.As<uint64_t>(SortU64::kAlt);
+    if (i < a.param[SortU64::kCount] && keys.Contains(i) && alt.Contains(i)) keys[i] = alt[i];
   }
 };
 

@@ -574,6 +574,24 @@ absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
                                       a.As<uint32_t>(ScanU32::kTotal).data, in.size, stream_));
     return true;
   }
+  if (first == BodyId::kSortU64Count0) {
+    using kernels::SortU64;
+    const uint64_t count = a.param[SortU64::kCount];
+    const int end_bit = 8 * SortU64::Rounds(a.param[SortU64::kBits]);
+    if (count == 0 || end_bit == 0) return true;
+    uint64_t* keys = a.As<uint64_t>(SortU64::kKeys).data;
+    uint64_t* alt = a.As<uint64_t>(SortU64::kAlt).data;
+    // CUB reads and writes both buffers whole: only when they are distinct.
+    if (keys == alt) return false;
+    size_t bytes = 0;
+    CUDA_RETURN_IF_ERROR(device_, SortU64OnCuda(nullptr, &bytes, keys, alt,
+                                                static_cast<uint32_t>(count), end_bit, stream_));
+    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
+    bytes = cub_temp_bytes_;
+    CUDA_RETURN_IF_ERROR(device_, SortU64OnCuda(cub_temp_, &bytes, keys, alt,
+                                                static_cast<uint32_t>(count), end_bit, stream_));
+    return true;
+  }
   if (first == BodyId::kCompactU32BlockCounts) {
     using kernels::CompactU32;
     const DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);

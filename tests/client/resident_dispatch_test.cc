@@ -3,10 +3,14 @@
 // counting calls) shows which required methods each default uses.
 #include "client/resident_dispatch.h"
 
+#include <array>
 #include <memory>
 #include <vector>
 
 #include "client/local_dispatch.h"
+#include "ifds/generator.h"
+#include "ifds/reference_solver.h"
+#include "ifds/resident_solver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/bytes.h"
@@ -137,6 +141,50 @@ TEST_F(ResidentDispatchDefaultsTest, RepeatedSequenceLoopsTheGroup) {
     EXPECT_EQ(d_->dispatch_calls, static_cast<int>(1 + 2 * count));
   }
   EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(3 + 16));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, RepeatedSequenceHonoursALoopGuard) {
+  // word[0] is a budget the group spends one by one; word[1] counts the iterations that ran.
+  const Program guard{std::string(kLoopGuardKernel), {0}};
+  const Program spend{"atomic_add_u32", {0, 0xffffffffu}};
+  const Program count_one{"atomic_add_u32", {1, 1}};
+  for (const auto& [budget, repeat, left, ran] :
+       std::vector<std::array<uint32_t, 4>>{{3, 10, 0, 3}, {3, 2, 1, 2}, {0, 5, 0, 0}}) {
+    ASSERT_OK_AND_ASSIGN(Resource word, d_->Allocate(8));
+    ASSERT_OK(d_->Upload(word, testing::AsBytes(std::vector<uint32_t>{budget, 0})));
+    const std::vector<Resource> bind = {word};
+    std::vector<uint8_t> out;
+    std::vector<std::vector<uint8_t>*> outs = {&out};
+    d_->dispatch_calls = 0;
+    ASSERT_OK(d_->DispatchRepeatedSequenceReadRangesInto(
+        {}, {{&guard, bind, std::nullopt}, {&spend, bind, std::nullopt},
+             {&count_one, bind, std::nullopt}},
+        repeat, {{word, 0, 8}}, absl::MakeSpan(outs)));
+    EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(left, ran));
+    EXPECT_EQ(d_->dispatch_calls, static_cast<int>(2 * ran)) << "the guard is never dispatched";
+  }
+  ASSERT_OK_AND_ASSIGN(Resource word, d_->Allocate(8));
+  const std::vector<Resource> bind = {word};
+  const Program past_end{std::string(kLoopGuardKernel), {2}};
+  EXPECT_THAT(d_->DispatchRepeatedSequenceReadRangesInto({}, {{&past_end, bind, std::nullopt}}, 1,
+                                                         {}, {}),
+              StatusIs(Code::kInvalidArgument));
+}
+
+TEST_F(ResidentDispatchDefaultsTest, TheResidentSolverRunsOnTheDefaults) {
+  // The IFDS solver's windows start with a loop guard: a dispatcher with only the required
+  // methods must still solve exactly.
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    ifds::GeneratorOptions o;
+    o.seed = seed;
+    o.procedures = 4 + static_cast<uint32_t>(seed);
+    o.facts = 6 + static_cast<uint32_t>(seed);
+    ASSERT_OK_AND_ASSIGN(ifds::Problem problem, ifds::Generate(o));
+    ifds::ResidentOptions options;
+    options.initial_capacity = seed % 2 == 0 ? 4 : 0;
+    ASSERT_OK_AND_ASSIGN(ifds::Solution got, ifds::SolveResident(*d_, problem, options));
+    EXPECT_EQ(got, ifds::SolveReference(problem)) << "seed " << seed;
+  }
 }
 
 TEST_F(ResidentDispatchDefaultsTest, NullProgramIsInvalidArgument) {

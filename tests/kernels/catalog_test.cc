@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "client/resident_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -44,6 +45,11 @@ TEST(KernelCatalogTest, EveryKernelFitsTheLaunchArgumentsAndNamesValidBindings) 
       }
     }
   }
+}
+
+TEST(KernelCatalogTest, TheClientsLoopGuardNameIsTheCatalogsGuard) {
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* spec, KernelCatalog::Builtin().Find(kLoopGuardKernel));
+  EXPECT_TRUE(spec->loop_guard);
 }
 
 TEST(KernelCatalogTest, FindsKernelsByNameAndRejectsUnknownOnes) {

@@ -4,6 +4,7 @@
 #ifndef SLUICE_TESTS_KERNELS_KERNEL_SUITE_H_
 #define SLUICE_TESTS_KERNELS_KERNEL_SUITE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -37,6 +38,17 @@ class KernelTest : public HarnessTest<Harness> {
     EXPECT_TRUE(r.ok()) << r.status();
     EXPECT_OK(dispatch_->Upload(*r, AsBytes(values)));
     return *r;
+  }
+  Resource U64(const std::vector<uint64_t>& values) {
+    absl::StatusOr<Resource> r = dispatch_->Allocate(values.size() * 8);
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(dispatch_->Upload(*r, AsBytes(values)));
+    return *r;
+  }
+  std::vector<uint64_t> Read64(const Resource& r) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = dispatch_->Download(r);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    return FromBytes<uint64_t>(bytes.ok() ? *bytes : std::vector<uint8_t>{});
   }
   std::vector<uint32_t> Read(const Resource& r) {
     absl::StatusOr<std::vector<uint8_t>> bytes = dispatch_->Download(r);
@@ -255,6 +267,74 @@ TYPED_TEST_P(KernelTest, BfsExpandRejectsGridOverrides) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// n seeded keys below 2^bits.
+inline std::vector<uint64_t> RandomKeys(size_t n, uint64_t seed, int bits) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> keys(n);
+  for (uint64_t& k : keys) k = bits == 64 ? rng() : rng() & ((uint64_t{1} << bits) - 1);
+  return keys;
+}
+
+TYPED_TEST_P(KernelTest, SortMatchesHost) {
+  // 48 bits: six rounds (the IFDS result keys); 20: three, so the result is copied back from
+  // alt; 64: whole keys. Keys past count stay as they were.
+  for (int bits : {64, 48, 20}) {
+    for (size_t n : KernelSizes()) {
+      std::vector<uint64_t> keys = RandomKeys(n + 3, 40 + bits, bits);
+      Resource k = this->U64(keys);
+      Resource alt = this->U64(std::vector<uint64_t>(n));
+      Resource scratch = this->U32(std::vector<uint32_t>(256 * ((n + 2047) / 2048)));
+      ASSERT_OK(this->Run("sort_u64", {n, static_cast<uint64_t>(bits)}, {k, alt, scratch}));
+      std::sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
+      EXPECT_EQ(this->Read64(k), keys) << "bits " << bits << ", n " << n;
+    }
+  }
+}
+
+TYPED_TEST_P(KernelTest, SortByLowBytesIsStable) {
+  // Ordered by the low two bytes only: keys equal there keep their order.
+  const size_t n = 100003;
+  std::vector<uint64_t> keys = RandomKeys(n, 9, 64);
+  Resource k = this->U64(keys);
+  Resource alt = this->U64(std::vector<uint64_t>(n));
+  Resource scratch = this->U32(std::vector<uint32_t>(256 * ((n + 2047) / 2048)));
+  ASSERT_OK(this->Run("sort_u64", {n, 13}, {k, alt, scratch}));
+  std::stable_sort(keys.begin(), keys.end(),
+                   [](uint64_t a, uint64_t b) { return (a & 0xffff) < (b & 0xffff); });
+  EXPECT_EQ(this->Read64(k), keys);
+}
+
+TYPED_TEST_P(KernelTest, SortInARepeatedGroupMatchesHost) {
+  // Inside a repeated group (on a GPU: inside a captured graph, without CUB).
+  const size_t n = 70001;
+  std::vector<uint64_t> keys = RandomKeys(n, 10, 40);
+  Resource k = this->U64(keys);
+  Resource alt = this->U64(std::vector<uint64_t>(n));
+  Resource scratch = this->U32(std::vector<uint32_t>(256 * ((n + 2047) / 2048)));
+  const Program sort{"sort_u64", {n, 40}};
+  const std::vector<Resource> bind = {k, alt, scratch};
+  const Step step{&sort, bind, std::nullopt};
+  ASSERT_OK(this->dispatch_->DispatchRepeatedSequenceReadRangesInto({}, {&step, 1}, 2, {}, {}));
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(this->Read64(k), keys);
+}
+
+TYPED_TEST_P(KernelTest, SortWithShortBuffersIsRejected) {
+  const size_t n = 5000;
+  Resource k = this->U64(RandomKeys(n, 11, 64));
+  Resource alt = this->U64(std::vector<uint64_t>(n));
+  Resource short_alt = this->U64(std::vector<uint64_t>(n - 1));
+  Resource scratch = this->U32(std::vector<uint32_t>(256 * 3));
+  Resource short_scratch = this->U32(std::vector<uint32_t>(256 * 3 - 1));
+  const auto invalid = StatusIs(absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(this->Run("sort_u64", {n + 1, 64}, {k, alt, scratch}), invalid);
+  EXPECT_THAT(this->Run("sort_u64", {n, 64}, {k, short_alt, scratch}), invalid);
+  EXPECT_THAT(this->Run("sort_u64", {n, 64}, {k, alt, short_scratch}), invalid);
+  EXPECT_THAT(this->Run("sort_u64", {n, 65}, {k, alt, scratch}), invalid);
+  EXPECT_THAT(this->Run("sort_u64", {n, 64}, {k, alt, scratch}, Grid{1, 1, 1}), invalid);
+  ASSERT_OK(this->Run("sort_u64", {n, 64}, {k, alt, scratch}));
+}
+
 REGISTER_TYPED_TEST_SUITE_P(KernelTest, FillMatchesHost, IotaMatchesHost, CopyRangeMatchesHost,
                             CopyRangePastEitherEndIsRejected, ExclusiveScanMatchesHost,
                             ExclusiveScanInPlace, ExclusiveScanWithTooLittleScratchIsRejected,
@@ -262,7 +342,9 @@ REGISTER_TYPED_TEST_SUITE_P(KernelTest, FillMatchesHost, IotaMatchesHost, CopyRa
                             AtomicAddCountsEveryThread, AtomicAddIndexOutsideCountersIsRejected,
                             BfsExpandClaimsEachNeighbourOnce,
                             BfsExpandFlagsBadIndicesAndOverflowWithoutTouchingOtherMemory,
-                            BfsExpandRejectsGridOverrides);
+                            BfsExpandRejectsGridOverrides, SortMatchesHost,
+                            SortByLowBytesIsStable, SortInARepeatedGroupMatchesHost,
+                            SortWithShortBuffersIsRejected);
 
 }  // namespace sluice::testing
 
