@@ -180,7 +180,7 @@ int Main() {
       if (b.seconds < unguarded.seconds) unguarded = std::move(b);
     }
     Out("medium problem on the GPU: windows ended on the device %.3f s (%u iterations), full "
-        "windows %.3f s (%u iterations, the idle ones launch no threads): %.2fx\n\n",
+        "windows %.3f s (%u iterations; idle passes find empty deltas): %.2fx\n\n",
         guarded.seconds, guarded.stats.iterations, unguarded.seconds, unguarded.stats.iterations,
         unguarded.seconds / guarded.seconds);
   }

@@ -31,7 +31,8 @@ struct ResidentOptions {
   uint64_t initial_capacity = 0;
   // Each window's repeated group starts with a loop guard on the state's active word, so a
   // window ends on the device once the deltas are empty or a table overflowed. Off, a window
-  // always runs its full length (idle iterations launch no threads); benchmarks compare both.
+  // always runs its full length (idle iterations' passes find empty deltas and return at once);
+  // benchmarks compare both.
   bool early_exit = true;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;

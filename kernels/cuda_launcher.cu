@@ -44,103 +44,12 @@ cudaError_t Load() {
   return cudaFuncGetAttributes(&attributes, GridStride<Body>);
 }
 
-__device__ unsigned GoOn(const uint32_t* remaining, const uint32_t* guard) {
-  return *remaining > 0 && (guard == nullptr || *guard != 0) ? 1u : 0u;
-}
-
-__global__ void LoopStart(cudaGraphConditionalHandle loop, const uint32_t* remaining,
-                          const uint32_t* guard) {
-  cudaGraphSetConditional(loop, GoOn(remaining, guard));
-}
-
-__global__ void LoopNext(cudaGraphConditionalHandle loop, uint32_t* remaining,
-                         const uint32_t* guard) {
-  *remaining -= 1;
-  cudaGraphSetConditional(loop, GoOn(remaining, guard));
-}
-
-__global__ void StoreU32(uint32_t* word, uint32_t value) { *word = value; }
-
 // CUB's temporary storage must be aligned; two uses share one allocation.
 size_t Align(size_t bytes) { return (bytes + 255) & ~size_t{255}; }
 
 }  // namespace
 
-cudaError_t LaunchLoopStart(cudaGraphConditionalHandle loop, const uint32_t* remaining,
-                            const uint32_t* guard, cudaStream_t stream) {
-  LoopStart<<<1, 1, 0, stream>>>(loop, remaining, guard);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchLoopNext(cudaGraphConditionalHandle loop, uint32_t* remaining,
-                           const uint32_t* guard, cudaStream_t stream) {
-  LoopNext<<<1, 1, 0, stream>>>(loop, remaining, guard);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream) {
-  StoreU32<<<1, 1, 0, stream>>>(word, value);
-  return cudaGetLastError();
-}
-
-cudaError_t ProbeGraphLoops(cudaStream_t stream) {
-  uint32_t* remaining = nullptr;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  uint32_t left = 1;
-  cudaError_t err = cudaMalloc(&remaining, sizeof(uint32_t));
-  if (err == cudaSuccess) err = cudaGraphCreate(&graph, 0);
-  cudaGraphConditionalHandle loop{};
-  if (err == cudaSuccess) err = cudaGraphConditionalHandleCreate(&loop, graph, 0, 0);
-  if (err == cudaSuccess) {
-    cudaKernelNodeParams start{};
-    void* start_args[] = {&loop, &remaining, nullptr};
-    const uint32_t* no_guard = nullptr;
-    start_args[2] = &no_guard;
-    start.func = reinterpret_cast<void*>(&LoopStart);
-    start.gridDim = dim3(1);
-    start.blockDim = dim3(1);
-    start.kernelParams = start_args;
-    cudaGraphNode_t start_node = nullptr;
-    err = cudaGraphAddKernelNode(&start_node, graph, nullptr, 0, &start);
-    cudaGraphNodeParams params{};
-    params.type = cudaGraphNodeTypeConditional;
-    params.conditional.handle = loop;
-    params.conditional.type = cudaGraphCondTypeWhile;
-    params.conditional.size = 1;
-    cudaGraphNode_t while_node = nullptr;
-    if (err == cudaSuccess) {
-      err = cudaGraphAddNode(&while_node, graph, &start_node, nullptr, 1, &params);
-    }
-    if (err == cudaSuccess) {
-      cudaKernelNodeParams next = start;
-      next.func = reinterpret_cast<void*>(&LoopNext);
-      cudaGraphNode_t next_node = nullptr;
-      err = cudaGraphAddKernelNode(&next_node, params.conditional.phGraph_out[0], nullptr, 0,
-                                   &next);
-    }
-  }
-  if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, graph, 0);
-  if (err == cudaSuccess) err = LaunchStoreU32(remaining, 3, stream);
-  if (err == cudaSuccess) err = cudaGraphLaunch(exec, stream);
-  if (err == cudaSuccess) {
-    err = cudaMemcpyAsync(&left, remaining, sizeof(left), cudaMemcpyDeviceToHost, stream);
-  }
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  if (err == cudaSuccess && left != 0) err = cudaErrorNotSupported;
-  if (exec != nullptr) cudaGraphExecDestroy(exec);
-  if (graph != nullptr) cudaGraphDestroy(graph);
-  if (remaining != nullptr) cudaFree(remaining);
-  return err;
-}
-
 cudaError_t LoadCudaKernels() {
-  cudaFuncAttributes attributes;
-  for (const void* control : {reinterpret_cast<const void*>(&LoopStart),
-                              reinterpret_cast<const void*>(&LoopNext),
-                              reinterpret_cast<const void*>(&StoreU32)}) {
-    if (cudaError_t e = cudaFuncGetAttributes(&attributes, control); e != cudaSuccess) return e;
-  }
   cudaError_t first = cudaSuccess;
 #define SLUICE_BODY_LOAD_(id, type)                       \
   if (cudaError_t e = Load<type>(); first == cudaSuccess) first = e;

@@ -17,22 +17,6 @@ namespace sluice {
 cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount& threads,
                          cudaStream_t stream, int max_blocks);
 
-// Loop control for a repeated group captured as a WHILE conditional graph node: the loop runs
-// while `*remaining` > 0 and, when `guard` is not null, `*guard` != 0.
-// LoopStart sets the loop's condition before the first iteration (a node before the loop);
-// LoopNext ends each iteration: it decrements `*remaining` and sets the condition again.
-cudaError_t LaunchLoopStart(cudaGraphConditionalHandle loop, const uint32_t* remaining,
-                            const uint32_t* guard, cudaStream_t stream);
-cudaError_t LaunchLoopNext(cudaGraphConditionalHandle loop, uint32_t* remaining,
-                           const uint32_t* guard, cudaStream_t stream);
-// Stores `value` at `word` in stream order (a one-thread kernel: no host memory involved).
-cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream);
-
-// Builds, launches and checks a small WHILE loop graph on `stream` (three iterations). Returns
-// the first error when this GPU, driver or sandbox cannot run graph loops; cudaErrorNotSupported
-// when the loop ran but not as specified. Synchronizes `stream`.
-cudaError_t ProbeGraphLoops(cudaStream_t stream);
-
 // Loads every kernel's module now: with lazy loading (the CUDA 13 default) a first launch
 // inside a stream capture would load it mid-capture.
 cudaError_t LoadCudaKernels();

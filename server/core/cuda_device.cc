@@ -20,6 +20,7 @@
 #include "base/thread_pool.h"
 #include "kernels/catalog.h"
 #include "kernels/cuda_launcher.h"
+#include "kernels/cuda_loops.h"
 
 namespace sluice {
 namespace {
@@ -169,7 +170,7 @@ class CudaStreamImpl final : public Stream {
   };
   struct Graph {
     std::string key;
-    cudaGraph_t graph = nullptr;  // kept while instantiated: it owns the loop's body graph
+    cudaGraph_t graph = nullptr;  // destroyed with `exec`
     cudaGraphExec_t exec = nullptr;
   };
 
@@ -205,6 +206,7 @@ class CudaStreamImpl final : public Stream {
   size_t cub_temp_bytes_ = 0;
   std::list<Graph> graphs_;  // most recently used first
   uint32_t* loop_remaining_ = nullptr;  // device word: iterations left in the running launch
+  uint32_t* loop_stopped_ = nullptr;    // mapped pinned word: a loop guard read zero
   uint32_t* guard_host_ = nullptr;      // pinned: a loop guard read back without graph loops
   cudaEvent_t batch_done_[2] = {nullptr, nullptr};
 };
@@ -427,6 +429,8 @@ absl::Status CudaStreamImpl::Init() {
     CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_), 4));
+  CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&loop_stopped_), 4,
+                                              cudaHostAllocMapped));
   CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&guard_host_), 4,
                                               cudaHostAllocDefault));
   return absl::OkStatus();
@@ -444,6 +448,7 @@ CudaStreamImpl::~CudaStreamImpl() {
   }
   if (loop_remaining_ != nullptr) cudaFree(loop_remaining_);
   if (guard_host_ != nullptr) cudaFreeHost(guard_host_);
+  if (loop_stopped_ != nullptr) cudaFreeHost(loop_stopped_);
   for (Slot& slot : slots_) {
     if (slot.done != nullptr) cudaEventDestroy(slot.done);
     if (slot.host != nullptr) cudaFreeHost(slot.host);
@@ -716,27 +721,15 @@ absl::Status CudaStreamImpl::BuildLoop(cudaGraph_t graph, absl::Span<const Plann
   // from the iterations left (stored before each launch) and the guard word, so the device
   // runs a whole batch, or ends it early, with no host work per iteration.
   const uint32_t* guard = steps.front().guard;
+  LoopWords words{.remaining = loop_remaining_, .stopped = nullptr};
+  CUDA_RETURN_IF_ERROR(device_, cudaHostGetDevicePointer(reinterpret_cast<void**>(&words.stopped),
+                                                         loop_stopped_, 0));
+  cudaGraph_t body = nullptr;
   cudaGraphConditionalHandle loop{};
-  CUDA_RETURN_IF_ERROR(device_, cudaGraphConditionalHandleCreate(&loop, graph, 0, 0));
-  RETURN_IF_ERROR(CaptureInto(graph, [&]() -> absl::Status {
-    CUDA_RETURN_IF_ERROR(device_, LaunchLoopStart(loop, loop_remaining_, guard, stream_));
-    return absl::OkStatus();
-  }));
-  cudaGraphNode_t start = nullptr;
-  size_t nodes = 1;
-  CUDA_RETURN_IF_ERROR(device_, cudaGraphGetNodes(graph, &start, &nodes));
-  if (nodes != 1) return absl::InternalError("the loop's start was not captured as one node");
-  cudaGraphNodeParams params{};
-  params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = loop;
-  params.conditional.type = cudaGraphCondTypeWhile;
-  params.conditional.size = 1;
-  cudaGraphNode_t node = nullptr;
-  CUDA_RETURN_IF_ERROR(device_, cudaGraphAddNode(&node, graph, &start, nullptr, 1, &params));
-  cudaGraph_t body = params.conditional.phGraph_out[0];
+  CUDA_RETURN_IF_ERROR(device_, AddGraphLoop(graph, guard, words, &body, &loop));
   return CaptureInto(body, [&]() -> absl::Status {
     for (const PlannedStep& step : steps) RETURN_IF_ERROR(Passes(step));
-    CUDA_RETURN_IF_ERROR(device_, LaunchLoopNext(loop, loop_remaining_, guard, stream_));
+    CUDA_RETURN_IF_ERROR(device_, LaunchLoopNext(loop, guard, words, stream_));
     return absl::OkStatus();
   });
 }
@@ -754,14 +747,22 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
   if (!exec.ok()) return exec.status();
   uint64_t passes = 0;
   for (const PlannedStep& step : steps) passes += step.passes.size();
+  // Every operation synchronizes before it returns, so no launch of this stream can write the
+  // flag now.
+  volatile uint32_t* const stopped = loop_stopped_;
+  *stopped = 0;
   uint32_t enqueued = 0;
   for (uint32_t batch = 0; enqueued < count; ++batch) {
-    // The launch two batches back must be done before another is enqueued.
-    if (batch >= 2) CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[batch % 2]));
+    if (batch >= 2) {
+      // The launch two batches back must be done before another is enqueued; once a guard has
+      // stopped a loop, the remaining batches would do nothing.
+      CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[batch % 2]));
+      if (*stopped != 0) break;
+    }
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       device_->counter_set().AddLaunches(passes * enqueued);
       return absl::CancelledError(absl::StrFormat(
-          "repeated sequence cancelled after %d of %d iterations", enqueued, count));
+          "repeated sequence cancelled with %d of %d iterations enqueued", enqueued, count));
     }
     const uint32_t n = std::min(kReplayBatch, count - enqueued);
     CUDA_RETURN_IF_ERROR(device_, LaunchStoreU32(loop_remaining_, n, stream_));
@@ -769,8 +770,8 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
     CUDA_RETURN_IF_ERROR(device_, cudaEventRecord(batch_done_[batch % 2], stream_));
     enqueued += n;
   }
-  // Passes enqueued: a guard that ends the loop early is not seen by the host.
-  device_->counter_set().AddLaunches(passes * count);
+  // Passes enqueued: iterations a guard skipped within the last batches are counted too.
+  device_->counter_set().AddLaunches(passes * enqueued);
   return absl::OkStatus();
 }
 
@@ -783,20 +784,23 @@ absl::Status CudaStreamImpl::ReplayIterations(absl::Span<const PlannedStep> step
   for (const PlannedStep& step : steps) passes += step.passes.size();
   uint32_t i = 0;
   for (; i < count; ++i) {
-    if (guard != nullptr) {
-      // Without graph loops the host must see the guard: a 4-byte read and a wait.
-      CUDA_RETURN_IF_ERROR(device_, cudaMemcpyAsync(guard_host_, guard, 4,
-                                                    cudaMemcpyDeviceToHost, stream_));
-      CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
-      if (*guard_host_ == 0) break;
-    } else if (i % kReplayBatch == 0 && i >= 2 * kReplayBatch) {
-      // At most two batches of replays in flight, so a cancellation takes effect soon.
-      CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[(i / kReplayBatch) % 2]));
+    if (guard == nullptr && i % kReplayBatch == 0 && i >= 2 * kReplayBatch) {
+      // At most two batches of replays in flight, so a cancellation takes effect soon: wait for
+      // the batch before the one just enqueued (its event was recorded after it).
+      CUDA_RETURN_IF_ERROR(device_,
+                           cudaEventSynchronize(batch_done_[(i / kReplayBatch + 1) % 2]));
     }
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       device_->counter_set().AddLaunches(passes * i);
       return absl::CancelledError(
           absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+    }
+    if (guard != nullptr) {
+      // Without graph loops the host must see the guard: a 4-byte read and a wait.
+      CUDA_RETURN_IF_ERROR(device_, cudaMemcpyAsync(guard_host_, guard, 4,
+                                                    cudaMemcpyDeviceToHost, stream_));
+      CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
+      if (*static_cast<volatile uint32_t*>(guard_host_) == 0) break;
     }
     CUDA_RETURN_IF_ERROR(device_, cudaGraphLaunch(*exec, stream_));
     if ((i + 1) % kReplayBatch == 0) {

@@ -38,7 +38,8 @@ struct DeviceCounters {
   uint64_t bytes_uploaded = 0;    // host -> device copies
   uint64_t bytes_downloaded = 0;  // device -> host copies
   uint64_t synchronizations = 0;  // host waits on a stream
-  uint64_t launches = 0;          // kernel passes run
+  uint64_t launches = 0;          // kernel passes run (CUDA graph loops: enqueued, so passes a
+                                  // loop guard skipped in the last batches count too)
   uint64_t allocations = 0;
   uint64_t frees = 0;
 };

@@ -1,0 +1,118 @@
+#include "kernels/cuda_loops.h"
+
+namespace sluice {
+namespace {
+
+__device__ unsigned GoOn(const uint32_t* guard, LoopWords words) {
+  if (guard != nullptr && *guard == 0) {
+    *words.stopped = 1;
+    return 0;
+  }
+  return *words.remaining > 0 ? 1u : 0u;
+}
+
+__global__ void LoopStart(cudaGraphConditionalHandle loop, const uint32_t* guard,
+                          LoopWords words) {
+  cudaGraphSetConditional(loop, GoOn(guard, words));
+}
+
+__global__ void LoopNext(cudaGraphConditionalHandle loop, const uint32_t* guard,
+                         LoopWords words) {
+  *words.remaining -= 1;
+  cudaGraphSetConditional(loop, GoOn(guard, words));
+}
+
+__global__ void StoreU32(uint32_t* word, uint32_t value) { *word = value; }
+
+}  // namespace
+
+cudaError_t AddGraphLoop(cudaGraph_t graph, const uint32_t* guard, LoopWords words,
+                         cudaGraph_t* body, cudaGraphConditionalHandle* loop) {
+  cudaError_t err = cudaGraphConditionalHandleCreate(loop, graph, 0, 0);
+  if (err != cudaSuccess) return err;
+  cudaGraphConditionalHandle handle = *loop;
+  void* args[] = {&handle, &guard, &words};
+  cudaKernelNodeParams start{};
+  start.func = reinterpret_cast<void*>(&LoopStart);
+  start.gridDim = dim3(1);
+  start.blockDim = dim3(1);
+  start.kernelParams = args;
+  cudaGraphNode_t start_node = nullptr;
+  err = cudaGraphAddKernelNode(&start_node, graph, nullptr, 0, &start);
+  if (err != cudaSuccess) return err;
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = handle;
+  params.conditional.type = cudaGraphCondTypeWhile;
+  params.conditional.size = 1;
+  cudaGraphNode_t while_node = nullptr;
+  err = cudaGraphAddNode(&while_node, graph, &start_node, nullptr, 1, &params);
+  if (err != cudaSuccess) return err;
+  *body = params.conditional.phGraph_out[0];
+  return cudaSuccess;
+}
+
+cudaError_t LaunchLoopNext(cudaGraphConditionalHandle loop, const uint32_t* guard,
+                           LoopWords words, cudaStream_t stream) {
+  LoopNext<<<1, 1, 0, stream>>>(loop, guard, words);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream) {
+  StoreU32<<<1, 1, 0, stream>>>(word, value);
+  return cudaGetLastError();
+}
+
+cudaError_t ProbeGraphLoops(cudaStream_t stream) {
+  uint32_t* device_words = nullptr;  // [0] remaining, [1] guard
+  uint32_t* stopped = nullptr;
+  LoopWords words{};
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  uint32_t seen[2] = {1, 1};
+  uint32_t stopped_seen[2] = {1, 1};
+  cudaError_t err = cudaMalloc(&device_words, 2 * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaHostAlloc(&stopped, sizeof(uint32_t), cudaHostAllocMapped);
+  if (err == cudaSuccess) err = cudaHostGetDevicePointer(&words.stopped, stopped, 0);
+  words.remaining = device_words;
+  const uint32_t* guard = device_words + 1;
+  if (err == cudaSuccess) err = cudaGraphCreate(&graph, 0);
+  cudaGraph_t body = nullptr;
+  cudaGraphConditionalHandle loop{};
+  if (err == cudaSuccess) err = AddGraphLoop(graph, guard, words, &body, &loop);
+  if (err == cudaSuccess) {
+    err = cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0,
+                                        cudaStreamCaptureModeThreadLocal);
+    if (err == cudaSuccess) {
+      const cudaError_t launched = LaunchLoopNext(loop, guard, words, stream);
+      cudaGraph_t captured = nullptr;
+      err = cudaStreamEndCapture(stream, &captured);
+      if (launched != cudaSuccess) err = launched;
+    }
+  }
+  if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, graph, 0);
+  // Three iterations with a guard that holds, then none with one that does not.
+  for (int run = 0; run < 2 && err == cudaSuccess; ++run) {
+    *stopped = 0;
+    err = LaunchStoreU32(device_words, 3, stream);
+    if (err == cudaSuccess) err = LaunchStoreU32(device_words + 1, run == 0 ? 1 : 0, stream);
+    if (err == cudaSuccess) err = cudaGraphLaunch(exec, stream);
+    if (err == cudaSuccess) {
+      err = cudaMemcpyAsync(&seen[run], device_words, sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                            stream);
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    stopped_seen[run] = *static_cast<volatile uint32_t*>(stopped);
+  }
+  if (err == cudaSuccess &&
+      (seen[0] != 0 || stopped_seen[0] != 0 || seen[1] != 3 || stopped_seen[1] != 1)) {
+    err = cudaErrorNotSupported;
+  }
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  if (stopped != nullptr) cudaFreeHost(stopped);
+  if (device_words != nullptr) cudaFree(device_words);
+  return err;
+}
+
+}  // namespace sluice
