@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "base/status_macros.h"
 #include "client/resident_buffers.h"
 #include "ifds/compile.h"
+#include "kernels/bodies/basic.h"
 #include "kernels/bodies/ifds.h"
 #include "kernels/kernel_args.h"
 
@@ -299,12 +301,19 @@ absl::Status Solver::Grow(bool overflowed) {
 
 absl::StatusOr<Solution> Solver::Results() {
   const uint64_t edges = state_words_[S::Count(k::kPe)];
+  // Result keys are node << 16 | fact: sorting them on the device by these bits orders the
+  // solution by node, then fact.
+  const uint64_t key_bits = 16 + std::bit_width(std::max<uint64_t>(p_.node_count(), 1) - 1);
   uint64_t slots = NextPow2(2 * edges + 2);
   for (;;) {
     ResidentBuffers scratch(d_);
+    // The set doubles as the sort's second buffer (it holds at least 2 * edges slots).
     ASSIGN_OR_RETURN(Resource set, scratch.Allocate(slots * 8));
     ASSIGN_OR_RETURN(Resource out, scratch.Allocate(std::max<uint64_t>(edges, 1) * 8));
     ASSIGN_OR_RETURN(Resource out_state, scratch.Allocate(8));
+    ASSIGN_OR_RETURN(
+        Resource sort_scratch,
+        scratch.Allocate(4 * kernels::SortU64::kDigits * kernels::SortU64::Blocks(edges)));
     const Program results{"ifds_results", {}};
     const std::vector<Resource> fill_bindings = {set};
     const std::vector<Resource> result_bindings = {list_[k::kPe], state_, set, out, out_state};
@@ -320,16 +329,28 @@ absl::StatusOr<Solution> Solver::Results() {
       slots *= 2;  // probing failed at a low load; try a larger table
       continue;
     }
-    ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, d_.DownloadRange(out, 0, uint64_t{c[0]} * 8));
+    // Sorted on the device, then read once.
+    const Program sort{"sort_u64", {c[0], key_bits}};
+    const std::vector<Resource> sort_bindings = {out, set, sort_scratch};
+    const std::vector<Step> sort_steps = {{&sort, sort_bindings, std::nullopt}};
+    std::vector<uint8_t> bytes;
+    outputs = {&bytes};
+    const std::vector<ReadRange> result_reads = {{out, 0, uint64_t{c[0]} * 8}};
+    RETURN_IF_ERROR(
+        d_.DispatchSequenceReadRangesInto(sort_steps, result_reads, absl::MakeSpan(outputs)));
     Solution solution;
     solution.facts.reserve(c[0]);
+    uint64_t previous = 0;
     for (uint32_t i = 0; i < c[0]; ++i) {
       uint64_t key;
       std::memcpy(&key, bytes.data() + 8ull * i, 8);
+      if (i > 0 && key <= previous) {
+        return absl::InternalError("the device returned results out of order");
+      }
+      previous = key;
       solution.facts.emplace_back(static_cast<uint32_t>(key >> 16),
                                   static_cast<uint32_t>(key & 0xffff));
     }
-    std::sort(solution.facts.begin(), solution.facts.end());
     return solution;
   }
 }
