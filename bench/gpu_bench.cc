@@ -158,6 +158,12 @@ int Main() {
         static_cast<unsigned long long>(on_gpu.stats.path_edges), on_cpu.seconds,
         pe / on_cpu.seconds / 1e6, on_gpu.seconds, pe / on_gpu.seconds / 1e6,
         on_cpu.seconds / on_gpu.seconds, on_gpu.stats.windows, equal ? "" : "  ANSWERS DIFFER");
+    Out("        cuda phases: set-up %.3f s, windows %.3f s (%u iterations), growth %.3f s "
+        "(%u), results %.3f s; cpu: %.3f / %.3f / %.3f / %.3f s\n",
+        on_gpu.stats.setup_seconds, on_gpu.stats.window_seconds, on_gpu.stats.iterations,
+        on_gpu.stats.growth_seconds, on_gpu.stats.growths, on_gpu.stats.results_seconds,
+        on_cpu.stats.setup_seconds, on_cpu.stats.window_seconds, on_cpu.stats.growth_seconds,
+        on_cpu.stats.results_seconds);
     largest_speedup = on_cpu.seconds / on_gpu.seconds;
     largest_edges = on_gpu.stats.path_edges;
   }

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "client/resident_buffers.h"
 #include "ifds/compile.h"
@@ -81,6 +83,7 @@ class Solver {
   std::vector<Resource> bindings_;
   uint32_t windows_ = 0;
   uint32_t growths_ = 0;
+  ResidentStats phases_;  // the *_seconds fields
   bool seeded_ = false;  // every seed is in the path-edge list and has been a delta
 
   // Programs are built once; steps point at them.
@@ -355,18 +358,38 @@ absl::StatusOr<Solution> Solver::Results() {
   }
 }
 
+// Adds the seconds since `start` to `*total` when it goes out of scope.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double* total) : total_(total), start_(absl::Now()) {}
+  ~PhaseTimer() { *total_ += absl::ToDoubleSeconds(absl::Now() - start_); }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double* const total_;
+  const absl::Time start_;
+};
+
 absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
-  RETURN_IF_ERROR(Init());
+  {
+    PhaseTimer timer(&phases_.setup_seconds);
+    RETURN_IF_ERROR(Init());
+  }
   uint32_t window = std::max<uint32_t>(o_.initial_window, 1);
   bool first = true;
   for (;;) {
-    RETURN_IF_ERROR(Window(first, window));
+    {
+      PhaseTimer timer(&phases_.window_seconds);
+      RETURN_IF_ERROR(Window(first, window));
+    }
     first = false;
     const uint32_t status = state_words_[S::kStatus];
     if ((status & kStatusIndexOutOfBounds) != 0) {
       return absl::InternalError("the device reported an index outside the compiled problem");
     }
     if ((status & kStatusCapacityOverflow) != 0) {
+      PhaseTimer timer(&phases_.growth_seconds);
       RETURN_IF_ERROR(Grow(true));
       continue;  // the interrupted iteration reruns
     }
@@ -375,11 +398,23 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
                                    state_words_[S::Count(k::kPe)]});
     }
     if (Converged()) break;
-    if (NeedsGrowth()) RETURN_IF_ERROR(Grow(false));
+    if (NeedsGrowth()) {
+      PhaseTimer timer(&phases_.growth_seconds);
+      RETURN_IF_ERROR(Grow(false));
+    }
     window = std::min(window * 2, std::max(o_.max_window, 1u));
   }
-  ASSIGN_OR_RETURN(Solution solution, Results());
+  absl::StatusOr<Solution> results;
+  {
+    PhaseTimer timer(&phases_.results_seconds);
+    results = Results();
+  }
+  ASSIGN_OR_RETURN(Solution solution, std::move(results));
   if (stats != nullptr) {
+    stats->setup_seconds = phases_.setup_seconds;
+    stats->window_seconds = phases_.window_seconds;
+    stats->growth_seconds = phases_.growth_seconds;
+    stats->results_seconds = phases_.results_seconds;
     stats->path_edges = state_words_[S::Count(k::kPe)];
     stats->incoming = state_words_[S::Count(k::kInc)];
     stats->end_summaries = state_words_[S::Count(k::kEs)];

@@ -47,6 +47,12 @@ struct ResidentStats {
   uint32_t windows = 0;
   uint32_t growths = 0;
   uint64_t peak_device_bytes = 0;  // largest total of the solver's buffers at once
+  // Wall-clock seconds by phase: compiling and uploading the problem and allocating the tables;
+  // the windows; growing tables and rebuilding them; compacting, sorting and reading results.
+  double setup_seconds = 0;
+  double window_seconds = 0;
+  double growth_seconds = 0;
+  double results_seconds = 0;
 };
 
 // Solves `problem` (which must pass Validate) on `dispatch`. Frees every buffer it allocated.
