@@ -96,7 +96,6 @@ class Solver {
   const Program sum_{"ifds_sum_delta", {}};
   const Program index_{"ifds_index", {}};
   const Program advance_{"ifds_advance", {}};
-  const Program rebuild_{"ifds_rebuild", {}};
   const Program mark_{"ifds_mark_indexed", {}};
 };
 
@@ -233,9 +232,6 @@ absl::Status Solver::Grow(bool overflowed) {
     state_words_[S::Count(r)] = static_cast<uint32_t>(kept);
     state_words_[S::DeltaBegin(r)] = std::min<uint32_t>(state_words_[S::DeltaBegin(r)], kept);
     state_words_[S::DeltaEnd(r)] = std::min<uint32_t>(state_words_[S::DeltaEnd(r)], kept);
-    state_words_[S::Indexed(r)] = 0;
-    state_words_[S::Keys(r)] = 0;
-    state_words_[S::Entries(r)] = 0;
   }
   if (overflowed) {
     // Probing can fail at a low load: make sure something grows, or the rerun fails again.
@@ -253,6 +249,24 @@ absl::Status Solver::Grow(bool overflowed) {
       }
     }
   }
+  // After an overflow every set and index may hold a tuple its list lacks: all are rebuilt.
+  // Otherwise (tables merely getting full) the lists, sets and indexes agree, and only the
+  // sets and indexes that move to new memory are rebuilt.
+  std::vector<int> fill_sets, fill_keys;
+  uint64_t rebuild_mask = 0;
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    if (overflowed || next.set[r] != cap_.set[r]) {
+      fill_sets.push_back(r);
+      rebuild_mask |= uint64_t{1} << r;
+    }
+    if (overflowed || next.keys[r] != cap_.keys[r] || next.entries[r] != cap_.entries[r]) {
+      fill_keys.push_back(r);
+      state_words_[S::Indexed(r)] = 0;
+      state_words_[S::Keys(r)] = 0;
+      state_words_[S::Entries(r)] = 0;
+    }
+  }
+  const Program rebuild{"ifds_rebuild", {rebuild_mask}};
   state_words_[S::kStatus] = 0;
   // The interrupted (or next) iteration has work exactly when a delta is not empty.
   state_words_[S::kActive] = Converged() ? 0 : 1;
@@ -281,9 +295,9 @@ absl::Status Solver::Grow(bool overflowed) {
   }
   cap_ = next;
   bindings_ = Bindings();
-  // Fresh tables are rebuilt from the lists: sets first, then every listed tuple is indexed.
-  FillSteps({0, 1, 2, 3}, {0, 1, 2, 3}, &steps);
-  steps.push_back(Step{&rebuild_, bindings_, std::nullopt});
+  // Fresh tables are rebuilt from the lists: sets first, then the tuples not indexed.
+  FillSteps(fill_sets, fill_keys, &steps);
+  steps.push_back(Step{&rebuild, bindings_, std::nullopt});
   steps.push_back(Step{&index_, bindings_, std::nullopt});
   steps.push_back(Step{&mark_, bindings_, std::nullopt});
   RETURN_IF_ERROR(d_.Upload(state_, absl::MakeConstSpan(

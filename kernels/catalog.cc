@@ -245,6 +245,9 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
        {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");
   spec("ifds_rebuild", "IFDS: re-insert every listed tuple into fresh (grown) sets",
        std::move(rebuild), "per relation, one thread per listed tuple");
+  k->back().version = 3;
+  k->back().params = {{"relations", (1u << ifds::kNumRelations) - 1,
+                       "bit r set: rebuild relation r's set (pe, inc, es, sum)"}};
   spec("ifds_mark_indexed", "IFDS: mark whole lists indexed after a rebuild",
        {{BodyId::kIfdsMarkIndexed, OneThread()}}, "one thread");
 

@@ -532,10 +532,12 @@ struct Advance {
 };
 
 // ifds_rebuild: four passes re-inserting every listed tuple into its (fresh) set, after the host
-// grew the tables. Lists are not appended to.
+// grew the tables; param 0 says which relations' sets to rebuild (bit r). Lists are not
+// appended to.
 template <int R>
 struct RebuildPass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+    if (((a.param[0] >> R) & 1) == 0) return;
     DeviceSpan<uint64_t> list = a.As<uint64_t>(kPeList + 2 * R);
     if (!list.Contains(t)) return;
     uint64_t slot = 0;
