@@ -51,6 +51,13 @@ absl::Status ValidateCopyRange(const KernelCall& call) {
         "copy_range_u32: destination range [%d, +%d) exceeds dst (%d elements)", dst_offset,
         count, dst));
   }
+  if (!call.binding_ids.empty() &&
+      call.binding_ids[CopyRangeU32::kSrc] == call.binding_ids[CopyRangeU32::kDst] &&
+      src_offset < dst_offset + count && dst_offset < src_offset + count) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy_range_u32: src and dst are one buffer and [%d, +%d) overlaps [%d, +%d)",
+        src_offset, count, dst_offset, count));
+  }
   return absl::OkStatus();
 }
 
@@ -316,6 +323,7 @@ std::vector<KernelSpec> BuiltinKernels() {
                              .overridable = true}}},
       .default_grid = "count threads",
       .validate = ValidateCopyRange,
+      .may_alias = {{CopyRangeU32::kSrc, CopyRangeU32::kDst}},
   });
   k.push_back(KernelSpec{
       .name = "atomic_add_u32",
@@ -352,6 +360,7 @@ std::vector<KernelSpec> BuiltinKernels() {
                  {BodyId::kScanU32Apply, ElementsOf(ScanU32::kIn, false, kScanBlock)}},
       .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
       .validate = ValidateScan,
+      .may_alias = {{ScanU32::kIn, ScanU32::kOut}},
   });
   k.push_back(KernelSpec{
       .name = "compact_u32",
@@ -522,6 +531,26 @@ absl::Status KernelCatalog::Validate(const KernelSpec& spec, const KernelCall& c
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: binding %d (%s) holds %d elements of %d bytes, needs at least %d", spec.name, b,
           binding.name, elements, binding.element_size, binding.min_elements));
+    }
+  }
+  if (!call.binding_ids.empty()) {
+    for (size_t i = 0; i < spec.bindings.size(); ++i) {
+      for (size_t j = i + 1; j < spec.bindings.size(); ++j) {
+        if (call.binding_ids[i] != call.binding_ids[j]) continue;
+        const bool written = spec.bindings[i].access != Access::kRead ||
+                             spec.bindings[j].access != Access::kRead;
+        const bool allowed = std::any_of(
+            spec.may_alias.begin(), spec.may_alias.end(), [&](const std::pair<int, int>& p) {
+              return (p.first == static_cast<int>(i) && p.second == static_cast<int>(j)) ||
+                     (p.first == static_cast<int>(j) && p.second == static_cast<int>(i));
+            });
+        if (written && !allowed) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "%s: bindings %d (%s) and %d (%s) are one buffer, which the kernel writes; bind "
+              "distinct buffers",
+              spec.name, i, spec.bindings[i].name, j, spec.bindings[j].name));
+        }
+      }
     }
   }
   for (size_t p = 0; p < spec.params.size(); ++p) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -69,6 +70,9 @@ struct PassSpec {
 struct KernelCall {
   absl::Span<const uint64_t> binding_bytes;
   absl::Span<const uint64_t> params;
+  // Which buffer each binding is (equal ids: one buffer bound twice), when known; empty skips
+  // the aliasing checks.
+  absl::Span<const uint64_t> binding_ids = {};
 };
 
 struct KernelSpec {
@@ -81,6 +85,10 @@ struct KernelSpec {
   std::string_view default_grid;  // the default grid in words, for catalog listings
   // Checks beyond the generic ones (cross-binding sizes, parameter ranges); may be null.
   absl::Status (*validate)(const KernelCall& call) = nullptr;
+  // Pairs of bindings that may be one buffer although one of them is written (scan in place,
+  // a copy between disjoint ranges of one buffer). Any other buffer bound twice where either
+  // binding is written is InvalidArgument: the passes would read what they are overwriting.
+  std::vector<std::pair<int, int>> may_alias = {};
   // A loop guard runs no passes: as the first step of a repeated group it ends the repetition
   // before any iteration that starts with the u32 at element params[0] of binding 0 equal to
   // zero. The device reads the word itself (on a GPU, without the host). Anywhere else it is
@@ -109,7 +117,8 @@ class KernelCatalog {
   const std::string& fingerprint() const { return fingerprint_; }
 
   // Checks a call against `spec`: binding and parameter counts, binding sizes, parameter
-  // limits, indirect-count positions, the grid override and the kernel's own checks.
+  // limits, indirect-count positions, buffers bound twice, the grid override and the kernel's
+  // own checks.
   // Returns InvalidArgument naming the kernel and the offending binding or parameter.
   static absl::Status Validate(const KernelSpec& spec, const KernelCall& call,
                                const std::optional<Grid>& grid);

@@ -127,7 +127,7 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     next_buffer += step.handles.size();
     binding_bytes.clear();
     for (const DeviceBuffer& b : bound) binding_bytes.push_back(b.bytes);
-    const KernelCall call{binding_bytes, step.params};
+    const KernelCall call{binding_bytes, step.params, step.handles};
     absl::Status valid = KernelCatalog::Validate(**spec, call, step.grid);
     if (!valid.ok()) return Annotate(valid, StepName(s, prefix.size()));
     if ((*spec)->loop_guard && s != prefix.size()) {

@@ -477,6 +477,34 @@ TYPED_TEST_P(ConformanceTest, LoopGuardAnywhereButFirstRepeatedStepIsInvalidArgu
   EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(5, 0));
 }
 
+TYPED_TEST_P(ConformanceTest, OneBufferBoundTwiceIsRejectedWhereTheKernelWritesIt) {
+  Resource a = this->Make(ToBytes(std::vector<uint32_t>{5, 1, 4, 2, 3, 0, 0, 0}));
+  Resource b = this->Make(std::vector<uint8_t>(64, 0));
+  Resource s = this->Make(std::vector<uint8_t>(1024 * 4, 0));
+  const auto invalid = StatusIs(Code::kInvalidArgument);
+  // sort_u64 would read the keys it is overwriting.
+  EXPECT_THAT(this->d().Dispatch(Program{"sort_u64", {4, 64}}, std::vector<Resource>{a, a, s},
+                                 std::nullopt),
+              invalid);
+  // compact_u32's output over its own values.
+  EXPECT_THAT(this->d().Dispatch(Program{"compact_u32", {}},
+                                 std::vector<Resource>{a, b, a, s, s, s}, std::nullopt),
+              invalid);
+  // copy_range_u32 within one buffer: disjoint ranges are fine, overlapping ones are not.
+  EXPECT_THAT(this->d().Dispatch(Program{"copy_range_u32", {0, 2, 4}},
+                                 std::vector<Resource>{a, a}, std::nullopt),
+              invalid);
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(a)), ElementsAre(5, 1, 4, 2, 3, 0, 0, 0))
+      << "nothing ran";
+  ASSERT_OK(this->d().Dispatch(Program{"copy_range_u32", {0, 4, 4}},
+                               std::vector<Resource>{a, a}, std::nullopt));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(a)), ElementsAre(5, 1, 4, 2, 5, 1, 4, 2));
+  // A scan in place is allowed by its contract.
+  ASSERT_OK(this->d().Dispatch(Program{"exclusive_scan_u32", {}},
+                               std::vector<Resource>{a, a, b, s}, std::nullopt));
+  EXPECT_THAT(FromBytes<uint32_t>(this->Read(a)), ElementsAre(0, 5, 6, 10, 12, 17, 18, 22));
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZeroedBytes,
                             ZeroLengthBuffersWork, UploadThenDownloadRoundTrips,
                             UploadShorterThanBufferWritesOnlyAPrefix,
@@ -500,7 +528,8 @@ REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZer
                             RepeatedSequenceRunsTheGroupRepeatCountTimes,
                             EmptyRepeatedGroupRunsOnlyThePrefix,
                             LoopGuardEndsTheRepetitionOnceItsWordIsZero,
-                            LoopGuardAnywhereButFirstRepeatedStepIsInvalidArgument);
+                            LoopGuardAnywhereButFirstRepeatedStepIsInvalidArgument,
+                            OneBufferBoundTwiceIsRejectedWhereTheKernelWritesIt);
 
 }  // namespace sluice::testing
 
