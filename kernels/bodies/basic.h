@@ -215,6 +215,15 @@ struct SortU64 {
     r.active = round < Rounds(a.param[kBits]);
     return r;
   }
+  // The keys [*begin, *end) of `block` in an active round whose scratch holds its counters;
+  // false when there is nothing for the block to do.
+  SLUICE_HD static bool Block(const Round& r, uint64_t block, uint64_t* begin, uint64_t* end) {
+    if (!r.active || block >= r.blocks) return false;
+    if (!r.scratch.Contains((kDigits - 1) * r.blocks + block)) return false;
+    *begin = block * kScanBlock;
+    *end = *begin + kScanBlock < r.count ? *begin + kScanBlock : r.count;
+    return true;
+  }
   SLUICE_HD static uint32_t Digit(uint64_t key, int shift) {
     return static_cast<uint32_t>(key >> shift) & (kDigits - 1);
   }
@@ -224,11 +233,9 @@ template <int R>
 struct SortU64Count {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
     const SortU64::Round r = SortU64::Open(a, R);
-    if (!r.active || block >= r.blocks) return;
-    if (!r.scratch.Contains((SortU64::kDigits - 1) * r.blocks + block)) return;
+    uint64_t begin = 0, end = 0;
+    if (!SortU64::Block(r, block, &begin, &end)) return;
     for (uint32_t d = 0; d < SortU64::kDigits; ++d) r.scratch[d * r.blocks + block] = 0;
-    const uint64_t begin = block * kScanBlock;
-    const uint64_t end = begin + kScanBlock < r.count ? begin + kScanBlock : r.count;
     for (uint64_t i = begin; i < end && r.src.Contains(i); ++i) {
       r.scratch[SortU64::Digit(r.src[i], r.shift) * r.blocks + block] += 1;
     }
@@ -254,10 +261,8 @@ template <int R>
 struct SortU64Scatter {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
     const SortU64::Round r = SortU64::Open(a, R);
-    if (!r.active || block >= r.blocks) return;
-    if (!r.scratch.Contains((SortU64::kDigits - 1) * r.blocks + block)) return;
-    const uint64_t begin = block * kScanBlock;
-    const uint64_t end = begin + kScanBlock < r.count ? begin + kScanBlock : r.count;
+    uint64_t begin = 0, end = 0;
+    if (!SortU64::Block(r, block, &begin, &end)) return;
     for (uint64_t i = begin; i < end && r.src.Contains(i); ++i) {
       const uint64_t key = r.src[i];
       uint32_t& position = r.scratch[SortU64::Digit(key, r.shift) * r.blocks + block];

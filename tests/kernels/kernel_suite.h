@@ -50,6 +50,11 @@ class KernelTest : public HarnessTest<Harness> {
     EXPECT_TRUE(bytes.ok()) << bytes.status();
     return FromBytes<uint64_t>(bytes.ok() ? *bytes : std::vector<uint8_t>{});
   }
+  // keys, alt and scratch for sort_u64 of every key.
+  std::vector<Resource> SortBuffers(const std::vector<uint64_t>& keys) {
+    return {U64(keys), U64(std::vector<uint64_t>(keys.size())),
+            U32(std::vector<uint32_t>(256 * ((keys.size() + 2047) / 2048)))};
+  }
   std::vector<uint32_t> Read(const Resource& r) {
     absl::StatusOr<std::vector<uint8_t>> bytes = dispatch_->Download(r);
     EXPECT_TRUE(bytes.ok()) << bytes.status();
@@ -295,28 +300,23 @@ TYPED_TEST_P(KernelTest, SortByLowBytesIsStable) {
   // Ordered by the low two bytes only: keys equal there keep their order.
   const size_t n = 100003;
   std::vector<uint64_t> keys = RandomKeys(n, 9, 64);
-  Resource k = this->U64(keys);
-  Resource alt = this->U64(std::vector<uint64_t>(n));
-  Resource scratch = this->U32(std::vector<uint32_t>(256 * ((n + 2047) / 2048)));
-  ASSERT_OK(this->Run("sort_u64", {n, 13}, {k, alt, scratch}));
+  const std::vector<Resource> bind = this->SortBuffers(keys);
+  ASSERT_OK(this->Run("sort_u64", {n, 13}, bind));
   std::stable_sort(keys.begin(), keys.end(),
                    [](uint64_t a, uint64_t b) { return (a & 0xffff) < (b & 0xffff); });
-  EXPECT_EQ(this->Read64(k), keys);
+  EXPECT_EQ(this->Read64(bind[0]), keys);
 }
 
 TYPED_TEST_P(KernelTest, SortInARepeatedGroupMatchesHost) {
   // Inside a repeated group (on a GPU: inside a captured graph, without CUB).
   const size_t n = 70001;
   std::vector<uint64_t> keys = RandomKeys(n, 10, 40);
-  Resource k = this->U64(keys);
-  Resource alt = this->U64(std::vector<uint64_t>(n));
-  Resource scratch = this->U32(std::vector<uint32_t>(256 * ((n + 2047) / 2048)));
+  const std::vector<Resource> bind = this->SortBuffers(keys);
   const Program sort{"sort_u64", {n, 40}};
-  const std::vector<Resource> bind = {k, alt, scratch};
   const Step step{&sort, bind, std::nullopt};
   ASSERT_OK(this->dispatch_->DispatchRepeatedSequenceReadRangesInto({}, {&step, 1}, 2, {}, {}));
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(this->Read64(k), keys);
+  EXPECT_EQ(this->Read64(bind[0]), keys);
 }
 
 TYPED_TEST_P(KernelTest, SortWithShortBuffersIsRejected) {
