@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the GPU check needs here (where the toolchain and Debian's libraries are) and
-# packs it into gpu-bundle/: the CUDA test and benchmark binaries, stripped, with the shared
+# packs it into gpu-bundle/: the CUDA test and benchmark binaries, the daemon and the CLI,
+# stripped, with the shared
 # libraries they load that a bare GPU machine lacks. tests/gpu/run.sh uses the bundle when it is
 # there; the device tool carries it (carry: ["gpu-bundle"]).
 set -euo pipefail
@@ -15,7 +16,7 @@ if [ ! -x "$BUILD/bin/gpu_cuda_ifds_test" ]; then
 fi
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/bin gpu-bundle/lib
-for b in gpu_cuda_suites_test gpu_cuda_ifds_test sluice_gpu_bench; do
+for b in gpu_cuda_suites_test gpu_cuda_ifds_test sluice_gpu_bench sluiced sluice; do
   strip -o "gpu-bundle/bin/$b" "$BUILD/bin/$b"
 done
 # Every library outside glibc and the C++ runtime that the binaries load.

@@ -2,7 +2,8 @@
 # The GPU check. On a machine with an NVIDIA GPU, in under 8 minutes:
 #   1. the conformance and kernel suites on LocalDispatch with the CUDA device;
 #   2. the IFDS differential tests (resident solver on CUDA against the reference solver);
-#   3. compute-sanitizer memcheck on a small solve;
+#   3. compute-sanitizer memcheck on a small solve; sluiced on the GPU serving four concurrent
+#      remote solves, each equal to the reference solver's answer;
 #   4. the benchmark: CUDA against CPU on the same generated problems, windows ended on the
 #      device against full windows, graph replay against plain launches, upload throughput
 #      against the pinned host-to-device bandwidth.
@@ -76,6 +77,50 @@ if command -v compute-sanitizer >/dev/null; then
   rm -f "$sanitizer_log"
 else
   note "SKIP compute-sanitizer: not installed"
+fi
+# The daemon on the GPU: four clients solve one generated problem through sluiced at once
+# (four sessions on one CUDA device); every answer must equal the reference solver's.
+daemon_check() {
+  local work address="" pid ok=1
+  work=$(mktemp -d)
+  "$bin/sluiced" --listen=127.0.0.1:0 --backend=cuda >"$work/stdout" 2>"$work/daemon.log" &
+  pid=$!
+  for _ in $(seq 1 600); do  # bounded: up to 60 s for the daemon to report its port
+    address=$(sed -n 's/^sluiced listening on //p' "$work/stdout")
+    [ -n "$address" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$address" ]; then
+    echo "sluiced did not start"
+    ok=0
+  else
+    "$bin/sluice" info --server="$address" | grep -q "cuda:" || { echo "not on CUDA"; ok=0; }
+    "$bin/sluice" gen --seed=7 --procedures=600 --facts=48 --out="$work/problem.ifds" &&
+      "$bin/sluice" solve "$work/problem.ifds" --solver=reference --out="$work/reference.tsv" ||
+      ok=0
+    local pids=()
+    for i in 1 2 3 4; do
+      "$bin/sluice" solve "$work/problem.ifds" --server="$address" --out="$work/remote$i.tsv" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || ok=0; done
+    for i in 1 2 3 4; do
+      cmp -s "$work/reference.tsv" "$work/remote$i.tsv" || { echo "client $i differs"; ok=0; }
+    done
+  fi
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid" || { echo "sluiced did not drain cleanly"; ok=0; }
+  cat "$work/daemon.log"
+  rm -rf "$work"
+  [ "$ok" = 1 ]
+}
+if [ -x "$bin/sluiced" ] && [ -x "$bin/sluice" ]; then
+  export -f daemon_check
+  export bin
+  step "daemon on CUDA: 4 concurrent remote solves equal the reference" 180 bash -c daemon_check
+else
+  note "SKIP daemon on CUDA: this build has no sluiced (no gRPC)"
 fi
 note ""
 step "benchmark" 240 "$bin/sluice_gpu_bench" --summary="$summary"
