@@ -64,6 +64,16 @@ cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream) 
 }
 
 cudaError_t ProbeGraphLoops(cudaStream_t stream) {
+  // Load this module's kernels now: with lazy loading a first launch would load them inside the
+  // stream capture below (and a driver that cannot resolve cudaGraphSetConditional fails here).
+  cudaFuncAttributes attributes;
+  for (const void* kernel : {reinterpret_cast<const void*>(&LoopStart),
+                             reinterpret_cast<const void*>(&LoopNext),
+                             reinterpret_cast<const void*>(&StoreU32)}) {
+    if (cudaError_t err = cudaFuncGetAttributes(&attributes, kernel); err != cudaSuccess) {
+      return err;
+    }
+  }
   uint32_t* device_words = nullptr;  // [0] remaining, [1] guard
   uint32_t* stopped = nullptr;
   LoopWords words{};
