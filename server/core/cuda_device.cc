@@ -106,7 +106,7 @@ class CudaDeviceImpl final : public Device {
   int ordinal() const { return ordinal_; }
   // Whether repeated groups run as WHILE graph loops (probed at creation); else one graph
   // launch per iteration, with the host reading a loop guard between iterations.
-  bool graph_loops() const { return graph_loops_; }
+  bool graph_loops() const { return graph_loops_.load(); }
 
  private:
   CudaDeviceImpl(int ordinal, uint64_t limit, int copy_threads)
@@ -123,7 +123,8 @@ class CudaDeviceImpl final : public Device {
   const int ordinal_;
   DeviceInfo info_;       // const after construction
   int max_blocks_ = 0;    // const after construction
-  bool graph_loops_ = false;  // const after construction
+  // Set at creation; a reset re-probes (and may clear it) while it holds use_mu_ exclusively.
+  std::atomic<bool> graph_loops_{false};
   MemoryAccountant memory_;
   CounterSet counters_;
   ThreadPool copy_pool_;
@@ -262,13 +263,13 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
                                                     o.ordinal, cudaGetErrorString(loops)));
     }
     device->graph_loops_ = loops == cudaSuccess;
-    if (!device->graph_loops_) {
+    if (!device->graph_loops()) {
       Log("GPU %d: CUDA graph loops unavailable (%s); repeated groups replay one graph launch "
           "per iteration", o.ordinal, cudaGetErrorString(loops));
     }
   }
   absl::StrAppend(&device->info_.version,
-                  device->graph_loops_ ? " graph-loops" : " graph-per-iteration");
+                  device->graph_loops() ? " graph-loops" : " graph-per-iteration");
   return device;
 }
 
@@ -337,6 +338,14 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
       cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
     cudaGetLastError();
     return absl::UnavailableError("the GPU could not be reset after a failure");
+  }
+  // The reset unloaded every module: the probe loads the loop kernels again (outside any
+  // capture) and checks they still run.
+  if (graph_loops_.load() && ProbeGraphLoops(zero_stream_) != cudaSuccess) {
+    cudaGetLastError();
+    graph_loops_.store(false);
+    Log("GPU %d: CUDA graph loops unavailable after the reset; repeated groups replay one graph "
+        "launch per iteration", ordinal_);
   }
   absl::MutexLock lock(&state_mu_);
   failed_.store(false);
