@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/cli.h"
@@ -66,7 +67,21 @@ int RunInfo() {
     }
     std::printf("      params:   %s\n", params.empty() ? "-" : absl::StrJoin(params, ", ").c_str());
     std::printf("      grid:     %s%s\n", k.default_grid().c_str(),
-                k.accepts_grid_override() ? " (overridable)" : "");
+                k.accepts_grid_override() ? " (overridable)"
+                : k.loop_guard()          ? " (loop guard: first repeated step only)"
+                                          : "");
+    if (k.may_alias_size() > 0) {
+      std::vector<std::string> pairs;
+      // Indexes come from the server: name them only when they are bindings of this kernel.
+      const auto name = [&k](uint32_t b) {
+        return b < static_cast<uint32_t>(k.bindings_size()) ? k.bindings(static_cast<int>(b)).name()
+                                                            : absl::StrCat("#", b);
+      };
+      for (int i = 0; i + 1 < k.may_alias_size(); i += 2) {
+        pairs.push_back(absl::StrFormat("%s=%s", name(k.may_alias(i)), name(k.may_alias(i + 1))));
+      }
+      std::printf("      may alias: %s\n", absl::StrJoin(pairs, ", ").c_str());
+    }
   }
   return kExitOk;
 #else

@@ -68,6 +68,11 @@ void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info) {
     k.set_default_grid(std::string(spec.default_grid));
     k.set_accepts_grid_override(std::any_of(spec.passes.begin(), spec.passes.end(),
                                             [](const PassSpec& p) { return p.threads.overridable; }));
+    k.set_loop_guard(spec.loop_guard);
+    for (const auto& [first, second] : spec.may_alias) {
+      k.add_may_alias(static_cast<uint32_t>(first));
+      k.add_may_alias(static_cast<uint32_t>(second));
+    }
     for (const BindingSpec& b : spec.bindings) {
       v1::KernelBinding& binding = *k.add_bindings();
       binding.set_name(std::string(b.name));

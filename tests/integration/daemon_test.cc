@@ -409,15 +409,24 @@ TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
   EXPECT_EQ(info.active_sessions(), 1u);
   EXPECT_EQ(info.catalog_fingerprint(), KernelCatalog::Builtin().fingerprint());
   ASSERT_EQ(info.kernels_size(), static_cast<int>(KernelCatalog::Builtin().kernels().size()));
-  bool saw_bfs = false;
+  int seen = 0;
   for (const v1::KernelInfo& k : info.kernels()) {
     if (k.name() == "bfs_expand") {
-      saw_bfs = true;
+      ++seen;
       EXPECT_EQ(k.bindings_size(), 7);
       EXPECT_FALSE(k.accepts_grid_override());
+      EXPECT_FALSE(k.loop_guard());
+    }
+    if (k.name() == "repeat_while_u32") {
+      ++seen;
+      EXPECT_TRUE(k.loop_guard());
+    }
+    if (k.name() == "exclusive_scan_u32") {
+      ++seen;
+      EXPECT_THAT(k.may_alias(), ::testing::ElementsAre(0, 1));  // in and out
     }
   }
-  EXPECT_TRUE(saw_bfs);
+  EXPECT_EQ(seen, 3);
 }
 
 TEST_F(DaemonTest, SessionCountAndMemoryQuotaAreEnforcedPerSession) {
