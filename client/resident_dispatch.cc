@@ -92,37 +92,55 @@ absl::Status ResidentDispatch::DispatchRepeatedSequenceReadRangesInto(
   RETURN_IF_ERROR(CheckOutputs(read_ranges.size(), outputs));
   RETURN_IF_ERROR(CheckSteps(prefix_steps));
   RETURN_IF_ERROR(CheckSteps(repeated_steps));
-  // A loop guard is not dispatched: its word is read before each iteration.
-  const Step* guard = !repeated_steps.empty() &&
-                              repeated_steps.front().program->kernel == kLoopGuardKernel
-                          ? &repeated_steps.front()
-                          : nullptr;
-  if (guard != nullptr &&
-      (guard->resources.size() != 1 || guard->program->params.size() != 1 || guard->grid)) {
+  // A loop guard is not dispatched: its word is read before each iteration. Misplaced or
+  // malformed guards are refused before anything runs, as Sluice dispatchers do.
+  const auto is_guard = [](const Step& step) { return step.program->kernel == kLoopGuardKernel; };
+  const bool guarded = !repeated_steps.empty() && is_guard(repeated_steps.front());
+  if (std::any_of(prefix_steps.begin(), prefix_steps.end(), is_guard) ||
+      std::any_of(repeated_steps.begin() + (guarded ? 1 : 0), repeated_steps.end(), is_guard)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: takes one binding and one parameter, and no grid", kLoopGuardKernel));
+        "%s is a loop guard; it can only be the first step of a repeated group",
+        kLoopGuardKernel));
+  }
+  const Step* guard = guarded ? &repeated_steps.front() : nullptr;
+  std::vector<uint8_t> word;
+  // Reads the guard word into `*value`; a word outside its buffer is InvalidArgument.
+  const auto read_guard = [&](uint32_t* value) -> absl::Status {
+    const uint64_t index = guard->program->params[0];
+    if (index > std::numeric_limits<uint32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: index %d exceeds its limit", kLoopGuardKernel, index));
+    }
+    absl::Status read = DownloadRangeInto(guard->resources[0], 4 * index, 4, &word);
+    if (read.code() == absl::StatusCode::kOutOfRange) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: index %d is not inside word (%s)", kLoopGuardKernel, index, read.message()));
+    }
+    RETURN_IF_ERROR(read);
+    if (word.size() != sizeof(*value)) {
+      return absl::InternalError("the dispatcher returned a guard word of the wrong size");
+    }
+    std::memcpy(value, word.data(), sizeof(*value));
+    return absl::OkStatus();
+  };
+  uint32_t value = 0;
+  if (guard != nullptr) {
+    if (guard->resources.size() != 1 || guard->program->params.size() != 1 || guard->grid) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: takes one binding and one parameter, and no grid", kLoopGuardKernel));
+    }
+    RETURN_IF_ERROR(read_guard(&value));  // checks the word before the prefix runs
   }
   for (const Step& step : prefix_steps) {
     RETURN_IF_ERROR(Dispatch(*step.program, step.resources, step.grid));
   }
   const absl::Span<const Step> body =
       guard != nullptr ? repeated_steps.subspan(1) : repeated_steps;
-  std::vector<uint8_t> word;
   for (uint32_t i = 0; i < repeat_count; ++i) {
     if (guard != nullptr) {
-      const uint64_t index = guard->program->params[0];
-      if (index > std::numeric_limits<uint32_t>::max()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: index %d exceeds its limit", kLoopGuardKernel, index));
-      }
-      absl::Status read = DownloadRangeInto(guard->resources[0], 4 * index, 4, &word);
-      if (read.code() == absl::StatusCode::kOutOfRange) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: index %d is not inside word (%s)", kLoopGuardKernel, index, read.message()));
-      }
-      RETURN_IF_ERROR(read);
-      uint32_t value = 0;
-      std::memcpy(&value, word.data(), sizeof(value));
+      // The prefix may have written the word; after that only the body can.
+      if (i > 0 && body.empty()) break;
+      if (i > 0 || !prefix_steps.empty()) RETURN_IF_ERROR(read_guard(&value));
       if (value == 0) break;
     }
     for (const Step& step : body) {

@@ -310,7 +310,7 @@ std::vector<KernelSpec> BuiltinKernels() {
   });
   k.push_back(KernelSpec{
       .name = "copy_range_u32",
-      .version = 1,
+      .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "dst[dst_offset + i] = src[src_offset + i] for i < count",
       .bindings = {{"src", 4, Access::kRead, 0, "source elements"},
                    {"dst", 4, Access::kWrite, 0, "destination elements"}},
@@ -347,7 +347,7 @@ std::vector<KernelSpec> BuiltinKernels() {
   });
   k.push_back(KernelSpec{
       .name = "exclusive_scan_u32",
-      .version = 1,
+      .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "out[i] = in[0] + ... + in[i-1] (mod 2^32); total[0] = sum; in may equal out",
       .bindings = {{"in", 4, Access::kRead, 0, "input elements (n = elements of in)"},
                    {"out", 4, Access::kWrite, 0, "at least n elements"},
@@ -364,7 +364,7 @@ std::vector<KernelSpec> BuiltinKernels() {
   });
   k.push_back(KernelSpec{
       .name = "compact_u32",
-      .version = 1,
+      .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "ordered stream compaction: out = values[i] where flags[i] != 0; count[0] = kept",
       .bindings = {{"values", 4, Access::kRead, 0, "input elements (n = elements of values)"},
                    {"flags", 4, Access::kRead, 0, "at least n elements; nonzero keeps"},
@@ -400,7 +400,7 @@ std::vector<KernelSpec> BuiltinKernels() {
   });
   k.push_back(KernelSpec{
       .name = "bfs_expand",
-      .version = 1,
+      .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "one BFS level over a CSR graph: claim unvisited neighbours of the frontier",
       .bindings =
           {{"row_offsets", 4, Access::kRead, 1, "CSR row offsets, nodes + 1 elements"},
@@ -422,7 +422,7 @@ std::vector<KernelSpec> BuiltinKernels() {
   });
   k.push_back(KernelSpec{
       .name = "bfs_advance",
-      .version = 1,
+      .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "make next the frontier: copy, move the counts, advance the level",
       .bindings = {{"frontier", 4, Access::kWrite, 0, "receives the next frontier"},
                    {"next", 4, Access::kRead, 0, "the next frontier"},
@@ -474,6 +474,7 @@ std::string Fingerprint(const std::vector<KernelSpec>& kernels) {
     mix(spec.name);
     mix(absl::StrCat(":", spec.version, ":", spec.bindings.size(), ":", spec.params.size(),
                      spec.loop_guard ? ":guard" : ""));
+    for (const auto& [first, second] : spec.may_alias) mix(absl::StrCat("=", first, ",", second));
     for (const PassSpec& pass : spec.passes) mix(absl::StrCat(static_cast<int>(pass.body), ","));
     mix(";");
   }
@@ -532,6 +533,11 @@ absl::Status KernelCatalog::Validate(const KernelSpec& spec, const KernelCall& c
           "%s: binding %d (%s) holds %d elements of %d bytes, needs at least %d", spec.name, b,
           binding.name, elements, binding.element_size, binding.min_elements));
     }
+  }
+  if (!call.binding_ids.empty() && call.binding_ids.size() != call.binding_bytes.size()) {
+    return absl::InternalError(absl::StrFormat("%s: %d binding ids for %d bindings", spec.name,
+                                               call.binding_ids.size(),
+                                               call.binding_bytes.size()));
   }
   if (!call.binding_ids.empty()) {
     for (size_t i = 0; i < spec.bindings.size(); ++i) {
@@ -639,7 +645,8 @@ std::vector<PassLaunch> KernelCatalog::Plan(const KernelSpec& spec, const Kernel
                           .cap = 0,
                           .base_index = -1};
     }
-    passes.push_back(PassLaunch{pass.body, count});
+    const bool overridden = grid.has_value() && rule.overridable;
+    passes.push_back(PassLaunch{pass.body, count, overridden ? 1 : rule.divisor});
   }
   return passes;
 }

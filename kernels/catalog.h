@@ -96,10 +96,12 @@ struct KernelSpec {
   bool loop_guard = false;
 };
 
-// One pass ready to launch: which body, and how many threads.
+// One pass ready to launch: which body, how many threads, and how many elements each thread
+// handles (a blocked pass's block size; 1 otherwise).
 struct PassLaunch {
   BodyId body;
   ThreadCount threads;
+  uint32_t work_per_thread = 1;
 };
 
 class KernelCatalog {

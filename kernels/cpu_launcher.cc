@@ -1,12 +1,13 @@
 #include "kernels/cpu_launcher.h"
 
+#include <algorithm>
 #include <array>
 
 namespace sluice {
 namespace {
 
-// Thread indices per pool task: small enough to balance, large enough that scheduling is
-// noise next to the body calls.
+// Thread indices per pool task (for one element per index): small enough to balance, large
+// enough that scheduling is noise next to the body calls.
 constexpr uint64_t kGrain = 4096;
 
 using RangeFn = void (*)(const KernelArgs&, uint64_t begin, uint64_t end, uint64_t n);
@@ -25,10 +26,11 @@ constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies =
 }  // namespace
 
 void LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
-                 ThreadPool& pool) {
+                 uint32_t work_per_thread, ThreadPool& pool) {
   const RangeFn fn = kBodies[static_cast<size_t>(body)];
   const uint64_t n = threads.Resolve(args);
-  pool.ParallelFor(n, kGrain, [&](uint64_t begin, uint64_t end) { fn(args, begin, end, n); });
+  const uint64_t grain = std::max<uint64_t>(1, kGrain / std::max<uint32_t>(work_per_thread, 1));
+  pool.ParallelFor(n, grain, [&](uint64_t begin, uint64_t end) { fn(args, begin, end, n); });
 }
 
 }  // namespace sluice

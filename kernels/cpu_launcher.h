@@ -10,9 +10,11 @@
 namespace sluice {
 
 // Resolves the pass's thread count (reading an indirect count from host memory) and runs the
-// body over it; returns when every thread index has run. Thread-safe.
+// body over it; returns when every thread index has run. `work_per_thread` (elements each
+// thread index handles, >= 1) sizes the share of indexes one pool task takes, so that blocked
+// passes with few indexes still spread over every core. Thread-safe.
 void LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
-                 ThreadPool& pool);
+                 uint32_t work_per_thread, ThreadPool& pool);
 
 }  // namespace sluice
 

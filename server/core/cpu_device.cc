@@ -42,7 +42,7 @@ class CpuDevice::CpuStream final : public Stream {
 
   absl::Status Launch(const PlannedStep& step) override {
     for (const PassLaunch& pass : step.passes) {
-      LaunchOnCpu(pass.body, step.args, pass.threads, device_->pool_);
+      LaunchOnCpu(pass.body, step.args, pass.threads, pass.work_per_thread, device_->pool_);
     }
     device_->counters_.AddLaunches(step.passes.size());
     return absl::OkStatus();

@@ -163,12 +163,25 @@ TEST_F(ResidentDispatchDefaultsTest, RepeatedSequenceHonoursALoopGuard) {
     EXPECT_THAT(FromBytes<uint32_t>(out), ElementsAre(left, ran));
     EXPECT_EQ(d_->dispatch_calls, static_cast<int>(2 * ran)) << "the guard is never dispatched";
   }
+  // Refused before anything runs, as on a Sluice dispatcher: a word index past the end (also
+  // with no iterations), a guard in the prefix, a guard after the first repeated step.
   ASSERT_OK_AND_ASSIGN(Resource word, d_->Allocate(8));
   const std::vector<Resource> bind = {word};
   const Program past_end{std::string(kLoopGuardKernel), {2}};
-  EXPECT_THAT(d_->DispatchRepeatedSequenceReadRangesInto({}, {{&past_end, bind, std::nullopt}}, 1,
+  const Step add{&count_one, bind, std::nullopt};
+  d_->dispatch_calls = 0;
+  for (uint32_t repeat : {0u, 1u}) {
+    EXPECT_THAT(d_->DispatchRepeatedSequenceReadRangesInto({add}, {{&past_end, bind, std::nullopt}},
+                                                           repeat, {}, {}),
+                StatusIs(Code::kInvalidArgument));
+  }
+  EXPECT_THAT(d_->DispatchRepeatedSequenceReadRangesInto({{&guard, bind, std::nullopt}}, {add}, 1,
                                                          {}, {}),
               StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(d_->DispatchRepeatedSequenceReadRangesInto({add}, {add, {&guard, bind, std::nullopt}},
+                                                         1, {}, {}),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_EQ(d_->dispatch_calls, 0) << "nothing ran";
 }
 
 TEST_F(ResidentDispatchDefaultsTest, TheResidentSolverRunsOnTheDefaults) {

@@ -31,8 +31,10 @@ TEST_F(CliTest, InfoPrintsBackendMemoryAndCatalog) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("backend:   cpu"));
   EXPECT_THAT(run.out, HasSubstr("used of 1.0 GiB"));
-  EXPECT_THAT(run.out, HasSubstr("bfs_expand v1"));
-  EXPECT_THAT(run.out, HasSubstr("exclusive_scan_u32 v1"));
+  EXPECT_THAT(run.out, HasSubstr("bfs_expand v2"));
+  EXPECT_THAT(run.out, HasSubstr("exclusive_scan_u32 v2"));
+  EXPECT_THAT(run.out, HasSubstr("may alias: in=out"));
+  EXPECT_THAT(run.out, HasSubstr("(loop guard: first repeated step only)"));
 }
 
 TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
