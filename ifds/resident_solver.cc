@@ -13,6 +13,7 @@
 #include "client/resident_buffers.h"
 #include "ifds/compile.h"
 #include "kernels/bodies/basic.h"
+#include "kernels/catalog.h"
 #include "kernels/bodies/ifds.h"
 #include "kernels/kernel_args.h"
 
@@ -83,6 +84,7 @@ class Solver {
   std::vector<Resource> bindings_;
   uint32_t windows_ = 0;
   uint32_t growths_ = 0;
+  uint32_t partial_growths_ = 0;
   ResidentStats phases_;  // the *_seconds fields
   bool seeded_ = false;  // every seed is in the path-edge list and has been a delta
 
@@ -267,6 +269,9 @@ absl::Status Solver::Grow(bool overflowed) {
     }
   }
   const Program rebuild{"ifds_rebuild", {rebuild_mask}};
+  if (fill_sets.size() < k::kNumRelations || fill_keys.size() < k::kNumIndexes) {
+    ++partial_growths_;
+  }
   state_words_[S::kStatus] = 0;
   // The interrupted (or next) iteration has work exactly when a delta is not empty.
   state_words_[S::kActive] = Converged() ? 0 : 1;
@@ -386,6 +391,20 @@ class PhaseTimer {
 };
 
 absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
+  // The solver's state layout and kernels belong to one catalog: a backend that names another
+  // (an older or newer daemon) would misread them.
+  const std::string_view version = d_.backend_version();
+  constexpr std::string_view kCatalog = "catalog/";
+  if (const size_t at = version.find(kCatalog); at != std::string_view::npos) {
+    const std::string_view theirs = version.substr(at + kCatalog.size()).substr(0, 16);
+    const std::string& ours = KernelCatalog::Builtin().fingerprint();
+    if (theirs != ours) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the backend's kernel catalog is %s, this solver needs catalog %s: use a client and a "
+          "daemon of the same Sluice version",
+          theirs, ours));
+    }
+  }
   {
     PhaseTimer timer(&phases_.setup_seconds);
     RETURN_IF_ERROR(Init());
@@ -436,6 +455,7 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     stats->iterations = state_words_[S::kIteration];
     stats->windows = windows_;
     stats->growths = growths_;
+    stats->partial_growths = partial_growths_;
     stats->peak_device_bytes = buffers_.peak_bytes();
   }
   return solution;

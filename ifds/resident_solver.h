@@ -46,6 +46,7 @@ struct ResidentStats {
   uint32_t iterations = 0;
   uint32_t windows = 0;
   uint32_t growths = 0;
+  uint32_t partial_growths = 0;  // growths before any table was full: only moved tables rebuilt
   uint64_t peak_device_bytes = 0;  // largest total of the solver's buffers at once
   // Wall-clock seconds by phase: compiling and uploading the problem and allocating the tables;
   // the windows; growing tables and rebuilding them; compacting, sorting and reading results.
@@ -56,7 +57,8 @@ struct ResidentStats {
 };
 
 // Solves `problem` (which must pass Validate) on `dispatch`. Frees every buffer it allocated.
-// Errors: those of the dispatcher; ResourceExhausted when tables cannot grow further; Internal
+// Errors: those of the dispatcher; FailedPrecondition when the backend's version names another
+// kernel catalog than this build's; ResourceExhausted when tables cannot grow further; Internal
 // if the device reports an index outside the compiled problem (a bug, never a partial answer).
 absl::StatusOr<Solution> SolveResident(ResidentDispatch& dispatch, const Problem& problem,
                                        const ResidentOptions& options = {},

@@ -11,6 +11,7 @@
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
+#include "kernels/catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/bytes.h"
@@ -29,6 +30,10 @@ class RequiredOnlyDispatch final : public ResidentDispatch {
   explicit RequiredOnlyDispatch(std::unique_ptr<LocalDispatch> inner) : inner_(std::move(inner)) {}
 
   std::string_view backend_id() const override { return inner_->backend_id(); }
+  // The default ("unversioned") unless a test sets one.
+  std::string_view backend_version() const override {
+    return version.empty() ? ResidentDispatch::backend_version() : version;
+  }
   absl::StatusOr<Resource> Allocate(size_t n) override { return inner_->Allocate(n); }
   absl::Status Upload(const Resource& r, absl::Span<const uint8_t> b) override {
     return inner_->Upload(r, b);
@@ -59,6 +64,7 @@ class RequiredOnlyDispatch final : public ResidentDispatch {
     return inner_->Dispatch(p, r, g);
   }
 
+  std::string version;
   int upload_many_calls = 0;
   int range_into_calls = 0;
   int dispatch_calls = 0;
@@ -198,6 +204,17 @@ TEST_F(ResidentDispatchDefaultsTest, TheResidentSolverRunsOnTheDefaults) {
     ASSERT_OK_AND_ASSIGN(ifds::Solution got, ifds::SolveResident(*d_, problem, options));
     EXPECT_EQ(got, ifds::SolveReference(problem)) << "seed " << seed;
   }
+}
+
+TEST_F(ResidentDispatchDefaultsTest, TheSolverRefusesABackendWithAnotherCatalog) {
+  ifds::GeneratorOptions o;
+  o.procedures = 3;
+  ASSERT_OK_AND_ASSIGN(ifds::Problem problem, ifds::Generate(o));
+  d_->version = "sluice-cpu/0.0.9 catalog/0123456789abcdef";
+  EXPECT_THAT(ifds::SolveResident(*d_, problem), StatusIs(Code::kFailedPrecondition));
+  d_->version = "sluice-cpu/0.1.0 catalog/" + KernelCatalog::Builtin().fingerprint();
+  ASSERT_OK_AND_ASSIGN(ifds::Solution got, ifds::SolveResident(*d_, problem));
+  EXPECT_EQ(got, ifds::SolveReference(problem));
 }
 
 TEST_F(ResidentDispatchDefaultsTest, NullProgramIsInvalidArgument) {

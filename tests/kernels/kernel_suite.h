@@ -281,9 +281,9 @@ inline std::vector<uint64_t> RandomKeys(size_t n, uint64_t seed, int bits) {
 }
 
 TYPED_TEST_P(KernelTest, SortMatchesHost) {
-  // 48 bits: six rounds (the IFDS result keys); 20: three, so the result is copied back from
-  // alt; 64: whole keys. Keys past count stay as they were.
-  for (int bits : {64, 48, 20}) {
+  // 48 bits: six rounds (the IFDS result keys); 20: three, and 8: one, so the result is copied
+  // back from alt; 64: whole keys. Keys past count stay as they were.
+  for (int bits : {64, 48, 20, 8}) {
     for (size_t n : KernelSizes()) {
       std::vector<uint64_t> keys = RandomKeys(n + 3, 40 + bits, bits);
       Resource k = this->U64(keys);
@@ -304,6 +304,13 @@ TYPED_TEST_P(KernelTest, SortByLowBytesIsStable) {
   ASSERT_OK(this->Run("sort_u64", {n, 13}, bind));
   std::stable_sort(keys.begin(), keys.end(),
                    [](uint64_t a, uint64_t b) { return (a & 0xffff) < (b & 0xffff); });
+  EXPECT_EQ(this->Read64(bind[0]), keys);
+}
+
+TYPED_TEST_P(KernelTest, SortByZeroBitsLeavesTheKeys) {
+  const std::vector<uint64_t> keys = RandomKeys(5000, 12, 64);
+  const std::vector<Resource> bind = this->SortBuffers(keys);
+  ASSERT_OK(this->Run("sort_u64", {keys.size(), 0}, bind));
   EXPECT_EQ(this->Read64(bind[0]), keys);
 }
 
@@ -343,7 +350,8 @@ REGISTER_TYPED_TEST_SUITE_P(KernelTest, FillMatchesHost, IotaMatchesHost, CopyRa
                             BfsExpandClaimsEachNeighbourOnce,
                             BfsExpandFlagsBadIndicesAndOverflowWithoutTouchingOtherMemory,
                             BfsExpandRejectsGridOverrides, SortMatchesHost,
-                            SortByLowBytesIsStable, SortInARepeatedGroupMatchesHost,
+                            SortByLowBytesIsStable, SortByZeroBitsLeavesTheKeys,
+                            SortInARepeatedGroupMatchesHost,
                             SortWithShortBuffersIsRejected);
 
 }  // namespace sluice::testing
