@@ -5,7 +5,8 @@
 #   3. compute-sanitizer memcheck on a small solve; sluiced on the GPU serving four concurrent
 #      remote solves, each equal to the reference solver's answer;
 #   4. the benchmark: CUDA against CPU on the same generated problems, windows ended on the
-#      device against full windows, graph replay against plain launches, upload throughput
+#      device against full windows, a window as a graph loop against one graph launch per
+#      iteration and against plain launches, upload throughput
 #      against the pinned host-to-device bandwidth.
 # Uses gpu-bundle/ (scripts/gpu-bundle.sh, built where the libraries are) when present, else
 # builds the CUDA targets here. Writes a summary to $OUT/gpu-summary.txt (or
