@@ -102,6 +102,28 @@ TEST_F(CudaIfdsTest, RepeatedGroupsReplayOneCapturedGraph) {
   }
 }
 
+TEST_F(CudaIfdsTest, AGuardThatStopsEarlyStopsTheHostEnqueuing) {
+  // Four billion iterations asked for, ten run: once the guard reads zero the host must stop
+  // enqueueing batches (67 million of them otherwise), and the passes counted stay near what ran.
+  ASSERT_OK_AND_ASSIGN(Resource word, dispatch_->Allocate(8));
+  ASSERT_OK(dispatch_->Upload(word, AsBytes(std::vector<uint32_t>{10, 0})));
+  const Program guard{"repeat_while_u32", {0}};
+  const Program spend{"atomic_add_u32", {0, 0xffffffffu}};
+  const Program count_one{"atomic_add_u32", {1, 1}};
+  const std::vector<Resource> bind = {word};
+  const std::vector<Step> group = {{&guard, bind, std::nullopt},
+                                   {&spend, bind, std::nullopt},
+                                   {&count_one, bind, std::nullopt}};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  const std::vector<ReadRange> reads = {{word, 0, 8}};
+  const DeviceCounters before = harness_.device()->counters();
+  ASSERT_OK(dispatch_->DispatchRepeatedSequenceReadRangesInto({}, group, 4000000000u, reads,
+                                                              absl::MakeSpan(outs)));
+  EXPECT_EQ(FromBytes<uint32_t>(out), (std::vector<uint32_t>{0, 10}));
+  EXPECT_LE(harness_.device()->counters().launches - before.launches, 2u * 64 * 4);
+}
+
 TEST_F(CudaIfdsTest, CubScanAndCompactionMatchTheHost) {
   const size_t n = (size_t{1} << 22) + 5;
   const std::vector<uint32_t> values = RandomU32(n, 77, 1000);
