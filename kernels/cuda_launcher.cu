@@ -44,10 +44,17 @@ cudaError_t Load() {
   return cudaFuncGetAttributes(&attributes, GridStride<Body>);
 }
 
+__global__ void Trap() { __trap(); }
+
 // CUB's temporary storage must be aligned; two uses share one allocation.
 size_t Align(size_t bytes) { return (bytes + 255) & ~size_t{255}; }
 
 }  // namespace
+
+cudaError_t LaunchTrapForTesting(cudaStream_t stream) {
+  Trap<<<1, 1, 0, stream>>>();
+  return cudaGetLastError();
+}
 
 cudaError_t LoadCudaKernels() {
   cudaError_t first = cudaSuccess;

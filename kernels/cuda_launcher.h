@@ -17,6 +17,10 @@ namespace sluice {
 cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount& threads,
                          cudaStream_t stream, int max_blocks);
 
+// Test hook: launches a kernel that traps, which leaves the context with a sticky error (as a
+// faulting kernel would). Never reachable from a client.
+cudaError_t LaunchTrapForTesting(cudaStream_t stream);
+
 // Loads every kernel's module now: with lazy loading (the CUDA 13 default) a first launch
 // inside a stream capture would load it mid-capture.
 cudaError_t LoadCudaKernels();

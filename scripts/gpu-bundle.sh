@@ -16,7 +16,8 @@ if [ ! -x "$BUILD/bin/gpu_cuda_ifds_test" ]; then
 fi
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/bin gpu-bundle/lib
-for b in gpu_cuda_suites_test gpu_cuda_ifds_test sluice_gpu_bench sluiced sluice; do
+for b in gpu_cuda_suites_test gpu_cuda_ifds_test gpu_cuda_failure_test sluice_gpu_bench sluiced \
+  sluice; do
   strip -o "gpu-bundle/bin/$b" "$BUILD/bin/$b"
 done
 # Every library outside glibc and the C++ runtime that the binaries load.

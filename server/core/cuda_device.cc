@@ -115,6 +115,12 @@ class CudaDeviceImpl final : public Device {
   absl::Status ResetIfFailed();
 
  public:
+  // See FailCudaDeviceForTesting.
+  absl::Status FailForTesting();
+
+ private:
+
+ public:
   // The CUDA runtime selects the device per host thread: every entry point selects ours.
   void Select() const { cudaSetDevice(ordinal_); }
 
@@ -352,6 +358,19 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
   Log("GPU %d reset after a failure (%s); serving new sessions", ordinal_, failure_);
   failure_.clear();
   return absl::OkStatus();
+}
+
+absl::Status CudaDeviceImpl::FailForTesting() {
+  absl::ReaderMutexLock use(&use_mu_);
+  Select();
+  cudaError_t err;
+  {
+    absl::MutexLock zero(&zero_mu_);
+    err = LaunchTrapForTesting(zero_stream_);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(zero_stream_);
+  }
+  if (err == cudaSuccess) return absl::InternalError("the trapping kernel did not fail");
+  return Fail(err, "LaunchTrapForTesting", __FILE__, __LINE__);
 }
 
 absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
@@ -851,6 +870,12 @@ int CudaDeviceCount() {
     return 0;
   }
   return count;
+}
+
+absl::Status FailCudaDeviceForTesting(Device& device) {
+  auto* cuda = dynamic_cast<CudaDeviceImpl*>(&device);
+  if (cuda == nullptr) return absl::InvalidArgumentError("not a CUDA device");
+  return cuda->FailForTesting();
 }
 
 absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions& options) {

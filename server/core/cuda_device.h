@@ -37,6 +37,12 @@ int CudaDeviceCount();
 // Unavailable when this build has no CUDA, or the GPU cannot be used (its message says why).
 absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions& options);
 
+// Test hook: makes `device`, a CUDA device, hit a sticky CUDA error as a faulting kernel would,
+// and returns the status that reports it (Unavailable). Every session on the device then gets
+// Unavailable, and the next session to open resets it. InvalidArgument for any other device;
+// Unimplemented in a build without CUDA.
+absl::Status FailCudaDeviceForTesting(Device& device);
+
 }  // namespace sluice
 
 #endif  // SLUICE_SERVER_CORE_CUDA_DEVICE_H_

@@ -11,4 +11,8 @@ absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions
   return absl::UnavailableError("this build of Sluice has no CUDA device (nvcc was not found)");
 }
 
+absl::Status FailCudaDeviceForTesting(Device&) {
+  return absl::UnimplementedError("this build of Sluice has no CUDA device");
+}
+
 }  // namespace sluice

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check. On a machine with an NVIDIA GPU, in under 8 minutes:
 #   1. the conformance and kernel suites on LocalDispatch with the CUDA device;
-#   2. the IFDS differential tests (resident solver on CUDA against the reference solver);
+#   2. the IFDS differential tests (resident solver on CUDA against the reference solver), and a
+#      sticky CUDA error injected into a live device (sessions told, the next one resets it);
 #   3. compute-sanitizer memcheck on a small solve; sluiced on the GPU serving four concurrent
 #      remote solves, each equal to the reference solver's answer;
 #   4. the benchmark: CUDA against CPU on the same generated problems, windows ended on the
@@ -37,7 +38,7 @@ else
   note "binaries: building the CUDA targets here"
   if ! (cmake --preset cuda -DSLUICE_GRPC=OFF >>"$log" 2>&1 &&
         cmake --build build-cuda -j "$(nproc)" --target gpu_cuda_suites_test gpu_cuda_ifds_test \
-          sluice_gpu_bench >>"$log" 2>&1); then
+          gpu_cuda_failure_test sluice_gpu_bench >>"$log" 2>&1); then
     note "FAIL build (see $log)"
     tail -30 "$log"
     exit 1
@@ -60,6 +61,8 @@ step() {
 }
 step "conformance and kernel suites on CUDA" 120 "$bin/gpu_cuda_suites_test" --gtest_brief=1
 step "IFDS differential on CUDA" 180 "$bin/gpu_cuda_ifds_test" --gtest_brief=1
+step "a sticky CUDA error: sessions told, the next one resets the GPU" 60 \
+  "$bin/gpu_cuda_failure_test" --gtest_brief=1
 if command -v compute-sanitizer >/dev/null; then
   # Some sandboxed GPU machines refuse the sanitizer itself ("Device not supported"): that is
   # recorded as a skip naming the refusal, not as a failure of Sluice.

@@ -1,8 +1,10 @@
-// Status matchers for tests: EXPECT_THAT(f(), StatusIs(absl::StatusCode::kNotFound)).
+// Status matchers for tests: EXPECT_THAT(f(), StatusIs(absl::StatusCode::kNotFound)), also with
+// a message matcher: StatusIs(code, HasSubstr("...")).
 #ifndef SLUICE_TESTS_TESTING_STATUS_MATCHERS_H_
 #define SLUICE_TESTS_TESTING_STATUS_MATCHERS_H_
 
 #include <ostream>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,6 +24,17 @@ MATCHER_P(StatusIs, code,
   const absl::Status& status = GetStatus(arg);
   *result_listener << "whose status is " << status;
   return status.code() == code;
+}
+
+// StatusIs(code, HasSubstr("why")): the code and a matcher for the message.
+MATCHER_P2(StatusIs, code, message_matcher,
+           std::string(negation ? "isn't" : "is") + " a status with code " +
+               absl::StatusCodeToString(code) + " and a matching message") {
+  const absl::Status& status = GetStatus(arg);
+  *result_listener << "whose status is " << status;
+  return status.code() == code &&
+         ::testing::ExplainMatchResult(message_matcher, std::string(status.message()),
+                                       result_listener);
 }
 
 MATCHER(IsOk, std::string(negation ? "isn't" : "is") + " OK") {

@@ -1,0 +1,56 @@
+// A sticky CUDA error on a live device: every session on it gets Unavailable saying why, and
+// the next session to open resets the GPU and works. Its own binary, because the reset tears
+// down the CUDA context of the whole process. Skips without a GPU.
+#include <memory>
+#include <vector>
+
+#include "client/local_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/core/cuda_device.h"
+#include "tests/testing/bytes.h"
+#include "tests/testing/local_cuda_harness.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using Code = absl::StatusCode;
+
+TEST(CudaFailureTest, AStickyErrorFailsEverySessionAndTheNextSessionResetsTheGpu) {
+  LocalCudaHarness harness;
+  if (absl::Status available = harness.Available(); !available.ok()) {
+    GTEST_SKIP() << "no usable GPU: " << available;
+  }
+  const std::vector<uint32_t> values = {1, 2, 3, 4};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> first, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> second, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(Resource kept, first->Allocate(16));
+  ASSERT_OK(first->Upload(kept, AsBytes(values)));
+
+  EXPECT_THAT(FailCudaDeviceForTesting(*harness.device()), StatusIs(Code::kUnavailable));
+
+  // Every session on the failed device is told, with the reason.
+  EXPECT_THAT(first->Download(kept),
+              StatusIs(Code::kUnavailable, HasSubstr("the GPU failed")));
+  EXPECT_THAT(second->Allocate(16), StatusIs(Code::kUnavailable));
+
+  // The next session resets the GPU and runs.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> after, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(Resource fresh, after->Allocate(16));
+  ASSERT_OK(after->Upload(fresh, AsBytes(values)));
+  ASSERT_OK(after->Dispatch(Program{"iota_u32", {7, 1}}, std::vector<Resource>{fresh},
+                            std::nullopt));
+  EXPECT_EQ(FromBytes<uint32_t>(*after->Download(fresh)), (std::vector<uint32_t>{7, 8, 9, 10}));
+
+  // Sessions from before the reset stay lost; their buffers died with the old context and
+  // count against nothing.
+  EXPECT_THAT(first->Download(kept), StatusIs(Code::kUnavailable, HasSubstr("reset")));
+  first.reset();
+  second.reset();
+  EXPECT_EQ(harness.device()->memory().used, 16u);
+}
+
+}  // namespace
+}  // namespace sluice::testing
