@@ -326,16 +326,19 @@ absl::StatusOr<Solution> Solver::Results() {
   // Result keys are node << 16 | fact: sorting them on the device by these bits orders the
   // solution by node, then fact.
   const uint64_t key_bits = 16 + std::bit_width(std::max<uint64_t>(p_.node_count(), 1) - 1);
-  uint64_t slots = NextPow2(2 * edges + 2);
+  // Distinct (node, fact) pairs: at most one per path edge, and one per node and fact.
+  uint64_t capacity =
+      std::min<uint64_t>(edges, uint64_t{p_.node_count()} * std::max<uint64_t>(p_.fact_count(), 1));
+  uint64_t slots = NextPow2(2 * capacity + 2);
   for (;;) {
     ResidentBuffers scratch(d_);
-    // The set doubles as the sort's second buffer (it holds at least 2 * edges slots).
+    // The set doubles as the sort's second buffer (it holds at least 2 * capacity slots).
     ASSIGN_OR_RETURN(Resource set, scratch.Allocate(slots * 8));
-    ASSIGN_OR_RETURN(Resource out, scratch.Allocate(std::max<uint64_t>(edges, 1) * 8));
+    ASSIGN_OR_RETURN(Resource out, scratch.Allocate(std::max<uint64_t>(capacity, 1) * 8));
     ASSIGN_OR_RETURN(Resource out_state, scratch.Allocate(8));
     ASSIGN_OR_RETURN(
         Resource sort_scratch,
-        scratch.Allocate(4 * kernels::SortU64::kDigits * kernels::SortU64::Blocks(edges)));
+        scratch.Allocate(4 * kernels::SortU64::kDigits * kernels::SortU64::Blocks(capacity)));
     const Program results{"ifds_results", {}};
     const std::vector<Resource> fill_bindings = {set};
     const std::vector<Resource> result_bindings = {list_[k::kPe], state_, set, out, out_state};
@@ -348,7 +351,12 @@ absl::StatusOr<Solution> Solver::Results() {
     uint32_t c[2];
     std::memcpy(c, counts.data(), sizeof(c));
     if (c[1] != 0) {
-      slots *= 2;  // probing failed at a low load; try a larger table
+      if (c[0] > capacity) {
+        capacity = c[0];  // cannot happen by the bound above; grow rather than loop
+        slots = std::max(slots, NextPow2(2 * capacity + 2));
+      } else {
+        slots *= 2;  // probing failed at a low load; try a larger table
+      }
       continue;
     }
     // Sorted on the device, then read once.
