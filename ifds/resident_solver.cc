@@ -285,16 +285,18 @@ absl::Status Solver::Grow(bool overflowed) {
       retired.push_back(list_[r]);
       list_[r] = list;
     }
+    // Sets and indexes that move are rebuilt from the lists: their old memory goes first, so
+    // old and new never coexist (only a list's contents are copied).
     if (next.set[r] != cap_.set[r]) {
-      retired.push_back(set_[r]);
+      RETURN_IF_ERROR(buffers_.Free(set_[r]));
       ASSIGN_OR_RETURN(set_[r], buffers_.Allocate(next.set[r] * 8));
     }
     if (next.keys[r] != cap_.keys[r]) {
-      retired.push_back(keys_[r]);
+      RETURN_IF_ERROR(buffers_.Free(keys_[r]));
       ASSIGN_OR_RETURN(keys_[r], buffers_.Allocate(next.keys[r] * 16));
     }
     if (next.entries[r] != cap_.entries[r]) {
-      retired.push_back(entries_[r]);
+      RETURN_IF_ERROR(buffers_.Free(entries_[r]));
       ASSIGN_OR_RETURN(entries_[r], buffers_.Allocate(next.entries[r] * 16));
     }
   }
