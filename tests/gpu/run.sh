@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU check. On a machine with an NVIDIA GPU, in under 8 minutes:
+# The GPU check. On a machine with an NVIDIA GPU, in under 8 minutes (SLUICE_GPU_BUDGET seconds,
+# default 480, bound every step):
 #   1. the conformance and kernel suites on LocalDispatch with the CUDA device;
 #   2. the IFDS differential tests (resident solver on CUDA against the reference solver), and a
 #      sticky CUDA error injected into a live device (sessions told, the next one resets it);
@@ -7,8 +8,8 @@
 #      remote solves, each equal to the reference solver's answer;
 #   4. the benchmark: CUDA against CPU on the same generated problems, windows ended on the
 #      device against full windows, a window as a graph loop against one graph launch per
-#      iteration and against plain launches, upload throughput
-#      against the pinned host-to-device bandwidth.
+#      iteration and against plain launches, upload throughput against the pinned
+#      host-to-device bandwidth.
 # Uses gpu-bundle/ (scripts/gpu-bundle.sh, built where the libraries are) when present, else
 # builds the CUDA targets here. Writes a summary to $OUT/gpu-summary.txt (or
 # build-gpu/gpu-summary.txt) and exits non-zero if any step failed.
@@ -48,9 +49,19 @@ fi
 
 export SLUICE_REQUIRE_GPU=1  # a missing GPU fails the suites instead of skipping them
 failed=0
+# The whole check fits in SLUICE_GPU_BUDGET seconds (default 480): no step runs past what is
+# left, so a hung step cannot eat the time of the ones after it, nor the caller's limit.
+deadline=$((SECONDS + ${SLUICE_GPU_BUDGET:-480}))
 step() {
   local name=$1 limit=$2
   shift 2
+  local left=$((deadline - SECONDS))
+  if [ "$left" -lt 10 ]; then
+    note "SKIP $name: the time budget is spent"
+    failed=1
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
   local start=$SECONDS
   if timeout "$limit" "$@" >>"$log" 2>&1; then
     note "PASS $name ($((SECONDS - start)) s)"
@@ -68,7 +79,10 @@ if command -v compute-sanitizer >/dev/null; then
   # recorded as a skip naming the refusal, not as a failure of Sluice.
   sanitizer_log="$out_dir/sanitizer-log.txt"
   start=$SECONDS
-  if timeout 120 compute-sanitizer --tool memcheck --error-exitcode 1 \
+  sanitizer_limit=$((deadline - SECONDS))
+  [ "$sanitizer_limit" -gt 120 ] && sanitizer_limit=120
+  [ "$sanitizer_limit" -lt 1 ] && sanitizer_limit=1
+  if timeout "$sanitizer_limit" compute-sanitizer --tool memcheck --error-exitcode 1 \
       "$bin/sluice_gpu_bench" --sanitize_solve >"$sanitizer_log" 2>&1; then
     note "PASS compute-sanitizer memcheck, small solve ($((SECONDS - start)) s)"
   elif grep -q "Device not supported" "$sanitizer_log"; then
