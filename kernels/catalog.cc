@@ -204,13 +204,15 @@ ThreadRule StateRange(uint32_t end_slot, int base_slot, int cap_binding) {
 void AddIfdsKernels(std::vector<KernelSpec>* k) {
   namespace ifds = kernels::ifds;
   using S = ifds::State;
+  // Every IFDS kernel takes the same bindings; version 2: the state gained its active word.
   const auto spec = [&](std::string_view name, std::string_view summary,
-                        std::vector<PassSpec> passes, std::string_view grid) {
+                        std::vector<PassSpec> passes, std::string_view grid,
+                        uint32_t version = 2, std::vector<ParamSpec> params = {}) {
     k->push_back(KernelSpec{.name = name,
-                            .version = 2,
+                            .version = version,
                             .summary = summary,
                             .bindings = IfdsBindings(),
-                            .params = {},
+                            .params = std::move(params),
                             .passes = std::move(passes),
                             .default_grid = grid,
                             .validate = ValidateIfdsTables});
@@ -251,10 +253,9 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   spec("ifds_advance", "IFDS: the tuples appended this iteration become the next delta",
        {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");
   spec("ifds_rebuild", "IFDS: re-insert every listed tuple into fresh (grown) sets",
-       std::move(rebuild), "per relation, one thread per listed tuple");
-  k->back().version = 3;
-  k->back().params = {{"relations", (1u << ifds::kNumRelations) - 1,
-                       "bit r set: rebuild relation r's set (pe, inc, es, sum)"}};
+       std::move(rebuild), "per relation, one thread per listed tuple", /*version=*/3,
+       {{"relations", (1u << ifds::kNumRelations) - 1,
+         "bit r set: rebuild relation r's set (pe, inc, es, sum)"}});
   spec("ifds_mark_indexed", "IFDS: mark whole lists indexed after a rebuild",
        {{BodyId::kIfdsMarkIndexed, OneThread()}}, "one thread");
 
