@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "client/local_dispatch.h"
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
@@ -37,14 +38,23 @@ ABSL_FLAG(bool, sanitize_solve, false,
 namespace sluice::bench {
 namespace {
 
-std::string report;
+// The --summary file, appended to line by line so that a run cut short keeps what it printed.
+FILE* summary = nullptr;
 
 template <typename... Args>
 void Out(const absl::FormatSpec<Args...>& format, const Args&... args) {
   const std::string line = absl::StrFormat(format, args...);
-  std::fputs(line.c_str(), stdout);
-  std::fflush(stdout);
-  report += line;
+  for (FILE* f : {stdout, summary}) {
+    if (f == nullptr) continue;
+    std::fputs(line.c_str(), f);
+    std::fflush(f);
+  }
+}
+
+// Says which part of the bench failed and why; the exit code of a failed bench.
+int Failed(const char* what, const absl::Status& status) {
+  Out("FAILED: %s: %s\n", what, status.ToString());
+  return 1;
 }
 
 double Seconds(absl::Time start) { return absl::ToDoubleSeconds(absl::Now() - start); }
@@ -103,19 +113,22 @@ int Main() {
     o.facts = 20;
     o.recursion = 0.5;
     absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
-    if (!dispatch.ok() || !problem.ok()) return 1;
+    if (!dispatch.ok()) return Failed("dispatch on the GPU", dispatch.status());
+    if (!problem.ok()) return Failed("problem generation", problem.status());
     ifds::ResidentOptions options;
     options.initial_capacity = 8;  // every growth path, under the sanitizer too
     absl::StatusOr<ifds::Solution> got = ifds::SolveResident(**dispatch, *problem, options);
-    const bool equal = got.ok() && *got == ifds::SolveReference(*problem);
+    if (!got.ok()) return Failed("resident solve on the GPU", got.status());
+    const bool equal = *got == ifds::SolveReference(*problem);
     Out("sanitized solve: %s\n", equal ? "matches the reference solver" : "FAILED");
     return equal ? 0 : 1;
   }
   absl::StatusOr<std::shared_ptr<CpuDevice>> cpu = CpuDevice::Create({});
-  if (!cpu.ok()) return 1;
+  if (!cpu.ok()) return Failed("CPU device", cpu.status());
   auto gpu_dispatch = LocalDispatch::Create({.device = *cuda});
   auto cpu_dispatch = LocalDispatch::Create({.device = *cpu});
-  if (!gpu_dispatch.ok() || !cpu_dispatch.ok()) return 1;
+  if (!gpu_dispatch.ok()) return Failed("dispatch on the GPU", gpu_dispatch.status());
+  if (!cpu_dispatch.ok()) return Failed("dispatch on the CPU", cpu_dispatch.status());
   ResidentDispatch& g = **gpu_dispatch;
   ResidentDispatch& c = **cpu_dispatch;
   Out("GPU: %s [%s]\n     %s\nCPU: %s\n\n", (*cuda)->info().name, (*cuda)->info().id,
@@ -132,7 +145,7 @@ int Main() {
             : std::vector<Size>{{"small", 400, 40, 12},
                                 {"medium", 1000, 64, 16},
                                 {"large", 2500, 64, 16},
-                                {"10M+", 4500, 64, 16}};
+                                {"10M+", 5500, 64, 16}};
   Out("IFDS resident solver, CUDA vs CPU device (same problems, answers compared)\n");
   Out("%-7s %12s | %9s %10s | %9s %10s | %8s %7s\n", "size", "path edges", "cpu s", "cpu PE/s",
       "cuda s", "cuda PE/s", "speedup", "windows");
@@ -146,7 +159,7 @@ int Main() {
     o.facts = size.facts;
     o.nodes_per_procedure = size.nodes;
     absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
-    if (!problem.ok()) return 1;
+    if (!problem.ok()) return Failed("problem generation", problem.status());
     if (problems.empty() || &size == &sizes[1]) problems.push_back(*problem);
     Solve(g, *problem);  // warm-up: context, module load, first allocations
     const Solved on_gpu = Solve(g, *problem);
@@ -185,7 +198,8 @@ int Main() {
     guarded.seconds = unguarded.seconds = 1e9;
     for (int r = 0; r < 3; ++r) {
       Solved a = Solve(g, medium), b = Solve(g, medium, full);
-      if (!a.status.ok() || !b.status.ok()) return 1;
+      if (!a.status.ok()) return Failed("guarded solve on the GPU", a.status);
+      if (!b.status.ok()) return Failed("unguarded solve on the GPU", b.status);
       all_equal = all_equal && a.solution == b.solution;
       if (a.seconds < guarded.seconds) guarded = std::move(a);
       if (b.seconds < unguarded.seconds) unguarded = std::move(b);
@@ -202,15 +216,14 @@ int Main() {
     constexpr int kStepsPerIteration = 6;
     absl::StatusOr<std::shared_ptr<Device>> per_iteration =
         CreateCudaDevice({.graph_loops = false});
-    if (!per_iteration.ok()) return 1;
+    if (!per_iteration.ok()) return Failed("per-iteration CUDA device", per_iteration.status());
     auto replay_dispatch = LocalDispatch::Create({.device = *per_iteration});
-    if (!replay_dispatch.ok()) return 1;
+    if (!replay_dispatch.ok()) return Failed("per-iteration dispatch", replay_dispatch.status());
     const Program add{"atomic_add_u32", {0, 1}};
     // Seconds for one window on `d`: as a repeated group, or (unrolled) as a plain sequence.
-    const auto window = [&](ResidentDispatch& d, bool unrolled) -> double {
-      absl::StatusOr<Resource> counter = d.Allocate(64);
-      if (!counter.ok()) return -1;
-      const std::vector<Step> group(kStepsPerIteration, Step{&add, {&*counter, 1}, std::nullopt});
+    const auto window = [&](ResidentDispatch& d, bool unrolled) -> absl::StatusOr<double> {
+      ASSIGN_OR_RETURN(Resource counter, d.Allocate(64));
+      const std::vector<Step> group(kStepsPerIteration, Step{&add, {&counter, 1}, std::nullopt});
       std::vector<Step> all;
       for (uint32_t i = 0; unrolled && i < kIterations; ++i) {
         all.insert(all.end(), group.begin(), group.end());
@@ -218,19 +231,23 @@ int Main() {
       double best = 1e9;
       for (int r = 0; r < 3; ++r) {
         const absl::Time start = absl::Now();
-        const absl::Status s =
+        RETURN_IF_ERROR(
             unrolled ? d.DispatchSequenceReadRangesInto(all, {}, {})
-                     : d.DispatchRepeatedSequenceReadRangesInto({}, group, kIterations, {}, {});
-        if (!s.ok()) return -1;
+                     : d.DispatchRepeatedSequenceReadRangesInto({}, group, kIterations, {}, {}));
         best = std::min(best, Seconds(start));
       }
-      (void)d.Free(*counter);
+      RETURN_IF_ERROR(d.Free(counter));
       return best / kIterations * 1e6;
     };
-    const double loop = window(g, false);
-    const double per_launch = window(**replay_dispatch, false);
-    const double plain = window(g, true);
-    if (loop < 0 || per_launch < 0 || plain < 0) return 1;
+    const absl::StatusOr<double> loop_or = window(g, false);
+    if (!loop_or.ok()) return Failed("window as a graph loop", loop_or.status());
+    const absl::StatusOr<double> per_launch_or = window(**replay_dispatch, false);
+    if (!per_launch_or.ok()) {
+      return Failed("window as one graph launch per iteration", per_launch_or.status());
+    }
+    const absl::StatusOr<double> plain_or = window(g, true);
+    if (!plain_or.ok()) return Failed("window as plain launches", plain_or.status());
+    const double loop = *loop_or, per_launch = *per_launch_or, plain = *plain_or;
     Out("window of %u iterations x %d steps, us per iteration: graph loops (%s) %.2f, one graph "
         "launch per iteration %.2f (%.2fx), plain launches %.2f (%.2fx)\n\n",
         kIterations, kStepsPerIteration,
@@ -244,11 +261,11 @@ int Main() {
     const double pinned = PinnedBandwidth(bytes);
     std::vector<uint8_t> data(bytes, 3);
     absl::StatusOr<Resource> buffer = g.Allocate(bytes);
-    if (!buffer.ok()) return 1;
+    if (!buffer.ok()) return Failed("allocation of the upload buffer", buffer.status());
     double best = 0;
     for (int r = 0; r < 5; ++r) {
       const absl::Time start = absl::Now();
-      if (!g.UploadMany({{*buffer, data}}).ok()) return 1;
+      if (absl::Status s = g.UploadMany({{*buffer, data}}); !s.ok()) return Failed("upload", s);
       best = std::max(best, bytes / Seconds(start) / 1e9);
     }
     Out("upload of 512 MiB from pageable memory: %.1f GB/s; pinned host-to-device: %.1f GB/s: "
@@ -261,13 +278,6 @@ int Main() {
         driver / pinned);
   }
   Out("answers: %s\n", all_equal ? "CUDA and CPU agree on every problem" : "DIFFER");
-  const std::string path = absl::GetFlag(FLAGS_summary);
-  if (!path.empty()) {
-    if (FILE* f = std::fopen(path.c_str(), "a")) {
-      std::fputs(report.c_str(), f);
-      std::fclose(f);
-    }
-  }
   return all_equal ? 0 : 1;
 }
 
@@ -276,5 +286,15 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  return sluice::bench::Main();
+  const std::string path = absl::GetFlag(FLAGS_summary);
+  if (!path.empty()) {
+    sluice::bench::summary = std::fopen(path.c_str(), "a");
+    if (sluice::bench::summary == nullptr) {
+      std::fprintf(stderr, "cannot open %s for appending\n", path.c_str());
+      return 2;
+    }
+  }
+  const int rc = sluice::bench::Main();
+  if (sluice::bench::summary != nullptr) std::fclose(sluice::bench::summary);
+  return rc;
 }
