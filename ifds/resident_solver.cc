@@ -85,6 +85,7 @@ class Solver {
   uint32_t windows_ = 0;
   uint32_t growths_ = 0;
   uint32_t partial_growths_ = 0;
+  uint32_t overflow_growths_ = 0;
   ResidentStats phases_;  // the *_seconds fields
   bool seeded_ = false;  // every seed is in the path-edge list and has been a delta
 
@@ -200,16 +201,18 @@ bool Solver::Converged() const {
 
 bool Solver::NeedsGrowth() const {
   for (int r = 0; r < k::kNumRelations; ++r) {
-    const uint64_t count = state_words_[S::Count(r)];
-    if (2 * count > cap_.set[r] || 2 * count > cap_.list[r]) return true;
-    if (2 * uint64_t{state_words_[S::Keys(r)]} > cap_.keys[r]) return true;
-    if (4 * uint64_t{state_words_[S::Entries(r)]} > 3 * cap_.entries[r]) return true;
+    if (k::WantsGrowth(state_words_[S::Count(r)], state_words_[S::Keys(r)],
+                       state_words_[S::Entries(r)],
+                       {cap_.set[r], cap_.list[r], cap_.keys[r], cap_.entries[r]})) {
+      return true;
+    }
   }
   return false;
 }
 
 absl::Status Solver::Grow(bool overflowed) {
   ++growths_;
+  if (overflowed) ++overflow_growths_;
   Capacity next = cap_;
   std::vector<Step> steps;
   std::vector<Program> copies;  // kept alive until the sequence ran
@@ -217,19 +220,22 @@ absl::Status Solver::Grow(bool overflowed) {
   std::vector<Resource> retired;
   std::vector<std::array<Resource, 2>> copy_bindings;
   copy_bindings.reserve(k::kNumRelations);
+  // A growth between iterations also grows the tables that are getting close (more than 3/8
+  // full), so that one growth serves several tables.
+  const auto soon = [overflowed](uint64_t used) { return overflowed ? used : used + used / 3; };
   for (int r = 0; r < k::kNumRelations; ++r) {
     const uint64_t count = state_words_[S::Count(r)];
     const uint64_t kept = std::min<uint64_t>(count, cap_.list[r]);
     const bool list_overflowed = count > cap_.list[r];
-    next.list[r] = Regrow(cap_.list[r], count, list_overflowed || (overflowed && 4 * count > cap_.list[r]));
-    next.set[r] = std::max(next.list[r], Regrow(cap_.set[r], count, overflowed && 4 * count > cap_.set[r]));
+    next.list[r] = Regrow(cap_.list[r], soon(count), list_overflowed || (overflowed && 4 * count > cap_.list[r]));
+    next.set[r] = std::max(next.list[r], Regrow(cap_.set[r], soon(count), overflowed && 4 * count > cap_.set[r]));
     // After the rebuild every listed tuple is indexed.
     const uint64_t keys = uint64_t{state_words_[S::Keys(r)]} + (kept - std::min<uint64_t>(kept, state_words_[S::Indexed(r)]));
     const uint64_t entries = r == k::kPe ? std::min<uint64_t>(kept, uint64_t{state_words_[S::Entries(r)]} + kept - std::min<uint64_t>(kept, state_words_[S::Indexed(r)]))
                                          : kept;
-    next.keys[r] = Regrow(cap_.keys[r], std::min<uint64_t>(keys, kept),
+    next.keys[r] = Regrow(cap_.keys[r], soon(std::min<uint64_t>(keys, kept)),
                           overflowed && 4 * keys > cap_.keys[r]);
-    next.entries[r] = Regrow(cap_.entries[r], entries + entries / 2,
+    next.entries[r] = Regrow(cap_.entries[r], soon(entries + entries / 2),
                              overflowed && 4 * entries > 3 * cap_.entries[r]);
     state_words_[S::Count(r)] = static_cast<uint32_t>(kept);
     state_words_[S::DeltaBegin(r)] = std::min<uint32_t>(state_words_[S::DeltaBegin(r)], kept);
@@ -444,6 +450,10 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     if (NeedsGrowth()) {
       PhaseTimer timer(&phases_.growth_seconds);
       RETURN_IF_ERROR(Grow(false));
+    } else if (o_.early_exit && state_words_[S::kActive] == 0) {
+      // Every window would end before its first iteration: never loop on that.
+      return absl::InternalError(
+          "the device ended a window with work left, no overflow and no table to grow");
     }
     window = std::min(window * 2, std::max(o_.max_window, 1u));
   }
@@ -466,6 +476,7 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     stats->windows = windows_;
     stats->growths = growths_;
     stats->partial_growths = partial_growths_;
+    stats->overflow_growths = overflow_growths_;
     stats->peak_device_bytes = buffers_.peak_bytes();
   }
   return solution;

@@ -46,7 +46,11 @@ struct ResidentStats {
   uint32_t iterations = 0;
   uint32_t windows = 0;
   uint32_t growths = 0;
-  uint32_t partial_growths = 0;  // growths before any table was full: only moved tables rebuilt
+  uint32_t partial_growths = 0;  // growths that rebuilt only the tables that moved
+  // Growths after an insert failed (a table full mid-iteration: everything is rebuilt and the
+  // iteration reruns). Tables that fill gradually grow between iterations instead: the device
+  // ends the window when one should grow.
+  uint32_t overflow_growths = 0;
   uint64_t peak_device_bytes = 0;  // largest total of the solver's buffers at once
   // Wall-clock seconds by phase: compiling and uploading the problem and allocating the tables;
   // the windows; growing tables and rebuilding them; compacting, sorting and reading results.

@@ -250,8 +250,10 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   }
   spec("ifds_index", "IFDS: index the tuples appended since the last index pass",
        std::move(index), "per relation, one thread per unindexed tuple");
-  spec("ifds_advance", "IFDS: the tuples appended this iteration become the next delta",
-       {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");
+  spec("ifds_advance",
+       "IFDS: the tuples appended this iteration become the next delta; the active word is "
+       "cleared when no delta is left or a table should grow",
+       {{BodyId::kIfdsAdvance, OneThread()}}, "one thread", /*version=*/3);
   spec("ifds_rebuild", "IFDS: re-insert every listed tuple into fresh (grown) sets",
        std::move(rebuild), "per relation, one thread per listed tuple", /*version=*/3,
        {{"relations", (1u << ifds::kNumRelations) - 1,

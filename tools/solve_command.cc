@@ -82,22 +82,25 @@ int RunSolve(const std::string& path) {
     const std::string traffic = opened->traffic();
     stats_text = absl::StrFormat(
         "solver: resident on %s%s\npath edges: %d\nincoming calls: %d, end summaries: %d, "
-        "summary edges: %d\niterations: %d in %d windows (%d table growths)\n"
+        "summary edges: %d\niterations: %d in %d windows (%d table growths, %d after a full "
+        "table)\n"
         "device memory: %s at peak\ntraffic: %s\nseconds: %.3f (set-up %.3f, windows %.3f, "
         "growth %.3f, results %.3f)\n",
         std::string(opened->dispatch->backend_id()),
         opened->remote ? " via sluiced at " + absl::GetFlag(FLAGS_server) : " in-process",
         stats.path_edges, stats.incoming, stats.end_summaries, stats.summaries,
-        stats.iterations, stats.windows, stats.growths, HumanBytes(stats.peak_device_bytes),
+        stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
+        HumanBytes(stats.peak_device_bytes),
         traffic, seconds, stats.setup_seconds, stats.window_seconds, stats.growth_seconds,
         stats.results_seconds);
     stats_json = absl::StrFormat(
         "\"stats\":{\"solver\":\"resident\",\"backend\":\"%s\",\"remote\":%s,\"path_edges\":%d,"
-        "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"peak_device_bytes\":%d,"
+        "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"overflow_growths\":%d,"
+        "\"peak_device_bytes\":%d,"
         "\"seconds\":%.6f,\"phase_seconds\":{\"setup\":%.6f,\"windows\":%.6f,"
         "\"growth\":%.6f,\"results\":%.6f}}",
         std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
-        stats.path_edges, stats.iterations, stats.windows, stats.growths,
+        stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
         stats.peak_device_bytes, seconds, stats.setup_seconds, stats.window_seconds,
         stats.growth_seconds, stats.results_seconds);
   }

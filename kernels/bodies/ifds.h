@@ -62,7 +62,8 @@ struct State {
   enum Slot : uint32_t {
     kStatus = 0,     // kStatus* bits
     kIteration = 1,  // iterations completed
-    kActive = 2,     // nonzero while another iteration has work: the windows' loop guard
+    kActive = 2,     // nonzero while another iteration has work and no table should grow: the
+                     // windows' loop guard
     kRelationBase = 3,
     kIndexBase = kRelationBase + 4 * kNumRelations,
     kSlots = kIndexBase + 2 * kNumIndexes,
@@ -216,6 +217,26 @@ SLUICE_HD inline uint64_t TableFind(DeviceSpan<uint64_t> table, uint32_t stride,
     slot = (slot + 1) & mask;
   }
   return kEmpty;
+}
+
+// Slot counts of relation r's tables and of its index.
+struct TableSlotCounts {
+  uint64_t set = 0, list = 0, keys = 0, entries = 0;
+};
+
+SLUICE_HD inline TableSlotCounts TableSlots(const KernelArgs& a, int r) {
+  return {a.As<uint64_t>(kPeSet + 2 * r).size, a.As<uint64_t>(kPeList + 2 * r).size,
+          a.As<uint64_t>(kMpeKeys + 2 * r).size / 2, a.As<uint64_t>(kMpeEntries + 2 * r).size / 2};
+}
+
+// Whether relation r's tables should grow before the next iteration: its set or list more than
+// half full, its index with more than half its key slots or three quarters of its entries used.
+// The host (between windows) and ifds_advance (between iterations) ask this same question, so
+// a window that the device ends for growth is always followed by one.
+SLUICE_HD inline bool WantsGrowth(uint64_t count, uint64_t keys, uint64_t entries,
+                                  const TableSlotCounts& slots) {
+  return 2 * count > slots.set || 2 * count > slots.list || 2 * keys > slots.keys ||
+         4 * entries > 3 * slots.entries;
 }
 
 // Adds a tuple to relation `r` (its set and list); a new tuple is appended to the list.
@@ -515,6 +536,7 @@ struct Advance {
     // A halted iteration leaves its delta for the rerun, and ends the window.
     uint32_t active = 0;
     if (!Halted(a)) {
+      bool grow = false;
       for (int r = 0; r < kNumRelations; ++r) {
         const uint64_t capacity = a.As<uint64_t>(kPeList + 2 * r).size;
         uint32_t count = *StateWord(a, State::Count(r));
@@ -524,8 +546,13 @@ struct Advance {
         *StateWord(a, State::DeltaEnd(r)) = count;
         *StateWord(a, State::Indexed(r)) = count;
         if (count != begin) active = 1;
+        grow = grow || WantsGrowth(count, *StateWord(a, State::Keys(r)),
+                                   *StateWord(a, State::Entries(r)), TableSlots(a, r));
       }
       *StateWord(a, State::kIteration) += 1;
+      // Tables the host would grow end the window here, at an iteration boundary, rather than
+      // filling up until an insert fails mid-iteration (which costs a full rebuild and a rerun).
+      if (grow) active = 0;
     }
     *StateWord(a, State::kActive) = active;
   }

@@ -97,8 +97,8 @@ TEST_F(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothi
     o.recursion = 0.4;
     ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
     const Solution expected = SolveReference(problem);
-    // 2 and 8 overflow mid-window; 256 with windows of one iteration mostly grows before a
-    // table is full, which rebuilds only the tables that moved.
+    // 2 and 8 overflow mid-iteration; 256 mostly grows between iterations (the device ends a
+    // window when a table should grow), which rebuilds only the tables that moved.
     for (uint64_t capacity : {2u, 8u, 256u}) {
       for (uint32_t window : {1u, 64u}) {
         ResidentStats stats;
@@ -117,6 +117,41 @@ TEST_F(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothi
   }
   EXPECT_GT(growths, 100u);
   EXPECT_GT(partial_growths, 100u) << "growths that rebuild only the tables that moved";
+}
+
+TEST_F(DifferentialTest, TablesThatFillGraduallyGrowBetweenIterations) {
+  // The device ends a window at the iteration where a table passes its growth threshold, so
+  // no insert fails and nothing reruns. Windows that always run their length (no loop guard)
+  // cannot stop there, and fill tables until an insert fails: the contrast shows the guard at
+  // work.
+  uint32_t growths = 0, overflow_growths = 0, unguarded_overflow_growths = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    GeneratorOptions o;
+    o.seed = seed;
+    o.procedures = 100;
+    o.facts = 32;
+    o.nodes_per_procedure = 16;
+    ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+    const Solution expected = SolveReference(problem);
+    for (bool early_exit : {true, false}) {
+      ResidentStats stats;
+      ResidentOptions options;
+      options.initial_capacity = 1024;
+      options.initial_window = options.max_window = 64;
+      options.early_exit = early_exit;
+      ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
+      ASSERT_EQ(got, expected) << "seed " << seed << " early exit " << early_exit;
+      if (early_exit) {
+        growths += stats.growths;
+        overflow_growths += stats.overflow_growths;
+      } else {
+        unguarded_overflow_growths += stats.overflow_growths;
+      }
+    }
+  }
+  EXPECT_GT(growths, 10u);
+  EXPECT_EQ(overflow_growths, 0u);
+  EXPECT_GT(unguarded_overflow_growths, 5u);
 }
 
 TEST_F(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
