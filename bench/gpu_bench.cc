@@ -161,7 +161,10 @@ int Main() {
     absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
     if (!problem.ok()) return Failed("problem generation", problem.status());
     if (problems.empty() || &size == &sizes[1]) problems.push_back(*problem);
-    Solve(g, *problem);  // warm-up: context, module load, first allocations
+    // Warm-ups on both devices: the GPU's context, module load and first allocations; the
+    // CPU device's first touches of fresh memory.
+    Solve(g, *problem);
+    Solve(c, *problem);
     const Solved on_gpu = Solve(g, *problem);
     const Solved on_cpu = Solve(c, *problem);
     if (!on_gpu.status.ok() || !on_cpu.status.ok()) {

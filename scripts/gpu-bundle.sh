@@ -25,4 +25,13 @@ for b in gpu-bundle/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}'
 done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+)\.so' |
   while read -r lib; do cp -L "$lib" gpu-bundle/lib/; done
+# What the bundle was built from: tests/gpu/run.sh compares the source hash with the tree it
+# runs in and fails on a stale bundle.
+{
+  echo "source $(tests/gpu/source-hash.sh)"
+  echo "commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+} >gpu-bundle/BUILD-INFO
+sed 's/^/  /' gpu-bundle/BUILD-INFO
 du -sh gpu-bundle | cut -f1 | xargs echo "gpu-bundle:"
