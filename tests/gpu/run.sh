@@ -2,13 +2,13 @@
 # The GPU check. On a machine with an NVIDIA GPU, in under 8 minutes (SLUICE_GPU_BUDGET seconds,
 # default 480, bound every step):
 #   1. the conformance and kernel suites on LocalDispatch with the CUDA device;
-#   2. the IFDS differential tests (resident solver on CUDA against the reference solver), and a
-#      sticky CUDA error injected into a live device (sessions told, the next one resets it);
+#   2. the IFDS differential tests (resident solver on CUDA against the reference solver);
 #   3. the benchmark: CUDA against CPU on the same generated problems, windows ended on the
 #      device against full windows, a window as a graph loop against one graph launch per
 #      iteration and against plain launches, upload throughput against the pinned
 #      host-to-device bandwidth (its targets are counted in the verdict);
-#   4. sluiced on the GPU serving four concurrent remote solves, each equal to the reference
+#   4. a sticky CUDA error injected into a live device (sessions told, the next one resets it);
+#      sluiced on the GPU serving four concurrent remote solves, each equal to the reference
 #      solver's answer; compute-sanitizer memcheck on a small solve.
 # The most telling steps run first, so a budget spent early still leaves their figures.
 # Uses gpu-bundle/ (scripts/gpu-bundle.sh, built where the libraries are) when present, and
