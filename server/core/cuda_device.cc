@@ -165,6 +165,7 @@ class CudaStreamImpl final : public Stream {
   absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
                               const std::atomic<bool>* cancel) override;
   absl::Status Synchronize() override;
+  absl::Status Usable() const override { return device_->Usable(epoch_); }
 
  private:
   struct Slot {

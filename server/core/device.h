@@ -83,6 +83,10 @@ class Stream {
                                       const std::atomic<bool>* cancel) = 0;
   // Waits until everything enqueued has finished. Counts one synchronization.
   virtual absl::Status Synchronize() = 0;
+  // OK while this stream's work can run; Unavailable (saying why) once its device failed, or
+  // was reset after a failure since the stream was made: its session's buffers are gone, and
+  // the session must not allocate new ones either. Thread-safe.
+  virtual absl::Status Usable() const { return absl::OkStatus(); }
 };
 
 class Device {

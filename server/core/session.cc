@@ -37,7 +37,14 @@ Session::Session(std::shared_ptr<Device> device, std::unique_ptr<Stream> stream,
 
 Session::~Session() = default;
 
-absl::StatusOr<uint64_t> Session::Allocate(uint64_t bytes) { return table_.Allocate(bytes); }
+absl::StatusOr<uint64_t> Session::Allocate(uint64_t bytes) {
+  {
+    // A session that outlived a device reset is lost: it must not take memory from new ones.
+    absl::MutexLock lock(&stream_mu_);
+    RETURN_IF_ERROR(stream_->Usable());
+  }
+  return table_.Allocate(bytes);
+}
 
 absl::Status Session::Free(uint64_t handle) { return table_.Free(handle); }
 

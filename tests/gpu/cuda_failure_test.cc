@@ -47,6 +47,7 @@ TEST(CudaFailureTest, AStickyErrorFailsEverySessionAndTheNextSessionResetsTheGpu
   // Sessions from before the reset stay lost; their buffers died with the old context and
   // count against nothing.
   EXPECT_THAT(first->Download(kept), StatusIs(Code::kUnavailable, HasSubstr("reset")));
+  EXPECT_THAT(second->Allocate(16), StatusIs(Code::kUnavailable, HasSubstr("reset")));
   first.reset();
   second.reset();
   EXPECT_EQ(harness.device()->memory().used, 16u);
