@@ -2,9 +2,11 @@
 // point on the device through nothing but the ResidentDispatch interface. Each window is one
 // DispatchRepeatedSequenceReadRangesInto whose only reads are the solver's state words (delta
 // ranges, counts and the status flags); convergence, growth and errors are decided from those
-// few bytes. When a table fills up, the solver grows it, rebuilds the hash sets and indexes from
-// the relation lists on the device, and reruns the interrupted iteration: it never returns a
-// wrong or partial answer.
+// few bytes. A table past half full ends the window at that iteration (the device clears the
+// loop guard's word), and the solver grows it and rebuilds, on the device, the hash sets and
+// indexes that moved; a table that fills up within one iteration makes the solver grow every
+// table that needs it, rebuild all sets and indexes from the relation lists and rerun the
+// interrupted iteration. It never returns a wrong or partial answer.
 #ifndef SLUICE_IFDS_RESIDENT_SOLVER_H_
 #define SLUICE_IFDS_RESIDENT_SOLVER_H_
 
@@ -30,9 +32,9 @@ struct ResidentOptions {
   // from the problem. Tiny values force every growth path (tests do this).
   uint64_t initial_capacity = 0;
   // Each window's repeated group starts with a loop guard on the state's active word, so a
-  // window ends on the device once the deltas are empty or a table overflowed. Off, a window
-  // always runs its full length (idle iterations' passes find empty deltas and return at once);
-  // benchmarks compare both.
+  // window ends on the device once the deltas are empty, a table should grow or one
+  // overflowed. Off, a window always runs its full length (idle iterations' passes find empty
+  // deltas and return at once; tables fill until an insert fails); benchmarks compare both.
   bool early_exit = true;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
@@ -47,8 +49,8 @@ struct ResidentStats {
   uint32_t windows = 0;
   uint32_t growths = 0;
   uint32_t partial_growths = 0;  // growths that rebuilt only the tables that moved
-  // Growths after an insert failed (a table full mid-iteration: everything is rebuilt and the
-  // iteration reruns). Tables that fill gradually grow between iterations instead: the device
+  // Growths after an insert failed (a table full mid-iteration, or a rebuild that could not
+  // place a tuple: everything is rebuilt and the iteration reruns). Tables that fill gradually grow between iterations instead: the device
   // ends the window when one should grow.
   uint32_t overflow_growths = 0;
   uint64_t peak_device_bytes = 0;  // largest total of the solver's buffers at once

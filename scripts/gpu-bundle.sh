@@ -9,6 +9,8 @@ source "$(dirname "$0")/common.sh"
 cd "$ROOT"
 
 ensure_packages
+# The tree as it is when the build starts is what the bundle is built from.
+source_hash=$(bash tests/gpu/source-hash.sh)
 configure_and_build >/dev/null
 if [ ! -x "$BUILD/bin/gpu_cuda_ifds_test" ]; then
   echo "no CUDA build: nvcc was not found when build/ was configured" >&2
@@ -28,7 +30,7 @@ done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc
 # What the bundle was built from: tests/gpu/run.sh compares the source hash with the tree it
 # runs in and fails on a stale bundle.
 {
-  echo "source $(tests/gpu/source-hash.sh)"
+  echo "source $source_hash"
   echo "commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
   echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"

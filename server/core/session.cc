@@ -38,12 +38,15 @@ Session::Session(std::shared_ptr<Device> device, std::unique_ptr<Stream> stream,
 Session::~Session() = default;
 
 absl::StatusOr<uint64_t> Session::Allocate(uint64_t bytes) {
-  {
-    // A session that outlived a device reset is lost: it must not take memory from new ones.
-    absl::MutexLock lock(&stream_mu_);
-    RETURN_IF_ERROR(stream_->Usable());
+  // A session that outlived a device reset is lost: it must not take memory from new ones.
+  // Asked again after the allocation, in case the reset came in between.
+  RETURN_IF_ERROR(StreamUsable());
+  ASSIGN_OR_RETURN(uint64_t handle, table_.Allocate(bytes));
+  if (absl::Status usable = StreamUsable(); !usable.ok()) {
+    table_.Free(handle).IgnoreError();
+    return usable;
   }
-  return table_.Allocate(bytes);
+  return handle;
 }
 
 absl::Status Session::Free(uint64_t handle) { return table_.Free(handle); }

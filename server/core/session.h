@@ -121,6 +121,10 @@ class Session {
   const Options options_;
   ResourceTable table_;  // own locking
 
+  // Unavailable once the stream's device failed or was reset since this session began. Needs
+  // no lock (Stream::Usable is thread-safe), so Allocate does not wait for running work.
+  absl::Status StreamUsable() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return stream_->Usable(); }
+
   absl::Mutex stream_mu_;
   const std::unique_ptr<Stream> stream_ ABSL_PT_GUARDED_BY(stream_mu_);
 };
