@@ -5,6 +5,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/core/cpu_device.h"
@@ -14,7 +18,62 @@ namespace sluice {
 namespace {
 
 using ::sluice::testing::StatusIs;
+using ::testing::HasSubstr;
 using Code = absl::StatusCode;
+
+// A CPU device whose streams can be lost, as a GPU's are when it is reset after a failure: the
+// work runs on the real CPU device, and every stream reports Unavailable once `lost` is set.
+// With `lose_on_allocate`, the next allocation sets it, as if the reset came during it.
+class LosableDevice final : public Device {
+ public:
+  explicit LosableDevice(std::shared_ptr<CpuDevice> cpu) : cpu_(std::move(cpu)) {}
+
+  std::atomic<bool> lost{false};
+  std::atomic<bool> lose_on_allocate{false};
+
+  const DeviceInfo& info() const override { return cpu_->info(); }
+  absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override {
+    if (lose_on_allocate.exchange(false)) lost = true;
+    return cpu_->Allocate(bytes);
+  }
+  void Free(DeviceBuffer buffer) override { cpu_->Free(buffer); }
+  absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override {
+    ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, cpu_->CreateStream());
+    return std::unique_ptr<Stream>(new LosableStream(std::move(stream), &lost));
+  }
+  MemoryInfo memory() const override { return cpu_->memory(); }
+  DeviceCounters counters() const override { return cpu_->counters(); }
+
+ private:
+  class LosableStream final : public Stream {
+   public:
+    LosableStream(std::unique_ptr<Stream> stream, const std::atomic<bool>* lost)
+        : stream_(std::move(stream)), lost_(lost) {}
+    absl::Status CopyIn(DeviceBuffer dst, uint64_t offset,
+                        absl::Span<const uint8_t> src) override {
+      return stream_->CopyIn(dst, offset, src);
+    }
+    absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) override {
+      return stream_->CopyOut(src, offset, dst);
+    }
+    absl::Status Launch(const PlannedStep& step) override { return stream_->Launch(step); }
+    absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
+                                const std::atomic<bool>* cancel) override {
+      return stream_->LaunchRepeated(steps, count, cancel);
+    }
+    absl::Status Synchronize() override { return stream_->Synchronize(); }
+    absl::Status Usable() const override {
+      if (lost_->load()) return absl::UnavailableError("the device was reset");
+      return absl::OkStatus();
+    }
+
+   private:
+    const std::unique_ptr<Stream> stream_;
+    const std::atomic<bool>* const lost_;
+  };
+
+  const std::shared_ptr<CpuDevice> cpu_;
+};
 
 class SessionTest : public ::testing::Test {
  protected:
@@ -91,6 +150,69 @@ TEST_F(SessionTest, FreeDuringRunningWorkIsDeferredUntilTheWorkEnds) {
   }
   EXPECT_EQ(device_->memory().used, 0u);
   EXPECT_EQ(session_->buffer_count(), 0u);
+}
+
+TEST(SessionOnALosableDeviceTest, ASessionWhoseStreamIsLostCannotAllocate) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> cpu, CpuDevice::Create({}));
+  auto device = std::make_shared<LosableDevice>(cpu);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::Create(device, {}));
+  ASSERT_OK(session->Allocate(64).status());
+  device->lost = true;
+  EXPECT_THAT(session->Allocate(64), StatusIs(Code::kUnavailable, HasSubstr("reset")));
+  EXPECT_EQ(session->buffer_count(), 1u);
+  EXPECT_EQ(cpu->memory().used, 64u);
+}
+
+TEST(SessionOnALosableDeviceTest, AStreamLostDuringTheAllocationTakesNoMemory) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> cpu, CpuDevice::Create({}));
+  auto device = std::make_shared<LosableDevice>(cpu);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::Create(device, {}));
+  device->lose_on_allocate = true;
+  EXPECT_THAT(session->Allocate(64), StatusIs(Code::kUnavailable, HasSubstr("reset")));
+  EXPECT_EQ(session->buffer_count(), 0u);
+  EXPECT_EQ(cpu->memory().used, 0u);
+}
+
+TEST_F(SessionTest, AllocateDoesNotWaitForRunningWork) {
+  // A repeated sequence of four billion iterations (tens of seconds at least) runs until it is
+  // cancelled; an allocation made meanwhile completes, within a generous 10 s, while it still
+  // runs.
+  ASSERT_OK_AND_ASSIGN(uint64_t h, session_->Allocate(4));
+  const std::vector<uint64_t> bind = {h};
+  const std::vector<uint64_t> params = {0, 1};
+  const std::vector<StepRef> repeated = {{"atomic_add_u32", params, bind, std::nullopt}};
+  std::atomic<bool> cancel{false};
+  absl::Status run_status;
+  const uint64_t launches = device_->counters().launches;
+  std::thread runner([&] {
+    run_status = session_->Execute({}, repeated, 4000000000u, {},
+                                   [](size_t, uint64_t) { return absl::Span<uint8_t>(); },
+                                   &cancel);
+  });
+  // The sequence is running once the device counts its launches (bounded wait).
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (device_->counters().launches == launches && absl::Now() < deadline) {
+    std::this_thread::yield();
+  }
+  if (device_->counters().launches == launches) {
+    cancel = true;
+    runner.join();
+    FAIL() << "the sequence never started";
+  }
+  absl::Notification allocated;
+  absl::StatusOr<uint64_t> second;
+  std::thread allocator([&] {
+    second = session_->Allocate(4);
+    allocated.Notify();
+  });
+  const bool in_time = allocated.WaitForNotificationWithTimeout(absl::Seconds(10));
+  cancel = true;
+  runner.join();
+  allocator.join();
+  EXPECT_TRUE(in_time) << "the allocation waited for the running sequence";
+  EXPECT_OK(second.status());
+  // Still running when the allocation returned: only the cancellation ended it.
+  EXPECT_THAT(run_status, StatusIs(Code::kCancelled));
 }
 
 }  // namespace
