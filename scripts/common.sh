@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/test.sh and scripts/demo.sh: install what is missing, configure, build.
 # Source it; it defines functions and sets ROOT and BUILD.
 

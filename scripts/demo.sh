@@ -15,7 +15,8 @@ work=$(mktemp -d)
 daemon_pid=""
 cleanup() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" && wait "$daemon_pid" || true
+    kill -TERM "$daemon_pid" 2>/dev/null
+    wait "$daemon_pid" || true
   fi
   rm -rf "$work"
 }

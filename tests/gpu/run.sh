@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 out_dir=${OUT:-$ROOT/build-gpu}
 mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)  # a relative OUT is the caller's
-cd "$ROOT"
+cd "$ROOT" || exit 1
 summary="$out_dir/gpu-summary.txt"
 log="$out_dir/gpu-log.txt"
 : >"$summary"
