@@ -1,8 +1,9 @@
 #include "ifds/binary_format.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <system_error>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -267,11 +268,34 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
 }
 
 absl::StatusOr<Problem> LoadProblem(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: is a directory", path));
+  }
+  // Pipes and process substitutions work too, so the size is learned by reading: in pieces,
+  // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format.
   std::ifstream file(path, std::ios::binary);
   if (!file) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
-  std::stringstream contents;
-  contents << file.rdbuf();
-  const std::string bytes = contents.str();
+  std::string bytes;
+  constexpr size_t kPiece = size_t{1} << 20;
+  while (file) {
+    const size_t at = bytes.size();
+    if (at >= kMaxProblemFileBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: larger than the %d bytes a problem file may have", path, kMaxProblemFileBytes));
+    }
+    bytes.resize(at + kPiece);
+    file.read(bytes.data() + at, kPiece);
+    bytes.resize(at + static_cast<size_t>(file.gcount()));
+    if (at == 0 && bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) != 0 &&
+        bytes.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: neither format: binary data without the binary format's magic", path));
+    }
+  }
+  if (file.bad()) {
+    return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
+  }
   if (bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(bytes, path);
   return ParseText(bytes, path);
 }

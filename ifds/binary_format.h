@@ -22,8 +22,12 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
 // reader makes up "n<id>", "f<id>" and "p<id>".
 std::string WriteBinary(const Problem& problem, bool names = true);
 
-// Reads a problem file in either format (the binary magic decides). Errors carry the file name;
-// NotFound if it cannot be opened.
+// The largest problem file LoadProblem reads.
+inline constexpr uint64_t kMaxProblemFileBytes = uint64_t{4} << 30;
+
+// Reads a problem file in either format (the binary magic decides); a pipe works too. Errors
+// carry the file name: NotFound if it cannot be opened, InvalidArgument for a directory, a file
+// past kMaxProblemFileBytes or one that fits neither format, DataLoss if reading fails.
 absl::StatusOr<Problem> LoadProblem(const std::string& path);
 
 }  // namespace sluice::ifds

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,7 +29,12 @@ Flow RandomFlow(Random& rng, const GeneratorOptions& o, uint32_t facts) {
     if (f.identity && rng.Chance(o.kill_rate)) f.kills.push_back(d);
     if (rng.Chance(o.gen_rate)) f.gens.push_back(d);
   }
-  // Explicit pairs: about pair_rate * facts of them, so large fact sets stay cheap.
+  // Explicit pairs: about pair_rate * facts of them, so large fact sets stay cheap. A pair maps
+  // to a fact other than zero, so with the zero fact alone there are none.
+  if (facts < 2) {
+    f.Normalize();
+    return f;
+  }
   const uint64_t pairs = static_cast<uint64_t>(o.pair_rate * facts + 0.5) + (rng.Chance(o.pair_rate) ? 1 : 0);
   for (uint64_t i = 0; i < pairs; ++i) {
     f.pairs.emplace_back(static_cast<uint32_t>(rng.Below(facts)),
@@ -41,14 +47,42 @@ Flow RandomFlow(Random& rng, const GeneratorOptions& o, uint32_t facts) {
 }  // namespace
 
 absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
+  // Every size is checked before anything is generated, in 64 bits, so no option can wrap or
+  // run the generator out of memory.
   if (o.procedures == 0) return absl::InvalidArgumentError("at least one procedure");
-  if (o.facts + 1 >= kMaxFacts) {
+  if (uint64_t{o.facts} + 1 >= kMaxFacts) {
     return absl::InvalidArgumentError(absl::StrFormat("at most %d facts", kMaxFacts - 2));
   }
-  if (uint64_t{o.procedures} * (uint64_t{o.nodes_per_procedure} + 2) * 2 >= kMaxNodes) {
-    return absl::InvalidArgumentError("too many nodes");
+  // Bodies average nodes_per_procedure nodes and are at most twice that long.
+  const uint64_t nodes = uint64_t{o.procedures} * (2 * uint64_t{o.nodes_per_procedure} + 1);
+  if (nodes > kMaxGeneratedNodes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d procedures of up to %d nodes each can exceed the generator's %d nodes",
+        o.procedures, 2 * uint64_t{o.nodes_per_procedure} + 1, kMaxGeneratedNodes));
   }
-  if (o.max_callees == 0) return absl::InvalidArgumentError("max_callees must be at least 1");
+  if (o.max_callees == 0 || o.max_callees > kMaxCallees) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("max_callees must be 1 to %d", kMaxCallees));
+  }
+  for (const auto& [name, rate] : {std::pair{"call_density", o.call_density},
+                                   {"recursion", o.recursion}, {"unreachable", o.unreachable},
+                                   {"identity", o.identity}, {"gen_rate", o.gen_rate},
+                                   {"kill_rate", o.kill_rate}, {"pair_rate", o.pair_rate},
+                                   {"branch", o.branch}, {"loop", o.loop}}) {
+    if (!(rate >= 0 && rate <= 1)) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s must be 0 to 1, not %g", name, rate));
+    }
+  }
+  // At most three flow functions per node (its edges) plus two per callee at a call site, each
+  // listing about (gen_rate + kill_rate + 2 pair_rate) x facts facts.
+  const double flows = static_cast<double>(nodes) *
+                       (3 + (o.call_density > 0 ? 2.0 * o.max_callees : 0.0));
+  const double per_flow = (o.facts + 1.0) * (o.gen_rate + o.kill_rate + 2 * o.pair_rate) + 2;
+  if (flows * per_flow > kMaxGeneratedFlowFacts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "these options can make %.3g flow-function entries, more than the generator's %d",
+        flows * per_flow, kMaxGeneratedFlowFacts));
+  }
   Random rng(o.seed);
   Problem p;
   const uint32_t facts = o.facts + 1;

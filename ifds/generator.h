@@ -30,6 +30,11 @@ struct GeneratorOptions {
   uint32_t seeds = 1;                 // facts seeded at main's start (the zero fact first)
 };
 
+// The largest problems the generator makes: a bound that fits in memory, checked up front.
+inline constexpr uint64_t kMaxGeneratedNodes = uint64_t{1} << 24;
+inline constexpr uint64_t kMaxGeneratedFlowFacts = uint64_t{1} << 28;  // facts listed in flows
+inline constexpr uint32_t kMaxCallees = 0xffff;  // per call site, as Validate allows
+
 // InvalidArgument for options out of range (no procedures, facts beyond the limit, ...).
 absl::StatusOr<Problem> Generate(const GeneratorOptions& options);
 

@@ -24,10 +24,13 @@ namespace k = kernels::ifds;
 using S = k::State;
 
 constexpr uint32_t kFill = 0xffffffffu;  // fills u64 tables with kEmpty
+constexpr const char* kRelationNames[k::kNumRelations] = {"path edges", "incoming calls",
+                                                         "end summaries", "summary edges"};
 
+// The least power of two >= v, at least 2; callers keep v at most 2^63.
 uint64_t NextPow2(uint64_t v) {
   uint64_t p = 2;
-  while (p < v) p <<= 1;
+  while (p < v && p < (uint64_t{1} << 63)) p <<= 1;
   return p;
 }
 
@@ -124,6 +127,11 @@ void Solver::FillSteps(const std::vector<int>& sets, const std::vector<int>& key
 }
 
 absl::Status Solver::Init() {
+  if (o_.initial_capacity > kMaxTableSlots) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "an initial capacity of %d slots is more than a table may have (%d)",
+        o_.initial_capacity, kMaxTableSlots));
+  }
   ASSIGN_OR_RETURN(CompiledProblem compiled, Compile(p_));
   const uint64_t nodes = p_.node_count();
   for (int r = 0; r < k::kNumRelations; ++r) {
@@ -257,6 +265,13 @@ absl::Status Solver::Grow(bool overflowed) {
         next.keys[r] *= 2;
         next.entries[r] *= 2;
       }
+    }
+  }
+  for (int r = 0; r < k::kNumRelations; ++r) {
+    if (std::max({next.set[r], next.list[r], next.keys[r], next.entries[r]}) > kMaxTableSlots) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the problem needs more than %d slots in a table of %s", kMaxTableSlots,
+          kRelationNames[r]));
     }
   }
   // After an overflow every set and index may hold a tuple its list lacks: all are rebuilt.

@@ -25,11 +25,17 @@ struct ResidentProgress {
   uint64_t path_edges = 0;
 };
 
+// The most slots a table may have: the device counts tuples and index entries in 32-bit words,
+// and a count must be able to pass its table's size for an overflow to show. A problem that
+// needs more is ResourceExhausted.
+inline constexpr uint64_t kMaxTableSlots = uint64_t{1} << 31;
+
 struct ResidentOptions {
   uint32_t initial_window = 4;  // iterations in the first window; doubles up to max_window
   uint32_t max_window = 256;
-  // Slots of every table at the start (rounded up to a power of two, at least 2); 0 sizes them
-  // from the problem. Tiny values force every growth path (tests do this).
+  // Slots of every table at the start (rounded up to a power of two, at least 2, at most
+  // kMaxTableSlots); 0 sizes them from the problem. Tiny values force every growth path (tests
+  // do this).
   uint64_t initial_capacity = 0;
   // Each window's repeated group starts with a loop guard on the state's active word, so a
   // window ends on the device once the deltas are empty, a table should grow or one

@@ -19,14 +19,21 @@ absl::Span<const uint8_t> Bytes(const std::vector<uint32_t>& v) {
 
 }  // namespace
 
-CsrGraph GenerateGraph(uint32_t nodes, uint32_t average_degree, uint64_t seed) {
+absl::StatusOr<CsrGraph> GenerateGraph(uint32_t nodes, uint32_t average_degree,
+                                       uint64_t seed) {
+  const uint64_t most_degree = 2 * uint64_t{average_degree};
+  if (uint64_t{nodes} * most_degree > kMaxGeneratedEdges) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d nodes of up to %d out-edges each can exceed the generator's %d edges", nodes,
+        most_degree, kMaxGeneratedEdges));
+  }
   std::mt19937_64 rng(seed);
   CsrGraph g;
   g.nodes = nodes;
   g.row_offsets.reserve(uint64_t{nodes} + 1);
   g.row_offsets.push_back(0);
   for (uint32_t u = 0; u < nodes; ++u) {
-    const uint32_t degree = average_degree == 0 ? 0 : static_cast<uint32_t>(rng() % (2 * average_degree + 1));
+    const uint32_t degree = average_degree == 0 ? 0 : static_cast<uint32_t>(rng() % (most_degree + 1));
     for (uint32_t e = 0; e < degree; ++e) {
       g.columns.push_back(static_cast<uint32_t>(rng() % nodes));
     }

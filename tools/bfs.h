@@ -20,9 +20,13 @@ struct CsrGraph {
   std::vector<uint32_t> columns;      // edge targets
 };
 
-// A random directed graph with `nodes` nodes and about `average_degree` out-edges per node;
-// the same seed always gives the same graph.
-CsrGraph GenerateGraph(uint32_t nodes, uint32_t average_degree, uint64_t seed);
+// The most edges a generated graph may have (4 GiB of columns).
+inline constexpr uint64_t kMaxGeneratedEdges = uint64_t{1} << 30;
+
+// A random directed graph with `nodes` nodes and about `average_degree` out-edges per node (at
+// most twice that at any node); the same seed always gives the same graph. InvalidArgument when
+// nodes x 2 x average_degree exceeds kMaxGeneratedEdges.
+absl::StatusOr<CsrGraph> GenerateGraph(uint32_t nodes, uint32_t average_degree, uint64_t seed);
 
 // The reference: level of each node from `source`, kUnreachedLevel where unreachable.
 std::vector<uint32_t> HostBfs(const CsrGraph& graph, uint32_t source);

@@ -27,8 +27,13 @@ int RunBfs() {
     std::fprintf(stderr, "sluice bfs: need --nodes >= 1, --source < --nodes, --window >= 1\n");
     return kExitUsage;
   }
-  const CsrGraph graph =
+  absl::StatusOr<CsrGraph> generated =
       GenerateGraph(nodes, absl::GetFlag(FLAGS_degree), absl::GetFlag(FLAGS_seed));
+  if (!generated.ok()) {
+    std::fprintf(stderr, "sluice bfs: %s\n", generated.status().ToString().c_str());
+    return kExitUsage;
+  }
+  const CsrGraph& graph = *generated;
   absl::StatusOr<OpenedDispatch> opened = OpenDispatch("sluice bfs");
   if (!opened.ok()) {
     std::fprintf(stderr, "sluice bfs: %s\n", opened.status().ToString().c_str());

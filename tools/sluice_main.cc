@@ -2,6 +2,7 @@
 // in-process (the embedded default) or against a sluiced daemon (--server).
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,9 @@ std::vector<std::string> NormalizeFlags(int argc, char** argv) {
   return args;
 }
 
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
+namespace {
+
+int Run(int argc, char** argv) {
   std::vector<std::string> normalized = NormalizeFlags(argc, argv);
   std::vector<char*> raw;
   for (std::string& a : normalized) raw.push_back(a.data());
@@ -75,4 +77,18 @@ int main(int argc, char** argv) {
   if (command == "gen") return sluice::RunGen();
   std::fprintf(stderr, "sluice: unknown command '%s'\n\n%s\n", command.c_str(), kUsage);
   return sluice::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  // Sizes are checked before anything large is built; this is for a machine with less memory
+  // than a valid problem needs, which gets a message instead of an abort.
+  try {
+    return Run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "sluice: out of memory\n");
+    return sluice::kExitFailed;
+  }
 }

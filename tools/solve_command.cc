@@ -34,6 +34,11 @@ int RunSolve(const std::string& path) {
     std::fprintf(stderr, "sluice solve: --solver is resident or reference, --format tsv or json\n");
     return kExitUsage;
   }
+  if (absl::GetFlag(FLAGS_initial_capacity) > ifds::kMaxTableSlots) {
+    std::fprintf(stderr, "sluice solve: --initial-capacity is at most %llu slots\n",
+                 static_cast<unsigned long long>(ifds::kMaxTableSlots));
+    return kExitUsage;
+  }
   absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path);
   if (!problem.ok()) {
     std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());

@@ -16,6 +16,8 @@
 namespace sluice::ifds {
 namespace {
 
+using ::sluice::testing::StatusIs;
+
 // 240 shapes: sizes, call structure, recursion, unreachable code, several callees, empty and
 // identity-heavy flows, single-node procedures.
 std::vector<GeneratorOptions> Shapes() {
@@ -181,6 +183,18 @@ TEST_F(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
     }
   }
   EXPECT_GT(growths, 48u);
+}
+
+TEST_F(DifferentialTest, InitialCapacitiesPastTheTableLimitAreRefusedBeforeAllocating) {
+  GeneratorOptions o;
+  o.procedures = 3;
+  ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+  for (uint64_t capacity : {kMaxTableSlots + 1, uint64_t{1} << 62, ~uint64_t{0}}) {
+    EXPECT_THAT(SolveResident(*dispatch_, problem, {.initial_capacity = capacity}),
+                StatusIs(absl::StatusCode::kInvalidArgument))
+        << capacity;
+  }
+  EXPECT_EQ(dispatch_->device().memory().used, 0u);
 }
 
 TEST_F(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {

@@ -2,8 +2,10 @@
 // round trips, and `sluice solve` / `sluice gen` behave as documented.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "client/remote_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -110,6 +112,31 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   const std::string text = dir + "/p.ifds";
   ASSERT_EQ(Sluice({"gen", "--seed=7", "--procedures=5", "--out=" + text}).exit_code, 0);
   EXPECT_EQ(from_binary.out, Sluice({"solve", text}).out);
+}
+
+TEST_F(IfdsRemoteTest, AbsurdSizesAndNonProblemFilesAreUsageErrorsNotCrashes) {
+  // The zero fact alone is a problem the generator can make (it used to divide by zero).
+  const ProgramRun zero_facts = Sluice({"gen", "--facts=0", "--procedures=3"});
+  EXPECT_EQ(zero_facts.exit_code, 0) << zero_facts.err;
+  ASSERT_OK(ifds::ParseText(zero_facts.out, "gen").status());
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"gen", "--facts=4294967295"}, "at most 65533 facts"},
+      {{"gen", "--max-callees=4000000000", "--call-density=1"}, "max_callees must be 1 to"},
+      {{"gen", "--procedures=1000000000"}, "can exceed the generator's"},
+      {{"gen", "--facts=60000", "--gen-rate=1", "--procedures=1000"}, "flow-function entries"},
+      {{"gen", "--pair-rate=2"}, "pair_rate must be 0 to 1"},
+      {{"gen", "--identity=nan"}, "identity must be 0 to 1"},
+      {{"bfs", "--nodes=4000000000", "--degree=4000000000"}, "can exceed the generator's"},
+      {{"solve", ::testing::TempDir()}, "is a directory"},
+      {{"solve", "/dev/zero"}, "neither format"},
+      {{"solve", "--initial-capacity=9223372036854775809", "/dev/null"},
+       "--initial-capacity is at most"},
+  };
+  for (const auto& [args, message] : refused) {
+    const ProgramRun run = Sluice(args);
+    EXPECT_EQ(run.exit_code, 2) << absl::StrJoin(args, " ") << ": " << run.err;
+    EXPECT_THAT(run.err, HasSubstr(message)) << absl::StrJoin(args, " ");
+  }
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST_F(BfsTest, RepeatedWindowsEqualHostBfsOnGeneratedGraphs) {
   for (const Shape& shape : {Shape{1, 0, 1}, Shape{2, 1, 1}, Shape{100, 1, 3},
                              Shape{1000, 2, 8}, Shape{5000, 4, 5}, Shape{200000, 6, 16}}) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
-      const CsrGraph graph = GenerateGraph(shape.nodes, shape.degree, seed);
+      ASSERT_OK_AND_ASSIGN(const CsrGraph graph, GenerateGraph(shape.nodes, shape.degree, seed));
       const uint32_t source = static_cast<uint32_t>(seed * 7919 % shape.nodes);
       ASSERT_OK_AND_ASSIGN(BfsResult result,
                            ResidentBfs(*dispatch_, graph, source, shape.window));
@@ -57,7 +57,7 @@ TEST_F(BfsTest, WindowsArePolledWithOneSynchronizationAndSixteenBytesEach) {
 }
 
 TEST_F(BfsTest, BadArgumentsAreInvalidArgument) {
-  const CsrGraph graph = GenerateGraph(10, 2, 1);
+  ASSERT_OK_AND_ASSIGN(const CsrGraph graph, GenerateGraph(10, 2, 1));
   EXPECT_THAT(ResidentBfs(*dispatch_, graph, 10, 4), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ResidentBfs(*dispatch_, graph, 0, 0), StatusIs(absl::StatusCode::kInvalidArgument));
   CsrGraph broken = graph;
@@ -65,8 +65,16 @@ TEST_F(BfsTest, BadArgumentsAreInvalidArgument) {
   EXPECT_THAT(ResidentBfs(*dispatch_, broken, 0, 4), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(GenerateGraphTest, SizesPastTheEdgeBoundAreInvalidArgument) {
+  EXPECT_THAT(GenerateGraph(0xffffffffu, 0xffffffffu, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(GenerateGraph(1u << 20, 1u << 10, 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_OK_AND_ASSIGN(const CsrGraph graph, GenerateGraph(1u << 20, 0, 1));
+  EXPECT_TRUE(graph.columns.empty());
+}
+
 TEST_F(BfsTest, CorruptGraphDataIsReportedNotTrusted) {
-  CsrGraph graph = GenerateGraph(50, 3, 2);
+  ASSERT_OK_AND_ASSIGN(CsrGraph graph, GenerateGraph(50, 3, 2));
   graph.columns[0] = 1000000;  // an edge to a node that does not exist
   graph.row_offsets[0] = 0;
   EXPECT_THAT(ResidentBfs(*dispatch_, graph, 0, 4), StatusIs(absl::StatusCode::kDataLoss));
