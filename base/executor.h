@@ -1,6 +1,9 @@
-// A fixed set of threads running queued tasks in FIFO order. The daemon runs each session's
-// device work here so that gRPC reactors never block; per-session ordering is the caller's
-// business (a session schedules its next task only when the previous one is done).
+// Threads running queued tasks in FIFO order, started as the work needs them. The daemon runs
+// each session's device work here so that gRPC reactors never block; per-session ordering is
+// the caller's business (a session schedules its next task only when the previous one is done).
+// With as many threads allowed as there are sessions, no session's work ever waits for a
+// thread behind another session's long task: sessions then share the device itself, whose
+// launches interleave.
 #ifndef SLUICE_BASE_EXECUTOR_H_
 #define SLUICE_BASE_EXECUTOR_H_
 
@@ -16,8 +19,9 @@ namespace sluice {
 
 class Executor {
  public:
-  // Starts `threads` threads (at least 1).
-  explicit Executor(int threads);
+  // Runs tasks on at most `max_threads` threads (at least 1), started when a task finds every
+  // running thread busy; they stay until the executor goes.
+  explicit Executor(int max_threads);
   // Runs every task already scheduled, then joins the threads.
   ~Executor();
   Executor(const Executor&) = delete;
@@ -26,13 +30,19 @@ class Executor {
   // Queues `task` to run on one of the threads. Thread-safe.
   void Schedule(absl::AnyInvocable<void() &&> task);
 
+  // Threads started so far. Thread-safe.
+  int threads() const;
+
  private:
   void ThreadMain();
 
-  absl::Mutex mu_;
+  const int max_threads_;
+  mutable absl::Mutex mu_;
   std::deque<absl::AnyInvocable<void() &&>> tasks_ ABSL_GUARDED_BY(mu_);
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;      // threads waiting for a task
+  int starting_ ABSL_GUARDED_BY(mu_) = 0;  // threads started that have not yet waited
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;  // const after construction
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

@@ -44,7 +44,9 @@ ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware t
 ABSL_FLAG(int, cuda_device, 0, "CUDA backend: which GPU");
 ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},
           "CUDA backend: device memory limit (0: 90% of the GPU's free memory)");
-ABSL_FLAG(int, executor_threads, 0, "threads running session work (0: max(4, cores))");
+ABSL_FLAG(int, executor_threads, 0,
+          "most threads running session work, started as needed (0: one per session, up to "
+          "--max_sessions)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
 

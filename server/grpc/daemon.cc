@@ -20,9 +20,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->device_ = std::move(device);
   daemon->manager_ = std::make_unique<SessionManager>(daemon->device_, options.sessions);
+  // One thread per session at most (a session runs one job at a time), started as sessions
+  // need them: no session's work waits behind another's long window for a thread.
   const int threads = options.executor_threads > 0
                           ? options.executor_threads
-                          : std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
+                          : static_cast<int>(std::max<uint32_t>(options.sessions.max_sessions, 1));
   daemon->executor_ = std::make_unique<Executor>(threads);
   daemon->service_ =
       std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get());

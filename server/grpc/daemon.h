@@ -20,7 +20,8 @@ namespace sluice {
 struct DaemonOptions {
   // host:port to listen on; port 0 picks a free port (see Daemon::address()).
   std::string listen = "127.0.0.1:7450";
-  // Threads that run session work (device calls); 0 means max(4, hardware threads).
+  // Most threads that run session work (device calls), started as needed; 0 means one per
+  // session (sessions.max_sessions).
   int executor_threads = 0;
   SessionManager::Options sessions;
 };

@@ -210,6 +210,48 @@ TEST_F(DaemonTest, ConcurrentSessionsNeverSeeEachOthersBuffers) {
   EXPECT_EQ(still, expected[0][0]);
 }
 
+TEST_F(DaemonTest, LongWindowsInOtherSessionsDoNotHoldBackASessionsRequests) {
+  // More sessions running endless windows than the daemon once had threads for its sessions'
+  // work (max(4, cores)): a new session's requests must still be served, within its timeout.
+  const int busy_count = static_cast<int>(std::max(8u, std::thread::hardware_concurrency() + 2));
+  std::vector<std::unique_ptr<RawSession>> busy;
+  std::vector<uint64_t> buffers;
+  for (int i = 0; i < busy_count; ++i) {
+    busy.push_back(std::make_unique<RawSession>(daemon_->address()));
+    ASSERT_OK(busy.back()->Open().status());
+    ASSERT_OK_AND_ASSIGN(uint64_t buffer, busy.back()->Allocate(64 << 10));
+    buffers.push_back(buffer);
+  }
+  for (int i = 0; i < busy_count; ++i) {
+    // Four billion fills of 64 KiB: hours of work, ended by cancelling.
+    v1::SessionRequest request;
+    request.set_id(busy[i]->NextId());
+    v1::ExecuteRequest& execute = *request.mutable_execute();
+    v1::Step& step = *execute.add_repeated();
+    step.set_kernel("fill_u32");
+    step.add_params(i);
+    step.add_handles(buffers[i]);
+    execute.set_repeat_count(4000000000u);
+    ASSERT_TRUE(busy[i]->Send(request));
+  }
+  ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).counters().launches() > 1000;
+  })) << "the windows never started";
+
+  auto d = Connect("newcomer", absl::Seconds(20));
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(1 << 20));
+  ASSERT_OK(d->Dispatch(Program{"fill_u32", {7}}, {&r, 1}, std::nullopt));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> word, d->DownloadRange(r, 4096, 4));
+  EXPECT_EQ(word, std::vector<uint8_t>({7, 0, 0, 0}));
+  ASSERT_OK(d->Free(r));
+
+  busy.clear();  // cancels the streams, which ends their windows
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.active_sessions() == 1 && i.devices(0).memory().used() == 0;
+  })) << "cancelled windows end and free their buffers";
+}
+
 TEST_F(DaemonTest, EndingASessionInAnyWayFreesItsMemory) {
   EXPECT_EQ(Info().devices(0).memory().used(), 0u);
   {
