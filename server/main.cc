@@ -38,6 +38,9 @@ ABSL_FLAG(uint64_t, max_steps, 4096, "kernel steps per sequence");
 ABSL_FLAG(uint64_t, max_ranges, 1 << 16, "ranges per upload, read or sequence");
 ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{uint64_t{4} << 30},
           "bytes uploaded or read back by one request");
+ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{uint64_t{8} << 30},
+          "host memory for uploads being assembled and reads waiting to be sent, all sessions "
+          "together (at least twice --max_request_bytes)");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of physical memory)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
@@ -82,6 +85,12 @@ int Main() {
   limits.max_steps = absl::GetFlag(FLAGS_max_steps);
   limits.max_ranges = absl::GetFlag(FLAGS_max_ranges);
   limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes).bytes;
+  options.sessions.max_transfer_bytes = absl::GetFlag(FLAGS_max_transfer_bytes).bytes;
+  if (options.sessions.max_transfer_bytes / 2 < limits.max_request_bytes) {
+    Log("--max_transfer_bytes must be at least twice --max_request_bytes (a read of the most "
+        "bytes a request may move is staged and then chunked)");
+    return 2;
+  }
 
   absl::StatusOr<std::shared_ptr<Device>> device =
       CreateDevice(absl::GetFlag(FLAGS_backend),

@@ -33,7 +33,7 @@ SessionManager::Ticket::~Ticket() {
 }
 
 SessionManager::SessionManager(std::shared_ptr<Device> device, const Options& options)
-    : device_(std::move(device)), options_(options) {}
+    : device_(std::move(device)), options_(options), transfers_(options.max_transfer_bytes) {}
 
 absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open() {
   if (draining()) return absl::UnavailableError("the daemon is draining; no new sessions");

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "server/core/device.h"
 #include "server/core/session.h"
+#include "server/core/transfer_budget.h"
 
 namespace sluice {
 
@@ -37,6 +38,9 @@ class SessionManager {
  public:
   struct Options {
     uint32_t max_sessions = 256;
+    // Host memory for uploads being assembled and reads waiting to be sent, all sessions
+    // together (see TransferBudget); at least twice max_request_bytes serves the largest read.
+    uint64_t max_transfer_bytes = uint64_t{8} << 30;
     SessionLimits limits;
   };
 
@@ -69,6 +73,7 @@ class SessionManager {
   uint64_t sessions_opened() const { return opened_.load(); }
   const Options& options() const { return options_; }
   Device& device() const { return *device_; }
+  TransferBudget& transfers() { return transfers_; }
 
  private:
   const std::shared_ptr<Device> device_;
@@ -76,6 +81,7 @@ class SessionManager {
   std::atomic<uint32_t> active_{0};
   std::atomic<uint64_t> opened_{0};
   std::atomic<bool> draining_{false};
+  TransferBudget transfers_;
 };
 
 }  // namespace sluice

@@ -10,12 +10,16 @@
 namespace sluice {
 namespace {
 
-// Reading pauses while this many requests wait to run, or this many reply bytes wait to be
-// sent, so a client that floods requests or never reads replies cannot grow daemon memory.
+// Reading pauses while this many requests, or uploads holding this many bytes, wait to run, or
+// this many reply bytes wait to be sent, so a client that floods requests or never reads
+// replies cannot grow daemon memory. (What one request may hold is bounded by
+// max_request_bytes, and what all sessions hold by the daemon's TransferBudget.)
 constexpr size_t kMaxQueuedJobs = 16;
+constexpr uint64_t kMaxStagedBytes = uint64_t{64} << 20;
 constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
 // Requests moving at most this many bytes, with no kernel steps, may run inline on the gRPC
 // thread when the session has nothing else queued: copying a few bytes is no device wait.
+// Transfers this small need no share of the daemon's transfer budget either.
 constexpr uint64_t kCheapBytes = 64 << 10;
 constexpr size_t kMaxPingPayload = 64 << 10;
 constexpr size_t kMaxClientName = 128;
@@ -96,8 +100,8 @@ void SessionReactor::OnWriteDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    write_bytes_ -= writes_.front().Length();
-    writes_.pop_front();
+    write_bytes_ -= writes_.front().buffer.Length();
+    writes_.pop_front();  // and with it any transfer memory it held
     if (!ok) {
       // The client is gone; nothing more can be delivered.
       write_failed_ = true;
@@ -136,7 +140,11 @@ void SessionReactor::OnDone() {
         stats_.bytes_up, stats_.bytes_down, ticket_->session().buffer_count(),
         ticket_->session().bytes_in_use());
   }
-  ticket_.reset();
+  // Freeing the session's buffers may wait for the device (cudaFree does): not on a gRPC
+  // thread. The executor outlives every reactor and runs what is queued before it goes.
+  if (ticket_ != nullptr) {
+    executor_->Schedule([ticket = std::move(ticket_)]() mutable { ticket.reset(); });
+  }
   delete this;
 }
 
@@ -146,15 +154,16 @@ void SessionReactor::ContinueLocked(Actions* actions) {
   const bool aborted = cancelled_ || write_failed_ || malformed_;
   if (aborted) {
     jobs_.clear();
+    staged_bytes_ = 0;
     // The write in flight (front) completes on its own; the rest can never be delivered.
     while (writes_.size() > (writing_ ? 1u : 0u)) {
-      write_bytes_ -= writes_.back().Length();
+      write_bytes_ -= writes_.back().buffer.Length();
       writes_.pop_back();
     }
   }
   if (!writing_ && !writes_.empty() && !aborted) {
     writing_ = true;
-    actions->write = &writes_.front();
+    actions->write = &writes_.front().buffer;
   }
   // Replies waiting to be sent bound the next job too: a client that does not read its replies
   // stops the session's work, not just its reading.
@@ -163,7 +172,7 @@ void SessionReactor::ContinueLocked(Actions* actions) {
     actions->schedule = true;
   }
   if (!reading_ && !read_closed_ && !aborted && !finished_ && jobs_.size() < kMaxQueuedJobs &&
-      write_bytes_ < kMaxPendingWriteBytes) {
+      staged_bytes_ < kMaxStagedBytes && write_bytes_ < kMaxPendingWriteBytes) {
     reading_ = true;
     actions->start_read = true;
   }
@@ -196,6 +205,7 @@ void SessionReactor::Enqueue(Job job) {
     if (run_inline) {
       job_running_ = true;
     } else {
+      staged_bytes_ += job.staged;
       jobs_.push_back(std::move(job));
       ContinueLocked(&actions);
     }
@@ -217,6 +227,7 @@ void SessionReactor::RunNextJob() {
     if (!jobs_.empty()) {
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      staged_bytes_ -= job->staged;
     }
   }
   if (job.has_value()) RunJob(*job);
@@ -232,6 +243,7 @@ void SessionReactor::RunNextJob() {
 void SessionReactor::RunJob(Job& job) {
   Responses out;
   std::move(job.run)(&out);
+  job.run = nullptr;  // an upload's data goes now, with its reservation
   ++stats_.requests;
   if (!out.empty() && out.back().status().code() != 0) ++stats_.errors;
   std::vector<grpc::ByteBuffer> serialized(out.size());
@@ -240,10 +252,17 @@ void SessionReactor::RunJob(Job& job) {
     grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
     v1::SessionResponse().Swap(&out[i]);  // release each reply's bytes once serialized
   }
+  // A read's staging is gone; what it still holds is its serialized replies, until sent.
+  TransferBudget::Hold hold = std::move(read_hold_);
+  uint64_t bytes = 0;
+  for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
+  hold.Shrink(bytes);
   absl::MutexLock lock(&mu_);
-  for (grpc::ByteBuffer& buffer : serialized) {
-    write_bytes_ += buffer.Length();
-    writes_.push_back(std::move(buffer));
+  for (size_t i = 0; i < serialized.size(); ++i) {
+    write_bytes_ += serialized[i].Length();
+    writes_.push_back(PendingWrite{std::move(serialized[i]),
+                                   i + 1 == serialized.size() ? std::move(hold)
+                                                              : TransferBudget::Hold()});
   }
 }
 
@@ -268,7 +287,10 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
   if (!upload_.has_value()) {
     upload_ = PendingUpload{.id = request.id()};
     PendingUpload& up = *upload_;
-    if (static_cast<uint64_t>(chunk.ranges_size()) > limits_.max_ranges) {
+    if (!open_seen_) {
+      // Checked here, not only when the job runs, so that no data is held for it.
+      up.error = NotOpenError();
+    } else if (static_cast<uint64_t>(chunk.ranges_size()) > limits_.max_ranges) {
       up.error = absl::InvalidArgumentError(absl::StrFormat(
           "%d ranges in one upload; the limit is %d", chunk.ranges_size(), limits_.max_ranges));
     } else {
@@ -278,6 +300,14 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
         up.error = absl::ResourceExhaustedError(
             absl::StrFormat("an upload of %d bytes exceeds the per-request limit of %d bytes",
                             up.expected, limits_.max_request_bytes));
+      } else if (up.expected > kCheapBytes) {
+        absl::StatusOr<TransferBudget::Hold> hold =
+            manager_->transfers().Reserve(up.expected, "an upload");
+        if (hold.ok()) {
+          up.hold = *std::move(hold);
+        } else {
+          up.error = hold.status();
+        }
       }
     }
   } else if (chunk.ranges_size() > 0) {
@@ -299,7 +329,10 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
       up.chunks.push_back(std::move(*chunk.mutable_data()));
     }
   }
-  if (!up.error.ok()) up.chunks.clear();  // keep nothing that cannot be used
+  if (!up.error.ok()) {  // keep nothing that cannot be used
+    up.chunks.clear();
+    up.hold.Release();
+  }
   if (chunk.last()) FlushUpload(absl::OkStatus());
 }
 
@@ -309,6 +342,7 @@ void SessionReactor::FlushUpload(absl::Status interrupted) {
   if (up.error.ok() && !interrupted.ok()) {
     up.error = std::move(interrupted);
     up.chunks.clear();  // nothing of it will be written
+    up.hold.Release();
   } else if (up.error.ok() && up.received != up.expected) {
     up.error = absl::InvalidArgumentError(absl::StrFormat(
         "upload ended after %d of the %d bytes its ranges describe", up.received, up.expected));
@@ -316,6 +350,7 @@ void SessionReactor::FlushUpload(absl::Status interrupted) {
   Job job;
   job.id = up.id;
   job.cheap = up.error.ok() && up.expected <= kCheapBytes;
+  job.staged = up.error.ok() ? up.received : 0;
   job.run = [this, up = std::move(up)](Responses* out) { DoUpload(up.id, up, out); };
   Enqueue(std::move(job));
 }
@@ -349,7 +384,7 @@ SessionReactor::Job SessionReactor::MakeJob(v1::SessionRequest& request) {
       break;
     }
     case v1::SessionRequest::kFree:
-      job.cheap = true;
+      // Not cheap: a device's free may wait for the device (cudaFree does).
       job.run = [this, id, handle = request.free().handle()](Responses* out) {
         DoFree(id, handle, out);
       };
@@ -385,10 +420,14 @@ void SessionReactor::Reply(uint64_t id, const absl::Status& status, Responses* o
   ToProto(status, response.mutable_status());
 }
 
-absl::Status SessionReactor::RequireOpen() const {
-  if (ticket_ != nullptr) return absl::OkStatus();
+absl::Status SessionReactor::NotOpenError() {
   return absl::FailedPreconditionError(
       "the session is not open: the first request of a stream must be open");
+}
+
+absl::Status SessionReactor::RequireOpen() const {
+  if (ticket_ != nullptr) return absl::OkStatus();
+  return NotOpenError();
 }
 
 void SessionReactor::DoOpen(uint64_t id, const v1::OpenRequest& request, Responses* out) {
@@ -480,6 +519,17 @@ void SessionReactor::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
                               absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
   // The sink only runs once the session has validated every read, so the total is real.
   const uint64_t total = TotalLength(reads);
+  // The staging, and the chunks copied from it when there are several, are reserved before
+  // anything runs. A total past the request limit reserves nothing (the session refuses it),
+  // and neither does a small one: polls of a few state words never fail for want of memory
+  // that large transfers hold (the session's flow control bounds them).
+  const uint64_t chunk = chunk_size_.load();
+  if (total > kCheapBytes && total <= limits_.max_request_bytes) {
+    absl::StatusOr<TransferBudget::Hold> hold = manager_->transfers().Reserve(
+        total > chunk ? 2 * total : total, "a read");
+    if (!hold.ok()) return Reply(id, hold.status(), out);
+    read_hold_ = *std::move(hold);
+  }
   std::vector<uint64_t> offsets;
   offsets.reserve(reads.size());
   uint64_t position = 0;
@@ -492,10 +542,12 @@ void SessionReactor::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
     if (i == 0) staging.resize(total);
     return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(staging.data()) + offsets[i], length);
   });
-  if (!status.ok()) return Reply(id, status, out);
+  if (!status.ok()) {
+    read_hold_.Release();
+    return Reply(id, status, out);
+  }
   stats_.bytes_down += total;
 
-  const uint64_t chunk = chunk_size_.load();
   for (uint64_t offset = 0;; offset += chunk) {
     v1::SessionResponse& response = out->emplace_back();
     response.set_id(id);

@@ -39,6 +39,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   struct Job {
     uint64_t id = 0;
     bool cheap = false;  // may run inline on the gRPC thread when nothing else is queued
+    uint64_t staged = 0;  // request bytes it holds (an upload's data) until it runs
     absl::AnyInvocable<void(Responses*) &&> run;
   };
 
@@ -51,7 +52,15 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     uint64_t expected = 0;
     uint64_t received = 0;
     std::vector<std::string> chunks;
+    TransferBudget::Hold hold;  // the daemon's memory for `expected` bytes
     absl::Status error;
+  };
+
+  // A serialized reply; the last reply of a read keeps the read's transfer memory reserved
+  // until it has been sent.
+  struct PendingWrite {
+    grpc::ByteBuffer buffer;
+    TransferBudget::Hold hold;
   };
 
   // What to do once the lock is released: gRPC calls are never made under mu_.
@@ -95,6 +104,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Reads `ranges` (after `steps`, when executing) into chunked data responses.
   void ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
                 absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
+  static absl::Status NotOpenError();
   absl::Status RequireOpen() const;
   void Reply(uint64_t id, const absl::Status& status, Responses* out);
 
@@ -113,6 +123,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Job state: touched only by the job running now (jobs never overlap).
   std::unique_ptr<SessionManager::Ticket> ticket_;
   std::string client_name_;
+  TransferBudget::Hold read_hold_;  // the running read's reservation, until RunJob queues it
   struct Stats {
     uint64_t requests = 0, errors = 0, allocations = 0, frees = 0, executes = 0;
     uint64_t steps = 0, bytes_up = 0, bytes_down = 0;
@@ -125,8 +136,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
   absl::Mutex mu_;
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
+  uint64_t staged_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // sum of the queued jobs' `staged`
   bool job_running_ ABSL_GUARDED_BY(mu_) = false;
-  std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mu_);  // serialized responses
+  std::deque<PendingWrite> writes_ ABSL_GUARDED_BY(mu_);
   uint64_t write_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;

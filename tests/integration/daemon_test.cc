@@ -327,6 +327,14 @@ TEST_F(DaemonTest, HostileRequestsGetSpecificCodesAndHarmNoOne) {
 
   RawSession raw(daemon_->address());
   EXPECT_THAT(raw.Allocate(16), StatusIs(Code::kFailedPrecondition)) << "before open";
+  v1::SessionRequest early;
+  v1::Range& early_range = *early.mutable_upload()->add_ranges();
+  early_range.set_handle(1);
+  early_range.set_length(uint64_t{1} << 30);  // never held: refused at its first message
+  early.mutable_upload()->set_data(std::string(4096, 'e'));
+  early.mutable_upload()->set_last(true);
+  EXPECT_THAT(raw.Call(early, raw.NextId()), StatusIs(Code::kFailedPrecondition))
+      << "an upload before open";
   EXPECT_OK(raw.Ping()) << "ping needs no open session";
   ASSERT_OK_AND_ASSIGN(v1::OpenResponse open, raw.Open(4096));
   EXPECT_EQ(open.limits().chunk_size(), 4096u);
@@ -391,6 +399,65 @@ TEST_F(DaemonTest, HostileRequestsGetSpecificCodesAndHarmNoOne) {
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> after, bystander->Download(kept));
   EXPECT_EQ(after, precious);
   EXPECT_TRUE(raw.Finish().ok());
+}
+
+// The first message of an upload of `length` bytes into `handle`, with one chunk of data.
+v1::SessionRequest UploadStart(uint64_t id, uint64_t handle, uint64_t length, size_t chunk) {
+  v1::SessionRequest request;
+  request.set_id(id);
+  v1::Range& range = *request.mutable_upload()->add_ranges();
+  range.set_handle(handle);
+  range.set_length(length);
+  request.mutable_upload()->set_data(std::string(chunk, 'u'));
+  request.mutable_upload()->set_last(chunk == length);
+  return request;
+}
+
+TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
+  // Room for two 8 MiB uploads in flight, all sessions together.
+  daemon_.reset();
+  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=16M", "--chunk_size=1M"});
+  constexpr uint64_t kBig = 8 << 20;
+  std::vector<std::unique_ptr<RawSession>> holders;
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 2; ++i) {
+    holders.push_back(std::make_unique<RawSession>(daemon_->address()));
+    ASSERT_OK(holders[i]->Open(1 << 20).status());
+    ASSERT_OK_AND_ASSIGN(uint64_t h, holders[i]->Allocate(kBig));
+    // The first of eight chunks: the whole upload's memory is held from here on.
+    ids.push_back(holders[i]->NextId());
+    ASSERT_TRUE(holders[i]->Send(UploadStart(ids[i], h, kBig, 1 << 20)));
+  }
+  auto d = Connect("latecomer");
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(2 << 20));
+  // Uploads and reads of more than a few bytes need transfer memory; none is left. The first
+  // uploads' messages may still be on their way, so ask until the budget is seen spent.
+  const std::vector<uint8_t> bytes = RandomBytes(2 << 20, 11);
+  absl::Status refused;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline && refused.ok()) refused = d->Upload(r, bytes);
+  EXPECT_THAT(refused, StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("--max_transfer_bytes"));
+  EXPECT_THAT(d->DownloadRange(r, 0, 1 << 20), StatusIs(Code::kResourceExhausted));
+  // A refused transfer changes nothing, and the session goes on.
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
+  EXPECT_EQ(first_word, std::vector<uint8_t>(4, 0));
+
+  // The holders finish their uploads, which gives the memory back.
+  for (int i = 0; i < 2; ++i) {
+    for (int c = 1; c < 8; ++c) {
+      v1::SessionRequest more;
+      more.set_id(ids[i]);
+      more.mutable_upload()->set_data(std::string(1 << 20, 'u'));
+      more.mutable_upload()->set_last(c == 7);
+      ASSERT_TRUE(holders[i]->Send(more));
+    }
+    ASSERT_OK_AND_ASSIGN(v1::SessionResponse done, holders[i]->Await(ids[i]));
+    EXPECT_EQ(done.status().code(), 0) << done.status().message();
+  }
+  ASSERT_OK(d->Upload(r, bytes));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> back, d->Download(r));
+  EXPECT_EQ(back, bytes);
 }
 
 TEST_F(DaemonTest, GarbageAndOversizedMessagesEndOnlyTheirOwnStream) {
