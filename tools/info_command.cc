@@ -41,6 +41,9 @@ int RunInfo() {
   }
   std::printf("sessions:  %u active, %llu opened since start\n", info->active_sessions(),
               static_cast<unsigned long long>(info->sessions_opened()));
+  std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
+              HumanBytes(info->transfer_bytes_in_use()).c_str(),
+              HumanBytes(info->transfer_bytes_limit()).c_str());
   const v1::SessionLimits& l = info->default_limits();
   std::printf(
       "limits:    chunk %s, quota %s per session, %llu buffers, %llu steps, %llu ranges, "

@@ -52,7 +52,11 @@ bool IsSticky(cudaError_t e) {
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
     case cudaErrorECCUncorrectable:
-    case cudaErrorUnknown:
+    case cudaErrorContained:  // an uncontained error Hopper's containment caught
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+    case cudaErrorUnknown:  // after a launch, assume the worst: a reset costs a session or two
       return true;
     default:
       return false;
@@ -100,6 +104,11 @@ class CudaDeviceImpl final : public Device {
 
   // Operations hold this shared; a reset holds it exclusively, so no call runs across one.
   absl::Mutex& use_mutex() ABSL_LOCK_RETURNED(use_mu_) { return use_mu_; }
+  // A stream capture holds this exclusively; calls that may synchronize the device (cudaMalloc,
+  // cudaFree, cudaHostAlloc, cudaFreeHost, stream creation and destruction) hold it shared. A
+  // device-wide synchronization from another session's thread during a capture is invalid and
+  // can invalidate the capture, whatever the capture mode.
+  absl::Mutex& capture_mutex() ABSL_LOCK_RETURNED(capture_mu_) { return capture_mu_; }
   CounterSet& counter_set() { return counters_; }
   ThreadPool& copy_pool() { return copy_pool_; }
   int max_blocks() const { return max_blocks_; }
@@ -136,6 +145,7 @@ class CudaDeviceImpl final : public Device {
   ThreadPool copy_pool_;
 
   absl::Mutex use_mu_;
+  absl::Mutex capture_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> epoch_{1};
   mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
@@ -382,7 +392,11 @@ absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
     return reserved;
   }
   void* ptr = nullptr;
-  const cudaError_t err = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+  cudaError_t err;
+  {
+    absl::ReaderMutexLock no_capture(&capture_mu_);
+    err = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+  }
   if (err != cudaSuccess) {
     memory_.Release(bytes);
     absl::Status status = Fail(err, "cudaMalloc", __FILE__, __LINE__);
@@ -400,7 +414,10 @@ absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
     if (zeroed == cudaSuccess) zeroed = cudaStreamSynchronize(zero_stream_);
   }
   if (zeroed != cudaSuccess) {
-    cudaFree(ptr);
+    {
+      absl::ReaderMutexLock no_capture(&capture_mu_);
+      cudaFree(ptr);
+    }
     memory_.Release(bytes);
     return Fail(zeroed, "cudaMemsetAsync", __FILE__, __LINE__);
   }
@@ -423,8 +440,16 @@ void CudaDeviceImpl::Free(DeviceBuffer buffer) {
   }
   // cudaFree waits for the device: never under state_mu_, which Allocate needs.
   Select();
-  cudaFree(buffer.data);
-  cudaGetLastError();
+  cudaError_t err;
+  {
+    absl::ReaderMutexLock no_capture(&capture_mu_);
+    err = cudaFree(buffer.data);
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    Log("GPU %d: cudaFree of %d bytes failed: %s", ordinal_, buffer.bytes,
+        cudaGetErrorString(err));
+  }
   counters_.AddFree();
 }
 
@@ -436,6 +461,7 @@ absl::StatusOr<std::unique_ptr<Stream>> CudaDeviceImpl::CreateStream() {
   absl::Status init;
   {
     absl::ReaderMutexLock use(&use_mu_);
+    absl::ReaderMutexLock no_capture(&capture_mu_);
     Select();
     cudaStream_t stream = nullptr;
     CUDA_RETURN_IF_ERROR(this, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -457,9 +483,12 @@ absl::Status CudaStreamImpl::Init() {
   for (cudaEvent_t& e : batch_done_) {
     CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_), 4));
-  CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&loop_stopped_), 4,
-                                              cudaHostAllocMapped));
+  // The loop words only where graph loops run: mapped pinned memory is needed for nothing else.
+  if (device_->graph_loops()) {
+    CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_), 4));
+    CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&loop_stopped_), 4,
+                                                cudaHostAllocMapped));
+  }
   CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&guard_host_), 4,
                                               cudaHostAllocDefault));
   return absl::OkStatus();
@@ -469,6 +498,7 @@ CudaStreamImpl::~CudaStreamImpl() {
   absl::ReaderMutexLock use(&device_->use_mutex());
   // After a reset every handle of this stream died with the old context: touch none of them.
   if (device_->epoch() != epoch_) return;
+  absl::ReaderMutexLock no_capture(&device_->capture_mutex());
   device_->Select();
   cudaStreamSynchronize(stream_);
   for (Graph& g : graphs_) {
@@ -534,7 +564,12 @@ absl::StatusOr<uint8_t*> CudaStreamImpl::ArenaSpace(uint64_t n) {
     const uint64_t size = std::max(kArenaBlock, n);
     if (total + size > kMaxArenaBytes) return static_cast<uint8_t*>(nullptr);
     void* block = nullptr;
-    if (cudaHostAlloc(&block, size, cudaHostAllocDefault) != cudaSuccess) {
+    cudaError_t err;
+    {
+      absl::ReaderMutexLock no_capture(&device_->capture_mutex());
+      err = cudaHostAlloc(&block, size, cudaHostAllocDefault);
+    }
+    if (err != cudaSuccess) {
       cudaGetLastError();  // short of pinned memory: the caller reads through the staging ring
       return static_cast<uint8_t*>(nullptr);
     }
@@ -579,6 +614,7 @@ absl::Status CudaStreamImpl::CopyOut(DeviceBuffer src, uint64_t offset, absl::Sp
 
 absl::Status CudaStreamImpl::EnsureCubTemp(size_t bytes) {
   if (bytes <= cub_temp_bytes_) return absl::OkStatus();
+  absl::ReaderMutexLock no_capture(&device_->capture_mutex());
   if (cub_temp_ != nullptr) {
     CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
     cudaFree(cub_temp_);
@@ -732,6 +768,7 @@ absl::StatusOr<cudaGraphExec_t> CudaStreamImpl::GraphFor(absl::Span<const Planne
 
 template <class Enqueue>
 absl::Status CudaStreamImpl::CaptureInto(cudaGraph_t graph, Enqueue enqueue) {
+  absl::MutexLock capture(&device_->capture_mutex());
   CUDA_RETURN_IF_ERROR(device_, cudaStreamBeginCaptureToGraph(stream_, graph, nullptr, nullptr, 0,
                                                               cudaStreamCaptureModeThreadLocal));
   const absl::Status enqueued = enqueue();
@@ -769,7 +806,9 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
   device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   if (count == 0 || steps.empty()) return absl::OkStatus();
-  if (!device_->graph_loops()) return ReplayIterations(steps, count, cancel);
+  if (!device_->graph_loops() || loop_stopped_ == nullptr) {
+    return ReplayIterations(steps, count, cancel);
+  }
   // The group is captured once; each launch of the graph runs a batch of iterations on the
   // device, so the host's work is per batch, never per iteration.
   absl::StatusOr<cudaGraphExec_t> exec = GraphFor(steps, /*loop=*/true);

@@ -74,6 +74,7 @@ class SessionManager {
   const Options& options() const { return options_; }
   Device& device() const { return *device_; }
   TransferBudget& transfers() { return transfers_; }
+  const TransferBudget& transfers() const { return transfers_; }
 
  private:
   const std::shared_ptr<Device> device_;

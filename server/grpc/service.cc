@@ -48,6 +48,8 @@ void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info) {
 
   info->set_active_sessions(manager.active_sessions());
   info->set_sessions_opened(manager.sessions_opened());
+  info->set_transfer_bytes_in_use(manager.transfers().in_use());
+  info->set_transfer_bytes_limit(manager.transfers().limit());
   const SessionLimits& l = manager.options().limits;
   v1::SessionLimits& limits = *info->mutable_default_limits();
   limits.set_chunk_size(l.default_chunk_size);

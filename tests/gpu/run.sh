@@ -7,9 +7,9 @@
 #      device against full windows, a window as a graph loop against one graph launch per
 #      iteration and against plain launches, upload throughput against the pinned
 #      host-to-device bandwidth (the verdict counts the targets it missed);
-#   4. a sticky CUDA error injected into a live device (sessions told, the next one resets it);
-#      sluiced on the GPU serving four concurrent remote solves, each equal to the reference
-#      solver's answer; compute-sanitizer memcheck on a small solve.
+#   4. sluiced on the GPU serving four concurrent remote solves, each equal to the reference
+#      solver's answer; compute-sanitizer memcheck on a small solve; last, a sticky CUDA error
+#      injected into a live device (sessions told, the next one resets it).
 # The most telling steps run first, so a budget spent early still leaves their figures.
 # Uses gpu-bundle/ (scripts/gpu-bundle.sh, built where the libraries are) when present, and
 # fails if it was built from another source tree; else builds the CUDA targets here. Writes a
@@ -90,8 +90,6 @@ step "IFDS differential on CUDA" 120 "$bin/gpu_cuda_ifds_test" --gtest_brief=1
 note ""
 step "benchmark" 240 "$bin/sluice_gpu_bench" --summary="$summary"
 note ""
-step "a sticky CUDA error: sessions told, the next one resets the GPU" 60 \
-  "$bin/gpu_cuda_failure_test" --gtest_brief=1
 # The daemon on the GPU: four clients solve one generated problem through sluiced at once
 # (four sessions on one CUDA device); every answer must equal the reference solver's.
 daemon_check() {
@@ -152,7 +150,9 @@ else
   sanitizer_log="$out_dir/sanitizer-log.txt"
   start=$SECONDS rc=0
   [ "$left" -gt 90 ] && left=90
-  timeout -k 10 "$left" "$sanitizer" --tool memcheck --error-exitcode 1 \
+  # Memory errors only: API errors that the code expects and handles (the graph-loop probe on
+  # a driver without them) are not failures.
+  timeout -k 10 "$left" "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
     "$bin/sluice_gpu_bench" --sanitize_solve >"$sanitizer_log" 2>&1 || rc=$?
   if [ "$rc" = 0 ]; then
     note "PASS compute-sanitizer memcheck, small solve ($((SECONDS - start)) s)"
@@ -168,6 +168,10 @@ else
   { echo "==== compute-sanitizer"; cat "$sanitizer_log"; } >>"$log"
   rm -f "$sanitizer_log"
 fi
+# Last: a GPU exception, even in a process of its own, is the step most likely to disturb the
+# machine for the steps after it.
+step "a sticky CUDA error: sessions told, the next one resets the GPU" 60 \
+  "$bin/gpu_cuda_failure_test" --gtest_brief=1
 note ""
 missed=$(grep -c "MISSED" "$summary")
 note "verdict: $([ $failed = 0 ] && echo all steps passed || echo some steps FAILED);"\
