@@ -154,9 +154,13 @@ class RemoteDispatch::Stream final
       }
       timed_out = true;
       calls_.erase(std::remove(calls_.begin(), calls_.end(), call), calls_.end());
-      BreakLocked(absl::DeadlineExceededError(
-          "no reply from sluiced before the call deadline; the session is closed"));
-      result = broken_;
+      // This call timed out; every other call, now or later, finds the session gone.
+      const bool first = broken_.ok();
+      BreakLocked(absl::UnavailableError(
+          "the session was closed after a call got no reply from sluiced before its deadline"));
+      result = first ? absl::DeadlineExceededError(
+                           "no reply from sluiced before the call deadline; the session is closed")
+                     : broken_;
       AdvanceLocked(&actions);
     }
     Apply(actions);
@@ -517,8 +521,33 @@ absl::StatusOr<std::vector<uint8_t>> RemoteDispatch::DownloadRange(const Resourc
 
 absl::Status RemoteDispatch::DownloadRangeInto(const Resource& resource, size_t byte_offset,
                                                size_t byte_len, std::vector<uint8_t>* output) {
-  const ReadRange range{resource, byte_offset, byte_len};
-  return DownloadRangesInto({&range, 1}, {&output, 1});
+  if (byte_len <= limits_.max_request_bytes) {
+    const ReadRange range{resource, byte_offset, byte_len};
+    return DownloadRangesInto({&range, 1}, {&output, 1});
+  }
+  // More than one request may move: the range goes in pieces of at most that many bytes. A
+  // read changes nothing, so a piece that fails leaves nothing half-done but the output.
+  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
+  {
+    absl::MutexLock lock(&sizes_mu_);
+    auto it = sizes_.find(handle);
+    if (it != sizes_.end() && (byte_offset > it->second || byte_len > it->second - byte_offset)) {
+      return absl::OutOfRangeError(absl::StrFormat(
+          "read at offset %d of length %d is outside the buffer of %d bytes", byte_offset,
+          byte_len, it->second));
+    }
+  }
+  output->resize(byte_len);
+  std::vector<uint8_t> piece;
+  for (uint64_t done = 0; done < byte_len;) {
+    const uint64_t n = std::min<uint64_t>(limits_.max_request_bytes, byte_len - done);
+    const ReadRange range{resource, byte_offset + done, n};
+    std::vector<uint8_t>* out = &piece;
+    RETURN_IF_ERROR(DownloadRangesInto({&range, 1}, {&out, 1}));
+    std::memcpy(output->data() + done, piece.data(), n);
+    done += n;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RemoteDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,

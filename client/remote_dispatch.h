@@ -57,10 +57,16 @@ class RemoteDispatch final : public ResidentDispatch {
   // Closes the session; the daemon frees every buffer it still holds.
   ~RemoteDispatch() override;
 
+  // A whole-buffer or single-range download larger than the daemon's max_request_bytes moves
+  // in several requests; an upload does not (it must be all or nothing): a buffer larger than
+  // that goes up by ranges (UploadAtMany), or the daemon's limit is raised.
+  //
   // All methods are thread-safe. Status codes are those of ResidentDispatch, plus Unavailable
-  // (the session is gone), DeadlineExceeded (no reply within call_timeout; the session is
-  // closed), and ResourceExhausted / InvalidArgument for requests beyond the daemon's limits,
-  // checked before anything is sent.
+  // (the session is gone), DeadlineExceeded (no reply within call_timeout: the session is
+  // closed, and every later call is Unavailable), ResourceExhausted for requests moving more
+  // bytes than the daemon's limits allow (checked before anything is sent) or than its memory
+  // for transfers in flight has room for at the moment, and InvalidArgument for requests with
+  // more ranges or steps than its limits allow.
   std::string_view backend_id() const override { return backend_id_; }
   std::string_view backend_version() const override { return backend_version_; }
   absl::StatusOr<Resource> Allocate(size_t byte_len) override;

@@ -106,7 +106,8 @@ class ResidentDispatch {
   // Uploads several buffers as one logical staging operation: one batch, one device
   // synchronization (one network round trip when remote). Every upload is checked before any
   // is written; on error nothing is written. Codes as Upload, plus InvalidArgument when the
-  // batch exceeds the dispatcher's limits. Pure virtual by contract: a per-buffer loop would
+  // batch has more uploads than the dispatcher's limits allow and ResourceExhausted when its
+  // bytes are more than they allow. Pure virtual by contract: a per-buffer loop would
   // hide one synchronization per buffer.
   virtual absl::Status UploadMany(absl::Span<const BufferUpload> uploads) = 0;
 

@@ -125,5 +125,25 @@ TEST(RemoteProtocolTest, AFinalReplyBeforeTheUploadWasSentEndsTheSession) {
   server->Shutdown();
 }
 
+TEST(RemoteProtocolTest, ACallWithNoReplyTimesOutAndLaterCallsFindTheSessionGone) {
+  EarlyReplyService service;  // answers open and allocate, never a read
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
+                         RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
+                                                  .call_timeout = absl::Seconds(1)}));
+    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
+    EXPECT_THAT(d->DownloadRange(r, 0, 4), StatusIs(absl::StatusCode::kDeadlineExceeded));
+    EXPECT_THAT(d->Allocate(4), StatusIs(absl::StatusCode::kUnavailable,
+                                         ::testing::HasSubstr("deadline")));
+  }
+  server->Shutdown();
+}
+
 }  // namespace
 }  // namespace sluice

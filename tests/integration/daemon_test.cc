@@ -463,6 +463,27 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   })) << "every transfer gave its memory back once done";
 }
 
+TEST_F(DaemonTest, ABufferLargerThanOneRequestDownloadsInPiecesAndUploadsByRanges) {
+  daemon_.reset();
+  StartDaemon({"--max_request_bytes=64K"});
+  auto d = Connect("big");
+  constexpr size_t kBytes = (1 << 20) + 12;  // not a multiple of the request limit
+  const std::vector<uint8_t> bytes = RandomBytes(kBytes, 5);
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(kBytes));
+  EXPECT_THAT(d->Upload(r, bytes), StatusIs(Code::kResourceExhausted))
+      << "one upload is one request: all or nothing";
+  for (size_t at = 0; at < kBytes; at += 64 << 10) {
+    const size_t n = std::min<size_t>(64 << 10, kBytes - at);
+    const RangedUpload piece{r, at, absl::MakeConstSpan(bytes).subspan(at, n)};
+    ASSERT_OK(d->UploadAtMany({&piece, 1}));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> back, d->Download(r));
+  EXPECT_EQ(back, bytes);
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> middle, d->DownloadRange(r, 100, kBytes - 200));
+  EXPECT_EQ(middle, std::vector<uint8_t>(bytes.begin() + 100, bytes.end() - 100));
+  EXPECT_THAT(d->DownloadRange(r, 100, kBytes), StatusIs(Code::kOutOfRange));
+}
+
 TEST_F(DaemonTest, GarbageAndOversizedMessagesEndOnlyTheirOwnStream) {
   auto bystander = Connect("bystander");
   ASSERT_OK_AND_ASSIGN(Resource kept, bystander->Allocate(8));
