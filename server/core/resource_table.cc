@@ -60,7 +60,7 @@ void ResourceTable::ReleaseMemory(const Entry& entry) {
 absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
   {
     absl::MutexLock lock(&mu_);
-    if (live_.size() + deferred_.size() >= options_.max_buffers) {
+    if (live_.size() + deferred_.size() + allocating_ >= options_.max_buffers) {
       return absl::ResourceExhaustedError(
           absl::StrFormat("session holds the most buffers allowed (%d)", options_.max_buffers));
     }
@@ -69,11 +69,14 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
           "session memory quota: %d bytes requested, %d of %d in use", bytes, bytes_,
           options_.memory_quota));
     }
-    // Reserve now so that concurrent allocations cannot overshoot the quota together.
+    // Reserve the bytes and the buffer slot now, so that concurrent allocations cannot
+    // overshoot either limit together.
     bytes_ += bytes;
+    ++allocating_;
   }
   absl::StatusOr<DeviceBuffer> buffer = device_->Allocate(bytes);
   absl::MutexLock lock(&mu_);
+  --allocating_;
   if (!buffer.ok()) {
     bytes_ -= bytes;
     return buffer.status();

@@ -95,6 +95,7 @@ class ResourceTable {
   // Freed while pinned, by handle, until the last pin goes.
   absl::flat_hash_map<uint64_t, Entry> deferred_ ABSL_GUARDED_BY(mu_);
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t allocating_ ABSL_GUARDED_BY(mu_) = 0;  // allocations between reserve and insert
 };
 
 }  // namespace sluice

@@ -1,10 +1,14 @@
 #include "server/core/resource_table.h"
 
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/core/cpu_device.h"
@@ -90,6 +94,45 @@ TEST_F(ResourceTableTest, QuotaAndBufferLimitAreResourceExhausted) {
   ASSERT_OK(table.Allocate(0).status());
   EXPECT_THAT(table.Allocate(0), StatusIs(Code::kResourceExhausted));
   EXPECT_EQ(table.bytes_in_use(), 100u);
+}
+
+// A CPU device whose first allocation waits until the test lets it finish.
+class GatedDevice final : public Device {
+ public:
+  explicit GatedDevice(std::shared_ptr<CpuDevice> cpu) : cpu_(std::move(cpu)) {}
+  absl::Notification arrived, release;
+
+  const DeviceInfo& info() const override { return cpu_->info(); }
+  absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override {
+    if (!first_.exchange(true)) {
+      arrived.Notify();
+      release.WaitForNotificationWithTimeout(absl::Seconds(30));
+    }
+    return cpu_->Allocate(bytes);
+  }
+  void Free(DeviceBuffer buffer) override { cpu_->Free(buffer); }
+  absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override { return cpu_->CreateStream(); }
+  MemoryInfo memory() const override { return cpu_->memory(); }
+  DeviceCounters counters() const override { return cpu_->counters(); }
+
+ private:
+  std::shared_ptr<CpuDevice> cpu_;
+  std::atomic<bool> first_{false};
+};
+
+TEST_F(ResourceTableTest, AnAllocationUnderWayHoldsItsBufferSlot) {
+  GatedDevice gated(device_);
+  ResourceTable table(&gated, {.max_buffers = 1});
+  absl::StatusOr<uint64_t> first;
+  std::thread allocating([&] { first = table.Allocate(16); });
+  ASSERT_TRUE(gated.arrived.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  // The first allocation is inside the device: the one slot is taken.
+  EXPECT_THAT(table.Allocate(16), StatusIs(Code::kResourceExhausted));
+  gated.release.Notify();
+  allocating.join();
+  ASSERT_OK(first.status());
+  EXPECT_EQ(table.buffer_count(), 1u);
+  EXPECT_THAT(table.Allocate(16), StatusIs(Code::kResourceExhausted));
 }
 
 TEST_F(ResourceTableTest, DeviceLimitIsResourceExhaustedAndLeavesNothingReserved) {
