@@ -57,8 +57,16 @@ struct Token {
   uint32_t column;
 };
 
-// One statement: its tokens (no newline), for the builder's second pass.
+// One statement (one line): its tokens. The text is tokenized once per pass, a statement at a
+// time, so parsing holds one statement's tokens, never the whole file's.
 using Statement = std::vector<Token>;
+
+// Where the tokenizer is in the text.
+struct Cursor {
+  size_t i = 0;
+  uint32_t line = 1;
+  size_t line_start = 0;
+};
 
 class Parser {
  public:
@@ -73,7 +81,8 @@ class Parser {
   absl::Status Error(const Token& t, const std::string& what) const {
     return Error(t.line, t.column, what);
   }
-  absl::Status Tokenize(std::vector<Statement>* statements);
+  // Reads the next statement into `out` (skipping blank and comment lines); false at the end.
+  absl::StatusOr<bool> NextStatement(Cursor* cursor, Statement* out) const;
 
   // Builder helpers; `i` walks a statement's tokens.
   absl::StatusOr<std::string_view> Name(const Statement& s, size_t* i, const char* what) const;
@@ -97,29 +106,27 @@ class Parser {
   std::vector<int64_t> call_site_index_;            // per node: index into call_sites or -1
 };
 
-absl::Status Parser::Tokenize(std::vector<Statement>* statements) {
-  uint32_t line = 1;
-  size_t line_start = 0;
-  Statement current;
-  size_t i = 0;
-  const auto column = [&](size_t at) { return static_cast<uint32_t>(at - line_start + 1); };
+absl::StatusOr<bool> Parser::NextStatement(Cursor* cursor, Statement* out) const {
+  out->clear();
+  size_t& i = cursor->i;
+  const auto column = [&](size_t at) { return static_cast<uint32_t>(at - cursor->line_start + 1); };
   while (i < text_.size()) {
     const char c = text_[i];
+    const uint32_t line = cursor->line;
     if (c == '\n') {
-      if (!current.empty()) statements->push_back(std::move(current));
-      current.clear();
-      ++line;
-      line_start = ++i;
+      ++cursor->line;
+      cursor->line_start = ++i;
+      if (!out->empty()) return true;
     } else if (c == ' ' || c == '\t' || c == '\r') {
       ++i;
     } else if (c == '#') {
       while (i < text_.size() && text_[i] != '\n') ++i;
     } else if (c == '{' || c == '}' || c == ',') {
-      current.push_back(Token{c == '{' ? Kind::kOpen : c == '}' ? Kind::kClose : Kind::kComma,
-                              text_.substr(i, 1), line, column(i)});
+      out->push_back(Token{c == '{' ? Kind::kOpen : c == '}' ? Kind::kClose : Kind::kComma,
+                           text_.substr(i, 1), line, column(i)});
       ++i;
     } else if (c == '-' && i + 1 < text_.size() && text_[i + 1] == '>') {
-      current.push_back(Token{Kind::kArrow, text_.substr(i, 2), line, column(i)});
+      out->push_back(Token{Kind::kArrow, text_.substr(i, 2), line, column(i)});
       i += 2;
     } else if (IsNameChar(c)) {
       const size_t begin = i;
@@ -129,15 +136,14 @@ absl::Status Parser::Tokenize(std::vector<Statement>* statements) {
       }
       const std::string_view name = text_.substr(begin, i - begin);
       if (!IsValidUtf8(name)) return Error(line, column(begin), "a name is not valid UTF-8");
-      current.push_back(Token{Kind::kName, name, line, column(begin)});
+      out->push_back(Token{Kind::kName, name, line, column(begin)});
     } else {
       return Error(line, column(i),
                    absl::StrFormat("unexpected character '%s'",
                                    absl::CHexEscape(absl::string_view(&text_[i], 1))));
     }
   }
-  if (!current.empty()) statements->push_back(std::move(current));
-  return absl::OkStatus();
+  return !out->empty();
 }
 
 absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
@@ -418,9 +424,13 @@ absl::Status Parser::Connect(const Statement& s) {
 }
 
 absl::StatusOr<Problem> Parser::Parse() {
-  std::vector<Statement> statements;
-  if (absl::Status t = Tokenize(&statements); !t.ok()) return t;
-  for (const Statement& s : statements) {
+  // First pass: declarations, checking every statement as it is read, so a file that is not a
+  // problem fails at its first bad line.
+  Statement s;
+  for (Cursor cursor;;) {
+    absl::StatusOr<bool> more = NextStatement(&cursor, &s);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
     if (s[0].kind != Kind::kName) return Error(s[0], "expected a statement");
     if (absl::Status d = Declare(s); !d.ok()) return d;
   }
@@ -430,7 +440,11 @@ absl::StatusOr<Problem> Parser::Parse() {
   }
   call_site_at_.assign(problem_.node_names.size(), std::nullopt);
   call_site_index_.assign(problem_.node_names.size(), -1);
-  for (const Statement& s : statements) {
+  // Second pass over the same text (it tokenized cleanly the first time).
+  for (Cursor cursor;;) {
+    absl::StatusOr<bool> more = NextStatement(&cursor, &s);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
     if (absl::Status c = Connect(s); !c.ok()) return c;
   }
   for (const CallSite& c : problem_.call_sites) {
