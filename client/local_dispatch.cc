@@ -158,7 +158,8 @@ absl::Status LocalDispatch::Run(absl::Span<const Step> prefix, absl::Span<const 
   }
   absl::Span<const StepRef> all = refs;
   return session_->Execute(all.subspan(0, prefix.size()), all.subspan(prefix.size()),
-                           repeat_count, reads, [&](size_t i, uint64_t length) {
+                           repeat_count, reads, [&](size_t i, uint64_t, uint64_t length) {
+                             // Asked once per read, for all of it (the span covers it).
                              outputs[i]->resize(length);
                              return absl::MakeSpan(*outputs[i]);
                            });

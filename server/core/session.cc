@@ -167,9 +167,25 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     }
     read_bytes += reads[i].length;
   }
-  std::vector<absl::Span<uint8_t>> destinations;
-  destinations.reserve(reads.size());
-  for (size_t i = 0; i < reads.size(); ++i) destinations.push_back(sink(i, reads[i].length));
+  struct Piece {
+    size_t read;
+    uint64_t offset;  // within the read
+    absl::Span<uint8_t> destination;
+  };
+  std::vector<Piece> pieces;
+  pieces.reserve(reads.size());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (reads[i].length == 0) sink(i, 0, 0);
+    for (uint64_t done = 0; done < reads[i].length;) {
+      const absl::Span<uint8_t> piece = sink(i, done, reads[i].length - done);
+      if (piece.empty() || piece.size() > reads[i].length - done) {
+        return absl::InternalError(absl::StrFormat(
+            "read %d: the sink gave %d bytes for %d", i, piece.size(), reads[i].length - done));
+      }
+      pieces.push_back(Piece{i, done, piece});
+      done += piece.size();
+    }
+  }
 
   absl::MutexLock lock(&stream_mu_);
   absl::Status status;
@@ -178,8 +194,10 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()),
                                      repeat_count, cancel);
   }
-  for (size_t i = 0; i < reads.size() && status.ok(); ++i) {
-    status = stream_->CopyOut(read_buffers[i], reads[i].offset, destinations[i]);
+  for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
+    const Piece& piece = pieces[p];
+    status = stream_->CopyOut(read_buffers[piece.read], reads[piece.read].offset + piece.offset,
+                              piece.destination);
   }
   // Always wait before unpinning, also after an error: enqueued work may still run.
   absl::Status synced = stream_->Synchronize();

@@ -47,10 +47,15 @@ struct WriteRef {
   absl::Span<const uint8_t> bytes;
 };
 
-// Where read `index` (of `length` bytes) lands. Called once per read, in order, only after the
-// whole operation has been validated; the returned span must hold exactly `length` bytes and
-// stay valid until the operation returns.
-using ReadSink = absl::FunctionRef<absl::Span<uint8_t>(size_t index, uint64_t length)>;
+// Where the bytes of read `index` from `offset` (within the read) land: a span of at least one
+// and at most `length` bytes, the rest of the read; the session asks again for what it did not
+// cover, so a read may land in pieces (a daemon's reply chunks, say). A read of no bytes is
+// asked for once, with length 0 (an empty span will do). Called in order, only after the
+// whole operation has been validated and before anything runs; every span must stay valid
+// until the operation returns. A sink that cannot take the bytes returns an empty span: the
+// operation then fails with Internal, having run nothing.
+using ReadSink =
+    absl::FunctionRef<absl::Span<uint8_t>(size_t index, uint64_t offset, uint64_t length)>;
 
 class Session {
  public:

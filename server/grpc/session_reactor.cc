@@ -519,53 +519,65 @@ void SessionReactor::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
                               absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
   // The sink only runs once the session has validated every read, so the total is real.
   const uint64_t total = TotalLength(reads);
-  // The staging, and the chunks copied from it when there are several, are reserved before
-  // anything runs. A total past the request limit reserves nothing (the session refuses it),
-  // and neither does a small one: polls of a few state words never fail for want of memory
-  // that large transfers hold (the session's flow control bounds them).
   const uint64_t chunk = chunk_size_.load();
-  if (total > kCheapBytes && total <= limits_.max_request_bytes) {
-    absl::StatusOr<TransferBudget::Hold> hold = manager_->transfers().Reserve(
-        total > chunk ? 2 * total : total, "a read");
-    if (!hold.ok()) return Reply(id, hold.status(), out);
-    read_hold_ = *std::move(hold);
-  }
-  std::vector<uint64_t> offsets;
-  offsets.reserve(reads.size());
+  std::vector<uint64_t> starts;  // where each read begins in the concatenation
+  starts.reserve(reads.size());
   uint64_t position = 0;
   for (const RangeRef& r : reads) {
-    offsets.push_back(position);
+    starts.push_back(position);
     position += r.length;
   }
-  std::string staging;
-  const absl::Status status = run([&](size_t i, uint64_t length) {
-    if (i == 0) staging.resize(total);
-    return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(staging.data()) + offsets[i], length);
+  // The replies are made at the sink's first call, and the device copies straight into their
+  // data: no staging copy. Their memory is reserved then, after validation (so a bad read gets
+  // its own code) and before anything runs (so a refusal changes nothing); serializing holds
+  // one chunk more. Small reads reserve nothing: polls of a few state words never fail for
+  // want of memory that large transfers hold (the session's flow control bounds them).
+  const size_t first = out->size();
+  std::vector<std::string*> data;
+  absl::Status refused;
+  const absl::Status status = run([&](size_t i, uint64_t offset, uint64_t length) {
+    if (length == 0) return absl::Span<uint8_t>();
+    if (data.empty()) {
+      if (total > kCheapBytes) {
+        absl::StatusOr<TransferBudget::Hold> hold =
+            manager_->transfers().Reserve(total + std::min(total, chunk), "a read");
+        if (!hold.ok()) {
+          refused = hold.status();
+          return absl::Span<uint8_t>();  // the session stops, running nothing
+        }
+        read_hold_ = *std::move(hold);
+      }
+      const uint64_t count = (total + chunk - 1) / chunk;
+      out->reserve(first + count);
+      for (uint64_t c = 0; c < count; ++c) {
+        v1::SessionResponse& response = out->emplace_back();
+        response.set_id(id);
+        v1::DataChunk& chunk_data = *response.mutable_data();
+        chunk_data.set_offset(c * chunk);
+        chunk_data.set_total(total);
+        chunk_data.mutable_data()->resize(std::min(chunk, total - c * chunk));
+        data.push_back(chunk_data.mutable_data());
+      }
+    }
+    const uint64_t at = starts[i] + offset;
+    std::string& bytes = *data[at / chunk];
+    const uint64_t within = at % chunk;
+    return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(bytes.data()) + within,
+                               std::min<uint64_t>(length, bytes.size() - within));
   });
   if (!status.ok()) {
+    out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
     read_hold_.Release();
-    return Reply(id, status, out);
+    return Reply(id, refused.ok() ? status : refused, out);
   }
   stats_.bytes_down += total;
-
-  for (uint64_t offset = 0;; offset += chunk) {
+  if (data.empty()) {  // nothing to read: one empty chunk
     v1::SessionResponse& response = out->emplace_back();
     response.set_id(id);
-    v1::DataChunk& data = *response.mutable_data();
-    data.set_offset(offset);
-    data.set_total(total);
-    const uint64_t n = std::min(chunk, total - offset);
-    if (offset == 0 && n == total) {
-      *data.mutable_data() = std::move(staging);  // one chunk: no copy
-    } else {
-      data.mutable_data()->assign(staging, offset, n);
-    }
-    if (offset + n >= total) {
-      response.set_last(true);
-      response.mutable_status();
-      return;
-    }
+    response.mutable_data()->set_total(0);
   }
+  out->back().set_last(true);
+  out->back().mutable_status();
 }
 
 void SessionReactor::DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out) {

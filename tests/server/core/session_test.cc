@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -94,7 +95,7 @@ TEST_F(SessionTest, ErrorsSayWhichStepAndBinding) {
   const std::vector<StepRef> repeated = {{"fill_u32", value, good, std::nullopt},
                                          {"fill_u32", value, bad, std::nullopt}};
   absl::Status status =
-      session_->Execute(prefix, repeated, 1, {}, [](size_t, uint64_t) { return absl::Span<uint8_t>(); });
+      session_->Execute(prefix, repeated, 1, {}, [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); });
   EXPECT_THAT(status, StatusIs(Code::kNotFound));
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("repeated step 1 binding 0"));
 }
@@ -105,8 +106,34 @@ TEST_F(SessionTest, ReadsBeyondTheByteLimitAreResourceExhausted) {
   ASSERT_OK_AND_ASSIGN(uint64_t h, limited->Allocate(80));
   std::vector<uint8_t> sink(200);
   const std::vector<RangeRef> reads = {{h, 0, 80}, {h, 0, 80}};
-  EXPECT_THAT(limited->Read(reads, [&](size_t, uint64_t n) { return absl::MakeSpan(sink).subspan(0, n); }),
+  EXPECT_THAT(limited->Read(reads, [&](size_t, uint64_t, uint64_t n) { return absl::MakeSpan(sink).subspan(0, n); }),
               StatusIs(Code::kResourceExhausted));
+}
+
+TEST_F(SessionTest, ASinkMayTakeEachReadInPieces) {
+  ASSERT_OK_AND_ASSIGN(uint64_t h, session_->Allocate(40));
+  const std::vector<uint64_t> bind = {h};
+  const std::vector<uint64_t> iota = {0, 1};
+  ASSERT_OK(session_->Execute({{"iota_u32", iota, bind, std::nullopt}}, {}, 0, {},
+                              [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); }));
+  // Two reads laid end to end in pieces of at most 3 bytes: 7 + 10 bytes.
+  const std::vector<RangeRef> reads = {{h, 1, 7}, {h, 20, 10}};
+  std::vector<uint8_t> out(17);
+  std::vector<std::tuple<size_t, uint64_t, uint64_t>> asked;
+  ASSERT_OK(session_->Read(reads, [&](size_t i, uint64_t offset, uint64_t length) {
+    asked.emplace_back(i, offset, length);
+    const uint64_t at = (i == 0 ? 0 : 7) + offset;
+    return absl::MakeSpan(out).subspan(at, std::min<uint64_t>(length, 3));
+  }));
+  EXPECT_EQ(asked.size(), 3u + 4u);
+  EXPECT_EQ(asked[1], std::make_tuple(size_t{0}, uint64_t{3}, uint64_t{4}));
+  std::vector<uint8_t> expected;
+  for (uint64_t byte = 1; byte < 8; ++byte) expected.push_back(byte % 4 == 0 ? byte / 4 : 0);
+  for (uint64_t byte = 20; byte < 30; ++byte) expected.push_back(byte % 4 == 0 ? byte / 4 : 0);
+  EXPECT_EQ(out, expected);
+  // A sink that covers nothing is an internal error, not a loop.
+  EXPECT_THAT(session_->Read(reads, [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); }),
+              StatusIs(Code::kInternal));
 }
 
 TEST_F(SessionTest, CancelStopsARepeatedSequenceAtAnIterationBoundary) {
@@ -116,12 +143,12 @@ TEST_F(SessionTest, CancelStopsARepeatedSequenceAtAnIterationBoundary) {
   const std::vector<StepRef> repeated = {{"atomic_add_u32", params, bind, std::nullopt}};
   std::atomic<bool> cancel{true};
   absl::Status status = session_->Execute({}, repeated, 1000000, {},
-                                          [](size_t, uint64_t) { return absl::Span<uint8_t>(); },
+                                          [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
                                           &cancel);
   EXPECT_THAT(status, StatusIs(Code::kCancelled));
   uint32_t value = 1;
   const std::vector<RangeRef> reads = {{h, 0, 4}};
-  ASSERT_OK(session_->Read(reads, [&](size_t, uint64_t) {
+  ASSERT_OK(session_->Read(reads, [&](size_t, uint64_t, uint64_t) {
     return absl::MakeSpan(reinterpret_cast<uint8_t*>(&value), 4);
   }));
   EXPECT_EQ(value, 0u);
@@ -139,7 +166,7 @@ TEST_F(SessionTest, FreeDuringRunningWorkIsDeferredUntilTheWorkEnds) {
   std::thread runner([&] {
     started = true;
     run_status = session_->Execute({}, repeated, 200000, {},
-                                   [](size_t, uint64_t) { return absl::Span<uint8_t>(); });
+                                   [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); });
   });
   while (!started.load()) std::this_thread::yield();
   const absl::Status free_status = session_->Free(h);
@@ -186,7 +213,7 @@ TEST_F(SessionTest, AllocateDoesNotWaitForRunningWork) {
   const uint64_t launches = device_->counters().launches;
   std::thread runner([&] {
     run_status = session_->Execute({}, repeated, 4000000000u, {},
-                                   [](size_t, uint64_t) { return absl::Span<uint8_t>(); },
+                                   [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
                                    &cancel);
   });
   // The sequence is running once the device counts its launches (bounded wait).
