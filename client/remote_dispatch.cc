@@ -411,6 +411,9 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
         absl::StrFormat("sluiced granted a chunk size of %d bytes, outside [4 KiB, 64 MiB]",
                         l.chunk_size()));
   }
+  if (l.max_request_bytes() == 0) {
+    return absl::InternalError("sluiced allows no bytes per request (max_request_bytes 0)");
+  }
   dispatch->stream_->set_chunk_size(l.chunk_size());
   return dispatch;
 }

@@ -280,7 +280,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
   constexpr size_t kPiece = size_t{1} << 20;
   while (file) {
     const size_t at = bytes.size();
-    if (at >= kMaxProblemFileBytes) {
+    if (at > kMaxProblemFileBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: larger than the %d bytes a problem file may have", path, kMaxProblemFileBytes));
     }

@@ -54,8 +54,8 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
     return absl::InvalidArgumentError(absl::StrFormat("at most %d facts", kMaxFacts - 2));
   }
   // Bodies average nodes_per_procedure nodes and are at most twice that long.
-  const uint64_t nodes = uint64_t{o.procedures} * (2 * uint64_t{o.nodes_per_procedure} + 1);
-  if (nodes > kMaxGeneratedNodes) {
+  const uint64_t body = 2 * uint64_t{o.nodes_per_procedure} + 1;
+  if (o.procedures > kMaxGeneratedNodes / body) {  // divided, so the product cannot wrap
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d procedures of up to %d nodes each can exceed the generator's %d nodes",
         o.procedures, 2 * uint64_t{o.nodes_per_procedure} + 1, kMaxGeneratedNodes));
@@ -75,7 +75,7 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
   }
   // At most three flow functions per node (its edges) plus two per callee at a call site, each
   // listing about (gen_rate + kill_rate + 2 pair_rate) x facts facts.
-  const double flows = static_cast<double>(nodes) *
+  const double flows = static_cast<double>(uint64_t{o.procedures} * body) *
                        (3 + (o.call_density > 0 ? 2.0 * o.max_callees : 0.0));
   const double per_flow = (o.facts + 1.0) * (o.gen_rate + o.kill_rate + 2 * o.pair_rate) + 2;
   if (flows * per_flow > kMaxGeneratedFlowFacts) {

@@ -15,7 +15,7 @@ work=$(mktemp -d)
 daemon_pid=""
 cleanup() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null
+    kill -TERM "$daemon_pid" 2>/dev/null || true  # it may have exited since the check
     wait "$daemon_pid" || true
   fi
   rm -rf "$work"

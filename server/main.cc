@@ -48,8 +48,8 @@ ABSL_FLAG(int, cuda_device, 0, "CUDA backend: which GPU");
 ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},
           "CUDA backend: device memory limit (0: 90% of the GPU's free memory)");
 ABSL_FLAG(int, executor_threads, 0,
-          "most threads running session work, started as needed (0: one per session, up to "
-          "--max_sessions)");
+          "most threads running session work, started as needed (0: one per session and 16 "
+          "more, at most 4096)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
 
@@ -86,6 +86,10 @@ int Main() {
   limits.max_ranges = absl::GetFlag(FLAGS_max_ranges);
   limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes).bytes;
   options.sessions.max_transfer_bytes = absl::GetFlag(FLAGS_max_transfer_bytes).bytes;
+  if (limits.max_request_bytes == 0) {
+    Log("--max_request_bytes must be at least 1");
+    return 2;
+  }
   if (options.sessions.max_transfer_bytes / 2 < limits.max_request_bytes) {
     Log("--max_transfer_bytes must be at least twice --max_request_bytes (a read of the most "
         "bytes a request may move is staged and then chunked)");

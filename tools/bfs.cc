@@ -22,7 +22,7 @@ absl::Span<const uint8_t> Bytes(const std::vector<uint32_t>& v) {
 absl::StatusOr<CsrGraph> GenerateGraph(uint32_t nodes, uint32_t average_degree,
                                        uint64_t seed) {
   const uint64_t most_degree = 2 * uint64_t{average_degree};
-  if (uint64_t{nodes} * most_degree > kMaxGeneratedEdges) {
+  if (most_degree > 0 && nodes > kMaxGeneratedEdges / most_degree) {  // cannot wrap
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d nodes of up to %d out-edges each can exceed the generator's %d edges", nodes,
         most_degree, kMaxGeneratedEdges));

@@ -52,8 +52,10 @@ bool IsSticky(cudaError_t e) {
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
     case cudaErrorECCUncorrectable:
+#if CUDART_VERSION >= 12080
     case cudaErrorContained:  // an uncontained error Hopper's containment caught
     case cudaErrorTensorMemoryLeak:
+#endif
     case cudaErrorMpsClientTerminated:
     case cudaErrorExternalDevice:
     case cudaErrorUnknown:  // after a launch, assume the worst: a reset costs a session or two

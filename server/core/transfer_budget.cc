@@ -29,16 +29,28 @@ void TransferBudget::Hold::Release() {
   bytes_ = 0;
 }
 
-absl::StatusOr<TransferBudget::Hold> TransferBudget::Reserve(uint64_t bytes, const char* what) {
+absl::Status TransferBudget::Hold::Extend(uint64_t bytes, const char* what) {
+  if (budget_ == nullptr) return absl::InternalError("extending a hold of no budget");
+  if (absl::Status taken = budget_->Take(bytes, what); !taken.ok()) return taken;
+  bytes_ += bytes;
+  return absl::OkStatus();
+}
+
+absl::Status TransferBudget::Take(uint64_t bytes, const char* what) {
   uint64_t used = in_use_.load();
   do {
     if (bytes > limit_ - std::min(used, limit_)) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "%s needs %d bytes of transfer memory, but the daemon's sessions hold %d of its %d "
-          "(--max_transfer_bytes): retry, or move less per request",
+          "%s needs %d more bytes of transfer memory, but the daemon's sessions hold %d of its "
+          "%d (--max_transfer_bytes): retry, or move less per request",
           what, bytes, used, limit_));
     }
   } while (!in_use_.compare_exchange_weak(used, used + bytes));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TransferBudget::Hold> TransferBudget::Reserve(uint64_t bytes, const char* what) {
+  if (absl::Status taken = Take(bytes, what); !taken.ok()) return taken;
   return Hold(this, bytes);
 }
 

@@ -29,6 +29,9 @@ class TransferBudget {
     Hold& operator=(const Hold&) = delete;
 
     uint64_t bytes() const { return bytes_; }
+    // Reserves `bytes` more from the same budget; ResourceExhausted (the hold unchanged) when
+    // that would pass its limit. The hold must come from Reserve.
+    absl::Status Extend(uint64_t bytes, const char* what);
     // Keeps `bytes` of the reservation (at most what it holds) and gives back the rest.
     void Shrink(uint64_t bytes);
     void Release();
@@ -44,14 +47,16 @@ class TransferBudget {
   TransferBudget(const TransferBudget&) = delete;
   TransferBudget& operator=(const TransferBudget&) = delete;
 
-  // Reserves `bytes`; ResourceExhausted, naming `what`, when that would pass the limit.
-  // Thread-safe.
+  // Reserves `bytes` (0 is fine: a hold to Extend later); ResourceExhausted, naming `what`,
+  // when that would pass the limit. Thread-safe.
   absl::StatusOr<Hold> Reserve(uint64_t bytes, const char* what);
 
   uint64_t in_use() const { return in_use_.load(); }
   uint64_t limit() const { return limit_; }
 
  private:
+  absl::Status Take(uint64_t bytes, const char* what);
+
   const uint64_t limit_;
   std::atomic<uint64_t> in_use_{0};
 };

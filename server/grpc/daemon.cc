@@ -20,11 +20,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->device_ = std::move(device);
   daemon->manager_ = std::make_unique<SessionManager>(daemon->device_, options.sessions);
-  // One thread per session at most (a session runs one job at a time), started as sessions
-  // need them: no session's work waits behind another's long window for a thread.
-  const int threads = options.executor_threads > 0
-                          ? options.executor_threads
-                          : static_cast<int>(std::max<uint32_t>(options.sessions.max_sessions, 1));
+  // A thread per session (a session runs one job at a time), started as sessions need them:
+  // no session's work waits behind another's long window for a thread. A few more serve the
+  // opens that a full daemon refuses and the teardown of sessions that ended.
+  const int threads =
+      options.executor_threads > 0
+          ? options.executor_threads
+          : static_cast<int>(std::min<uint64_t>(uint64_t{options.sessions.max_sessions} + 16,
+                                                kMaxExecutorThreads));
   daemon->executor_ = std::make_unique<Executor>(threads);
   daemon->service_ =
       std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get());
@@ -57,13 +60,18 @@ void Daemon::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   manager_->BeginDrain();
+  if (server_ == nullptr) {  // it never started (Start failed to listen)
+    executor_.reset();
+    return;
+  }
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::microseconds(absl::ToInt64Microseconds(grace)));
   server_->Wait();
-  // Every reactor has finished; the executor holds no session work any more.
+  // Every reactor has finished; the executor runs what they left (the teardown of sessions,
+  // freeing their buffers) and stops.
   executor_.reset();
 }
 

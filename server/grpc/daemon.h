@@ -17,11 +17,14 @@
 
 namespace sluice {
 
+// The most threads the daemon starts for session work, whatever --max_sessions says.
+inline constexpr uint64_t kMaxExecutorThreads = 4096;
+
 struct DaemonOptions {
   // host:port to listen on; port 0 picks a free port (see Daemon::address()).
   std::string listen = "127.0.0.1:7450";
   // Most threads that run session work (device calls), started as needed; 0 means one per
-  // session (sessions.max_sessions).
+  // session and a few more (sessions.max_sessions + 16, at most kMaxExecutorThreads).
   int executor_threads = 0;
   SessionManager::Options sessions;
 };

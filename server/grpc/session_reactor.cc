@@ -287,7 +287,7 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
   if (!upload_.has_value()) {
     upload_ = PendingUpload{.id = request.id()};
     PendingUpload& up = *upload_;
-    if (!open_seen_) {
+    if (!open_seen_ || open_refused_.load()) {
       // Checked here, not only when the job runs, so that no data is held for it.
       up.error = NotOpenError();
     } else if (static_cast<uint64_t>(chunk.ranges_size()) > limits_.max_ranges) {
@@ -301,13 +301,10 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
             absl::StrFormat("an upload of %d bytes exceeds the per-request limit of %d bytes",
                             up.expected, limits_.max_request_bytes));
       } else if (up.expected > kCheapBytes) {
-        absl::StatusOr<TransferBudget::Hold> hold =
-            manager_->transfers().Reserve(up.expected, "an upload");
-        if (hold.ok()) {
-          up.hold = *std::move(hold);
-        } else {
-          up.error = hold.status();
-        }
+        // The data is reserved as it arrives: a client that declares a large upload and
+        // stalls holds only what it sent.
+        absl::StatusOr<TransferBudget::Hold> hold = manager_->transfers().Reserve(0, "an upload");
+        if (hold.ok()) up.hold = *std::move(hold);
       }
     }
   } else if (chunk.ranges_size() > 0) {
@@ -325,8 +322,14 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
       up.error = absl::InvalidArgumentError(absl::StrFormat(
           "upload data exceeds the %d bytes its ranges describe", up.expected));
     } else if (n > 0) {
-      up.received += n;
-      up.chunks.push_back(std::move(*chunk.mutable_data()));
+      absl::Status held =
+          up.expected > kCheapBytes ? up.hold.Extend(n, "an upload") : absl::OkStatus();
+      if (held.ok()) {
+        up.received += n;
+        up.chunks.push_back(std::move(*chunk.mutable_data()));
+      } else {
+        up.error = std::move(held);
+      }
     }
   }
   if (!up.error.ok()) {  // keep nothing that cannot be used
@@ -346,6 +349,8 @@ void SessionReactor::FlushUpload(absl::Status interrupted) {
   } else if (up.error.ok() && up.received != up.expected) {
     up.error = absl::InvalidArgumentError(absl::StrFormat(
         "upload ended after %d of the %d bytes its ranges describe", up.received, up.expected));
+    up.chunks.clear();
+    up.hold.Release();
   }
   Job job;
   job.id = up.id;
@@ -437,9 +442,11 @@ void SessionReactor::DoOpen(uint64_t id, const v1::OpenRequest& request, Respons
   }
   absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket = manager_->Open();
   if (!ticket.ok()) {
+    open_refused_.store(true);  // uploads that follow are refused as they arrive
     Reply(id, ticket.status(), out);
     return;
   }
+  open_refused_.store(false);
   ticket_ = std::move(*ticket);
   client_name_ = Printable(request.client_name());
   const DeviceInfo& device = manager_->device().info();

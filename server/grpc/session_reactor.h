@@ -133,6 +133,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   std::atomic<uint32_t> chunk_size_;
   // Set when the stream is cancelled; stops a running repeated sequence.
   std::atomic<bool> cancel_{false};
+  // Set when an open was refused (and no open succeeded since): the read path refuses uploads.
+  std::atomic<bool> open_refused_{false};
 
   absl::Mutex mu_;
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);

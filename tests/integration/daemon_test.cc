@@ -311,6 +311,23 @@ TEST_F(DaemonTest, KillingTheDaemonDuringACallGivesUnavailableWithinTheDeadline)
   EXPECT_THAT(d->Allocate(4), StatusIs(Code::kUnavailable)) << "later calls fail at once";
 }
 
+TEST(DaemonStartTest, AnAddressItCannotListenOnEndsItWithAMessageNotACrash) {
+  // 192.0.2.1 is TEST-NET-1: never an address of this machine.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ChildProcess> daemon,
+                       ChildProcess::Spawn({BinaryPath("sluiced"), "--backend=cpu",
+                                            "--listen=192.0.2.1:0"}));
+  ASSERT_OK_AND_ASSIGN(int status, daemon->Wait(absl::Seconds(60)));
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal: " << daemon->Stderr();
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(daemon->Stderr(), HasSubstr("cannot listen on 192.0.2.1:0"));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<ChildProcess> zero,
+      ChildProcess::Spawn({BinaryPath("sluiced"), "--backend=cpu", "--listen=127.0.0.1:0",
+                           "--max_request_bytes=0"}));
+  ASSERT_OK_AND_ASSIGN(status, zero->Wait(absl::Seconds(60)));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << zero->Stderr();
+}
+
 TEST_F(DaemonTest, ConnectingToNothingIsUnavailable) {
   ASSERT_OK(daemon_->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
   absl::StatusOr<std::unique_ptr<RemoteDispatch>> d = RemoteDispatch::Connect(
@@ -424,13 +441,19 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
     holders.push_back(std::make_unique<RawSession>(daemon_->address()));
     ASSERT_OK(holders[i]->Open(1 << 20).status());
     ASSERT_OK_AND_ASSIGN(uint64_t h, holders[i]->Allocate(kBig));
-    // The first of eight chunks: the whole upload's memory is held from here on.
+    // All eight chunks but not the end: the upload's data is held until it ends.
     ids.push_back(holders[i]->NextId());
     ASSERT_TRUE(holders[i]->Send(UploadStart(ids[i], h, kBig, 1 << 20)));
+    for (int c = 1; c < 8; ++c) {
+      v1::SessionRequest more;
+      more.set_id(ids[i]);
+      more.mutable_upload()->set_data(std::string(1 << 20, 'u'));
+      ASSERT_TRUE(holders[i]->Send(more));
+    }
   }
   ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
     return i.transfer_bytes_in_use() == 2 * kBig && i.transfer_bytes_limit() == 2 * kBig;
-  })) << "both uploads hold their memory from their first message";
+  })) << "both uploads hold the memory of the data they sent";
   auto d = Connect("latecomer");
   ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(2 << 20));
   // Uploads and reads of more than a few bytes need transfer memory; none is left.
@@ -443,15 +466,12 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
   EXPECT_EQ(first_word, std::vector<uint8_t>(4, 0));
 
-  // The holders finish their uploads, which gives the memory back.
+  // The holders end their uploads, which gives the memory back.
   for (int i = 0; i < 2; ++i) {
-    for (int c = 1; c < 8; ++c) {
-      v1::SessionRequest more;
-      more.set_id(ids[i]);
-      more.mutable_upload()->set_data(std::string(1 << 20, 'u'));
-      more.mutable_upload()->set_last(c == 7);
-      ASSERT_TRUE(holders[i]->Send(more));
-    }
+    v1::SessionRequest end;
+    end.set_id(ids[i]);
+    end.mutable_upload()->set_last(true);
+    ASSERT_TRUE(holders[i]->Send(end));
     ASSERT_OK_AND_ASSIGN(v1::SessionResponse done, holders[i]->Await(ids[i]));
     EXPECT_EQ(done.status().code(), 0) << done.status().message();
   }
@@ -461,6 +481,35 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
     return i.transfer_bytes_in_use() == 0;
   })) << "every transfer gave its memory back once done";
+}
+
+TEST_F(DaemonTest, AStalledUploadHoldsOnlyWhatItSentAndUploadsAfterARefusedOpenAreRefused) {
+  daemon_.reset();
+  StartDaemon({"--max_request_bytes=64M", "--max_transfer_bytes=128M", "--max_sessions=1",
+               "--chunk_size=1M"});
+  RawSession stalled(daemon_->address());
+  ASSERT_OK(stalled.Open(1 << 20).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t h, stalled.Allocate(64 << 20));
+  // Declares 64 MiB, sends 1 MiB, and stalls.
+  ASSERT_TRUE(stalled.Send(UploadStart(stalled.NextId(), h, 64 << 20, 1 << 20)));
+  ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == (1 << 20);
+  })) << "only the megabyte that arrived is held";
+
+  // The daemon is full: this stream's open is refused, and so is its upload (at its first
+  // message, holding nothing of it).
+  RawSession refused(daemon_->address());
+  EXPECT_THAT(refused.Open().status(), StatusIs(Code::kResourceExhausted));
+  const uint64_t id = refused.NextId();
+  ASSERT_TRUE(refused.Send(UploadStart(id, 1, 32 << 20, 1 << 20)));
+  v1::SessionRequest end;  // the reply comes when the upload ends
+  end.set_id(id);
+  end.mutable_upload()->set_last(true);
+  ASSERT_TRUE(refused.Send(end));
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse reply, refused.Await(id));
+  EXPECT_EQ(reply.status().code(), static_cast<int>(Code::kFailedPrecondition))
+      << reply.status().message();
+  EXPECT_EQ(Info().transfer_bytes_in_use(), uint64_t{1} << 20);
 }
 
 TEST_F(DaemonTest, ABufferLargerThanOneRequestDownloadsInPiecesAndUploadsByRanges) {

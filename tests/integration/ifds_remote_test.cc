@@ -127,6 +127,11 @@ TEST_F(IfdsRemoteTest, AbsurdSizesAndNonProblemFilesAreUsageErrorsNotCrashes) {
       {{"gen", "--pair-rate=2"}, "pair_rate must be 0 to 1"},
       {{"gen", "--identity=nan"}, "identity must be 0 to 1"},
       {{"bfs", "--nodes=4000000000", "--degree=4000000000"}, "can exceed the generator's"},
+      // Products that wrap 64 bits to something small.
+      {{"gen", "--procedures=2147506728", "--nodes-per-procedure=4294921136", "--facts=0",
+        "--call-density=0"},
+       "can exceed the generator's"},
+      {{"bfs", "--nodes=2147512027", "--degree=4294910539"}, "can exceed the generator's"},
       {{"solve", ::testing::TempDir()}, "is a directory"},
       {{"solve", "/dev/zero"}, "neither format"},
       {{"solve", "--initial-capacity=9223372036854775809", "/dev/null"},
