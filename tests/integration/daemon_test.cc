@@ -510,6 +510,10 @@ TEST_F(DaemonTest, AStalledUploadHoldsOnlyWhatItSentAndUploadsAfterARefusedOpenA
   EXPECT_EQ(reply.status().code(), static_cast<int>(Code::kFailedPrecondition))
       << reply.status().message();
   EXPECT_EQ(Info().transfer_bytes_in_use(), uint64_t{1} << 20);
+  stalled.Cancel();
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == 0 && i.active_sessions() == 0;
+  })) << "a cancelled stream gives back what its unfinished upload held";
 }
 
 TEST_F(DaemonTest, ABufferLargerThanOneRequestDownloadsInPiecesAndUploadsByRanges) {
