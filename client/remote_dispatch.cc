@@ -101,6 +101,8 @@ struct RemoteDispatch::Call {
   uint64_t cursor_offset = 0;
   bool sized = false;
   bool done = false;
+  // Nobody waits for it (a free): the stream owns it, and a failure breaks the session.
+  bool detached = false;
   absl::Status status;
   v1::SessionResponse reply;  // the final response
 };
@@ -166,6 +168,29 @@ class RemoteDispatch::Stream final
     Apply(actions);
     if (timed_out) context_.TryCancel();
     return result;
+  }
+
+  // Sends `out` without waiting for its reply, which is checked when it arrives: a failure
+  // then closes the session (every later call reports it). For requests whose failure the
+  // caller has ruled out (a free of a buffer it holds), so they cost no round trip.
+  absl::Status SendDetached(Outgoing out) {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!broken_.ok()) return broken_;
+      while (!detached_.empty() && detached_.front()->done) detached_.pop_front();
+      auto call = std::make_unique<Call>();
+      call->detached = true;
+      call->id = next_id_++;
+      out.call_id = call->id;
+      out.head.set_id(call->id);
+      calls_.push_back(call.get());
+      detached_.push_back(std::move(call));
+      outgoing_.push_back(std::move(out));
+      AdvanceLocked(&actions);
+    }
+    Apply(actions);
+    return absl::OkStatus();
   }
 
   // Half-closes the stream and waits for the daemon to end it; cancels after `grace`.
@@ -311,6 +336,12 @@ class RemoteDispatch::Stream final
     call->reply = std::move(r);
     call->done = true;
     calls_.pop_front();
+    if (call->detached && !call->status.ok()) {
+      return absl::Status(call->status.code(),
+                          absl::StrFormat("sluiced refused request %d, sent without waiting: %s; "
+                                          "the session is closed",
+                                          call->id, call->status.message()));
+    }
     return absl::OkStatus();
   }
 
@@ -363,6 +394,7 @@ class RemoteDispatch::Stream final
   uint32_t chunk_size_ ABSL_GUARDED_BY(mu_) = 1 << 20;
   std::deque<Outgoing> outgoing_ ABSL_GUARDED_BY(mu_);
   std::deque<Call*> calls_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::unique_ptr<Call>> detached_ ABSL_GUARDED_BY(mu_);  // sent without a waiter
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
@@ -560,13 +592,20 @@ absl::Status RemoteDispatch::DownloadRangesInto(absl::Span<const ReadRange> rang
 
 absl::Status RemoteDispatch::Free(Resource resource) {
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
+  // This dispatcher knows every buffer its session holds, so it answers for unknown and freed
+  // ones itself; a free it sends cannot fail but with the session (the daemon defers a free
+  // while running work uses the buffer, and runs requests in order, so the next call already
+  // sees it). So it goes without waiting: no round trip.
+  {
+    absl::MutexLock lock(&sizes_mu_);
+    if (sizes_.erase(handle) == 0) {
+      return absl::NotFoundError(
+          absl::StrFormat("no buffer with handle %016x in this session (freed already?)", handle));
+    }
+  }
   Outgoing out;
   out.head.mutable_free()->set_handle(handle);
-  Call call;
-  RETURN_IF_ERROR(stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout));
-  absl::MutexLock lock(&sizes_mu_);
-  sizes_.erase(handle);
-  return absl::OkStatus();
+  return stream_->SendDetached(std::move(out));
 }
 
 absl::Status RemoteDispatch::Dispatch(const Program& program, absl::Span<const Resource> resources,

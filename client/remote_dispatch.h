@@ -1,6 +1,8 @@
 // RemoteDispatch: ResidentDispatch over one sluiced Session stream. Every interface call is
 // one network round trip, whatever it carries: UploadMany of any number of buffers, a whole
-// sequence with its reads, a repeated window. Transfers are chunked below gRPC's message limit
+// sequence with its reads, a repeated window; a Free is none (it is checked here, against the
+// buffers this session holds, and sent without waiting; should the daemon still refuse it,
+// the session closes and later calls say why). Transfers are chunked below gRPC's message limit
 // and reassembled, invisibly to the caller; ranged reads move only their ranges.
 //
 // Every call waits at most `call_timeout`; when the daemon or the connection is gone, calls
@@ -37,7 +39,9 @@ class RemoteDispatch final : public ResidentDispatch {
     uint64_t messages_received = 0;
     uint64_t bytes_sent = 0;      // serialized message bytes
     uint64_t bytes_received = 0;
-    uint64_t round_trips = 0;     // interface calls that reached the daemon
+    // Interface calls that waited for the daemon's reply. A Free does not: this dispatcher
+    // rules out its failures itself and sends it without waiting.
+    uint64_t round_trips = 0;
   };
 
   // The limits the daemon granted at open.

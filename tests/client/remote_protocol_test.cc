@@ -44,7 +44,11 @@ class EarlyReplyReactor final
       limits.set_max_message_bytes(8 << 20);
       send = true;
     } else if (request_.has_allocate()) {
-      reply.mutable_allocate()->set_handle(42);
+      reply.mutable_allocate()->set_handle(next_handle_++);
+      send = true;
+    } else if (request_.has_free()) {
+      reply.mutable_status()->set_code(static_cast<int>(absl::StatusCode::kNotFound));
+      reply.mutable_status()->set_message("this server forgets every buffer");
       send = true;
     } else if (request_.has_upload() && request_.upload().ranges_size() > 0) {
       Queue(std::move(reply));  // the violation: a final reply after the first of many chunks
@@ -85,6 +89,7 @@ class EarlyReplyReactor final
   }
 
   v1::SessionRequest request_;
+  uint64_t next_handle_ = 42;  // read path only
   absl::Mutex mu_;
   std::deque<v1::SessionResponse> writes_ ABSL_GUARDED_BY(mu_);
   bool read_done_ ABSL_GUARDED_BY(mu_) = false;
@@ -141,6 +146,31 @@ TEST(RemoteProtocolTest, ACallWithNoReplyTimesOutAndLaterCallsFindTheSessionGone
     EXPECT_THAT(d->DownloadRange(r, 0, 4), StatusIs(absl::StatusCode::kDeadlineExceeded));
     EXPECT_THAT(d->Allocate(4), StatusIs(absl::StatusCode::kUnavailable,
                                          ::testing::HasSubstr("deadline")));
+  }
+  server->Shutdown();
+}
+
+TEST(RemoteProtocolTest, AFreeGoesWithoutWaitingAndItsRefusalClosesTheSession) {
+  EarlyReplyService service;  // refuses every free
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
+                         RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
+                                                  .call_timeout = absl::Seconds(30)}));
+    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
+    const uint64_t trips = d->counters().round_trips;
+    ASSERT_OK(d->Free(r)) << "nothing this dispatcher can see rules the free out";
+    EXPECT_EQ(d->counters().round_trips, trips) << "no round trip";
+    EXPECT_THAT(d->Free(r), StatusIs(absl::StatusCode::kNotFound)) << "freed already: local";
+    // The server's refusal arrives before the next call's reply, and closes the session.
+    EXPECT_THAT(d->Allocate(4), StatusIs(absl::StatusCode::kNotFound,
+                                         ::testing::HasSubstr("sent without waiting")));
+    EXPECT_FALSE(d->Allocate(4).ok());
   }
   server->Shutdown();
 }
