@@ -252,7 +252,8 @@ void SessionReactor::RunJob(Job& job) {
     grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
     v1::SessionResponse().Swap(&out[i]);  // release each reply's bytes once serialized
   }
-  // A read's staging is gone; what it still holds is its serialized replies, until sent.
+  // A read's replies are serialized now (the protos are released); its reservation stays with
+  // the last of them until it has been sent.
   TransferBudget::Hold hold = std::move(read_hold_);
   uint64_t bytes = 0;
   for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
