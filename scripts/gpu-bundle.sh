@@ -37,3 +37,8 @@ done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc
 } >gpu-bundle/BUILD-INFO
 sed 's/^/  /' gpu-bundle/BUILD-INFO
 du -sh gpu-bundle | cut -f1 | xargs echo "gpu-bundle:"
+# The device tool carries at most 64 MiB with the working tree: say so before a run fails.
+if [ "$(du -sm gpu-bundle | cut -f1)" -gt 56 ]; then
+  echo "warning: gpu-bundle is over 56 MiB; with the tree it may pass the 64 MiB the device" \
+    "tool carries" >&2
+fi
