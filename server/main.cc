@@ -6,10 +6,14 @@
 //
 // With --listen=HOST:0 it binds a free port. Once serving it prints exactly one line on stdout,
 // "sluiced listening on HOST:PORT". SIGTERM or SIGINT drains: no new sessions, running ones
-// get --drain_timeout to finish before they are cancelled, every buffer is freed, exit 0.
+// get --drain_timeout to finish before they are cancelled, every buffer is freed, exit 0. A
+// device lost for good (a GPU whose reset after a failure failed) drains it the same way, and
+// it exits 3, for its supervisor to start it again.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -68,6 +72,14 @@ int Main() {
   DaemonOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
+  // A device lost for good (a GPU whose reset failed) ends the daemon like SIGTERM would, and
+  // it exits 3, so that a supervisor starts it again on a fresh device.
+  static std::atomic<bool> device_lost{false};
+  options.sessions.on_device_lost = [] {
+    device_lost.store(true);
+    Log("the device is lost to this process: draining and exiting for a restart");
+    kill(getpid(), SIGTERM);
+  };
   options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   SessionLimits& limits = options.sessions.limits;
   const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
@@ -129,6 +141,7 @@ int Main() {
   Log("drained: %d sessions served, %d bytes still allocated; exiting",
       (*daemon)->sessions().sessions_opened(), memory.used);
   daemon->reset();
+  if (device_lost.load()) return 3;
   return memory.used == 0 ? 0 : 1;
 }
 

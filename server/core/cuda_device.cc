@@ -96,6 +96,7 @@ class CudaDeviceImpl final : public Device {
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   MemoryInfo memory() const override { return memory_.info(); }
   DeviceCounters counters() const override { return counters_.Snapshot(); }
+  bool lost() const override { return lost_.load(); }
 
   // Converts a CUDA error into a Status naming the call and its place; a sticky error marks
   // the device failed (Unavailable from then on, for every session, until a reset).
@@ -149,6 +150,7 @@ class CudaDeviceImpl final : public Device {
   absl::Mutex use_mu_;
   absl::Mutex capture_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
   std::atomic<bool> failed_{false};
+  std::atomic<bool> lost_{false};  // a reset failed: nothing runs here again
   std::atomic<uint64_t> epoch_{1};
   mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
   std::string failure_ ABSL_GUARDED_BY(state_mu_);
@@ -339,6 +341,10 @@ absl::Status CudaDeviceImpl::Usable(uint64_t epoch) const {
 
 absl::Status CudaDeviceImpl::ResetIfFailed() {
   if (!failed_.load()) return absl::OkStatus();
+  if (lost_.load()) {
+    return absl::UnavailableError(
+        "the GPU could not be reset after a failure; sluiced must be restarted");
+  }
   absl::MutexLock exclusive(&use_mu_);
   if (!failed_.load()) return absl::OkStatus();
   Select();
@@ -356,7 +362,12 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
   if (cudaSetDevice(ordinal_) != cudaSuccess || LoadCudaKernels() != cudaSuccess ||
       cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
     cudaGetLastError();
-    return absl::UnavailableError("the GPU could not be reset after a failure");
+    // CUDA promises recovery from a sticky error only to a new process.
+    if (!lost_.exchange(true)) {
+      Log("GPU %d could not be reset after a failure; it is lost to this process", ordinal_);
+    }
+    return absl::UnavailableError(
+        "the GPU could not be reset after a failure; sluiced must be restarted");
   }
   // The reset unloaded every module: the probe loads the loop kernels again (outside any
   // capture) and checks they still run.

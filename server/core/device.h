@@ -107,6 +107,10 @@ class Device {
 
   virtual MemoryInfo memory() const = 0;
   virtual DeviceCounters counters() const = 0;
+
+  // Whether the device failed and could not be brought back (a GPU whose reset failed):
+  // nothing will run on it again in this process. Thread-safe.
+  virtual bool lost() const { return false; }
 };
 
 // Atomic counters a Device implementation embeds and snapshots.

@@ -48,6 +48,9 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open() {
       Session::Create(device_, options_.limits.SessionOptions());
   if (!session.ok()) {
     active_.fetch_sub(1);
+    if (device_->lost() && options_.on_device_lost && !lost_reported_.exchange(true)) {
+      options_.on_device_lost();
+    }
     return session.status();
   }
   opened_.fetch_add(1);

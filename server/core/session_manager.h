@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,9 @@ class SessionManager {
     // together (see TransferBudget); at least twice max_request_bytes serves the largest read.
     uint64_t max_transfer_bytes = uint64_t{8} << 30;
     SessionLimits limits;
+    // Called once, from the Open that finds the device lost for good (see Device::lost): a
+    // daemon exits then, so that its supervisor starts it again on a fresh device.
+    std::function<void()> on_device_lost;
   };
 
   // An open session; closing it (destruction) frees its buffers and its slot.
@@ -82,6 +86,7 @@ class SessionManager {
   std::atomic<uint32_t> active_{0};
   std::atomic<uint64_t> opened_{0};
   std::atomic<bool> draining_{false};
+  std::atomic<bool> lost_reported_{false};
   TransferBudget transfers_;
 };
 

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/core/cpu_device.h"
+#include "server/core/session_manager.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {
@@ -23,27 +24,30 @@ using ::testing::HasSubstr;
 using Code = absl::StatusCode;
 
 // A CPU device whose streams can be lost, as a GPU's are when it is reset after a failure: the
-// work runs on the real CPU device, and every stream reports Unavailable once `lost` is set.
+// work runs on the real CPU device, and every stream reports Unavailable once `reset` is set.
 // With `lose_on_allocate`, the next allocation sets it, as if the reset came during it.
 class LosableDevice final : public Device {
  public:
   explicit LosableDevice(std::shared_ptr<CpuDevice> cpu) : cpu_(std::move(cpu)) {}
 
-  std::atomic<bool> lost{false};
+  std::atomic<bool> reset{false};
   std::atomic<bool> lose_on_allocate{false};
+  std::atomic<bool> gone{false};  // lost for good: no new stream, lost() says so
 
   const DeviceInfo& info() const override { return cpu_->info(); }
   absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override {
-    if (lose_on_allocate.exchange(false)) lost = true;
+    if (lose_on_allocate.exchange(false)) reset = true;
     return cpu_->Allocate(bytes);
   }
   void Free(DeviceBuffer buffer) override { cpu_->Free(buffer); }
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override {
+    if (gone) return absl::UnavailableError("the device could not be reset");
     ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, cpu_->CreateStream());
-    return std::unique_ptr<Stream>(new LosableStream(std::move(stream), &lost));
+    return std::unique_ptr<Stream>(new LosableStream(std::move(stream), &reset));
   }
   MemoryInfo memory() const override { return cpu_->memory(); }
   DeviceCounters counters() const override { return cpu_->counters(); }
+  bool lost() const override { return gone; }
 
  private:
   class LosableStream final : public Stream {
@@ -184,7 +188,7 @@ TEST(SessionOnALosableDeviceTest, ASessionWhoseStreamIsLostCannotAllocate) {
   auto device = std::make_shared<LosableDevice>(cpu);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::Create(device, {}));
   ASSERT_OK(session->Allocate(64).status());
-  device->lost = true;
+  device->reset = true;
   EXPECT_THAT(session->Allocate(64), StatusIs(Code::kUnavailable, HasSubstr("reset")));
   EXPECT_EQ(session->buffer_count(), 1u);
   EXPECT_EQ(cpu->memory().used, 64u);
@@ -198,6 +202,21 @@ TEST(SessionOnALosableDeviceTest, AStreamLostDuringTheAllocationTakesNoMemory) {
   EXPECT_THAT(session->Allocate(64), StatusIs(Code::kUnavailable, HasSubstr("reset")));
   EXPECT_EQ(session->buffer_count(), 0u);
   EXPECT_EQ(cpu->memory().used, 0u);
+}
+
+TEST(SessionOnALosableDeviceTest, ADeviceLostForGoodIsReportedOnceToTheManagersOwner) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> cpu, CpuDevice::Create({}));
+  auto device = std::make_shared<LosableDevice>(cpu);
+  int reported = 0;
+  SessionManager manager(device, {.on_device_lost = [&] { ++reported; }});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SessionManager::Ticket> before, manager.Open());
+  EXPECT_EQ(reported, 0);
+  device->gone = true;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(manager.Open(), StatusIs(Code::kUnavailable, HasSubstr("could not be reset")));
+  }
+  EXPECT_EQ(reported, 1);
+  EXPECT_EQ(manager.active_sessions(), 1u) << "refused opens hold no slot";
 }
 
 TEST_F(SessionTest, AllocateDoesNotWaitForRunningWork) {
