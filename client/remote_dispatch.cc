@@ -337,10 +337,9 @@ class RemoteDispatch::Stream final
     call->done = true;
     calls_.pop_front();
     if (call->detached && !call->status.ok()) {
-      return absl::Status(call->status.code(),
-                          absl::StrFormat("sluiced refused request %d, sent without waiting: %s; "
-                                          "the session is closed",
-                                          call->id, call->status.message()));
+      return absl::UnavailableError(absl::StrFormat(
+          "the session is closed: sluiced refused request %d, sent without waiting: %s", call->id,
+          call->status.ToString()));
     }
     return absl::OkStatus();
   }
@@ -596,16 +595,25 @@ absl::Status RemoteDispatch::Free(Resource resource) {
   // ones itself; a free it sends cannot fail but with the session (the daemon defers a free
   // while running work uses the buffer, and runs requests in order, so the next call already
   // sees it). So it goes without waiting: no round trip.
+  uint64_t bytes = 0;
   {
     absl::MutexLock lock(&sizes_mu_);
-    if (sizes_.erase(handle) == 0) {
+    auto it = sizes_.find(handle);
+    if (it == sizes_.end()) {
       return absl::NotFoundError(
           absl::StrFormat("no buffer with handle %016x in this session (freed already?)", handle));
     }
+    bytes = it->second;
+    sizes_.erase(it);
   }
   Outgoing out;
   out.head.mutable_free()->set_handle(handle);
-  return stream_->SendDetached(std::move(out));
+  absl::Status sent = stream_->SendDetached(std::move(out));
+  if (!sent.ok()) {  // not sent (the session is gone): a retry says so again, not "freed"
+    absl::MutexLock lock(&sizes_mu_);
+    sizes_.emplace(handle, bytes);
+  }
+  return sent;
 }
 
 absl::Status RemoteDispatch::Dispatch(const Program& program, absl::Span<const Resource> resources,

@@ -2,7 +2,9 @@
 // one network round trip, whatever it carries: UploadMany of any number of buffers, a whole
 // sequence with its reads, a repeated window; a Free is none (it is checked here, against the
 // buffers this session holds, and sent without waiting; should the daemon still refuse it,
-// the session closes and later calls say why). Transfers are chunked below gRPC's message limit
+// the session closes and later calls are Unavailable, saying why). Requests run in order, so
+// the next call of the session sees the free; the daemon's memory figures may lag it, and the
+// next call's deadline covers the frees queued before it. Transfers are chunked below gRPC's message limit
 // and reassembled, invisibly to the caller; ranged reads move only their ranges.
 //
 // Every call waits at most `call_timeout`; when the daemon or the connection is gone, calls

@@ -44,7 +44,7 @@ ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{uint64_t{4} << 3
           "bytes uploaded or read back by one request");
 ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{uint64_t{8} << 30},
           "host memory for uploads being assembled and reads waiting to be sent, all sessions "
-          "together (at least twice --max_request_bytes)");
+          "together (at least --max_request_bytes plus --max_chunk_size)");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of physical memory)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
@@ -102,9 +102,9 @@ int Main() {
     Log("--max_request_bytes must be at least 1");
     return 2;
   }
-  if (options.sessions.max_transfer_bytes / 2 < limits.max_request_bytes) {
-    Log("--max_transfer_bytes must be at least twice --max_request_bytes (a read of the most "
-        "bytes a request may move is staged and then chunked)");
+  if (options.sessions.max_transfer_bytes < limits.max_request_bytes + max_chunk) {
+    Log("--max_transfer_bytes must be at least --max_request_bytes plus --max_chunk_size (a read "
+        "of the most bytes a request may move holds them, and one chunk more while sending)");
     return 2;
   }
 

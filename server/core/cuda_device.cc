@@ -347,6 +347,10 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
   }
   absl::MutexLock exclusive(&use_mu_);
   if (!failed_.load()) return absl::OkStatus();
+  if (lost_.load()) {  // an open queued behind the failed reset: no second attempt
+    return absl::UnavailableError(
+        "the GPU could not be reset after a failure; sluiced must be restarted");
+  }
   Select();
   cudaDeviceReset();
   cudaGetLastError();

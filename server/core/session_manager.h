@@ -40,7 +40,7 @@ class SessionManager {
   struct Options {
     uint32_t max_sessions = 256;
     // Host memory for uploads being assembled and reads waiting to be sent, all sessions
-    // together (see TransferBudget); at least twice max_request_bytes serves the largest read.
+    // together (see TransferBudget); max_request_bytes plus a chunk serves the largest read.
     uint64_t max_transfer_bytes = uint64_t{8} << 30;
     SessionLimits limits;
     // Called once, from the Open that finds the device lost for good (see Device::lost): a
