@@ -103,77 +103,64 @@ class EarlyReplyService final : public v1::Sluice::CallbackService {
   }
 };
 
-TEST(RemoteProtocolTest, AFinalReplyBeforeTheUploadWasSentEndsTheSession) {
-  EarlyReplyService service;
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  // A fixed, small receive window: the unread rest of the upload cannot all be in flight.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
-  {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
-                         RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
-                                                  .call_timeout = absl::Seconds(30)}));
-    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64 << 20));
-    {
-      // 16384 chunks of 4 KiB; the server answers after the first and reads no more. The
-      // source dies with this scope: under AddressSanitizer any later read of it by the client
-      // would be reported.
-      std::vector<uint8_t> source(64 << 20, 7);
-      EXPECT_THAT(d->Upload(r, source), StatusIs(absl::StatusCode::kInternal));
-    }
-    EXPECT_FALSE(d->Allocate(4).ok()) << "the session is over";
+// The misbehaving server on a free port, and a client of it.
+class RemoteProtocolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&service_);
+    // A fixed, small receive window: the unread rest of an upload cannot all be in flight.
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
   }
-  server->Shutdown();
+  void TearDown() override { server_->Shutdown(); }
+
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> Connect(absl::Duration call_timeout) {
+    return RemoteDispatch::Connect(
+        {.target = "127.0.0.1:" + std::to_string(port_), .call_timeout = call_timeout});
+  }
+
+  EarlyReplyService service_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+TEST_F(RemoteProtocolTest, AFinalReplyBeforeTheUploadWasSentEndsTheSession) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d, Connect(absl::Seconds(30)));
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64 << 20));
+  {
+    // 16384 chunks of 4 KiB; the server answers after the first and reads no more. The source
+    // dies with this scope: under AddressSanitizer any later read of it by the client would be
+    // reported.
+    std::vector<uint8_t> source(64 << 20, 7);
+    EXPECT_THAT(d->Upload(r, source), StatusIs(absl::StatusCode::kInternal));
+  }
+  EXPECT_FALSE(d->Allocate(4).ok()) << "the session is over";
 }
 
-TEST(RemoteProtocolTest, ACallWithNoReplyTimesOutAndLaterCallsFindTheSessionGone) {
-  EarlyReplyService service;  // answers open and allocate, never a read
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
-  {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
-                         RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
-                                                  .call_timeout = absl::Seconds(1)}));
-    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
-    EXPECT_THAT(d->DownloadRange(r, 0, 4), StatusIs(absl::StatusCode::kDeadlineExceeded));
-    EXPECT_THAT(d->Allocate(4), StatusIs(absl::StatusCode::kUnavailable,
-                                         ::testing::HasSubstr("deadline")));
-  }
-  server->Shutdown();
+TEST_F(RemoteProtocolTest, ACallWithNoReplyTimesOutAndLaterCallsFindTheSessionGone) {
+  // The server answers open and allocate, never a read.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d, Connect(absl::Seconds(1)));
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
+  EXPECT_THAT(d->DownloadRange(r, 0, 4), StatusIs(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_THAT(d->Allocate(4),
+              StatusIs(absl::StatusCode::kUnavailable, ::testing::HasSubstr("deadline")));
 }
 
-TEST(RemoteProtocolTest, AFreeGoesWithoutWaitingAndItsRefusalClosesTheSession) {
-  EarlyReplyService service;  // refuses every free
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
-  {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
-                         RemoteDispatch::Connect({.target = "127.0.0.1:" + std::to_string(port),
-                                                  .call_timeout = absl::Seconds(30)}));
-    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
-    const uint64_t trips = d->counters().round_trips;
-    ASSERT_OK(d->Free(r)) << "nothing this dispatcher can see rules the free out";
-    EXPECT_EQ(d->counters().round_trips, trips) << "no round trip";
-    EXPECT_THAT(d->Free(r), StatusIs(absl::StatusCode::kNotFound)) << "freed already: local";
-    // The server's refusal arrives before the next call's reply, and closes the session.
-    EXPECT_THAT(d->Allocate(4),
-                StatusIs(absl::StatusCode::kUnavailable,
-                         ::testing::HasSubstr("sent without waiting: NOT_FOUND")));
-    EXPECT_FALSE(d->Allocate(4).ok());
-  }
-  server->Shutdown();
+TEST_F(RemoteProtocolTest, AFreeGoesWithoutWaitingAndItsRefusalClosesTheSession) {
+  // The server refuses every free.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d, Connect(absl::Seconds(30)));
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
+  const uint64_t trips = d->counters().round_trips;
+  ASSERT_OK(d->Free(r)) << "nothing this dispatcher can see rules the free out";
+  EXPECT_EQ(d->counters().round_trips, trips) << "no round trip";
+  EXPECT_THAT(d->Free(r), StatusIs(absl::StatusCode::kNotFound)) << "freed already: local";
+  // The server's refusal arrives before the next call's reply, and closes the session.
+  EXPECT_THAT(d->Allocate(4), StatusIs(absl::StatusCode::kUnavailable,
+                                       ::testing::HasSubstr("sent without waiting: NOT_FOUND")));
+  EXPECT_FALSE(d->Allocate(4).ok());
 }
 
 }  // namespace
