@@ -3,7 +3,8 @@
 //   latency:    4-byte ranged read through RemoteDispatch vs a bare streaming ping-pong of a
 //               4-byte message (p50, p99; rounds alternate so drift hits both equally)
 //   throughput: UploadMany of one large buffer vs streaming the same bytes through a bare
-//               client stream in messages of the same chunk size, and vs memcpy
+//               client stream in messages of the same chunk size, and vs memcpy; DownloadInto
+//               of it vs a bare server stream of as many bytes (each copied into place)
 //
 // Both servers run in this process on loopback TCP: sluiced's service over the CPU device, and
 // a minimal echo service. Prints a table and the ratios against the targets of DESIGN.md.
@@ -78,12 +79,46 @@ class SinkReactor : public grpc::ServerReadReactor<Blob> {
   uint64_t bytes_ = 0;
 };
 
+class SourceReactor : public grpc::ServerWriteReactor<Blob> {
+ public:
+  explicit SourceReactor(uint64_t bytes) : left_(bytes) {
+    blob_.mutable_data()->assign(kChunk, 's');
+    Next();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::CANCELLED);
+      return;
+    }
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    if (left_ == 0) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    const uint64_t n = std::min<uint64_t>(kChunk, left_);
+    blob_.mutable_data()->resize(n);
+    left_ -= n;
+    StartWrite(&blob_);
+  }
+  Blob blob_;
+  uint64_t left_;
+};
+
 class EchoService final : public Echo::CallbackService {
   grpc::ServerBidiReactor<Blob, Blob>* PingPong(grpc::CallbackServerContext*) override {
     return new PingPongReactor();
   }
   grpc::ServerReadReactor<Blob>* Sink(grpc::CallbackServerContext*, Ack* ack) override {
     return new SinkReactor(ack);
+  }
+  grpc::ServerWriteReactor<Blob>* Source(grpc::CallbackServerContext*,
+                                         const Ack* request) override {
+    return new SourceReactor(request->bytes());
   }
 };
 
@@ -179,7 +214,8 @@ int Main() {
   absl::StatusOr<Resource> big = d.Allocate(bytes);
   if (!big.ok()) return 1;
   std::vector<uint8_t> copy_target(bytes, 1);
-  std::vector<double> memcpy_gbs, bare_gbs, upload_gbs;
+  std::vector<double> memcpy_gbs, bare_gbs, upload_gbs, bare_down_gbs, download_gbs;
+  std::vector<uint8_t> downloaded;
   Blob chunk;
   for (int r = 0; r < absl::GetFlag(FLAGS_upload_repeats); ++r) {
     double t0 = NowUs();
@@ -204,6 +240,25 @@ int Main() {
     t0 = NowUs();
     if (!d.UploadMany({{*big, payload}}).ok()) return 1;
     upload_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
+
+    t0 = NowUs();
+    {
+      grpc::ClientContext context;
+      Ack request;
+      request.set_bytes(bytes);
+      auto reader = echo_stub->Source(&context, request);
+      uint64_t received = 0;
+      while (reader->Read(&chunk)) {
+        std::memcpy(copy_target.data() + received, chunk.data().data(), chunk.data().size());
+        received += chunk.data().size();
+      }
+      if (!reader->Finish().ok() || received != bytes) return 1;
+    }
+    bare_down_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
+
+    t0 = NowUs();
+    if (!d.DownloadInto(*big, &downloaded).ok() || downloaded != payload) return 1;
+    download_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
   }
 
   const double bare_p50 = Percentile(bare_us, 0.5), bare_p99 = Percentile(bare_us, 0.99);
@@ -221,6 +276,9 @@ int Main() {
   std::printf("%-46s %10.2f\n", "memcpy", mem);
   std::printf("%-46s %10.2f\n", "bare gRPC client stream, 1 MiB messages", bare);
   std::printf("%-46s %10.2f\n", "RemoteDispatch UploadMany, 1 MiB chunks", up);
+  const double bare_down = Median(bare_down_gbs), down = Median(download_gbs);
+  std::printf("%-46s %10.2f\n", "bare gRPC server stream, 1 MiB messages", bare_down);
+  std::printf("%-46s %10.2f\n", "RemoteDispatch DownloadInto, 1 MiB chunks", down);
   std::printf("\nratios (target in brackets)\n");
   std::printf("ranged read p50 / bare ping-pong p50      %6.2fx  [<= 1.30x] %s\n",
               read_p50 / bare_p50, read_p50 / bare_p50 <= 1.3 ? "met" : "MISSED");
@@ -228,6 +286,7 @@ int Main() {
   std::printf("upload / bare stream                      %6.2fx  [>= 0.80x] %s\n", up / bare,
               up / bare >= 0.8 ? "met" : "MISSED");
   std::printf("upload / memcpy                           %6.3fx\n", up / mem);
+  std::printf("download / bare stream                    %6.2fx\n", down / bare_down);
 
   remote->reset();
   (*daemon)->Shutdown(absl::Seconds(5));
