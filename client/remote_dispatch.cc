@@ -460,15 +460,15 @@ absl::StatusOr<uint64_t> RemoteDispatch::HandleOf(const Resource& resource) cons
   return OwnedId(resource, owner_, backend_id_);
 }
 
-absl::Status RemoteDispatch::CheckKnownRange(uint64_t handle, uint64_t offset,
-                                             uint64_t length) const {
+absl::Status RemoteDispatch::CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
+                                             const char* what) const {
   absl::MutexLock lock(&sizes_mu_);
   auto it = sizes_.find(handle);
   if (it == sizes_.end()) return absl::OkStatus();  // the daemon answers for unknown handles
   return offset > it->second || length > it->second - offset
              ? absl::OutOfRangeError(absl::StrFormat(
-                   "upload at offset %d of length %d is outside the buffer of %d bytes", offset,
-                   length, it->second))
+                   "%s at offset %d of length %d is outside the buffer of %d bytes", what,
+                   offset, length, it->second))
              : absl::OkStatus();
 }
 
@@ -509,7 +509,7 @@ absl::Status RemoteDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads
   uint64_t total = 0;
   for (const RangedUpload& u : uploads) {
     ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
-    RETURN_IF_ERROR(CheckKnownRange(handle, u.offset, u.bytes.size()));
+    RETURN_IF_ERROR(CheckKnownRange(handle, u.offset, u.bytes.size(), "upload"));
     v1::Range& range = *request.add_ranges();
     range.set_handle(handle);
     range.set_offset(u.offset);
@@ -562,15 +562,7 @@ absl::Status RemoteDispatch::DownloadRangeInto(const Resource& resource, size_t 
   // More than one request may move: the range goes in pieces of at most that many bytes. A
   // read changes nothing, so a piece that fails leaves nothing half-done but the output.
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  {
-    absl::MutexLock lock(&sizes_mu_);
-    auto it = sizes_.find(handle);
-    if (it != sizes_.end() && (byte_offset > it->second || byte_len > it->second - byte_offset)) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "read at offset %d of length %d is outside the buffer of %d bytes", byte_offset,
-          byte_len, it->second));
-    }
-  }
+  RETURN_IF_ERROR(CheckKnownRange(handle, byte_offset, byte_len, "read"));
   output->resize(byte_len);
   std::vector<uint8_t> piece;
   for (uint64_t done = 0; done < byte_len;) {

@@ -113,8 +113,10 @@ class RemoteDispatch final : public ResidentDispatch {
 
   absl::StatusOr<uint64_t> HandleOf(const Resource& resource) const;
   // OutOfRange when [offset, offset + length) is outside a buffer this session knows; checked
-  // before large uploads are sent. Unknown handles are left to the daemon.
-  absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length) const;
+  // before large uploads and split reads are sent (`what` names which in the message). Unknown
+  // handles are left to the daemon.
+  absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
+                               const char* what) const;
   // Sends the execute request behind every Dispatch* method and reads into `outputs`.
   absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
                        uint32_t repeat_count, absl::Span<const ReadRange> ranges,
