@@ -32,6 +32,17 @@ bool AbslParseFlag(absl::string_view text, ByteSize* size, std::string* error) {
   return true;
 }
 
-std::string AbslUnparseFlag(ByteSize size) { return absl::StrCat(size.bytes); }
+std::string AbslUnparseFlag(ByteSize size) {
+  // The largest unit that divides the count exactly, so that defaults read as written (64G).
+  static constexpr char kUnits[] = "TGMK";
+  for (int i = 0; i < 4; ++i) {
+    const int shift = 40 - 10 * i;
+    const uint64_t unit = uint64_t{1} << shift;
+    if (size.bytes != 0 && size.bytes % unit == 0) {
+      return absl::StrCat(size.bytes >> shift, std::string(1, kUnits[i]));
+    }
+  }
+  return absl::StrCat(size.bytes);
+}
 
 }  // namespace sluice

@@ -19,10 +19,10 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/time/time.h"
 #include "base/byte_size.h"
+#include "base/command_line.h"
 #include "base/log.h"
 #include "server/core/device_factory.h"
 #include "server/grpc/daemon.h"
@@ -149,8 +149,19 @@ int Main() {
 }  // namespace sluice
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "sluiced [flags]: serves resident GPU dispatch to analysis jobs over gRPC");
-  absl::ParseCommandLine(argc, argv);
+  constexpr char kUsage[] =
+      "sluiced [flags]: serves resident GPU dispatch to analysis jobs over gRPC.\n"
+      "Prints \"sluiced listening on HOST:PORT\" once serving; SIGTERM or SIGINT drains it.\n"
+      "Exit codes: 0 drained with every buffer freed, 1 a failure (cannot listen, buffers left\n"
+      "after the drain), 2 bad flags or no such device, 3 the GPU was lost for good.";
+  absl::SetProgramUsageMessage(kUsage);
+  const sluice::ParsedCommandLine parsed =
+      sluice::ParseCommandLine(argc, argv, {.usage = kUsage, .flag_sources = {"server/main.cc"}});
+  if (parsed.exit_code) return *parsed.exit_code;
+  if (parsed.positional.size() > 1) {
+    std::fprintf(stderr, "sluiced: unexpected argument '%s' (sluiced takes only flags)\n",
+                 parsed.positional[1].c_str());
+    return sluice::kExitUsageError;
+  }
   return sluice::Main();
 }

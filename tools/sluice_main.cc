@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "base/command_line.h"
 #include "tools/cli.h"
 
 namespace {
@@ -27,40 +27,23 @@ constexpr char kUsage[] =
     "  solve  PROBLEM: the facts that hold at each node, as sorted node<TAB>fact lines:\n"
     "         [--server HOST:PORT | --backend auto|cpu|cuda] [--solver resident|reference]\n"
     "         [--out FILE] [--format tsv|json] [--stats] [--include-zero]\n"
+    "         [--initial-capacity SLOTS]\n"
     "\n"
     "Without --server, work runs in-process on --backend (auto, cpu or cuda).\n"
     "Flags may be spelled with dashes or underscores (--include-zero, --include_zero).\n"
-    "Exit codes: 0 success, 1 the command failed, 2 bad usage or input.";
-
-}  // namespace
-
-// absl flags are named with underscores; accept the dashed spelling too.
-std::vector<std::string> NormalizeFlags(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string& a = args[i];
-    if (a == "--") break;
-    if (a.rfind("--", 0) != 0) continue;
-    const size_t end = std::min(a.find('='), a.size());
-    for (size_t c = 2; c < end; ++c) {
-      if (a[c] == '-') a[c] = '_';
-    }
-  }
-  return args;
-}
-
-namespace {
+    "Exit codes: 0 success, 1 the command failed, 2 bad usage or input.\n"
+    "sluice --help lists every flag with its default and meaning.";
 
 int Run(int argc, char** argv) {
-  std::vector<std::string> normalized = NormalizeFlags(argc, argv);
-  std::vector<char*> raw;
-  for (std::string& a : normalized) raw.push_back(a.data());
-  std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
+  const sluice::ParsedCommandLine parsed = sluice::ParseCommandLine(
+      argc, argv, {.usage = kUsage, .flag_sources = {"tools/"}, .dashed_names = true});
+  if (parsed.exit_code) return *parsed.exit_code;
+  const std::vector<std::string>& args = parsed.positional;
   if (args.size() < 2) {
     std::fprintf(stderr, "%s\n", kUsage);
     return sluice::kExitUsage;
   }
-  const std::string command = args[1];
+  const std::string& command = args[1];
   if (command == "solve") {
     if (args.size() != 3) {
       std::fprintf(stderr, "sluice solve: give exactly one problem file\n");

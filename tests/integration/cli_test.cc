@@ -46,11 +46,36 @@ TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
   EXPECT_THAT(run.out, HasSubstr("network round trips"));
 }
 
+TEST(CliHelpTest, HelpListsEveryFlagWithItsDefaultAndExitsZero) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--help"}, {"solve", "--help"}, {"gen", "-h"}}) {
+    const ProgramRun run = RunSluice(args);
+    EXPECT_EQ(run.exit_code, 0) << args[0];
+    EXPECT_THAT(run.out, HasSubstr("sluice COMMAND [flags]"));
+    EXPECT_THAT(run.out, HasSubstr("  --initial_capacity=0\n"));
+    EXPECT_THAT(run.out, HasSubstr("  --procedures="));
+    EXPECT_THAT(run.out, HasSubstr("  --server=\"\"\n"));
+  }
+  const ProgramRun daemon = RunProgram({BinaryPath("sluiced"), "--help"});
+  EXPECT_EQ(daemon.exit_code, 0);
+  EXPECT_THAT(daemon.out, HasSubstr("  --listen=127.0.0.1:7450\n"));
+  EXPECT_THAT(daemon.out, HasSubstr("  --session_memory=64G\n"));
+  EXPECT_THAT(daemon.out, HasSubstr("  --max_transfer_bytes=8G\n"));
+}
+
 TEST_F(CliTest, BadUsageExitsTwoAndUnreachableDaemonExitsOne) {
   EXPECT_EQ(RunSluice({}).exit_code, 2);
   EXPECT_EQ(RunSluice({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(RunSluice({"bfs", "--nodes=0"}).exit_code, 2);
   EXPECT_EQ(RunSluice({"info"}).exit_code, 2);
+  // Flags absl would refuse with exit 1 are usage errors too, named on one line.
+  const ProgramRun unknown = RunSluice({"gen", "--bogus"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown flag --bogus"));
+  EXPECT_EQ(RunSluice({"gen", "--procedures=many"}).exit_code, 2);
+  const ProgramRun daemon_flag = RunProgram({BinaryPath("sluiced"), "--drain-timeout=1s"});
+  EXPECT_EQ(daemon_flag.exit_code, 2);
+  EXPECT_THAT(daemon_flag.err, HasSubstr("unknown flag --drain-timeout"));
   ASSERT_OK(daemon_->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
   const ProgramRun run = RunSluice({"info", "--server=" + daemon_->address()});
   EXPECT_EQ(run.exit_code, 1);
