@@ -460,15 +460,31 @@ absl::StatusOr<uint64_t> RemoteDispatch::HandleOf(const Resource& resource) cons
   return OwnedId(resource, owner_, backend_id_);
 }
 
-absl::Status RemoteDispatch::CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
-                                             const char* what) const {
+namespace {
+
+absl::Status UnknownHandleError(uint64_t handle) {
+  return absl::NotFoundError(
+      absl::StrFormat("no buffer with handle %016x in this session (freed already?)", handle));
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> RemoteDispatch::KnownSize(uint64_t handle) const {
+  // Every buffer of this session was allocated through this dispatcher, so a handle it does
+  // not know was freed (HandleOf has already refused other dispatchers' resources).
   absl::MutexLock lock(&sizes_mu_);
   auto it = sizes_.find(handle);
-  if (it == sizes_.end()) return absl::OkStatus();  // the daemon answers for unknown handles
-  return offset > it->second || length > it->second - offset
+  if (it == sizes_.end()) return UnknownHandleError(handle);
+  return it->second;
+}
+
+absl::Status RemoteDispatch::CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
+                                             const char* what) const {
+  ASSIGN_OR_RETURN(const uint64_t size, KnownSize(handle));
+  return offset > size || length > size - offset
              ? absl::OutOfRangeError(absl::StrFormat(
                    "%s at offset %d of length %d is outside the buffer of %d bytes", what,
-                   offset, length, it->second))
+                   offset, length, size))
              : absl::OkStatus();
 }
 
@@ -535,13 +551,7 @@ absl::StatusOr<std::vector<uint8_t>> RemoteDispatch::Download(const Resource& re
 
 absl::Status RemoteDispatch::DownloadInto(const Resource& resource, std::vector<uint8_t>* output) {
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  uint64_t size = 0;
-  {
-    absl::MutexLock lock(&sizes_mu_);
-    auto it = sizes_.find(handle);
-    if (it == sizes_.end()) return absl::NotFoundError("the resource was freed");
-    size = it->second;
-  }
+  ASSIGN_OR_RETURN(const uint64_t size, KnownSize(handle));
   return DownloadRangeInto(resource, 0, size, output);
 }
 
@@ -591,10 +601,7 @@ absl::Status RemoteDispatch::Free(Resource resource) {
   {
     absl::MutexLock lock(&sizes_mu_);
     auto it = sizes_.find(handle);
-    if (it == sizes_.end()) {
-      return absl::NotFoundError(
-          absl::StrFormat("no buffer with handle %016x in this session (freed already?)", handle));
-    }
+    if (it == sizes_.end()) return UnknownHandleError(handle);
     bytes = it->second;
     sizes_.erase(it);
   }
@@ -678,6 +685,11 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
     range.set_length(r.length);
     call.lengths.push_back(r.length);
     call.expected = SaturatingAdd(call.expected, r.length);
+  }
+  if (call.expected > limits_.max_request_bytes) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "reads of %d bytes in one call exceed the daemon's per-request limit of %d bytes",
+        call.expected, limits_.max_request_bytes));
   }
   if (out.head.ByteSizeLong() > limits_.max_message_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(

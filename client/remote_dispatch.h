@@ -112,9 +112,10 @@ class RemoteDispatch final : public ResidentDispatch {
   RemoteDispatch(std::unique_ptr<Stream> stream, const Options& options);
 
   absl::StatusOr<uint64_t> HandleOf(const Resource& resource) const;
-  // OutOfRange when [offset, offset + length) is outside a buffer this session knows; checked
-  // before large uploads and split reads are sent (`what` names which in the message). Unknown
-  // handles are left to the daemon.
+  // The size of a buffer of this session; NotFound for a handle it does not hold (freed).
+  absl::StatusOr<uint64_t> KnownSize(uint64_t handle) const;
+  // NotFound for a freed buffer, OutOfRange when [offset, offset + length) is outside it;
+  // checked before uploads and split reads are sent (`what` names which in the message).
   absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
                                const char* what) const;
   // Sends the execute request behind every Dispatch* method and reads into `outputs`.

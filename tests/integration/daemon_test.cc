@@ -535,6 +535,15 @@ TEST_F(DaemonTest, ABufferLargerThanOneRequestDownloadsInPiecesAndUploadsByRange
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> middle, d->DownloadRange(r, 100, kBytes - 200));
   EXPECT_EQ(middle, std::vector<uint8_t>(bytes.begin() + 100, bytes.end() - 100));
   EXPECT_THAT(d->DownloadRange(r, 100, kBytes), StatusIs(Code::kOutOfRange));
+  // Several ranges in one call are one request: past the limit in all, they are refused
+  // before anything is sent.
+  std::vector<uint8_t> first, second;
+  std::vector<std::vector<uint8_t>*> outs = {&first, &second};
+  const std::vector<ReadRange> reads = {{r, 0, 40 << 10}, {r, 40 << 10, 40 << 10}};
+  const uint64_t sent = d->counters().messages_sent;
+  EXPECT_THAT(d->DownloadRangesInto(reads, absl::MakeSpan(outs)),
+              StatusIs(Code::kResourceExhausted));
+  EXPECT_EQ(d->counters().messages_sent, sent);
 }
 
 TEST_F(DaemonTest, GarbageAndOversizedMessagesEndOnlyTheirOwnStream) {
