@@ -153,12 +153,15 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   if (n[kFacts] == 0 || n[kFacts] > kMaxFacts) return in.Error("fact count out of range");
   if (n[kNodes] > kMaxNodes) return in.Error("node count out of range");
   // Every array element takes at least 4 bytes: no count may promise more than the file holds,
-  // which also keeps every product below 2^64.
+  // which also keeps every product below 2^64. Facts are no array (width 0: without names they
+  // take no bytes at all); their count is bounded above.
   const uint64_t words = in.left() / 4;
   uint64_t needed = 0;
   const uint64_t widths[kNumCounts] = {0, 1, 2, 4, 3, 4, 3, 2, 1, 1, 2};
   for (int k = 0; k < kNumCounts; ++k) {
-    if (n[k] > words) return in.Error("a count promises more data than the file holds");
+    if (widths[k] != 0 && n[k] > words) {
+      return in.Error("a count promises more data than the file holds");
+    }
     needed += n[k] * widths[k];  // each term <= 4 * words, and `needed` stays <= words
     if (needed > words) return in.Error("the arrays the header promises are truncated");
   }

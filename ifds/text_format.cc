@@ -28,12 +28,31 @@ bool IsNameChar(char c) {
   }
 }
 
-// Length of the valid UTF-8 sequence at the start of `s`, or 0.
+// Length of the valid UTF-8 sequence at the start of `s`, or 0. Valid as RFC 3629 has it:
+// no overlong forms, no surrogates (U+D800..DFFF), nothing past U+10FFFF.
 size_t Utf8Length(std::string_view s) {
   const unsigned char c = static_cast<unsigned char>(s[0]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || n > s.size() || (n == 2 && c < 0xc2)) return 0;
-  for (size_t i = 1; i < n; ++i) {
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  // The range the second byte must lie in; the later ones are always 0x80..0xbf.
+  unsigned char low = 0x80, high = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) low = 0xa0;   // overlong below U+0800
+    if (c == 0xed) high = 0x9f;  // surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) low = 0x90;   // overlong below U+10000
+    if (c == 0xf4) high = 0x8f;  // past U+10FFFF
+  } else {
+    return 0;  // a continuation byte, an overlong lead (c0, c1) or past f4
+  }
+  if (n > s.size()) return 0;
+  const unsigned char second = static_cast<unsigned char>(s[1]);
+  if (second < low || second > high) return 0;
+  for (size_t i = 2; i < n; ++i) {
     if ((static_cast<unsigned char>(s[i]) >> 6) != 0x2) return 0;
   }
   return n;
@@ -58,7 +77,8 @@ struct Token {
 };
 
 // One statement (one line): its tokens. The text is tokenized once per pass, a statement at a
-// time, so parsing holds one statement's tokens, never the whole file's.
+// time, so parsing holds one statement's tokens (32 bytes each), not the whole file's: memory
+// beyond the problem itself follows the longest line.
 using Statement = std::vector<Token>;
 
 // Where the tokenizer is in the text.
@@ -219,9 +239,11 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
     absl::StatusOr<std::string_view> word = Name(s, i, "'id', 'kill', 'gen' or a fact");
     if (!word.ok()) return word.status();
     const Token& at = s[*i - 1];
-    if (*word == "id") {
+    // A keyword is never followed by '->': before one, "id", "kill" and "gen" are facts.
+    const bool pair = *i < s.size() && s[*i].kind == Kind::kArrow;
+    if (!pair && *word == "id") {
       flow.identity = true;
-    } else if (*word == "kill" || *word == "gen") {
+    } else if (!pair && (*word == "kill" || *word == "gen")) {
       absl::StatusOr<uint32_t> d = Fact(s, i);
       if (!d.ok()) return d.status();
       if (*word == "kill") {
@@ -425,13 +447,24 @@ absl::Status Parser::Connect(const Statement& s) {
 
 absl::StatusOr<Problem> Parser::Parse() {
   // First pass: declarations, checking every statement as it is read, so a file that is not a
-  // problem fails at its first bad line.
+  // problem fails at its first bad line. A 'nodes' statement that comes before its procedure is
+  // declared is read again once every procedure is known.
   Statement s;
+  std::vector<Cursor> later;
   for (Cursor cursor;;) {
+    const Cursor at = cursor;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
     if (!more.ok()) return more.status();
     if (!*more) break;
     if (s[0].kind != Kind::kName) return Error(s[0], "expected a statement");
+    if (s[0].text == "nodes" && s.size() > 1 && !procs_.contains(s[1].text)) {
+      later.push_back(at);
+      continue;
+    }
+    if (absl::Status d = Declare(s); !d.ok()) return d;
+  }
+  for (Cursor cursor : later) {
+    if (absl::StatusOr<bool> more = NextStatement(&cursor, &s); !more.ok()) return more.status();
     if (absl::Status d = Declare(s); !d.ok()) return d;
   }
   if (!facts_declared_) {

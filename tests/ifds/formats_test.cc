@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ifds/binary_format.h"
@@ -84,6 +86,49 @@ TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
   EXPECT_EQ(p.procedures[1].start, p.procedures[1].exit) << "a one-node procedure";
 }
 
+TEST(TextFormatTest, NodesMayComeBeforeTheirProcedure) {
+  const std::string text =
+      "nodes m a\n"
+      "procedure m start s exit e\n"
+      "edge s a {}\n"
+      "edge a e {}\n"
+      "seed s 0\n";
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "in.ifds"));
+  EXPECT_EQ(p.node_count(), 3u);
+  EXPECT_EQ(FormatTsv(p, SolveReference(p), true), "a\t0\ne\t0\ns\t0\n");
+  // A procedure declared nowhere is still an error, at the statement that names it.
+  EXPECT_EQ(ErrorOf("nodes q a\nprocedure m start s exit e\n"),
+            "in.ifds:1:7: unknown procedure 'q'");
+}
+
+TEST(TextFormatTest, FactsNamedLikeKeywordsWorkInEveryPlace) {
+  // Before '->' a word is a fact: "id -> gen" maps the fact id to the fact gen.
+  const std::string text =
+      "facts id kill gen\n"
+      "procedure m start s exit e\n"
+      "nodes m a\n"
+      "edge s a {gen id, gen kill}\n"
+      "edge a e {id -> gen, kill -> id, kill id}\n"
+      "seed s 0\n";
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "in.ifds"));
+  const std::string expected = "a\tid\na\tkill\ne\tgen\ne\tid\n";
+  EXPECT_EQ(FormatTsv(p, SolveReference(p), false), expected);
+  ASSERT_OK_AND_ASSIGN(Problem again, ParseText(WriteText(p), "again.ifds"));
+  EXPECT_EQ(FormatTsv(again, SolveReference(again), false), expected);
+}
+
+TEST(TextFormatTest, OnlyValidUtf8IsAName) {
+  ASSERT_OK(ParseText("facts \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x91 "
+                      "\xf4\x8f\xbf\xbf\n", "in.ifds")
+                .status());
+  for (const char* bad : {"\xc0\xaf", "\xe0\x80\x80", "\xed\xa0\x80", "\xf0\x80\x80\x80",
+                          "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\x80", "\xe2\x82"}) {
+    EXPECT_EQ(ErrorOf(absl::StrCat("facts a", bad, "\n")), "in.ifds:1:7: a name is not valid UTF-8")
+        << absl::CHexEscape(bad);
+    EXPECT_FALSE(IsValidName(absl::StrCat("a", bad)));
+  }
+}
+
 TEST(FormatsTest, TextAndBinaryRoundTripsKeepTheSolution) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     GeneratorOptions o;
@@ -101,6 +146,20 @@ TEST(FormatsTest, TextAndBinaryRoundTripsKeepTheSolution) {
     EXPECT_EQ(SolveReference(nameless), SolveReference(original));
     EXPECT_EQ(nameless.node_names[3], "n3");
   }
+}
+
+TEST(BinaryFormatTest, ANamelessFileMayHaveMoreFactsThanWords) {
+  // Without names, facts take no bytes: 200 facts in a file of a few dozen words.
+  std::string text = "facts";
+  for (int d = 1; d < 200; ++d) absl::StrAppend(&text, " f", d);
+  absl::StrAppend(&text, "\nprocedure m start n0 exit n0\nseed n0 0\n",
+                  "call n0 returns n0 {gen f199}\ncallee n0 m call {} return {}\n");
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "in.ifds"));
+  const std::string bytes = WriteBinary(p, /*names=*/false);
+  ASSERT_LT(bytes.size() / 4, 200u);
+  ASSERT_OK_AND_ASSIGN(Problem nameless, ParseBinary(bytes, "b.bin"));
+  EXPECT_EQ(nameless.fact_count(), 200u);
+  EXPECT_EQ(SolveReference(nameless), SolveReference(p));
 }
 
 TEST(BinaryFormatTest, RejectsTruncationLiesAndGarbageWithSpecificMessages) {
