@@ -12,6 +12,7 @@
 #include "tests/testing/bytes.h"
 #include "tests/testing/local_cuda_harness.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/unstructured_problem.h"
 
 namespace sluice::testing {
 namespace {
@@ -44,6 +45,20 @@ TEST_F(CudaIfdsTest, ResidentOnCudaAgreesWithReference) {
     options.early_exit = seed % 4 != 0;                // a quarter run full windows
     ASSERT_OK_AND_ASSIGN(ifds::Solution got, ifds::SolveResident(*dispatch_, problem, options));
     ASSERT_EQ(got, ifds::SolveReference(problem)) << "seed " << seed;
+  }
+  EXPECT_EQ(harness_.device()->memory().used, 0u);
+}
+
+TEST_F(CudaIfdsTest, UnstructuredProblemsAgreeWithReference) {
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const ifds::Problem problem = UnstructuredProblem(seed);
+    const ifds::Solution expected = ifds::SolveReference(problem);
+    for (uint64_t capacity : {uint64_t{0}, uint64_t{2}}) {
+      ASSERT_OK_AND_ASSIGN(
+          ifds::Solution got,
+          ifds::SolveResident(*dispatch_, problem, {.initial_capacity = capacity}));
+      ASSERT_EQ(got, expected) << "seed " << seed << " capacity " << capacity;
+    }
   }
   EXPECT_EQ(harness_.device()->memory().used, 0u);
 }

@@ -12,6 +12,7 @@
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/unstructured_problem.h"
 
 namespace sluice::ifds {
 namespace {
@@ -183,6 +184,29 @@ TEST_F(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
     }
   }
   EXPECT_GT(growths, 48u);
+}
+
+TEST_F(DifferentialTest, ResidentAgreesWithReferenceOnUnstructuredProblems) {
+  int calls_at_starts_or_exits = 0;
+  uint64_t answers = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const Problem problem = testing::UnstructuredProblem(seed);
+    ASSERT_OK(Validate(problem)) << "seed " << seed;
+    for (const CallSite& c : problem.call_sites) {
+      const Procedure& q = problem.procedures[problem.node_procedure[c.call]];
+      calls_at_starts_or_exits += c.call == q.start || c.call == q.exit;
+    }
+    const Solution expected = SolveReference(problem);
+    answers += expected.facts.size();
+    for (uint64_t capacity : {uint64_t{0}, uint64_t{2}}) {
+      ASSERT_OK_AND_ASSIGN(Solution got,
+                           SolveResident(*dispatch_, problem, {.initial_capacity = capacity}));
+      ASSERT_EQ(got, expected) << "seed " << seed << " capacity " << capacity;
+    }
+  }
+  EXPECT_GT(calls_at_starts_or_exits, 100);
+  EXPECT_GT(answers, 20000u) << "the problems must not be trivial: " << answers;
+  EXPECT_EQ(dispatch_->device().memory().used, 0u);
 }
 
 TEST_F(DifferentialTest, InitialCapacitiesPastTheTableLimitAreRefusedBeforeAllocating) {
