@@ -64,8 +64,10 @@ class RemoteDispatch final : public ResidentDispatch {
   ~RemoteDispatch() override;
 
   // A whole-buffer or single-range download larger than the daemon's max_request_bytes moves
-  // in several requests; an upload does not (it must be all or nothing): a buffer larger than
-  // that goes up by ranges (UploadAtMany), or the daemon's limit is raised.
+  // in several requests (work this session sends from another thread meanwhile may run between
+  // them); an upload does not (it must be all or nothing): a buffer larger than that goes up by
+  // ranges (UploadAtMany), or the daemon's limit is raised. Several ranges in one call are one
+  // request: together they must fit the limit.
   //
   // All methods are thread-safe. Status codes are those of ResidentDispatch, plus Unavailable
   // (the session is gone), DeadlineExceeded (no reply within call_timeout: the session is
