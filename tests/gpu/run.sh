@@ -8,7 +8,8 @@
 #      iteration and against plain launches, upload throughput against the pinned
 #      host-to-device bandwidth (the verdict counts the targets it missed);
 #   4. sluiced on the GPU serving four concurrent remote solves, each equal to the reference
-#      solver's answer; compute-sanitizer memcheck on a small solve; last, a sticky CUDA error
+#      solver's answer; compute-sanitizer memcheck on a small solve and on every kernel with
+#      random contents; last, a sticky CUDA error
 #      injected into a live device (sessions told, the next one resets it).
 # The most telling steps run first, so a budget spent early still leaves their figures.
 # Uses gpu-bundle/ (scripts/gpu-bundle.sh, built where the libraries are) when present, and
@@ -137,37 +138,46 @@ fi
 # The sanitizer: on PATH, or where CUDA installs it.
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
   /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
-left=$((deadline - SECONDS))
-if [ -z "$sanitizer" ]; then
-  note "SKIP compute-sanitizer: not installed"
-elif [ "$left" -lt 10 ]; then
-  note "SKIP compute-sanitizer: the time budget is spent"
-  failed=1
-else
-  # A sanitizer that cannot run on this machine (sandboxed GPU machines refuse it: "Device not
-  # supported") is a skip quoting the refusal; anything else that is not a clean pass (errors
-  # it finds, a solve that fails or crashes under it) is a failure.
-  sanitizer_log="$out_dir/sanitizer-log.txt"
-  start=$SECONDS rc=0
-  [ "$left" -gt 90 ] && left=90
+# sanitize NAME LIMIT COMMAND...: memcheck over COMMAND. A sanitizer that cannot run on this
+# machine (sandboxed GPU machines refuse it: "Device not supported") is a skip quoting the
+# refusal; anything else that is not a clean pass (errors it finds, a command that fails or
+# crashes under it) is a failure.
+sanitize() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((deadline - SECONDS))
+  if [ -z "$sanitizer" ]; then
+    note "SKIP compute-sanitizer memcheck, $name: not installed"
+    return
+  elif [ "$left" -lt 10 ]; then
+    note "SKIP compute-sanitizer memcheck, $name: the time budget is spent"
+    failed=1
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  local sanitizer_log="$out_dir/sanitizer-log.txt" start=$SECONDS rc=0
   # Memory errors only: API errors that the code expects and handles (the graph-loop probe on
   # a driver without them) are not failures.
-  timeout -k 10 "$left" "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
-    "$bin/sluice_gpu_bench" --sanitize_solve >"$sanitizer_log" 2>&1 || rc=$?
+  timeout -k 10 "$limit" "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
+    "$@" >"$sanitizer_log" 2>&1 || rc=$?
   if [ "$rc" = 0 ]; then
-    note "PASS compute-sanitizer memcheck, small solve ($((SECONDS - start)) s)"
+    note "PASS compute-sanitizer memcheck, $name ($((SECONDS - start)) s)"
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-    note "TIMEOUT compute-sanitizer memcheck after $((SECONDS - start)) s (limit $left s)"
+    note "TIMEOUT compute-sanitizer memcheck, $name, after $((SECONDS - start)) s (limit $limit s)"
     failed=1
   elif grep -q "Device not supported" "$sanitizer_log"; then
     note "SKIP compute-sanitizer: $(grep -m1 'Device not supported' "$sanitizer_log")"
   else
-    note "FAIL compute-sanitizer memcheck, small solve ($((SECONDS - start)) s, exit $rc; see $log)"
+    note "FAIL compute-sanitizer memcheck, $name ($((SECONDS - start)) s, exit $rc; see $log)"
     failed=1
   fi
-  { echo "==== compute-sanitizer"; cat "$sanitizer_log"; } >>"$log"
+  { echo "==== compute-sanitizer, $name"; cat "$sanitizer_log"; } >>"$log"
   rm -f "$sanitizer_log"
-fi
+}
+sanitize "small solve" 90 "$bin/sluice_gpu_bench" --sanitize_solve
+# Every kernel with random bindings, parameters and contents: no access outside the bindings.
+sanitize "kernels on random contents" 60 "$bin/gpu_cuda_suites_test" --gtest_brief=1 \
+  --gtest_filter='Cuda/KernelTest/*.AnyContentsStayWithinTheBindings'
 # Last: a GPU exception, even in a process of its own, is the step most likely to disturb the
 # machine for the steps after it.
 step "a sticky CUDA error: sessions told, the next one resets the GPU" 60 \

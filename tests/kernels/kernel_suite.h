@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/bodies.h"
+#include "kernels/catalog.h"
 #include "kernels/kernel_args.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/dispatch_harness.h"
@@ -342,6 +344,96 @@ TYPED_TEST_P(KernelTest, SortWithShortBuffersIsRejected) {
   ASSERT_OK(this->Run("sort_u64", {n, 64}, {k, alt, scratch}));
 }
 
+// No buffer contents and no parameters within the catalog's limits make a kernel touch memory
+// outside its bindings: every kernel, with seeded random binding sizes, parameters and
+// contents (random bytes, small plausible values, or almost all zeros), either is refused by
+// validation or runs and returns. Out-of-bounds accesses show as a crash here, in the ASan
+// build and under compute-sanitizer (tests/gpu/run.sh), or on a GPU as a sticky error that
+// fails every later call.
+TYPED_TEST_P(KernelTest, AnyContentsStayWithinTheBindings) {
+  std::mt19937_64 rng(20261129);
+  const auto below = [&](uint64_t n) { return n == 0 ? 0 : rng() % n; };
+  constexpr int kTrials = 120;
+  for (const KernelSpec& spec : KernelCatalog::Builtin().kernels()) {
+    if (spec.loop_guard) continue;  // runs no passes; its word is checked by the conformance suite
+    int ran = 0;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      std::vector<uint64_t> params;
+      for (const ParamSpec& p : spec.params) {
+        // Mostly small (offsets and counts that fit), now and then the largest allowed.
+        const uint64_t cap = std::min<uint64_t>(p.max_value, 300);
+        params.push_back(below(16) == 0 ? p.max_value : below(below(cap + 1) + 1));
+      }
+      std::vector<Resource> bindings;
+      const int style = trial % 3;
+      // In most trials every binding has a power-of-two element count, as hash sets and index
+      // tables must; in the others any count.
+      const bool powers_of_two = below(4) != 0;
+      bool allocated = true;
+      for (const BindingSpec& b : spec.bindings) {
+        uint64_t elements = powers_of_two ? uint64_t{1} << below(10) : below(600);
+        while (elements < b.min_elements) elements = std::max<uint64_t>(1, 2 * elements);
+        std::vector<uint8_t> bytes(elements * b.element_size);
+        if (style == 0) {
+          for (uint8_t& byte : bytes) byte = static_cast<uint8_t>(rng());
+        } else if (style == 1) {
+          // u32 words that are plausible counts and indices (a little past the ends too).
+          for (size_t w = 0; w + 4 <= bytes.size(); w += 4) {
+            const uint32_t v = static_cast<uint32_t>(below(2 * elements + 4));
+            std::memcpy(&bytes[w], &v, 4);
+          }
+        } else {
+          for (int k = 0; k < 3 && !bytes.empty(); ++k) {
+            bytes[below(bytes.size())] = static_cast<uint8_t>(rng());
+          }
+        }
+        if (b.name == "graph" && style != 0) {
+          // A compiled IFDS problem's header that passes the kernels' first checks, over
+          // sections placed anywhere (some past the end), so that the fuzzing reaches the
+          // code that indexes into them.
+          using Layout = kernels::ifds::GraphLayout;
+          std::vector<uint32_t> words = FromBytes<uint32_t>(bytes);
+          const uint32_t size = static_cast<uint32_t>(words.size());
+          words[Layout::kMagic] = Layout::kMagicValue;
+          words[Layout::kVersion] = Layout::kVersionValue;
+          words[Layout::kSectionCount] = Layout::kNumSections;
+          for (uint32_t w = Layout::kFacts; w < Layout::kSectionCount; ++w) {
+            words[w] = static_cast<uint32_t>(below(40));
+          }
+          words[Layout::kFacts] = 1 + static_cast<uint32_t>(below(40));
+          for (uint32_t section = 0; section < Layout::kNumSections; ++section) {
+            const uint32_t offset = static_cast<uint32_t>(below(size + 2));
+            words[Layout::kSectionTable + 2 * section] = offset;
+            words[Layout::kSectionTable + 2 * section + 1] =
+                static_cast<uint32_t>(below(size + 4 - std::min(offset, size)));
+          }
+          bytes = ToBytes(words);
+        }
+        absl::StatusOr<Resource> r = this->dispatch_->Allocate(bytes.size());
+        if (!r.ok()) {
+          ADD_FAILURE() << spec.name << ": " << r.status();
+          allocated = false;
+          break;
+        }
+        EXPECT_OK(this->dispatch_->Upload(*r, bytes));
+        bindings.push_back(*r);
+      }
+      if (allocated) {
+        const absl::Status status = this->Run(std::string(spec.name), params, bindings);
+        if (status.ok()) {
+          ++ran;
+        } else {
+          ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument)
+              << spec.name << " trial " << trial << ": " << status;
+        }
+      }
+      for (const Resource& r : bindings) ASSERT_OK(this->dispatch_->Free(r));
+    }
+    EXPECT_GE(ran, kTrials / 10) << spec.name << " ran " << ran << " of " << kTrials
+                                 << " trials: the fuzzing must reach the kernel";
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(KernelTest, FillMatchesHost, IotaMatchesHost, CopyRangeMatchesHost,
                             CopyRangePastEitherEndIsRejected, ExclusiveScanMatchesHost,
                             ExclusiveScanInPlace, ExclusiveScanWithTooLittleScratchIsRejected,
@@ -352,7 +444,7 @@ REGISTER_TYPED_TEST_SUITE_P(KernelTest, FillMatchesHost, IotaMatchesHost, CopyRa
                             BfsExpandRejectsGridOverrides, SortMatchesHost,
                             SortByLowBytesIsStable, SortByZeroBitsLeavesTheKeys,
                             SortInARepeatedGroupMatchesHost,
-                            SortWithShortBuffersIsRejected);
+                            SortWithShortBuffersIsRejected, AnyContentsStayWithinTheBindings);
 
 }  // namespace sluice::testing
 
