@@ -418,6 +418,131 @@ TEST_F(DaemonTest, HostileRequestsGetSpecificCodesAndHarmNoOne) {
   EXPECT_TRUE(raw.Finish().ok());
 }
 
+// A seeded stream of random requests: every kind of operation, on handles that exist, were
+// freed, belong to another session or never were; ranges anywhere; uploads whose data is short,
+// long or cut off by another request; every kernel with random parameters and bindings;
+// repeated groups; reads in sequences. Every request must get a reply with a specific code
+// (never INTERNAL, UNKNOWN or DATA_LOSS), the daemon must survive, no other session may be
+// touched, and every buffer must be freed when the streams end.
+TEST_F(DaemonTest, ASeededStormOfRandomRequestsHarmsNoOneAndLeaksNothing) {
+  auto bystander = Connect("bystander");
+  const std::vector<uint8_t> precious = RandomBytes(4096, 13);
+  ASSERT_OK_AND_ASSIGN(Resource kept, bystander->Allocate(precious.size()));
+  ASSERT_OK(bystander->Upload(kept, precious));
+  const uint64_t foreign = kept.id();
+
+  std::vector<std::string> kernels = {"no_such_kernel", ""};
+  const v1::GetInfoResponse info = Info();
+  for (const v1::KernelInfo& k : info.kernels()) kernels.push_back(k.name());
+  std::mt19937_64 rng(424242);
+  const auto below = [&](uint64_t n) { return n == 0 ? 0 : rng() % n; };
+  int replies = 0, ok_replies = 0, streams = 0;
+  for (int session = 0; session < 6; ++session) {
+    auto raw = std::make_unique<RawSession>(daemon_->address());
+    ++streams;
+    if (below(8) != 0) {
+      ASSERT_OK(raw->Open(4096).status());
+    }
+    std::vector<uint64_t> handles = {foreign, 0, ~uint64_t{0}};
+    const auto handle = [&] { return handles[below(handles.size())]; };
+    const auto size = [&]() -> uint64_t {
+      switch (below(8)) {
+        case 0: return 0;
+        case 1: return ~uint64_t{0} - below(8);
+        case 2: return uint64_t{1} << (20 + below(44));
+        default: return below(9000);
+      }
+    };
+    const auto range = [&](v1::Range* r) {
+      r->set_handle(handle());
+      r->set_offset(below(4) == 0 ? size() : below(300));
+      r->set_length(below(4) == 0 ? size() : below(300));
+    };
+    for (int n = 0; n < 250; ++n) {
+      v1::SessionRequest request;
+      const uint64_t id = raw->NextId();
+      request.set_id(id);
+      bool await = true;
+      switch (below(8)) {
+        case 0:
+          request.mutable_allocate()->set_bytes(below(3) == 0 ? size() : below(5000));
+          break;
+        case 1: {
+          v1::UploadRequest& up = *request.mutable_upload();
+          const uint64_t ranges = below(4);
+          uint64_t total = 0;
+          for (uint64_t k = 0; k < ranges; ++k) {
+            range(up.add_ranges());
+            total += up.ranges(static_cast<int>(k)).length();
+          }
+          // Mostly the right amount of data in one message; or too little, too much, or an
+          // upload left open (the next request cuts it off).
+          const uint64_t data = total <= 4096 && below(3) != 0 ? total : below(5000);
+          up.set_data(std::string(data, 'u'));
+          up.set_last(below(5) != 0);
+          await = up.last();
+          break;
+        }
+        case 2:
+          for (uint64_t k = below(4); k > 0; --k) range(request.mutable_read()->add_ranges());
+          break;
+        case 3:
+          request.mutable_free()->set_handle(handle());
+          break;
+        case 4:
+        case 5: {
+          v1::ExecuteRequest& ex = *request.mutable_execute();
+          for (int part = 0; part < 2; ++part) {
+            for (uint64_t k = below(3); k > 0; --k) {
+              v1::Step& step = part == 0 ? *ex.add_prefix() : *ex.add_repeated();
+              step.set_kernel(kernels[below(kernels.size())]);
+              for (uint64_t q = below(4); q > 0; --q) {
+                step.add_params(below(10) == 0 ? rng() : below(300));
+              }
+              for (uint64_t q = below(19); q > 0; --q) step.add_handles(handle());
+              if (below(6) == 0) {
+                step.mutable_grid()->set_x(static_cast<uint32_t>(below(2000)));
+                step.mutable_grid()->set_y(1 + static_cast<uint32_t>(below(2)));
+                step.mutable_grid()->set_z(1);
+              }
+            }
+          }
+          ex.set_repeat_count(static_cast<uint32_t>(below(4)));
+          for (uint64_t k = below(3); k > 0; --k) range(ex.add_reads());
+          break;
+        }
+        case 6:
+          request.mutable_ping()->set_payload(std::string(below(3) == 0 ? 70000 : below(64), 'p'));
+          break;
+        default:
+          if (below(2) == 0) request.mutable_open()->set_chunk_size(static_cast<uint32_t>(rng()));
+          break;  // otherwise no operation at all
+      }
+      if (!raw->Send(request)) break;  // the daemon ended this stream
+      if (!await) continue;
+      absl::StatusOr<v1::SessionResponse> reply = raw->Await(id);
+      if (!reply.ok()) break;  // the stream ended: a protocol violation ends only it
+      ++replies;
+      const int code = reply->status().code();
+      ok_replies += code == 0;
+      ASSERT_NE(code, static_cast<int>(Code::kInternal)) << reply->status().message();
+      ASSERT_NE(code, static_cast<int>(Code::kUnknown)) << reply->status().message();
+      ASSERT_NE(code, static_cast<int>(Code::kDataLoss)) << reply->status().message();
+      if (reply->has_allocate() && code == 0) handles.push_back(reply->allocate().handle());
+    }
+    if (below(2) == 0) raw->Finish().ok();  // else the stream is cancelled by the destructor
+  }
+  EXPECT_GT(replies, 1000);
+  EXPECT_GT(ok_replies, 200) << "the storm must reach work that runs, not only refusals";
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> after, bystander->Download(kept));
+  EXPECT_EQ(after, precious);
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.devices(0).memory().used() == 4096 && i.active_sessions() == 1 &&
+           i.transfer_bytes_in_use() == 0;
+  })) << "every stream's buffers and transfer memory are given back";
+  EXPECT_EQ(streams, 6);
+}
+
 // The first message of an upload of `length` bytes into `handle`, with one chunk of data.
 v1::SessionRequest UploadStart(uint64_t id, uint64_t handle, uint64_t length, size_t chunk) {
   v1::SessionRequest request;
