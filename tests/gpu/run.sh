@@ -176,7 +176,8 @@ sanitize() {
 }
 sanitize "small solve" 90 "$bin/sluice_gpu_bench" --sanitize_solve
 # Every kernel with random bindings, parameters and contents: no access outside the bindings.
-sanitize "kernels on random contents" 60 "$bin/gpu_cuda_suites_test" --gtest_brief=1 \
+SLUICE_KERNEL_FUZZ_TRIALS=30 sanitize "kernels on random contents" 60 \
+  "$bin/gpu_cuda_suites_test" --gtest_brief=1 \
   --gtest_filter='Cuda/KernelTest/*.AnyContentsStayWithinTheBindings'
 # Last: a GPU exception, even in a process of its own, is the step most likely to disturb the
 # machine for the steps after it.
