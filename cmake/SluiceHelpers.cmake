@@ -16,14 +16,28 @@ function(sluice_cc_library name)
   cmake_parse_arguments(A "" "" "SRCS;DEPS" ${ARGN})
   if(A_SRCS)
     add_library(${name} STATIC ${A_SRCS})
-    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_include_directories(${name} PUBLIC
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:${SLUICE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(${name} PUBLIC ${A_DEPS})
     _sluice_common(${name})
   else()
     add_library(${name} INTERFACE)
-    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_include_directories(${name} INTERFACE
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:${SLUICE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(${name} INTERFACE ${A_DEPS})
   endif()
+endfunction()
+
+# sluice_install_libraries(NAME...): installs the libraries in the Sluice export set, each as
+# Sluice::<name without the sluice_ prefix> (cmake/SluiceConfig.cmake.in).
+function(sluice_install_libraries)
+  foreach(name ${ARGN})
+    string(REGEX REPLACE "^sluice_" "" export_name ${name})
+    set_target_properties(${name} PROPERTIES EXPORT_NAME ${export_name})
+  endforeach()
+  install(TARGETS ${ARGN} EXPORT SluiceTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endfunction()
 
 # sluice_cc_binary(NAME SRCS main.cc DEPS x y [OUTPUT_NAME n])
@@ -74,6 +88,7 @@ function(sluice_grpc_proto target proto_dir proto)
     DEPENDS ${proto_dir}/${proto}
     COMMENT "Generating C++ for ${proto}")
   add_library(${target} STATIC ${_base}.pb.cc ${_base}.grpc.pb.cc)
-  target_include_directories(${target} PUBLIC ${_gen})
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${_gen}> $<INSTALL_INTERFACE:${SLUICE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PUBLIC gRPC::grpc++ protobuf::libprotobuf)
 endfunction()
