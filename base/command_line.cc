@@ -6,6 +6,7 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -17,6 +18,15 @@ namespace {
 // absl's own flags (--flagfile, --fromenv, --helpfull, ...) are left for absl to read.
 bool IsAbslFlag(const absl::CommandLineFlag& flag) {
   return absl::StrContains(flag.Filename(), "absl/");
+}
+
+// absl's usage flags: this absl handles them itself, without registering them as flags.
+bool IsAbslUsageFlag(absl::string_view name) {
+  for (absl::string_view usage : {"helpfull", "helpshort", "helppackage", "helpon", "helpmatch",
+                                  "version", "only_check_args"}) {
+    if (name == usage) return true;
+  }
+  return false;
 }
 
 bool IsFlagArgument(absl::string_view arg) { return arg.size() >= 2 && arg[0] == '-'; }
@@ -53,41 +63,6 @@ void AppendWrapped(std::string& out, absl::string_view text, absl::string_view i
   out += '\n';
 }
 
-// Checks every flag argument before absl parses them, so that a bad one is a usage error
-// (exit 2) with one clear line, rather than absl's exit 1. Returns the message, or "" when
-// every flag is known and takes its value.
-std::string CheckFlags(const std::vector<std::string>& args) {
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") break;
-    if (!IsFlagArgument(arg)) continue;
-    const FlagArgument parsed = SplitFlagArgument(arg);
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(parsed.name);
-    if (flag == nullptr && absl::StartsWith(parsed.name, "no") && !parsed.value) {
-      const absl::CommandLineFlag* negated = absl::FindCommandLineFlag(parsed.name.substr(2));
-      if (negated != nullptr && negated->IsOfType<bool>()) continue;
-    }
-    if (flag == nullptr) return absl::StrCat("unknown flag --", parsed.name, " (see --help)");
-    absl::string_view value;
-    if (parsed.value) {
-      value = *parsed.value;
-    } else if (flag->IsOfType<bool>()) {
-      continue;
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return absl::StrCat("flag --", parsed.name, " needs a value");
-    }
-    if (IsAbslFlag(*flag)) continue;
-    std::string error;
-    if (!flag->ParseFrom(value, &error)) {
-      // absl's message names the flag and the value.
-      return error;
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string FlagsHelp(const CommandLineSpec& spec) {
@@ -117,25 +92,78 @@ std::string FlagsHelp(const CommandLineSpec& spec) {
 
 ParsedCommandLine ParseCommandLine(int argc, char** argv, const CommandLineSpec& spec) {
   std::vector<std::string> args(argv, argv + argc);
+  const absl::string_view program = args.empty() ? "" : absl::string_view(args[0]);
+  const auto usage_error = [&](const std::string& error) {
+    const absl::string_view base = program.substr(program.rfind('/') + 1);
+    std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(base.size()), base.data(),
+                 error.c_str());
+    return ParsedCommandLine{.exit_code = kExitUsageError};
+  };
+  // --version prints the program's name and Sluice's version (absl's default describes how
+  // absl itself was built).
+  const std::string version = absl::StrCat(program.substr(program.rfind('/') + 1), " ",
+                                           SLUICE_VERSION, "\n");
+  absl::FlagsUsageConfig config;
+  config.version_string = [version] { return version; };
+  absl::SetFlagsUsageConfig(config);
+  // Flags named by --undefok, which absl ignores when they are unknown.
+  std::vector<std::string> undefok;
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    for (absl::string_view prefix : {"--undefok", "-undefok"}) {
+      const absl::string_view arg = args[i];
+      if (arg == prefix && i + 1 < args.size()) {
+        for (absl::string_view n : absl::StrSplit(args[i + 1], ',')) undefok.emplace_back(n);
+      } else if (absl::StartsWith(arg, absl::StrCat(prefix, "="))) {
+        for (absl::string_view n : absl::StrSplit(arg.substr(prefix.size() + 1), ',')) {
+          undefok.emplace_back(n);
+        }
+      }
+    }
+  }
+  // One pass that knows which arguments are flags and which are their values: a value is never
+  // taken for a flag (`--out -h` names a file), and its dashes stay.
   for (size_t i = 1; i < args.size(); ++i) {
     std::string& arg = args[i];
     if (arg == "--") break;
     if (!IsFlagArgument(arg)) continue;
     const size_t start = arg[1] == '-' ? 2 : 1;
     const size_t end = std::min(arg.find('='), arg.size());
-    const absl::string_view name(arg.data() + start, end - start);
-    if (name == "help" || name == "h") {
+    if (spec.dashed_names) std::replace(arg.begin() + start, arg.begin() + end, '-', '_');
+    const FlagArgument parsed = SplitFlagArgument(arg);
+    if (parsed.name == "help" || parsed.name == "h") {
       std::fputs(FlagsHelp(spec).c_str(), stdout);
       return {.exit_code = 0};
     }
-    if (spec.dashed_names) std::replace(arg.begin() + start, arg.begin() + end, '-', '_');
-  }
-  if (const std::string error = CheckFlags(args); !error.empty()) {
-    const absl::string_view program = args.empty() ? "" : absl::string_view(args[0]);
-    const absl::string_view base = program.substr(program.rfind('/') + 1);
-    std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(base.size()), base.data(),
-                 error.c_str());
-    return {.exit_code = kExitUsageError};
+    if (IsAbslUsageFlag(parsed.name)) continue;
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(parsed.name);
+    if (flag == nullptr && absl::StartsWith(parsed.name, "no") && !parsed.value) {
+      const absl::CommandLineFlag* negated = absl::FindCommandLineFlag(parsed.name.substr(2));
+      if (negated != nullptr && negated->IsOfType<bool>()) continue;
+    }
+    if (flag == nullptr) {
+      const auto ignored = [&](absl::string_view n) {
+        return std::find(undefok.begin(), undefok.end(), n) != undefok.end();
+      };
+      if (ignored(parsed.name) ||
+          (absl::StartsWith(parsed.name, "no") && ignored(parsed.name.substr(2)))) {
+        continue;
+      }
+      return usage_error(absl::StrCat("unknown flag --", parsed.name, " (see --help)"));
+    }
+    std::string value;
+    if (parsed.value) {
+      value = std::string(*parsed.value);
+    } else if (flag->IsOfType<bool>()) {
+      continue;
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return usage_error(absl::StrCat("flag --", parsed.name, " needs a value"));
+    }
+    if (IsAbslFlag(*flag)) continue;
+    // Parsing here sets the flag; absl parses the same value again below. absl's message names
+    // the flag and the value.
+    if (std::string error; !flag->ParseFrom(value, &error)) return usage_error(error);
   }
   std::vector<char*> raw;
   for (std::string& arg : args) raw.push_back(arg.data());

@@ -6,7 +6,9 @@
 //     one line on stderr naming the flag, and the program exits 2 (absl alone would exit 1);
 //   - optionally, flag names may be written with dashes (`--include-zero` for `--include_zero`).
 //
-// absl's own flags (--helpfull, --flagfile, --fromenv, ...) keep their meaning.
+// absl's own flags (--helpfull, --version, --undefok, --flagfile, --fromenv, ...) keep their
+// meaning; flags read from a --flagfile or the environment are checked by absl alone (an
+// unknown one there exits 1).
 #ifndef SLUICE_BASE_COMMAND_LINE_H_
 #define SLUICE_BASE_COMMAND_LINE_H_
 

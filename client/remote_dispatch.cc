@@ -588,6 +588,12 @@ absl::Status RemoteDispatch::DownloadRangeInto(const Resource& resource, size_t 
 
 absl::Status RemoteDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
                                                 absl::Span<std::vector<uint8_t>* const> outputs) {
+  // One range longer than a request may move goes in pieces, as DownloadRangeInto's does;
+  // several ranges are one request, whose limit the daemon checks after the handles and ranges.
+  if (ranges.size() == 1 && outputs.size() == 1 && outputs[0] != nullptr &&
+      ranges[0].length > limits_.max_request_bytes) {
+    return DownloadRangeInto(ranges[0].resource, ranges[0].offset, ranges[0].length, outputs[0]);
+  }
   return Execute({}, {}, 0, ranges, outputs);
 }
 
@@ -685,11 +691,6 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
     range.set_length(r.length);
     call.lengths.push_back(r.length);
     call.expected = SaturatingAdd(call.expected, r.length);
-  }
-  if (call.expected > limits_.max_request_bytes) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "reads of %d bytes in one call exceed the daemon's per-request limit of %d bytes",
-        call.expected, limits_.max_request_bytes));
   }
   if (out.head.ByteSizeLong() > limits_.max_message_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -66,15 +66,15 @@ class RemoteDispatch final : public ResidentDispatch {
   // A whole-buffer or single-range download larger than the daemon's max_request_bytes moves
   // in several requests (work this session sends from another thread meanwhile may run between
   // them); an upload does not (it must be all or nothing): a buffer larger than that goes up by
-  // ranges (UploadAtMany), or the daemon's limit is raised. Several ranges in one call are one
-  // request: together they must fit the limit.
+  // ranges (UploadAtMany), or the daemon's limit is raised. Several ranges in one call (or the
+  // reads of a sequence) are one request: together they must fit the limit.
   //
   // All methods are thread-safe. Status codes are those of ResidentDispatch, plus Unavailable
   // (the session is gone), DeadlineExceeded (no reply within call_timeout: the session is
   // closed, and every later call is Unavailable), ResourceExhausted for requests moving more
-  // bytes than the daemon's limits allow (checked before anything is sent) or than its memory
-  // for transfers in flight has room for at the moment, and InvalidArgument for requests with
-  // more ranges or steps than its limits allow.
+  // bytes than the daemon's limits allow (for uploads, checked before anything is sent) or
+  // than its memory for transfers in flight has room for at the moment, and InvalidArgument
+  // for requests with more ranges or steps than its limits allow.
   std::string_view backend_id() const override { return backend_id_; }
   std::string_view backend_version() const override { return backend_version_; }
   absl::StatusOr<Resource> Allocate(size_t byte_len) override;

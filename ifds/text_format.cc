@@ -448,7 +448,8 @@ absl::Status Parser::Connect(const Statement& s) {
 absl::StatusOr<Problem> Parser::Parse() {
   // First pass: declarations, checking every statement as it is read, so a file that is not a
   // problem fails at its first bad line. A 'nodes' statement that comes before its procedure is
-  // declared is read again once every procedure is known.
+  // declared is read again once every procedure is known (so its errors come after the other
+  // declarations').
   Statement s;
   std::vector<Cursor> later;
   for (Cursor cursor;;) {

@@ -101,6 +101,27 @@ TEST(CommandLineTest, GoodFlagsAreSetAndTheRestIsPositionalInOrder) {
   EXPECT_EQ(absl::GetFlag(FLAGS_test_memory).bytes, uint64_t{512} << 20);
 }
 
+TEST(CommandLineTest, AFlagsValueIsNeverTakenForAFlag) {
+  // "-h" after a flag that takes a value is that value, not a request for help; a value's
+  // dashes are its own.
+  const ParseRun run = Parse({"--test-name", "-h", "--test_count", "-5"}, /*dashed_names=*/true);
+  EXPECT_EQ(run.parsed.exit_code, std::nullopt) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_name), "-h");
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_count), -5);
+  const ParseRun dashes = Parse({"--test-name", "-a-b"}, /*dashed_names=*/true);
+  EXPECT_EQ(dashes.parsed.exit_code, std::nullopt) << dashes.err;
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_name), "-a-b");
+}
+
+TEST(CommandLineTest, UndefokNamesFlagsToIgnore) {
+  const ParseRun run = Parse({"--undefok=not_here,gone", "--not_here=1", "--nogone", "x"});
+  EXPECT_EQ(run.parsed.exit_code, std::nullopt) << run.err;
+  EXPECT_THAT(run.parsed.positional, ElementsAre("/some/dir/prog", "x"));
+  EXPECT_THAT(Parse({"--undefok=not_here", "--other=1"}).parsed.exit_code,
+              Optional(kExitUsageError));
+}
+
 TEST(ByteSizeTest, ParsesUnitsAndPrintsTheLargestExactUnit) {
   std::string error;
   ByteSize size;

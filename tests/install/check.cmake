@@ -18,5 +18,9 @@ endif()
 run("configure the consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer
   -B ${WORK_DIR}/consumer ${generator_args} -DCMAKE_PREFIX_PATH=${prefix}
   -DCMAKE_BUILD_TYPE=Release)
-run("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
-run("run the consumer" ${WORK_DIR}/consumer/consumer)
+run("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer --config Release)
+set(consumer ${WORK_DIR}/consumer/consumer)
+if(NOT EXISTS ${consumer})
+  set(consumer ${WORK_DIR}/consumer/Release/consumer)  # a multi-config generator
+endif()
+run("run the consumer" ${consumer})

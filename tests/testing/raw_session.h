@@ -33,11 +33,16 @@ class RawSession {
   bool Send(const v1::SessionRequest& request) { return stream_->Write(request); }
 
   // Reads responses until the final one for `id`; the data of all chunks is concatenated
-  // into `data`. Unavailable if the stream ends first.
-  absl::StatusOr<v1::SessionResponse> Await(uint64_t id, std::string* data = nullptr) {
+  // into `data`, and the final responses for other ids go to `others` if given (else they are
+  // dropped). Unavailable if the stream ends first.
+  absl::StatusOr<v1::SessionResponse> Await(uint64_t id, std::string* data = nullptr,
+                                            std::vector<v1::SessionResponse>* others = nullptr) {
     v1::SessionResponse response;
     while (stream_->Read(&response)) {
-      if (response.id() != id) continue;
+      if (response.id() != id) {
+        if (others != nullptr && response.last()) others->push_back(response);
+        continue;
+      }
       if (data != nullptr && response.has_data()) data->append(response.data().data());
       if (response.last()) return response;
     }

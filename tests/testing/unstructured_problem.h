@@ -34,7 +34,13 @@ inline ifds::Problem UnstructuredProblem(uint64_t seed) {
       switch (below(3)) {
         case 0: f.kills.push_back(fact()); break;
         case 1: f.gens.push_back(fact()); break;
-        default: f.pairs.emplace_back(chance(20) ? ifds::kZeroFact : fact(), fact()); break;
+        default: {
+          // One draw after the other: the order of a call's arguments is unspecified.
+          const uint32_t from = chance(20) ? ifds::kZeroFact : fact();
+          const uint32_t to = fact();
+          f.pairs.emplace_back(from, to);
+          break;
+        }
       }
     }
     f.Normalize();
@@ -74,8 +80,9 @@ inline ifds::Problem UnstructuredProblem(uint64_t seed) {
   p.seeds.emplace_back(p.procedures[0].start, ifds::kZeroFact);
   const uint32_t more = below(4);
   for (uint32_t k = 0; k < more; ++k) {
-    p.seeds.emplace_back(p.procedures[below(procedures)].start,
-                         chance(30) ? ifds::kZeroFact : fact());
+    const uint32_t start = p.procedures[below(procedures)].start;
+    const uint32_t fact_id = chance(30) ? ifds::kZeroFact : fact();
+    p.seeds.emplace_back(start, fact_id);
   }
   return p;
 }
