@@ -8,11 +8,11 @@
 
 namespace sluice {
 
-absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length, const char* what) {
+absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length) {
   if (offset > size || length > size - offset) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "%s: range at offset %d of length %d is outside the buffer of %d bytes", what, offset,
-        length, size));
+        "the range at offset %d of length %d is outside the buffer of %d bytes", offset, length,
+        size));
   }
   return absl::OkStatus();
 }

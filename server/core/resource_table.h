@@ -20,8 +20,8 @@
 namespace sluice {
 
 // Checks that [offset, offset + length) lies inside a buffer of `size` bytes without ever
-// computing offset + length. Returns OutOfRange naming `what` otherwise.
-absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length, const char* what);
+// computing offset + length; OutOfRange otherwise (callers say which range it was).
+absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length);
 
 class ResourceTable {
  public:

@@ -90,7 +90,7 @@ absl::Status Session::Write(absl::Span<const WriteRef> writes) {
   ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll({}, {}, handles, "upload"));
   for (size_t i = 0; i < writes.size(); ++i) {
     absl::Status in_range =
-        CheckRange(pins.buffers()[i].bytes, writes[i].offset, writes[i].bytes.size(), "upload");
+        CheckRange(pins.buffers()[i].bytes, writes[i].offset, writes[i].bytes.size());
     if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("upload %d", i));
   }
   absl::MutexLock lock(&stream_mu_);
@@ -159,7 +159,7 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
   uint64_t read_bytes = 0;
   for (size_t i = 0; i < reads.size(); ++i) {
     absl::Status in_range =
-        CheckRange(read_buffers[i].bytes, reads[i].offset, reads[i].length, "read");
+        CheckRange(read_buffers[i].bytes, reads[i].offset, reads[i].length);
     if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("read %d", i));
     if (reads[i].length > options_.max_read_bytes - read_bytes) {
       return absl::ResourceExhaustedError(absl::StrFormat(

@@ -489,8 +489,7 @@ void SessionReactor::DoUpload(uint64_t id, const PendingUpload& upload, Response
   for (size_t i = 0; i < upload.ranges.size(); ++i) {
     const RangeRef& r = upload.ranges[i];
     absl::StatusOr<uint64_t> size = session.Size(r.handle);
-    absl::Status status = size.ok() ? CheckRange(*size, r.offset, r.length, "upload")
-                                    : size.status();
+    absl::Status status = size.ok() ? CheckRange(*size, r.offset, r.length) : size.status();
     if (!status.ok()) {
       return Reply(id, absl::Status(status.code(), absl::StrFormat("upload range %d: %s", i,
                                                                    status.message())),

@@ -33,14 +33,14 @@ class ResourceTableTest : public ::testing::Test {
 
 TEST_F(ResourceTableTest, CheckRangeNeverOverflows) {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  EXPECT_OK(CheckRange(10, 0, 10, "t"));
-  EXPECT_OK(CheckRange(10, 10, 0, "t"));
-  EXPECT_OK(CheckRange(0, 0, 0, "t"));
-  EXPECT_THAT(CheckRange(10, 11, 0, "t"), StatusIs(Code::kOutOfRange));
-  EXPECT_THAT(CheckRange(10, 1, 10, "t"), StatusIs(Code::kOutOfRange));
-  EXPECT_THAT(CheckRange(10, kMax, 2, "t"), StatusIs(Code::kOutOfRange));
-  EXPECT_THAT(CheckRange(10, 2, kMax - 1, "t"), StatusIs(Code::kOutOfRange));
-  EXPECT_THAT(CheckRange(kMax, kMax, 1, "t"), StatusIs(Code::kOutOfRange));
+  EXPECT_OK(CheckRange(10, 0, 10));
+  EXPECT_OK(CheckRange(10, 10, 0));
+  EXPECT_OK(CheckRange(0, 0, 0));
+  EXPECT_THAT(CheckRange(10, 11, 0), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(10, 1, 10), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(10, kMax, 2), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(10, 2, kMax - 1), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(kMax, kMax, 1), StatusIs(Code::kOutOfRange));
 }
 
 TEST_F(ResourceTableTest, HandlesAreDistinctAndNotSequential) {
