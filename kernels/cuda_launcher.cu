@@ -7,11 +7,16 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 namespace sluice {
 namespace {
 
 constexpr int kBlockThreads = 256;
+
+struct NonZero {
+  __host__ __device__ bool operator()(uint32_t word) const { return word != 0; }
+};
 
 template <class Body>
 __global__ void __launch_bounds__(kBlockThreads) GridStride(KernelArgs args, ThreadCount threads) {
@@ -102,8 +107,12 @@ cudaError_t SortU64OnCuda(void* temp, size_t* temp_bytes, uint64_t* keys, uint64
 }
 
 cudaError_t CompactU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* values,
-                             const uint32_t* flags, uint32_t* out, uint32_t* count, uint64_t n,
-                             cudaStream_t stream) {
+                             const uint32_t* raw_flags, uint32_t* out, uint32_t* count,
+                             uint64_t n, cudaStream_t stream) {
+  // A flag is any nonzero word, as in the portable body. CUB is given 0 or 1: some CUB
+  // releases add the flag word itself to the output position, so a flag of 7 would skip
+  // six slots and write past `out`.
+  const auto flags = thrust::make_transform_iterator(raw_flags, NonZero{});
   size_t bytes = 0;
   cudaError_t err = cub::DeviceSelect::Flagged(nullptr, bytes, values, flags, out, count, n, stream);
   if (err != cudaSuccess) return err;
