@@ -1,10 +1,12 @@
 // The resident solver agrees exactly with the reference solver on generated problems of many
 // shapes, repeatably, and through every growth path.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "client/local_dispatch.h"
+#include "server/core/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ifds/generator.h"
@@ -207,6 +209,45 @@ TEST_F(DifferentialTest, ResidentAgreesWithReferenceOnUnstructuredProblems) {
   EXPECT_GT(calls_at_starts_or_exits, 100);
   EXPECT_GT(answers, 20000u) << "the problems must not be trivial: " << answers;
   EXPECT_EQ(dispatch_->device().memory().used, 0u);
+}
+
+TEST_F(DifferentialTest, RunningOutOfDeviceMemoryAnywhereIsResourceExhaustedAndFreesEverything) {
+  // Devices too small for the solve: the set-up, a growth or the results find no memory. The
+  // solve fails with ResourceExhausted, never a wrong answer, and gives every byte back; the
+  // dispatcher stays usable. Larger devices solve it.
+  GeneratorOptions o;
+  o.seed = 3;
+  o.procedures = 200;
+  o.facts = 40;  // path edges outweigh the problem itself: the tables take most memory
+  ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+  const Solution expected = SolveReference(problem);
+  // What the solve takes at its peak with room to spare; the devices below get fractions of it.
+  ResidentStats unlimited;
+  ASSERT_OK(SolveResident(*dispatch_, problem, {.initial_capacity = 2}, &unlimited).status());
+  const uint64_t peak = unlimited.peak_device_bytes;
+  int exhausted = 0, solved = 0;
+  for (uint64_t eighths : {0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 16u}) {
+    const uint64_t limit = std::max<uint64_t>(4096, peak * eighths / 8);
+    const uint64_t limit_kib = limit >> 10;
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                         CpuDevice::Create({.memory_limit = limit}));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalDispatch> dispatch,
+                         LocalDispatch::Create({.device = device}));
+    // Tiny first tables: most of the memory is taken by growths, mid-solve.
+    absl::StatusOr<Solution> got = SolveResident(*dispatch, problem, {.initial_capacity = 2});
+    if (got.ok()) {
+      ++solved;
+      EXPECT_EQ(*got, expected) << limit_kib << " KiB";
+    } else {
+      ++exhausted;
+      EXPECT_THAT(got, StatusIs(absl::StatusCode::kResourceExhausted)) << limit_kib << " KiB";
+    }
+    EXPECT_EQ(device->memory().used, 0u) << limit_kib << " KiB";
+    ASSERT_OK_AND_ASSIGN(Resource r, dispatch->Allocate(64));
+    EXPECT_OK(dispatch->Free(r));
+  }
+  EXPECT_GE(exhausted, 5) << "peak " << peak;
+  EXPECT_GE(solved, 1) << "peak " << peak;
 }
 
 TEST_F(DifferentialTest, InitialCapacitiesPastTheTableLimitAreRefusedBeforeAllocating) {

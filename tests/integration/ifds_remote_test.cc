@@ -84,6 +84,24 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
   EXPECT_THAT(json.out, HasSubstr("\"stats\":{\"solver\":\"resident\""));
 }
 
+TEST_F(IfdsRemoteTest, ASolveBeyondTheSessionQuotaFailsWithItsCodeAndTheDaemonCarriesOn) {
+  // A session may hold 2 MiB of buffers; this solve needs about 20 at its peak.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> small,
+                       DaemonProcess::Start({"--backend=cpu", "--session_memory=2M"}));
+  const std::string problem = ::testing::TempDir() + "/quota.ifds";
+  ASSERT_EQ(Sluice({"gen", "--procedures=400", "--facts=40", "--out=" + problem}).exit_code, 0);
+  const ProgramRun refused = Sluice({"solve", problem, "--server=" + small->address()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("RESOURCE_EXHAUSTED"));
+  EXPECT_THAT(refused.err, HasSubstr("session memory quota"));
+  EXPECT_EQ(refused.out, "") << "no partial answer";
+  // The daemon serves the next solve, which fits.
+  const std::string example = std::string(SLUICE_SOURCE_DIR) + "/examples/uninitialized.ifds";
+  const ProgramRun next = Sluice({"solve", example, "--server=" + small->address()});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(next.out, Sluice({"solve", example, "--solver=reference"}).out);
+}
+
 TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   const ProgramRun a = Sluice({"gen", "--seed=7", "--procedures=5"});
   const ProgramRun b = Sluice({"gen", "--seed=7", "--procedures=5"});
