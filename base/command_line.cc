@@ -92,17 +92,16 @@ std::string FlagsHelp(const CommandLineSpec& spec) {
 
 ParsedCommandLine ParseCommandLine(int argc, char** argv, const CommandLineSpec& spec) {
   std::vector<std::string> args(argv, argv + argc);
-  const absl::string_view program = args.empty() ? "" : absl::string_view(args[0]);
+  const absl::string_view path = args.empty() ? "" : absl::string_view(args[0]);
+  const absl::string_view program = path.substr(path.rfind('/') + 1);
   const auto usage_error = [&](const std::string& error) {
-    const absl::string_view base = program.substr(program.rfind('/') + 1);
-    std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(base.size()), base.data(),
+    std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(program.size()), program.data(),
                  error.c_str());
     return ParsedCommandLine{.exit_code = kExitUsageError};
   };
   // --version prints the program's name and Sluice's version (absl's default describes how
   // absl itself was built).
-  const std::string version = absl::StrCat(program.substr(program.rfind('/') + 1), " ",
-                                           SLUICE_VERSION, "\n");
+  const std::string version = absl::StrCat(program, " ", SLUICE_VERSION, "\n");
   absl::FlagsUsageConfig config;
   config.version_string = [version] { return version; };
   absl::SetFlagsUsageConfig(config);

@@ -86,7 +86,7 @@ int Main() {
   const uint64_t chunk = absl::GetFlag(FLAGS_chunk_size).bytes;
   if (max_chunk < limits.min_chunk_size || max_chunk > (uint64_t{64} << 20) || chunk == 0) {
     Log("--max_chunk_size must lie in [4K, 64M] and --chunk_size must be positive");
-    return 2;
+    return kExitUsageError;
   }
   limits.max_chunk_size = static_cast<uint32_t>(max_chunk);
   limits.default_chunk_size = static_cast<uint32_t>(std::min(chunk, max_chunk));
@@ -100,12 +100,12 @@ int Main() {
   options.sessions.max_transfer_bytes = absl::GetFlag(FLAGS_max_transfer_bytes).bytes;
   if (limits.max_request_bytes == 0) {
     Log("--max_request_bytes must be at least 1");
-    return 2;
+    return kExitUsageError;
   }
   if (options.sessions.max_transfer_bytes < limits.max_request_bytes + max_chunk) {
     Log("--max_transfer_bytes must be at least --max_request_bytes plus --max_chunk_size (a read "
         "of the most bytes a request may move holds them, and one chunk more while sending)");
-    return 2;
+    return kExitUsageError;
   }
 
   absl::StatusOr<std::shared_ptr<Device>> device =
@@ -116,7 +116,7 @@ int Main() {
                                  .cuda_memory_limit = absl::GetFlag(FLAGS_cuda_memory).bytes});
   if (!device.ok()) {
     Log("cannot create the device: %s", device.status().ToString());
-    return 2;
+    return kExitUsageError;
   }
   std::shared_ptr<Device> shared_device = *device;
   absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(shared_device, options);

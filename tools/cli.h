@@ -10,6 +10,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
+#include "base/command_line.h"
 #include "client/resident_dispatch.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
@@ -34,7 +35,7 @@ std::string HumanBytes(uint64_t bytes);
 // Exit codes of every command.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
-inline constexpr int kExitUsage = 2;
+inline constexpr int kExitUsage = kExitUsageError;  // what a bad flag exits with too
 
 // The commands.
 int RunBfs();
