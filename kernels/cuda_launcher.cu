@@ -1,5 +1,6 @@
 #include "kernels/cuda_launcher.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -8,6 +9,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/transform_iterator.h>
+
+#include "kernels/cuda_wait.h"
 
 namespace sluice {
 namespace {
@@ -67,7 +70,45 @@ cudaError_t LoadCudaKernels() {
   if (cudaError_t e = Load<type>(); first == cudaSuccess) first = e;
   SLUICE_KERNEL_BODIES(SLUICE_BODY_LOAD_)
 #undef SLUICE_BODY_LOAD_
+  cudaFuncAttributes attributes;
+  if (cudaError_t e = cudaFuncGetAttributes(&attributes, Trap); first == cudaSuccess) first = e;
   return first;
+}
+
+cudaError_t RunCudaLibrariesOnce(cudaStream_t stream, std::chrono::milliseconds limit) {
+  // One allocation holds every operand: u32 words at [0, 64), u64 words at [64, 80), then the
+  // temporary storage.
+  constexpr size_t kOperands = 128;
+  uint32_t* words = nullptr;
+  uint64_t* keys = nullptr;
+  size_t scan_bytes = 0, sort_bytes = 0, compact_bytes = 0;
+  cudaError_t err = ExclusiveScanU32OnCuda(nullptr, &scan_bytes, nullptr, nullptr, nullptr, 1,
+                                           stream);
+  if (err == cudaSuccess) err = SortU64OnCuda(nullptr, &sort_bytes, nullptr, nullptr, 1, 64, stream);
+  if (err == cudaSuccess) {
+    err = CompactU32OnCuda(nullptr, &compact_bytes, nullptr, nullptr, nullptr, nullptr, 1, stream);
+  }
+  const size_t temp_bytes = std::max({scan_bytes, sort_bytes, compact_bytes, size_t{1}});
+  void* memory = nullptr;
+  if (err == cudaSuccess) err = cudaMalloc(&memory, kOperands + temp_bytes);
+  if (err == cudaSuccess) err = cudaMemsetAsync(memory, 0, kOperands, stream);
+  if (err == cudaSuccess) {
+    words = static_cast<uint32_t*>(memory);
+    keys = reinterpret_cast<uint64_t*>(static_cast<char*>(memory) + 64);
+    void* temp = static_cast<char*>(memory) + kOperands;
+    size_t bytes = temp_bytes;
+    err = ExclusiveScanU32OnCuda(temp, &bytes, words, words + 1, words + 2, 1, stream);
+    bytes = temp_bytes;
+    if (err == cudaSuccess) err = SortU64OnCuda(temp, &bytes, keys, keys + 1, 1, 64, stream);
+    bytes = temp_bytes;
+    if (err == cudaSuccess) {
+      err = CompactU32OnCuda(temp, &bytes, words + 3, words + 4, words + 5, words + 6, 1, stream);
+    }
+  }
+  if (err == cudaSuccess) err = SynchronizeWithin(stream, limit);
+  // Work still running at a timeout may yet use the memory: the reset that follows takes it.
+  if (memory != nullptr && err != cudaErrorTimeout) cudaFree(memory);
+  return err;
 }
 
 cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* in,

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+
 #include "kernels/bodies.h"
 #include "kernels/kernel_args.h"
 
@@ -21,9 +23,14 @@ cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount&
 // faulting kernel would). Never reachable from a client.
 cudaError_t LaunchTrapForTesting(cudaStream_t stream);
 
-// Loads every kernel's module now: with lazy loading (the CUDA 13 default) a first launch
-// inside a stream capture would load it mid-capture.
+// Loads every kernel's module now (the test hook's trap kernel too): with lazy loading (the
+// CUDA 13 default) a first launch inside a stream capture would load it mid-capture.
 cudaError_t LoadCudaKernels();
+
+// Runs each CUB-backed entry point below once on one element and waits (at most `limit`), so
+// that their kernels load, and fail if they cannot run, here and outside any capture. Returns
+// the first error, or cudaErrorTimeout (the context then needs a reset).
+cudaError_t RunCudaLibrariesOnce(cudaStream_t stream, std::chrono::milliseconds limit);
 
 // CUB-backed forms of catalog kernels, used by the CUDA device for single steps (not inside
 // captured graphs: CUB needs temporary storage sized per call). Each takes `temp` of

@@ -1,5 +1,7 @@
 #include "kernels/cuda_loops.h"
 
+#include "kernels/cuda_wait.h"
+
 namespace sluice {
 namespace {
 
@@ -28,7 +30,11 @@ __global__ void StoreU32(uint32_t* word, uint32_t value) { *word = value; }
 
 cudaError_t AddGraphLoop(cudaGraph_t graph, const uint32_t* guard, LoopWords words,
                          cudaGraph_t* body, cudaGraphConditionalHandle* loop) {
-  cudaError_t err = cudaGraphConditionalHandleCreate(loop, graph, 0, 0);
+  // The condition reads 0 ("do not run") at every launch until the start node sets it: a start
+  // node whose assignment did not take effect ends the loop at once instead of leaving the
+  // condition undefined (and the loop, perhaps, running forever).
+  cudaError_t err = cudaGraphConditionalHandleCreate(loop, graph, /*defaultLaunchValue=*/0,
+                                                     cudaGraphCondAssignDefault);
   if (err != cudaSuccess) return err;
   cudaGraphConditionalHandle handle = *loop;
   void* args[] = {&handle, &guard, &words};
@@ -63,7 +69,7 @@ cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream) 
   return cudaGetLastError();
 }
 
-cudaError_t ProbeGraphLoops(cudaStream_t stream) {
+cudaError_t ProbeGraphLoops(cudaStream_t stream, std::chrono::milliseconds limit) {
   // Load this module's kernels now: with lazy loading a first launch would load them inside the
   // stream capture below (and a driver that cannot resolve cudaGraphSetConditional fails here).
   cudaFuncAttributes attributes;
@@ -111,7 +117,10 @@ cudaError_t ProbeGraphLoops(cudaStream_t stream) {
       err = cudaMemcpyAsync(&seen[run], device_words, sizeof(uint32_t), cudaMemcpyDeviceToHost,
                             stream);
     }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err == cudaSuccess) err = SynchronizeWithin(stream, limit);
+    // Work that is still running may yet write these: free nothing, the reset that follows a
+    // timeout takes them with the context.
+    if (err == cudaErrorTimeout) return err;
     stopped_seen[run] = *static_cast<volatile uint32_t*>(stopped);
   }
   if (err == cudaSuccess &&

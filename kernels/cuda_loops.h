@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 
 namespace sluice {
@@ -34,8 +35,10 @@ cudaError_t LaunchStoreU32(uint32_t* word, uint32_t value, cudaStream_t stream);
 // Builds a loop the way the CUDA device does (body captured from `stream`), runs it with a
 // guard that holds and then with one that does not, and checks the words. Returns the first
 // error when this GPU, driver or sandbox cannot run graph loops; cudaErrorNotSupported when the
-// loop ran but not as specified. Synchronizes `stream`.
-cudaError_t ProbeGraphLoops(cudaStream_t stream);
+// loop ran but not as specified (a condition never set reads 0, so a start node that does not
+// take effect ends up here); cudaErrorTimeout when a run did not finish within `limit` (the
+// context then needs a reset: the probe's memory is left to it). Synchronizes `stream`.
+cudaError_t ProbeGraphLoops(cudaStream_t stream, std::chrono::milliseconds limit);
 
 }  // namespace sluice
 

@@ -138,11 +138,12 @@ int Main() {
       (*daemon)->sessions().active_sessions(), absl::FormatDuration(grace));
   (*daemon)->Shutdown(grace);
   const MemoryInfo memory = shared_device->memory();
-  Log("drained: %d sessions served, %d bytes still allocated; exiting",
-      (*daemon)->sessions().sessions_opened(), memory.used);
+  // The device's own scratch stays with the device; every buffer must be gone.
+  Log("drained: %d sessions served, %d bytes of buffers still allocated; exiting",
+      (*daemon)->sessions().sessions_opened(), memory.buffers());
   daemon->reset();
   if (device_lost.load()) return 3;
-  return memory.used == 0 ? 0 : 1;
+  return memory.buffers() == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -31,8 +31,11 @@ int RunInfo() {
     std::printf("device:    %s [%s], %u compute units\n", d.name().c_str(), d.id().c_str(),
                 d.compute_units());
     std::printf("version:   %s\n", d.version().c_str());
-    std::printf("memory:    %s used of %s (peak %s)\n", HumanBytes(d.memory().used()).c_str(),
-                HumanBytes(d.memory().total()).c_str(), HumanBytes(d.memory().peak()).c_str());
+    const v1::MemoryInfo& m = d.memory();
+    std::printf("memory:    %s used of %s (peak %s; scratch %s), %s pinned host memory\n",
+                HumanBytes(m.used()).c_str(), HumanBytes(m.total()).c_str(),
+                HumanBytes(m.peak()).c_str(), HumanBytes(m.scratch()).c_str(),
+                HumanBytes(m.host_pinned()).c_str());
     const v1::DeviceCounters& c = d.counters();
     std::printf("work:      %llu kernel passes, %llu synchronizations, %s up, %s down\n",
                 static_cast<unsigned long long>(c.launches()),

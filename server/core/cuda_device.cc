@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <list>
 #include <string>
@@ -21,6 +22,9 @@
 #include "kernels/catalog.h"
 #include "kernels/cuda_launcher.h"
 #include "kernels/cuda_loops.h"
+#include "kernels/cuda_wait.h"
+#include "server/core/cuda_errors.h"
+#include "server/core/device_health.h"
 
 namespace sluice {
 namespace {
@@ -39,31 +43,12 @@ constexpr size_t kMaxGraphs = 8;
 // cancellation (checked between launches) takes effect within a batch or two.
 constexpr uint32_t kReplayBatch = 64;
 
-// Errors after which the CUDA context is unusable until the device is reset.
-bool IsSticky(cudaError_t e) {
-  switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorHardwareStackError:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-#if CUDART_VERSION >= 12080
-    case cudaErrorContained:  // an uncontained error Hopper's containment caught
-    case cudaErrorTensorMemoryLeak:
-#endif
-    case cudaErrorMpsClientTerminated:
-    case cudaErrorExternalDevice:
-    case cudaErrorUnknown:  // after a launch, assume the worst: a reset costs a session or two
-      return true;
-    default:
-      return false;
-  }
-}
+// How long the device waits, at most, on its own small work (the graph-loop probe, running
+// CUB once, the check that a context still runs work).
+constexpr std::chrono::milliseconds kBoundedWait{10000};
+
+// Set while this thread captures a stream into a graph (see CudaErrorSeverity).
+thread_local bool t_capturing = false;
 
 std::string UuidString(const cudaUUID_t& uuid) {
   const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
@@ -85,7 +70,7 @@ class CudaDeviceImpl;
 
 class CudaStreamImpl;
 
-class CudaDeviceImpl final : public Device {
+class CudaDeviceImpl final : public Device, private DeviceRuntime {
  public:
   static absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> Create(const CudaDeviceOptions& o);
   ~CudaDeviceImpl() override;
@@ -94,66 +79,77 @@ class CudaDeviceImpl final : public Device {
   absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override;
   void Free(DeviceBuffer buffer) override;
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
-  MemoryInfo memory() const override { return memory_.info(); }
+  MemoryInfo memory() const override;
   DeviceCounters counters() const override { return counters_.Snapshot(); }
-  bool lost() const override { return lost_.load(); }
+  bool lost() const override { return health_.lost(); }
 
   // Converts a CUDA error into a Status naming the call and its place; a sticky error marks
   // the device failed (Unavailable from then on, for every session, until a reset).
   absl::Status Fail(cudaError_t error, const char* expr, const char* file, int line);
   // Unavailable when the device failed or was reset since `epoch`.
-  absl::Status Usable(uint64_t epoch) const;
-  uint64_t epoch() const { return epoch_.load(); }
+  absl::Status Usable(uint64_t epoch) const { return health_.Usable(epoch); }
+  uint64_t epoch() const { return health_.epoch(); }
 
   // Operations hold this shared; a reset holds it exclusively, so no call runs across one.
-  absl::Mutex& use_mutex() ABSL_LOCK_RETURNED(use_mu_) { return use_mu_; }
+  absl::Mutex& use_mutex() ABSL_LOCK_RETURNED(health_.use_mutex()) {
+    return health_.use_mutex();
+  }
   // A stream capture holds this exclusively; calls that may synchronize the device (cudaMalloc,
-  // cudaFree, cudaHostAlloc, cudaFreeHost, stream creation and destruction) hold it shared. A
-  // device-wide synchronization from another session's thread during a capture is invalid and
-  // can invalidate the capture, whatever the capture mode.
+  // cudaFree, cudaHostAlloc, cudaFreeHost, stream creation and destruction) and calls that may
+  // load a kernel lazily (CUB's) hold it shared. A device-wide synchronization from another
+  // session's thread during a capture is invalid and can invalidate the capture, whatever the
+  // capture mode.
   absl::Mutex& capture_mutex() ABSL_LOCK_RETURNED(capture_mu_) { return capture_mu_; }
   CounterSet& counter_set() { return counters_; }
   ThreadPool& copy_pool() { return copy_pool_; }
   int max_blocks() const { return max_blocks_; }
   int ordinal() const { return ordinal_; }
-  // Whether repeated groups run as WHILE graph loops (probed at creation); else one graph
-  // launch per iteration, with the host reading a loop guard between iterations.
-  bool graph_loops() const { return graph_loops_.load(); }
+  // Whether repeated groups run as WHILE graph loops (probed at creation and after a reset);
+  // else one graph launch per iteration, with the host reading a loop guard between iterations.
+  bool graph_loops() const { return health_.graph_loops(); }
 
- private:
-  CudaDeviceImpl(int ordinal, uint64_t limit, int copy_threads)
-      : ordinal_(ordinal), memory_(limit), copy_pool_(copy_threads) {}
-  // Resets a failed device; new sessions can then run. Takes use_mu_ exclusively.
-  absl::Status ResetIfFailed();
+  // Device memory a stream or the device holds for its own work: counted in `used` and
+  // `scratch`, and against the device's limit (ResourceExhausted past it).
+  absl::Status ReserveScratch(uint64_t bytes);
+  void ReleaseScratch(uint64_t bytes);
+  // Page-locked host memory held for transfers, for the figures.
+  void AddHostPinned(uint64_t bytes) { host_pinned_.fetch_add(bytes); }
+  void ReleaseHostPinned(uint64_t bytes) { host_pinned_.fetch_sub(bytes); }
 
- public:
-  // See FailCudaDeviceForTesting.
-  absl::Status FailForTesting();
+  // See FailCudaDeviceForTesting (report) and BreakCudaContextForTesting (not).
+  absl::Status FailForTesting(bool report);
 
- private:
-
- public:
   // The CUDA runtime selects the device per host thread: every entry point selects ours.
   void Select() const { cudaSetDevice(ordinal_); }
 
  private:
+  CudaDeviceImpl(int ordinal, uint64_t limit, int copy_threads)
+      : ordinal_(ordinal),
+        memory_(limit),
+        copy_pool_(copy_threads),
+        health_(absl::StrFormat("GPU %d", ordinal), this) {}
+
+  // DeviceRuntime: what the recovery policy (health_) asks of CUDA.
+  ProbeResult ProbeGraphLoops() override;
+  absl::Status Reset() override;
+  bool Responsive() override;
+
+  // The device's own state on the current context: the zero stream, the word Responsive()
+  // writes, and every kernel loaded (CUB's by running them once). Internal on failure.
+  absl::Status MakeOwnState() ABSL_EXCLUSIVE_LOCKS_REQUIRED(zero_mu_);
 
   const int ordinal_;
   DeviceInfo info_;       // const after construction
   int max_blocks_ = 0;    // const after construction
-  // Set at creation; a reset re-probes (and may clear it) while it holds use_mu_ exclusively.
-  std::atomic<bool> graph_loops_{false};
-  MemoryAccountant memory_;
-  CounterSet counters_;
-  ThreadPool copy_pool_;
+  MemoryAccountant memory_;  // own locking
+  std::atomic<uint64_t> scratch_{0};
+  std::atomic<uint64_t> host_pinned_{0};
+  CounterSet counters_;      // own locking
+  ThreadPool copy_pool_;     // own locking
+  DeviceHealth health_;      // own locking; holds the use mutex
 
-  absl::Mutex use_mu_;
-  absl::Mutex capture_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
-  std::atomic<bool> failed_{false};
-  std::atomic<bool> lost_{false};  // a reset failed: nothing runs here again
-  std::atomic<uint64_t> epoch_{1};
-  mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
-  std::string failure_ ABSL_GUARDED_BY(state_mu_);
+  absl::Mutex capture_mu_ ABSL_ACQUIRED_AFTER(health_.use_mutex());
+  mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(health_.use_mutex());
   // Live allocations: size and generation (epoch). A reset forgets them all: they died with
   // the context, and their addresses may come back for new buffers.
   struct Allocation {
@@ -161,8 +157,9 @@ class CudaDeviceImpl final : public Device {
     uint64_t epoch;
   };
   absl::flat_hash_map<void*, Allocation> allocations_ ABSL_GUARDED_BY(state_mu_);
-  absl::Mutex zero_mu_ ABSL_ACQUIRED_AFTER(use_mu_);
+  absl::Mutex zero_mu_ ABSL_ACQUIRED_AFTER(health_.use_mutex());
   cudaStream_t zero_stream_ ABSL_GUARDED_BY(zero_mu_) = nullptr;  // zeroes new buffers
+  uint32_t* probe_word_ ABSL_GUARDED_BY(zero_mu_) = nullptr;     // written by Responsive()
 };
 
 // One session's ordered queue of device work.
@@ -199,7 +196,10 @@ class CudaStreamImpl final : public Stream {
   absl::Status Passes(const PlannedStep& step);
   // CUB forms of scan and compaction; false when the step is not one of them.
   absl::StatusOr<bool> LaunchWithCub(const PlannedStep& step);
-  absl::Status EnsureCubTemp(size_t bytes);
+  absl::Status EnsureCubTemp(size_t bytes)
+      ABSL_SHARED_LOCKS_REQUIRED(device_->capture_mutex());
+  // Page-locked host memory counted in the device's figures; false when CUDA refuses it.
+  cudaError_t AllocPinned(void** at, uint64_t bytes, unsigned flags);
   // A pinned slot with at least `n` free bytes at its cursor (waits for its last DMA).
   absl::StatusOr<uint8_t*> Stage(uint64_t n);
   absl::StatusOr<uint8_t*> ArenaSpace(uint64_t n);
@@ -226,6 +226,8 @@ class CudaStreamImpl final : public Stream {
   std::vector<PendingRead> pending_;
   void* cub_temp_ = nullptr;
   size_t cub_temp_bytes_ = 0;
+  uint64_t scratch_bytes_ = 0;  // device memory this stream holds, as counted by the device
+  uint64_t pinned_bytes_ = 0;   // page-locked host memory this stream holds, likewise
   std::list<Graph> graphs_;  // most recently used first
   uint32_t* loop_remaining_ = nullptr;  // device word: iterations left in the running launch
   uint32_t* loop_stopped_ = nullptr;    // mapped pinned word: a loop guard read zero
@@ -248,10 +250,9 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
     return absl::InvalidArgumentError(
         absl::StrFormat("GPU %d does not exist (%d found)", o.ordinal, count));
   }
-  if (cudaSetDevice(o.ordinal) != cudaSuccess || LoadCudaKernels() != cudaSuccess) {
+  if (cudaSetDevice(o.ordinal) != cudaSuccess) {
     cudaGetLastError();
-    return absl::UnavailableError(
-        absl::StrFormat("cannot use GPU %d (or load Sluice's kernels on it)", o.ordinal));
+    return absl::UnavailableError(absl::StrFormat("cannot use GPU %d", o.ordinal));
   }
   cudaDeviceProp prop{};
   size_t free_bytes = 0, total_bytes = 0;
@@ -266,32 +267,59 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
   device->info_.name = absl::StrFormat("%s, %d SMs, %.1f GiB", prop.name,
                                        prop.multiProcessorCount, total_bytes / 1073741824.0);
   device->info_.id = absl::StrFormat("cuda:%s", UuidString(prop.uuid));
-  device->info_.version =
-      absl::StrFormat("sluice-cuda/%s catalog/%s sm_%d%d", SLUICE_VERSION,
-                      KernelCatalog::Builtin().fingerprint(), prop.major, prop.minor);
   device->info_.compute_units = static_cast<uint32_t>(prop.multiProcessorCount);
   device->max_blocks_ = std::max(1, prop.multiProcessorCount * 8);
-  absl::MutexLock lock(&device->zero_mu_);
-  if (cudaStreamCreateWithFlags(&device->zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
-    cudaGetLastError();
-    return absl::UnavailableError("cannot create a CUDA stream");
-  }
-  if (o.graph_loops) {
-    const cudaError_t loops = ProbeGraphLoops(device->zero_stream_);
-    cudaGetLastError();
-    if (IsSticky(loops)) {
-      return absl::UnavailableError(absl::StrFormat("GPU %d failed a first graph launch: %s",
-                                                    o.ordinal, cudaGetErrorString(loops)));
-    }
-    device->graph_loops_ = loops == cudaSuccess;
-    if (!device->graph_loops()) {
-      Log("GPU %d: CUDA graph loops unavailable (%s); repeated groups replay one graph launch "
-          "per iteration", o.ordinal, cudaGetErrorString(loops));
+  {
+    absl::MutexLock zero(&device->zero_mu_);
+    if (absl::Status made = device->MakeOwnState(); !made.ok()) {
+      return absl::UnavailableError(absl::StrFormat("cannot use GPU %d: %s", o.ordinal,
+                                                    made.message()));
     }
   }
-  absl::StrAppend(&device->info_.version,
-                  device->graph_loops() ? " graph-loops" : " graph-per-iteration");
+  // A probe that faults costs graph loops, not the GPU: Start resets the device and goes on
+  // without them, and fails only when that reset does.
+  if (absl::Status started = device->health_.Start(o.graph_loops); !started.ok()) {
+    return started;
+  }
+  device->info_.version = absl::StrFormat(
+      "sluice-cuda/%s catalog/%s sm_%d%d %s", SLUICE_VERSION,
+      KernelCatalog::Builtin().fingerprint(), prop.major, prop.minor,
+      device->graph_loops() ? "graph-loops" : "graph-per-iteration");
   return device;
+}
+
+absl::Status CudaDeviceImpl::MakeOwnState() {
+  const auto failed = [](const char* what, cudaError_t err) {
+    cudaGetLastError();
+    return absl::InternalError(absl::StrFormat("%s: %s", what, cudaGetErrorString(err)));
+  };
+  if (cudaError_t err = LoadCudaKernels(); err != cudaSuccess) {
+    return failed("loading Sluice's kernels", err);
+  }
+  if (cudaError_t err = cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking);
+      err != cudaSuccess) {
+    zero_stream_ = nullptr;
+    return failed("creating a stream", err);
+  }
+  if (absl::Status reserved = ReserveScratch(sizeof(uint32_t)); !reserved.ok()) return reserved;
+  if (cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&probe_word_), sizeof(uint32_t));
+      err != cudaSuccess) {
+    probe_word_ = nullptr;
+    ReleaseScratch(sizeof(uint32_t));
+    return failed("allocating a word", err);
+  }
+  // CUB's kernels load here, outside any capture. A fault (or a run that does not finish)
+  // means this GPU cannot serve; any other error is left to the steps that use CUB to report.
+  if (cudaError_t err = RunCudaLibrariesOnce(zero_stream_, kBoundedWait); err != cudaSuccess) {
+    if (CudaErrorSeverity(err, /*capturing=*/false) != DeviceHealth::Severity::kError ||
+        err == cudaErrorTimeout) {
+      return failed("running CUB once", err);
+    }
+    cudaGetLastError();
+    Log("GPU %d: running CUB once failed (%s); scan, sort and compaction steps may fail",
+        ordinal_, cudaGetErrorString(err));
+  }
+  return absl::OkStatus();
 }
 
 CudaDeviceImpl::~CudaDeviceImpl() {
@@ -301,7 +329,26 @@ CudaDeviceImpl::~CudaDeviceImpl() {
     for (auto& [ptr, allocation] : allocations_) cudaFree(ptr);
   }
   absl::MutexLock lock(&zero_mu_);
+  if (probe_word_ != nullptr) cudaFree(probe_word_);
   if (zero_stream_ != nullptr) cudaStreamDestroy(zero_stream_);
+}
+
+MemoryInfo CudaDeviceImpl::memory() const {
+  MemoryInfo info = memory_.info();
+  info.scratch = scratch_.load();
+  info.host_pinned = host_pinned_.load();
+  return info;
+}
+
+absl::Status CudaDeviceImpl::ReserveScratch(uint64_t bytes) {
+  RETURN_IF_ERROR(memory_.Reserve(bytes, "GPU memory"));
+  scratch_.fetch_add(bytes);
+  return absl::OkStatus();
+}
+
+void CudaDeviceImpl::ReleaseScratch(uint64_t bytes) {
+  scratch_.fetch_sub(bytes);
+  memory_.Release(bytes);
 }
 
 absl::Status CudaDeviceImpl::Fail(cudaError_t error, const char* expr, const char* file,
@@ -309,53 +356,38 @@ absl::Status CudaDeviceImpl::Fail(cudaError_t error, const char* expr, const cha
   const std::string what = absl::StrFormat("%s:%d: %s: %s (%s)", file, line, expr,
                                            cudaGetErrorName(error), cudaGetErrorString(error));
   cudaGetLastError();  // clears a non-sticky error; a sticky one stays until the reset
-  if (IsSticky(error)) {
-    bool first = false;
-    {
-      absl::MutexLock lock(&state_mu_);
-      if (!failed_.exchange(true)) {
-        failure_ = what;
-        first = true;
-      }
-    }
-    if (first) Log("GPU %d failed: %s; sessions on it are lost, the next one resets it", ordinal_, what);
-    return absl::UnavailableError(absl::StrFormat(
-        "the GPU failed (%s); this session's buffers are gone, open a new session", what));
-  }
-  if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(what);
-  return absl::InternalError(what);
+  absl::Status otherwise = error == cudaErrorMemoryAllocation
+                               ? absl::ResourceExhaustedError(what)
+                               : absl::InternalError(what);
+  return health_.Fail(CudaErrorSeverity(error, t_capturing), what, std::move(otherwise));
 }
 
-absl::Status CudaDeviceImpl::Usable(uint64_t epoch) const {
-  if (failed_.load()) {
-    absl::MutexLock lock(&state_mu_);
-    return absl::UnavailableError(absl::StrFormat(
-        "the GPU failed (%s); this session's buffers are gone, open a new session", failure_));
-  }
-  if (epoch != epoch_.load()) {
-    return absl::UnavailableError(
-        "the GPU was reset after a failure; this session's buffers are gone, open a new session");
-  }
-  return absl::OkStatus();
+DeviceRuntime::ProbeResult CudaDeviceImpl::ProbeGraphLoops() {
+  Select();
+  absl::MutexLock zero(&zero_mu_);
+  const cudaError_t err = ::sluice::ProbeGraphLoops(zero_stream_, kBoundedWait);
+  cudaGetLastError();
+  if (err == cudaSuccess) return {ProbeOutcome::kLoops, ""};
+  return {CudaProbeOutcome(err),
+          absl::StrFormat("%s: %s", cudaGetErrorName(err), cudaGetErrorString(err))};
 }
 
-absl::Status CudaDeviceImpl::ResetIfFailed() {
-  if (!failed_.load()) return absl::OkStatus();
-  if (lost_.load()) {
-    return absl::UnavailableError(
-        "the GPU could not be reset after a failure; sluiced must be restarted");
-  }
-  absl::MutexLock exclusive(&use_mu_);
-  if (!failed_.load()) return absl::OkStatus();
-  if (lost_.load()) {  // an open queued behind the failed reset: no second attempt
-    return absl::UnavailableError(
-        "the GPU could not be reset after a failure; sluiced must be restarted");
-  }
+bool CudaDeviceImpl::Responsive() {
+  Select();
+  absl::MutexLock zero(&zero_mu_);
+  if (zero_stream_ == nullptr || probe_word_ == nullptr) return false;
+  cudaError_t err = cudaMemsetAsync(probe_word_, 0, sizeof(uint32_t), zero_stream_);
+  if (err == cudaSuccess) err = SynchronizeWithin(zero_stream_, kBoundedWait);
+  cudaGetLastError();
+  // Still running at the limit: busy with other sessions' work, not broken (a broken context
+  // fails every call at once).
+  return err == cudaSuccess || err == cudaErrorTimeout;
+}
+
+absl::Status CudaDeviceImpl::Reset() {
   Select();
   cudaDeviceReset();
   cudaGetLastError();
-  // Every handle of the old context is dead from here on, whatever happens next.
-  epoch_.fetch_add(1);
   {
     absl::MutexLock lock(&state_mu_);
     for (auto& [ptr, allocation] : allocations_) memory_.Release(allocation.bytes);
@@ -363,33 +395,19 @@ absl::Status CudaDeviceImpl::ResetIfFailed() {
   }
   absl::MutexLock zero(&zero_mu_);
   zero_stream_ = nullptr;
-  if (cudaSetDevice(ordinal_) != cudaSuccess || LoadCudaKernels() != cudaSuccess ||
-      cudaStreamCreateWithFlags(&zero_stream_, cudaStreamNonBlocking) != cudaSuccess) {
-    cudaGetLastError();
-    // CUDA promises recovery from a sticky error only to a new process.
-    if (!lost_.exchange(true)) {
-      Log("GPU %d could not be reset after a failure; it is lost to this process", ordinal_);
-    }
-    return absl::UnavailableError(
-        "the GPU could not be reset after a failure; sluiced must be restarted");
+  if (probe_word_ != nullptr) {
+    probe_word_ = nullptr;
+    ReleaseScratch(sizeof(uint32_t));
   }
-  // The reset unloaded every module: the probe loads the loop kernels again (outside any
-  // capture) and checks they still run.
-  if (graph_loops_.load() && ProbeGraphLoops(zero_stream_) != cudaSuccess) {
+  if (cudaSetDevice(ordinal_) != cudaSuccess) {
     cudaGetLastError();
-    graph_loops_.store(false);
-    Log("GPU %d: CUDA graph loops unavailable after the reset; repeated groups replay one graph "
-        "launch per iteration", ordinal_);
+    return absl::InternalError("cannot select the GPU");
   }
-  absl::MutexLock lock(&state_mu_);
-  failed_.store(false);
-  Log("GPU %d reset after a failure (%s); serving new sessions", ordinal_, failure_);
-  failure_.clear();
-  return absl::OkStatus();
+  return MakeOwnState();
 }
 
-absl::Status CudaDeviceImpl::FailForTesting() {
-  absl::ReaderMutexLock use(&use_mu_);
+absl::Status CudaDeviceImpl::FailForTesting(bool report) {
+  absl::ReaderMutexLock use(&use_mutex());
   Select();
   cudaError_t err;
   {
@@ -398,13 +416,18 @@ absl::Status CudaDeviceImpl::FailForTesting() {
     if (err == cudaSuccess) err = cudaStreamSynchronize(zero_stream_);
   }
   if (err == cudaSuccess) return absl::InternalError("the trapping kernel did not fail");
+  if (!report) {
+    cudaGetLastError();
+    return absl::OkStatus();
+  }
   return Fail(err, "LaunchTrapForTesting", __FILE__, __LINE__);
 }
 
 absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
-  absl::ReaderMutexLock use(&use_mu_);
+  absl::ReaderMutexLock use(&use_mutex());
   Select();
-  if (absl::Status usable = Usable(epoch_.load()); !usable.ok()) return usable;
+  const uint64_t epoch = health_.epoch();
+  if (absl::Status usable = Usable(epoch); !usable.ok()) return usable;
   if (absl::Status reserved = memory_.Reserve(bytes, "GPU memory"); !reserved.ok()) {
     return reserved;
   }
@@ -438,7 +461,6 @@ absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
     memory_.Release(bytes);
     return Fail(zeroed, "cudaMemsetAsync", __FILE__, __LINE__);
   }
-  const uint64_t epoch = epoch_.load();
   absl::MutexLock lock(&state_mu_);
   allocations_.emplace(ptr, Allocation{bytes, epoch});
   counters_.AddAllocation();
@@ -446,7 +468,7 @@ absl::StatusOr<DeviceBuffer> CudaDeviceImpl::Allocate(uint64_t bytes) {
 }
 
 void CudaDeviceImpl::Free(DeviceBuffer buffer) {
-  absl::ReaderMutexLock use(&use_mu_);
+  absl::ReaderMutexLock use(&use_mutex());
   {
     absl::MutexLock lock(&state_mu_);
     auto it = allocations_.find(buffer.data);
@@ -462,27 +484,30 @@ void CudaDeviceImpl::Free(DeviceBuffer buffer) {
     absl::ReaderMutexLock no_capture(&capture_mu_);
     err = cudaFree(buffer.data);
   }
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    Log("GPU %d: cudaFree of %d bytes failed: %s", ordinal_, buffer.bytes,
-        cudaGetErrorString(err));
-  }
   counters_.AddFree();
+  if (err != cudaSuccess) {
+    // Often the first call to see another session's fault: the device fails now, not one
+    // operation later. Nobody waits for this status; the log and every session's next call
+    // say what happened.
+    const absl::Status status = Fail(err, "cudaFree", __FILE__, __LINE__);
+    Log("GPU %d: freeing %d bytes failed: %s", ordinal_, buffer.bytes, status.message());
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> CudaDeviceImpl::CreateStream() {
-  if (absl::Status reset = ResetIfFailed(); !reset.ok()) return reset;
+  if (absl::Status reset = health_.ResetIfFailed(); !reset.ok()) return reset;
   // Declared before the lock: a stream that fails to initialize is destroyed after the lock is
   // released (its destructor takes the lock itself).
   std::unique_ptr<CudaStreamImpl> impl;
   absl::Status init;
   {
-    absl::ReaderMutexLock use(&use_mu_);
+    absl::ReaderMutexLock use(&use_mutex());
     absl::ReaderMutexLock no_capture(&capture_mu_);
     Select();
+    if (absl::Status usable = Usable(health_.epoch()); !usable.ok()) return usable;
     cudaStream_t stream = nullptr;
     CUDA_RETURN_IF_ERROR(this, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    impl = std::make_unique<CudaStreamImpl>(this, stream, epoch_.load());
+    impl = std::make_unique<CudaStreamImpl>(this, stream, health_.epoch());
     init = impl->Init();
   }
   if (!init.ok()) return init;
@@ -491,10 +516,21 @@ absl::StatusOr<std::unique_ptr<Stream>> CudaDeviceImpl::CreateStream() {
 
 // ---- CudaStreamImpl -------------------------------------------------------------------------
 
+cudaError_t CudaStreamImpl::AllocPinned(void** at, uint64_t bytes, unsigned flags) {
+  const cudaError_t err = cudaHostAlloc(at, bytes, flags);
+  if (err != cudaSuccess) {
+    *at = nullptr;
+    return err;
+  }
+  pinned_bytes_ += bytes;
+  device_->AddHostPinned(bytes);
+  return cudaSuccess;
+}
+
 absl::Status CudaStreamImpl::Init() {
   for (Slot& slot : slots_) {
-    CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&slot.host), kSlotBytes,
-                                                cudaHostAllocDefault));
+    CUDA_RETURN_IF_ERROR(device_, AllocPinned(reinterpret_cast<void**>(&slot.host), kSlotBytes,
+                                              cudaHostAllocDefault));
     CUDA_RETURN_IF_ERROR(device_, cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming));
   }
   for (cudaEvent_t& e : batch_done_) {
@@ -502,17 +538,22 @@ absl::Status CudaStreamImpl::Init() {
   }
   // The loop words only where graph loops run: mapped pinned memory is needed for nothing else.
   if (device_->graph_loops()) {
-    CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_), 4));
-    CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&loop_stopped_), 4,
-                                                cudaHostAllocMapped));
+    RETURN_IF_ERROR(device_->ReserveScratch(sizeof(uint32_t)));
+    scratch_bytes_ += sizeof(uint32_t);
+    CUDA_RETURN_IF_ERROR(device_, cudaMalloc(reinterpret_cast<void**>(&loop_remaining_),
+                                             sizeof(uint32_t)));
+    CUDA_RETURN_IF_ERROR(device_, AllocPinned(reinterpret_cast<void**>(&loop_stopped_),
+                                              sizeof(uint32_t), cudaHostAllocMapped));
   }
-  CUDA_RETURN_IF_ERROR(device_, cudaHostAlloc(reinterpret_cast<void**>(&guard_host_), 4,
-                                              cudaHostAllocDefault));
+  CUDA_RETURN_IF_ERROR(device_, AllocPinned(reinterpret_cast<void**>(&guard_host_),
+                                            sizeof(uint32_t), cudaHostAllocDefault));
   return absl::OkStatus();
 }
 
 CudaStreamImpl::~CudaStreamImpl() {
   absl::ReaderMutexLock use(&device_->use_mutex());
+  device_->ReleaseScratch(scratch_bytes_);
+  device_->ReleaseHostPinned(pinned_bytes_);
   // After a reset every handle of this stream died with the old context: touch none of them.
   if (device_->epoch() != epoch_) return;
   absl::ReaderMutexLock no_capture(&device_->capture_mutex());
@@ -584,7 +625,7 @@ absl::StatusOr<uint8_t*> CudaStreamImpl::ArenaSpace(uint64_t n) {
     cudaError_t err;
     {
       absl::ReaderMutexLock no_capture(&device_->capture_mutex());
-      err = cudaHostAlloc(&block, size, cudaHostAllocDefault);
+      err = AllocPinned(&block, size, cudaHostAllocDefault);
     }
     if (err != cudaSuccess) {
       cudaGetLastError();  // short of pinned memory: the caller reads through the staging ring
@@ -631,15 +672,22 @@ absl::Status CudaStreamImpl::CopyOut(DeviceBuffer src, uint64_t offset, absl::Sp
 
 absl::Status CudaStreamImpl::EnsureCubTemp(size_t bytes) {
   if (bytes <= cub_temp_bytes_) return absl::OkStatus();
-  absl::ReaderMutexLock no_capture(&device_->capture_mutex());
   if (cub_temp_ != nullptr) {
     CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
     cudaFree(cub_temp_);
     cub_temp_ = nullptr;
+    device_->ReleaseScratch(cub_temp_bytes_);
+    scratch_bytes_ -= cub_temp_bytes_;
     cub_temp_bytes_ = 0;
   }
   const size_t size = std::max<size_t>(bytes, 1 << 20);
-  CUDA_RETURN_IF_ERROR(device_, cudaMalloc(&cub_temp_, size));
+  RETURN_IF_ERROR(device_->ReserveScratch(size));
+  if (const cudaError_t err = cudaMalloc(&cub_temp_, size); err != cudaSuccess) {
+    cub_temp_ = nullptr;
+    device_->ReleaseScratch(size);
+    return device_->Fail(err, "cudaMalloc", __FILE__, __LINE__);
+  }
+  scratch_bytes_ += size;
   cub_temp_bytes_ = size;
   return absl::OkStatus();
 }
@@ -648,6 +696,13 @@ absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
   const KernelArgs& a = step.args;
   if (step.passes.empty()) return false;
   const BodyId first = step.passes.front().body;
+  if (first != BodyId::kScanU32BlockSums && first != BodyId::kSortU64Count0 &&
+      first != BodyId::kCompactU32BlockCounts) {
+    return false;
+  }
+  // CUB may load a kernel on first use (for a size not seen before), which can synchronize
+  // the context: never while another session captures.
+  absl::ReaderMutexLock no_capture(&device_->capture_mutex());
   if (first == BodyId::kScanU32BlockSums) {
     using kernels::ScanU32;
     const DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
@@ -788,9 +843,11 @@ absl::Status CudaStreamImpl::CaptureInto(cudaGraph_t graph, Enqueue enqueue) {
   absl::MutexLock capture(&device_->capture_mutex());
   CUDA_RETURN_IF_ERROR(device_, cudaStreamBeginCaptureToGraph(stream_, graph, nullptr, nullptr, 0,
                                                               cudaStreamCaptureModeThreadLocal));
+  t_capturing = true;
   const absl::Status enqueued = enqueue();
   cudaGraph_t captured = nullptr;  // `graph` itself
   const cudaError_t ended = cudaStreamEndCapture(stream_, &captured);
+  t_capturing = false;
   if (!enqueued.ok()) {
     cudaGetLastError();
     return enqueued;
@@ -932,7 +989,13 @@ int CudaDeviceCount() {
 absl::Status FailCudaDeviceForTesting(Device& device) {
   auto* cuda = dynamic_cast<CudaDeviceImpl*>(&device);
   if (cuda == nullptr) return absl::InvalidArgumentError("not a CUDA device");
-  return cuda->FailForTesting();
+  return cuda->FailForTesting(/*report=*/true);
+}
+
+absl::Status BreakCudaContextForTesting(Device& device) {
+  auto* cuda = dynamic_cast<CudaDeviceImpl*>(&device);
+  if (cuda == nullptr) return absl::InvalidArgumentError("not a CUDA device");
+  return cuda->FailForTesting(/*report=*/false);
 }
 
 absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions& options) {

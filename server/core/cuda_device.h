@@ -4,7 +4,11 @@
 // into a CUDA graph (cached by programs and bindings) whose WHILE node runs batches of
 // iterations with no per-iteration host work and ends them early when the group's loop guard
 // reads zero. A sticky CUDA error marks the device failed: every session on it gets Unavailable
-// saying why, and the next session to open resets the device and carries on.
+// saying why, and the next session to open resets the device and carries on (the policy is
+// server/core/device_health.h). Graph loops are probed at creation and after each reset; a
+// probe that faults costs graph loops, not the GPU. Every kernel, CUB's included, is loaded at
+// creation and after a reset, outside any capture. memory() counts CUB's temporary storage and
+// loop words as scratch and each session's pinned staging ring and read arena as host_pinned.
 //
 // This header does not depend on CUDA: it is included by the device factory whether or not the
 // build has CUDA, and the CUDA device is chosen at run time.
@@ -42,6 +46,11 @@ absl::StatusOr<std::shared_ptr<Device>> CreateCudaDevice(const CudaDeviceOptions
 // Unavailable, and the next session to open resets it. InvalidArgument for any other device;
 // Unimplemented in a build without CUDA.
 absl::Status FailCudaDeviceForTesting(Device& device);
+
+// Test hook: breaks `device`'s CUDA context as a faulting kernel would, without telling the
+// device, so that the next CUDA call of any session is the first to see the fault. OK once the
+// context is broken; InvalidArgument for any other device; Unimplemented without CUDA.
+absl::Status BreakCudaContextForTesting(Device& device);
 
 }  // namespace sluice
 

@@ -15,4 +15,8 @@ absl::Status FailCudaDeviceForTesting(Device&) {
   return absl::UnimplementedError("this build of Sluice has no CUDA device");
 }
 
+absl::Status BreakCudaContextForTesting(Device&) {
+  return absl::UnimplementedError("this build of Sluice has no CUDA device");
+}
+
 }  // namespace sluice

@@ -29,8 +29,17 @@ struct DeviceBuffer {
 
 struct MemoryInfo {
   uint64_t total = 0;  // bytes the device will hand out
-  uint64_t used = 0;   // bytes currently allocated
+  uint64_t used = 0;   // bytes currently allocated: buffers and scratch
   uint64_t peak = 0;   // most bytes ever allocated at once
+  // Of `used`, device memory the device holds for its own work rather than for a buffer
+  // (the CUDA device: CUB temporary storage and loop words, per stream and device-wide).
+  uint64_t scratch = 0;
+  // Page-locked host memory the device holds for transfers (the CUDA device: each stream's
+  // staging ring and read arena). Host memory: not part of `used` or `total`.
+  uint64_t host_pinned = 0;
+
+  // Device memory held by buffers.
+  uint64_t buffers() const { return used - scratch; }
 };
 
 // Cumulative counts since the device was created.

@@ -37,6 +37,8 @@ void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info) {
   out.mutable_memory()->set_total(memory.total);
   out.mutable_memory()->set_used(memory.used);
   out.mutable_memory()->set_peak(memory.peak);
+  out.mutable_memory()->set_scratch(memory.scratch);
+  out.mutable_memory()->set_host_pinned(memory.host_pinned);
   const DeviceCounters c = device.counters();
   v1::DeviceCounters& counters = *out.mutable_counters();
   counters.set_bytes_uploaded(c.bytes_uploaded);

@@ -50,7 +50,31 @@ TEST(CudaFailureTest, AStickyErrorFailsEverySessionAndTheNextSessionResetsTheGpu
   EXPECT_THAT(second->Allocate(16), StatusIs(Code::kUnavailable, HasSubstr("reset")));
   first.reset();
   second.reset();
-  EXPECT_EQ(harness.device()->memory().used, 16u);
+  EXPECT_EQ(harness.device()->memory().buffers(), 16u);
+}
+
+TEST(CudaFailureTest, AFaultThatAFreeSeesFirstFailsTheDeviceThen) {
+  LocalCudaHarness harness;
+  if (absl::Status available = harness.Available(); !available.ok()) {
+    GTEST_SKIP() << "no usable GPU: " << available;
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> first, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> second, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(Resource doomed, first->Allocate(16));
+
+  // The context breaks without the device knowing; a free is the first call to see it.
+  ASSERT_OK(BreakCudaContextForTesting(*harness.device()));
+  EXPECT_OK(first->Free(doomed));
+
+  // Every session is told at its next call, naming the free that saw the fault.
+  EXPECT_THAT(second->Allocate(16), StatusIs(Code::kUnavailable, HasSubstr("cudaFree")));
+
+  // And the next session resets the GPU and runs.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> after, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(Resource fresh, after->Allocate(16));
+  ASSERT_OK(after->Dispatch(Program{"iota_u32", {3, 2}}, std::vector<Resource>{fresh},
+                            std::nullopt));
+  EXPECT_EQ(FromBytes<uint32_t>(*after->Download(fresh)), (std::vector<uint32_t>{3, 5, 7, 9}));
 }
 
 }  // namespace

@@ -869,7 +869,7 @@ TEST_F(DaemonTest, SigtermDrainsCancelsLongWorkFreesEverythingAndExitsZero) {
   const std::string log = daemon_->process().Stderr();
   EXPECT_THAT(log, HasSubstr("opened by \"busy\""));
   EXPECT_THAT(log, HasSubstr("closed (cancelled)"));
-  EXPECT_THAT(log, HasSubstr("0 bytes still allocated"));
+  EXPECT_THAT(log, HasSubstr("0 bytes of buffers still allocated"));
 }
 
 }  // namespace
