@@ -76,39 +76,66 @@ cudaError_t LoadCudaKernels() {
 }
 
 cudaError_t RunCudaLibrariesOnce(cudaStream_t stream, std::chrono::milliseconds limit) {
-  // One allocation holds every operand: u32 words at [0, 64), u64 words at [64, 80), then the
-  // temporary storage.
-  constexpr size_t kOperands = 128;
-  uint32_t* words = nullptr;
-  uint64_t* keys = nullptr;
-  size_t scan_bytes = 0, sort_bytes = 0, compact_bytes = 0;
-  cudaError_t err = ExclusiveScanU32OnCuda(nullptr, &scan_bytes, nullptr, nullptr, nullptr, 1,
-                                           stream);
-  if (err == cudaSuccess) err = SortU64OnCuda(nullptr, &sort_bytes, nullptr, nullptr, 1, 64, stream);
-  if (err == cudaSuccess) {
-    err = CompactU32OnCuda(nullptr, &compact_bytes, nullptr, nullptr, nullptr, nullptr, 1, stream);
-  }
-  const size_t temp_bytes = std::max({scan_bytes, sort_bytes, compact_bytes, size_t{1}});
-  void* memory = nullptr;
-  if (err == cudaSuccess) err = cudaMalloc(&memory, kOperands + temp_bytes);
-  if (err == cudaSuccess) err = cudaMemsetAsync(memory, 0, kOperands, stream);
-  if (err == cudaSuccess) {
-    words = static_cast<uint32_t*>(memory);
-    keys = reinterpret_cast<uint64_t*>(static_cast<char*>(memory) + 64);
-    void* temp = static_cast<char*>(memory) + kOperands;
+  // CUB picks its kernels by size: one tile takes the single-tile kernels, many tiles the
+  // multi-block ones (two-pass reduce, onesweep radix sort). Both sizes run.
+  for (const uint64_t n : {uint64_t{1}, uint64_t{1} << 16}) {
+    size_t scan_bytes = 0, sort_bytes = 0, compact_bytes = 0;
+    cudaError_t err =
+        ExclusiveScanU32OnCuda(nullptr, &scan_bytes, nullptr, nullptr, nullptr, n, stream);
+    if (err == cudaSuccess) {
+      err = SortU64OnCuda(nullptr, &sort_bytes, nullptr, nullptr, static_cast<uint32_t>(n), 64,
+                          stream);
+    }
+    if (err == cudaSuccess) {
+      err = CompactU32OnCuda(nullptr, &compact_bytes, nullptr, nullptr, nullptr, nullptr, n,
+                             stream);
+    }
+    if (err != cudaSuccess) return err;
+    // One allocation: keys and alt (u64), then in, out, flags, values (u32), two u32 words
+    // (total, count), then the temporary storage, each part 256-byte aligned.
+    const size_t keys_bytes = Align(n * sizeof(uint64_t));
+    const size_t words_bytes = Align(n * sizeof(uint32_t));
+    const size_t operands = 2 * keys_bytes + 4 * words_bytes + Align(2 * sizeof(uint32_t));
+    const size_t temp_bytes = std::max({scan_bytes, sort_bytes, compact_bytes, size_t{1}});
+    char* memory = nullptr;
+    err = cudaMalloc(&memory, operands + temp_bytes);
+    if (err != cudaSuccess) return err;
+    uint64_t* keys = reinterpret_cast<uint64_t*>(memory);
+    uint64_t* alt = reinterpret_cast<uint64_t*>(memory + keys_bytes);
+    char* at = memory + 2 * keys_bytes;
+    const auto words = [&at, words_bytes] {
+      uint32_t* w = reinterpret_cast<uint32_t*>(at);
+      at += words_bytes;
+      return w;
+    };
+    uint32_t* in = words();
+    uint32_t* out = words();
+    uint32_t* flags = words();
+    uint32_t* values = words();
+    uint32_t* total = reinterpret_cast<uint32_t*>(at);
+    uint32_t* count = total + 1;
+    void* temp = memory + operands;
+    // Contents do not matter, only that they are defined: ones everywhere.
+    err = cudaMemsetAsync(memory, 1, operands, stream);
     size_t bytes = temp_bytes;
-    err = ExclusiveScanU32OnCuda(temp, &bytes, words, words + 1, words + 2, 1, stream);
-    bytes = temp_bytes;
-    if (err == cudaSuccess) err = SortU64OnCuda(temp, &bytes, keys, keys + 1, 1, 64, stream);
+    if (err == cudaSuccess) {
+      err = ExclusiveScanU32OnCuda(temp, &bytes, in, out, total, n, stream);
+    }
     bytes = temp_bytes;
     if (err == cudaSuccess) {
-      err = CompactU32OnCuda(temp, &bytes, words + 3, words + 4, words + 5, words + 6, 1, stream);
+      err = SortU64OnCuda(temp, &bytes, keys, alt, static_cast<uint32_t>(n), 64, stream);
     }
+    bytes = temp_bytes;
+    if (err == cudaSuccess) {
+      err = CompactU32OnCuda(temp, &bytes, values, flags, out, count, n, stream);
+    }
+    if (err == cudaSuccess) err = SynchronizeWithin(stream, limit);
+    // Work still running at a timeout may yet use the memory: the reset that follows takes it.
+    if (err == cudaErrorTimeout) return err;
+    cudaFree(memory);
+    if (err != cudaSuccess) return err;
   }
-  if (err == cudaSuccess) err = SynchronizeWithin(stream, limit);
-  // Work still running at a timeout may yet use the memory: the reset that follows takes it.
-  if (memory != nullptr && err != cudaErrorTimeout) cudaFree(memory);
-  return err;
+  return cudaSuccess;
 }
 
 cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* in,

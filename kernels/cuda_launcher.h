@@ -27,9 +27,10 @@ cudaError_t LaunchTrapForTesting(cudaStream_t stream);
 // CUDA 13 default) a first launch inside a stream capture would load it mid-capture.
 cudaError_t LoadCudaKernels();
 
-// Runs each CUB-backed entry point below once on one element and waits (at most `limit`), so
-// that their kernels load, and fail if they cannot run, here and outside any capture. Returns
-// the first error, or cudaErrorTimeout (the context then needs a reset).
+// Runs each CUB-backed entry point below on one element and on many tiles, and waits (at most
+// `limit` each time), so that the kernels CUB picks for small and for large inputs load, and
+// fail if they cannot run, here and outside any capture. Returns the first error, or
+// cudaErrorTimeout (work may still be running: the context needs a reset).
 cudaError_t RunCudaLibrariesOnce(cudaStream_t stream, std::chrono::milliseconds limit);
 
 // CUB-backed forms of catalog kernels, used by the CUDA device for single steps (not inside

@@ -81,15 +81,19 @@ cudaError_t ProbeGraphLoops(cudaStream_t stream, std::chrono::milliseconds limit
     }
   }
   uint32_t* device_words = nullptr;  // [0] remaining, [1] guard
-  uint32_t* stopped = nullptr;
+  // Pinned, so that no copy into them waits on the host: [0] the loop's stopped flag (mapped),
+  // [1] and [2] the iterations left after each run.
+  uint32_t* host_words = nullptr;
   LoopWords words{};
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  uint32_t seen[2] = {1, 1};
   uint32_t stopped_seen[2] = {1, 1};
   cudaError_t err = cudaMalloc(&device_words, 2 * sizeof(uint32_t));
-  if (err == cudaSuccess) err = cudaHostAlloc(&stopped, sizeof(uint32_t), cudaHostAllocMapped);
-  if (err == cudaSuccess) err = cudaHostGetDevicePointer(&words.stopped, stopped, 0);
+  if (err == cudaSuccess) {
+    err = cudaHostAlloc(&host_words, 3 * sizeof(uint32_t), cudaHostAllocMapped);
+  }
+  volatile uint32_t* const stopped = host_words;
+  if (err == cudaSuccess) err = cudaHostGetDevicePointer(&words.stopped, host_words, 0);
   words.remaining = device_words;
   const uint32_t* guard = device_words + 1;
   if (err == cudaSuccess) err = cudaGraphCreate(&graph, 0);
@@ -110,26 +114,29 @@ cudaError_t ProbeGraphLoops(cudaStream_t stream, std::chrono::milliseconds limit
   // Three iterations with a guard that holds, then none with one that does not.
   for (int run = 0; run < 2 && err == cudaSuccess; ++run) {
     *stopped = 0;
+    host_words[1 + run] = 1;
     err = LaunchStoreU32(device_words, 3, stream);
     if (err == cudaSuccess) err = LaunchStoreU32(device_words + 1, run == 0 ? 1 : 0, stream);
     if (err == cudaSuccess) err = cudaGraphLaunch(exec, stream);
     if (err == cudaSuccess) {
-      err = cudaMemcpyAsync(&seen[run], device_words, sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                            stream);
+      err = cudaMemcpyAsync(host_words + 1 + run, device_words, sizeof(uint32_t),
+                            cudaMemcpyDeviceToHost, stream);
     }
     if (err == cudaSuccess) err = SynchronizeWithin(stream, limit);
     // Work that is still running may yet write these: free nothing, the reset that follows a
     // timeout takes them with the context.
     if (err == cudaErrorTimeout) return err;
-    stopped_seen[run] = *static_cast<volatile uint32_t*>(stopped);
+    stopped_seen[run] = *stopped;
   }
-  if (err == cudaSuccess &&
-      (seen[0] != 0 || stopped_seen[0] != 0 || seen[1] != 3 || stopped_seen[1] != 1)) {
-    err = cudaErrorNotSupported;
+  if (err == cudaSuccess) {
+    const volatile uint32_t* seen = host_words + 1;
+    if (seen[0] != 0 || stopped_seen[0] != 0 || seen[1] != 3 || stopped_seen[1] != 1) {
+      err = cudaErrorNotSupported;
+    }
   }
   if (exec != nullptr) cudaGraphExecDestroy(exec);
   if (graph != nullptr) cudaGraphDestroy(graph);
-  if (stopped != nullptr) cudaFreeHost(stopped);
+  if (host_words != nullptr) cudaFreeHost(host_words);
   if (device_words != nullptr) cudaFree(device_words);
   return err;
 }

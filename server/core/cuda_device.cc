@@ -160,6 +160,10 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   absl::Mutex zero_mu_ ABSL_ACQUIRED_AFTER(health_.use_mutex());
   cudaStream_t zero_stream_ ABSL_GUARDED_BY(zero_mu_) = nullptr;  // zeroes new buffers
   uint32_t* probe_word_ ABSL_GUARDED_BY(zero_mu_) = nullptr;     // written by Responsive()
+  // Work of the device's own (the probe, CUB's first run) did not finish within its bounded
+  // wait and may still run: until a reset, nothing may wait for the device, the destructor's
+  // frees included (cudaFree waits for the whole device).
+  std::atomic<bool> hung_{false};
 };
 
 // One session's ordered queue of device work.
@@ -301,16 +305,16 @@ absl::Status CudaDeviceImpl::MakeOwnState() {
     zero_stream_ = nullptr;
     return failed("creating a stream", err);
   }
-  if (absl::Status reserved = ReserveScratch(sizeof(uint32_t)); !reserved.ok()) return reserved;
+  // Four bytes of the device's own, not counted: a reset must never fail for want of them.
   if (cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&probe_word_), sizeof(uint32_t));
       err != cudaSuccess) {
     probe_word_ = nullptr;
-    ReleaseScratch(sizeof(uint32_t));
     return failed("allocating a word", err);
   }
   // CUB's kernels load here, outside any capture. A fault (or a run that does not finish)
   // means this GPU cannot serve; any other error is left to the steps that use CUB to report.
   if (cudaError_t err = RunCudaLibrariesOnce(zero_stream_, kBoundedWait); err != cudaSuccess) {
+    if (err == cudaErrorTimeout) hung_.store(true);
     if (CudaErrorSeverity(err, /*capturing=*/false) != DeviceHealth::Severity::kError ||
         err == cudaErrorTimeout) {
       return failed("running CUB once", err);
@@ -323,6 +327,7 @@ absl::Status CudaDeviceImpl::MakeOwnState() {
 }
 
 CudaDeviceImpl::~CudaDeviceImpl() {
+  if (hung_.load()) return;  // the context goes with the process
   Select();
   {
     absl::MutexLock lock(&state_mu_);
@@ -367,6 +372,7 @@ DeviceRuntime::ProbeResult CudaDeviceImpl::ProbeGraphLoops() {
   absl::MutexLock zero(&zero_mu_);
   const cudaError_t err = ::sluice::ProbeGraphLoops(zero_stream_, kBoundedWait);
   cudaGetLastError();
+  if (err == cudaErrorTimeout) hung_.store(true);
   if (err == cudaSuccess) return {ProbeOutcome::kLoops, ""};
   return {CudaProbeOutcome(err),
           absl::StrFormat("%s: %s", cudaGetErrorName(err), cudaGetErrorString(err))};
@@ -395,10 +401,8 @@ absl::Status CudaDeviceImpl::Reset() {
   }
   absl::MutexLock zero(&zero_mu_);
   zero_stream_ = nullptr;
-  if (probe_word_ != nullptr) {
-    probe_word_ = nullptr;
-    ReleaseScratch(sizeof(uint32_t));
-  }
+  probe_word_ = nullptr;
+  hung_.store(false);  // whatever ran went with the context
   if (cudaSetDevice(ordinal_) != cudaSuccess) {
     cudaGetLastError();
     return absl::InternalError("cannot select the GPU");
@@ -692,6 +696,12 @@ absl::Status CudaStreamImpl::EnsureCubTemp(size_t bytes) {
   return absl::OkStatus();
 }
 
+// CUB's temporary storage is an optimization: without memory for it the portable passes run.
+absl::StatusOr<bool> CubOrPortable(const absl::Status& temp) {
+  if (absl::IsResourceExhausted(temp)) return false;
+  return temp;
+}
+
 absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
   const KernelArgs& a = step.args;
   if (step.passes.empty()) return false;
@@ -709,7 +719,7 @@ absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
     size_t bytes = 0;
     CUDA_RETURN_IF_ERROR(device_, ExclusiveScanU32OnCuda(nullptr, &bytes, in.data, nullptr,
                                                          nullptr, in.size, stream_));
-    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
+    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return CubOrPortable(s);
     bytes = cub_temp_bytes_;
     CUDA_RETURN_IF_ERROR(device_, ExclusiveScanU32OnCuda(
                                       cub_temp_, &bytes, in.data, a.As<uint32_t>(ScanU32::kOut).data,
@@ -728,7 +738,7 @@ absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
     size_t bytes = 0;
     CUDA_RETURN_IF_ERROR(device_, SortU64OnCuda(nullptr, &bytes, keys, alt,
                                                 static_cast<uint32_t>(count), end_bit, stream_));
-    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
+    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return CubOrPortable(s);
     bytes = cub_temp_bytes_;
     CUDA_RETURN_IF_ERROR(device_, SortU64OnCuda(cub_temp_, &bytes, keys, alt,
                                                 static_cast<uint32_t>(count), end_bit, stream_));
@@ -747,7 +757,7 @@ absl::StatusOr<bool> CudaStreamImpl::LaunchWithCub(const PlannedStep& step) {
     size_t bytes = 0;
     CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(nullptr, &bytes, values.data, nullptr,
                                                    nullptr, nullptr, values.size, stream_));
-    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return s;
+    if (absl::Status s = EnsureCubTemp(bytes); !s.ok()) return CubOrPortable(s);
     bytes = cub_temp_bytes_;
     CUDA_RETURN_IF_ERROR(device_, CompactU32OnCuda(cub_temp_, &bytes, values.data, flags.data,
                                                    out.data, a.As<uint32_t>(CompactU32::kCount).data,

@@ -6,9 +6,11 @@
 // reads zero. A sticky CUDA error marks the device failed: every session on it gets Unavailable
 // saying why, and the next session to open resets the device and carries on (the policy is
 // server/core/device_health.h). Graph loops are probed at creation and after each reset; a
-// probe that faults costs graph loops, not the GPU. Every kernel, CUB's included, is loaded at
-// creation and after a reset, outside any capture. memory() counts CUB's temporary storage and
-// loop words as scratch and each session's pinned staging ring and read arena as host_pinned.
+// probe that faults costs graph loops, not the GPU. Sluice's kernels are loaded, and CUB's run
+// once on small and large inputs, at creation and after a reset; a CUB step never runs (nor
+// loads a kernel) during another session's graph capture, and without memory for CUB's
+// temporary storage the portable passes run. memory() counts CUB's temporary storage and loop
+// words as scratch and each session's pinned staging ring and read arena as host_pinned.
 //
 // This header does not depend on CUDA: it is included by the device factory whether or not the
 // build has CUDA, and the CUDA device is chosen at run time.

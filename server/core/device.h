@@ -38,8 +38,9 @@ struct MemoryInfo {
   // staging ring and read arena). Host memory: not part of `used` or `total`.
   uint64_t host_pinned = 0;
 
-  // Device memory held by buffers.
-  uint64_t buffers() const { return used - scratch; }
+  // Device memory held by buffers. (The two figures are read one after the other: a reader
+  // racing an allocation of scratch may see it in `scratch` before `used`.)
+  uint64_t buffers() const { return used > scratch ? used - scratch : 0; }
 };
 
 // Cumulative counts since the device was created.
