@@ -123,11 +123,12 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   void Select() const { cudaSetDevice(ordinal_); }
 
  private:
-  CudaDeviceImpl(int ordinal, uint64_t limit, int copy_threads)
-      : ordinal_(ordinal),
+  CudaDeviceImpl(const CudaDeviceOptions& o, uint64_t limit)
+      : ordinal_(o.ordinal),
+        fault_probe_(o.fault_probe_for_testing),
         memory_(limit),
-        copy_pool_(copy_threads),
-        health_(absl::StrFormat("GPU %d", ordinal), this) {}
+        copy_pool_(o.copy_threads),
+        health_(absl::StrFormat("GPU %d", o.ordinal), this) {}
 
   // DeviceRuntime: what the recovery policy (health_) asks of CUDA.
   ProbeResult ProbeGraphLoops() override;
@@ -139,6 +140,7 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   absl::Status MakeOwnState() ABSL_EXCLUSIVE_LOCKS_REQUIRED(zero_mu_);
 
   const int ordinal_;
+  const bool fault_probe_;  // see CudaDeviceOptions::fault_probe_for_testing
   DeviceInfo info_;       // const after construction
   int max_blocks_ = 0;    // const after construction
   MemoryAccountant memory_;  // own locking
@@ -266,7 +268,7 @@ absl::StatusOr<std::shared_ptr<CudaDeviceImpl>> CudaDeviceImpl::Create(
     return absl::UnavailableError("cannot query the GPU");
   }
   const uint64_t limit = o.memory_limit != 0 ? o.memory_limit : free_bytes / 10 * 9;
-  std::shared_ptr<CudaDeviceImpl> device(new CudaDeviceImpl(o.ordinal, limit, o.copy_threads));
+  std::shared_ptr<CudaDeviceImpl> device(new CudaDeviceImpl(o, limit));
   device->info_.kind = "cuda";
   device->info_.name = absl::StrFormat("%s, %d SMs, %.1f GiB", prop.name,
                                        prop.multiProcessorCount, total_bytes / 1073741824.0);
@@ -370,7 +372,13 @@ absl::Status CudaDeviceImpl::Fail(cudaError_t error, const char* expr, const cha
 DeviceRuntime::ProbeResult CudaDeviceImpl::ProbeGraphLoops() {
   Select();
   absl::MutexLock zero(&zero_mu_);
-  const cudaError_t err = ::sluice::ProbeGraphLoops(zero_stream_, kBoundedWait);
+  cudaError_t err = cudaSuccess;
+  if (fault_probe_) {
+    err = LaunchTrapForTesting(zero_stream_);
+    if (err == cudaSuccess) err = SynchronizeWithin(zero_stream_, kBoundedWait);
+  } else {
+    err = ::sluice::ProbeGraphLoops(zero_stream_, kBoundedWait);
+  }
   cudaGetLastError();
   if (err == cudaErrorTimeout) hung_.store(true);
   if (err == cudaSuccess) return {ProbeOutcome::kLoops, ""};

@@ -32,6 +32,9 @@ struct CudaDeviceOptions {
   // Run repeated groups as WHILE graph loops where the GPU can (probed at creation). False, or
   // where the probe fails, each iteration is one graph launch and the host reads loop guards.
   bool graph_loops = true;
+  // Test hook: the graph-loop probe runs a kernel that traps instead, as a probe that faults
+  // would, so that the reset at creation is checked on a real GPU.
+  bool fault_probe_for_testing = false;
 };
 
 // True when this build has the CUDA device.

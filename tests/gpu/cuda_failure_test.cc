@@ -1,6 +1,8 @@
 // A sticky CUDA error on a live device: every session on it gets Unavailable saying why, and
-// the next session to open resets the GPU and works. Its own binary, because the reset tears
-// down the CUDA context of the whole process. Skips without a GPU.
+// the next session to open resets the GPU and works; a fault whose first witness is a free
+// fails the device then; a graph-loop probe that faults costs graph loops, not the GPU. Its own
+// binary, because a reset tears down the CUDA context of the whole process. Skips without a
+// GPU.
 #include <memory>
 #include <vector>
 
@@ -75,6 +77,32 @@ TEST(CudaFailureTest, AFaultThatAFreeSeesFirstFailsTheDeviceThen) {
   ASSERT_OK(after->Dispatch(Program{"iota_u32", {3, 2}}, std::vector<Resource>{fresh},
                             std::nullopt));
   EXPECT_EQ(FromBytes<uint32_t>(*after->Download(fresh)), (std::vector<uint32_t>{3, 5, 7, 9}));
+}
+
+TEST(CudaFailureTest, AProbeThatFaultsCostsGraphLoopsNotTheGpu) {
+  LocalCudaHarness harness({.memory_limit = uint64_t{1} << 30, .fault_probe_for_testing = true});
+  if (absl::Status available = harness.Available(); !available.ok()) {
+    GTEST_SKIP() << "no usable GPU: " << available;
+  }
+  // The device was reset at creation and serves without graph loops.
+  EXPECT_THAT(harness.device()->info().version, HasSubstr("graph-per-iteration"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> dispatch, harness.NewDispatch());
+  ASSERT_OK_AND_ASSIGN(Resource word, dispatch->Allocate(8));
+  ASSERT_OK(dispatch->Upload(word, AsBytes(std::vector<uint32_t>{5, 0})));
+  // A guarded group: five iterations run of the thousand asked for.
+  const Program guard{"repeat_while_u32", {0}};
+  const Program spend{"atomic_add_u32", {0, 0xffffffffu}};
+  const Program count_one{"atomic_add_u32", {1, 1}};
+  const std::vector<Resource> bind = {word};
+  const std::vector<Step> group = {{&guard, bind, std::nullopt},
+                                   {&spend, bind, std::nullopt},
+                                   {&count_one, bind, std::nullopt}};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  const std::vector<ReadRange> reads = {{word, 0, 8}};
+  ASSERT_OK(dispatch->DispatchRepeatedSequenceReadRangesInto({}, group, 1000, reads,
+                                                             absl::MakeSpan(outs)));
+  EXPECT_EQ(FromBytes<uint32_t>(out), (std::vector<uint32_t>{0, 5}));
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 #      host-to-device bandwidth (the verdict counts the targets it missed);
 #   4. sluiced on the GPU serving four concurrent remote solves, each equal to the reference
 #      solver's answer; compute-sanitizer memcheck on a small solve and on every kernel with
-#      random contents; last, a sticky CUDA error
-#      injected into a live device (sessions told, the next one resets it).
+#      random contents; last, sticky CUDA errors injected into a live device (sessions told,
+#      the next one resets it; a fault first seen by a free; a graph-loop probe that faults).
 # The most telling steps run first, so a budget spent early still leaves their figures.
 # Uses gpu-bundle/ (scripts/gpu-bundle.sh, built where the libraries are) when present, and
 # fails if it was built from another source tree; else builds the CUDA targets here. Writes a
@@ -188,7 +188,7 @@ else
 fi
 # Last: a GPU exception, even in a process of its own, is the step most likely to disturb the
 # machine for the steps after it.
-step "a sticky CUDA error: sessions told, the next one resets the GPU" 60 \
+step "sticky CUDA errors: sessions told, the next one resets the GPU; a faulting probe costs graph loops only" 60 \
   "$bin/gpu_cuda_failure_test" --gtest_brief=1
 note ""
 missed=$(grep -c "MISSED" "$summary")
