@@ -26,8 +26,8 @@
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
-#include "server/core/cpu_device.h"
-#include "server/core/cuda_device.h"
+#include "engine/cpu_device.h"
+#include "engine/cuda_device.h"
 
 ABSL_FLAG(std::string, summary, "", "also write the report to this file");
 ABSL_FLAG(bool, quick, false, "smaller problems (for a dry run)");

@@ -25,7 +25,7 @@
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
-#include "server/core/cpu_device.h"
+#include "engine/cpu_device.h"
 #include "server/grpc/daemon.h"
 
 ABSL_FLAG(int, repeats, 3, "solves per measurement on the two smaller sizes (best is kept)");

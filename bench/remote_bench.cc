@@ -23,7 +23,7 @@
 #include "client/remote_dispatch.h"
 #include "echo.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "server/core/cpu_device.h"
+#include "engine/cpu_device.h"
 #include "server/grpc/daemon.h"
 
 ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");

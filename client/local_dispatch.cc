@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "base/random.h"
 #include "base/status_macros.h"
-#include "server/core/cpu_device.h"
+#include "engine/cpu_device.h"
 
 namespace sluice {
 

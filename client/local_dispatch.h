@@ -1,5 +1,5 @@
 // LocalDispatch: ResidentDispatch in-process, over a Device (the embedded default). It embeds
-// one server/core Session, so it validates, batches and synchronizes exactly as the daemon
+// one engine Session, so it validates, batches and synchronizes exactly as the daemon
 // does: UploadMany and UploadAtMany are one batch and one synchronization, a sequence with
 // reads is one synchronization, and repeated groups are looped by the device.
 #ifndef SLUICE_CLIENT_LOCAL_DISPATCH_H_
@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "client/resident_dispatch.h"
-#include "server/core/device.h"
-#include "server/core/session.h"
+#include "engine/device.h"
+#include "engine/session.h"
 
 namespace sluice {
 

@@ -24,7 +24,7 @@
 #include "base/byte_size.h"
 #include "base/command_line.h"
 #include "base/log.h"
-#include "server/core/device_factory.h"
+#include "engine/device_factory.h"
 #include "server/grpc/daemon.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",

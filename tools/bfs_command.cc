@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "kernels/bodies/bfs.h"
-#include "tools/bfs.h"
+#include "workloads/bfs.h"
 #include "tools/cli.h"
 
 ABSL_FLAG(uint32_t, nodes, 200000, "bfs: nodes in the generated graph");

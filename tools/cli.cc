@@ -5,7 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "client/local_dispatch.h"
-#include "server/core/device_factory.h"
+#include "engine/device_factory.h"
 #if SLUICE_WITH_GRPC
 #include "client/remote_dispatch.h"
 #endif

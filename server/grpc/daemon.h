@@ -11,8 +11,8 @@
 #include "absl/time/time.h"
 #include "base/executor.h"
 #include "grpcpp/grpcpp.h"
-#include "server/core/device.h"
-#include "server/core/session_manager.h"
+#include "engine/device.h"
+#include "engine/session_manager.h"
 #include "server/grpc/service.h"
 
 namespace sluice {

@@ -4,7 +4,7 @@
 
 #include "base/executor.h"
 #include "grpcpp/grpcpp.h"
-#include "server/core/session_manager.h"
+#include "engine/session_manager.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {

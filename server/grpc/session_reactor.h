@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "base/executor.h"
 #include "grpcpp/grpcpp.h"
-#include "server/core/session_manager.h"
+#include "engine/session_manager.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "client/local_dispatch.h"
-#include "server/core/cpu_device.h"
+#include "engine/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ifds/generator.h"

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/resident_dispatch.h"
-#include "server/core/device.h"
+#include "engine/device.h"
 
 namespace sluice::testing {
 

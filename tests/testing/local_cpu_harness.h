@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "client/local_dispatch.h"
-#include "server/core/cpu_device.h"
+#include "engine/cpu_device.h"
 #include "tests/testing/dispatch_harness.h"
 
 namespace sluice::testing {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "client/local_dispatch.h"
-#include "server/core/cuda_device.h"
+#include "engine/cuda_device.h"
 #include "tests/testing/dispatch_harness.h"
 
 namespace sluice::testing {

@@ -9,7 +9,7 @@
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
 #include "ifds/text_format.h"
-#include "server/core/device_factory.h"
+#include "engine/device_factory.h"
 #ifdef CONSUMER_HAS_REMOTE
 #include "client/remote_dispatch.h"
 #endif

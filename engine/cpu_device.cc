@@ -1,0 +1,123 @@
+#include "engine/cpu_device.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/random.h"
+#include "kernels/cpu_launcher.h"
+
+namespace sluice {
+namespace {
+
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return uint64_t{1} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+}  // namespace
+
+// Work runs on the calling thread (fanned out over the pool) as it is enqueued, so every
+// operation has completed by the time it returns and Synchronize only counts the fence.
+class CpuDevice::CpuStream final : public Stream {
+ public:
+  explicit CpuStream(CpuDevice* device) : device_(device) {}
+
+  absl::Status CopyIn(DeviceBuffer dst, uint64_t offset, absl::Span<const uint8_t> src) override {
+    ParallelCopy(device_->pool_, dst.data + offset, src.data(), src.size());
+    device_->counters_.AddUploaded(src.size());
+    return absl::OkStatus();
+  }
+
+  absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) override {
+    ParallelCopy(device_->pool_, dst.data(), src.data + offset, dst.size());
+    device_->counters_.AddDownloaded(dst.size());
+    return absl::OkStatus();
+  }
+
+  absl::Status Launch(const PlannedStep& step) override {
+    for (const PassLaunch& pass : step.passes) {
+      LaunchOnCpu(pass.body, step.args, pass.threads, pass.work_per_thread, device_->pool_);
+    }
+    device_->counters_.AddLaunches(step.passes.size());
+    return absl::OkStatus();
+  }
+
+  absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
+                              const std::atomic<bool>* cancel) override {
+    // Work has completed when Launch returns, so the guard word is read right here.
+    const uint32_t* guard = steps.empty() ? nullptr : steps.front().guard;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+        return absl::CancelledError(
+            absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+      }
+      if (guard != nullptr && atomics::Load(guard) == 0) break;
+      for (const PlannedStep& step : steps) {
+        absl::Status status = Launch(step);
+        if (!status.ok()) return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Synchronize() override {
+    device_->counters_.AddSynchronization();
+    return absl::OkStatus();
+  }
+
+ private:
+  CpuDevice* const device_;
+};
+
+CpuDevice::CpuDevice(uint64_t memory_limit, int threads)
+    : memory_(memory_limit), pool_(threads) {
+  info_.kind = "cpu";
+  info_.compute_units = static_cast<uint32_t>(pool_.concurrency());
+  info_.name = absl::StrFormat("host CPU, %d threads", info_.compute_units);
+  info_.id = absl::StrCat("cpu:", RandomHexId());
+  info_.version = absl::StrCat("sluice-cpu/", SLUICE_VERSION,
+                               " catalog/", KernelCatalog::Builtin().fingerprint());
+}
+
+CpuDevice::~CpuDevice() = default;
+
+absl::StatusOr<std::shared_ptr<CpuDevice>> CpuDevice::Create(const Options& options) {
+  if (options.threads < 0) {
+    return absl::InvalidArgumentError("CpuDevice: threads must be >= 0");
+  }
+  const uint64_t limit = options.memory_limit != 0 ? options.memory_limit : PhysicalMemory() / 2;
+  return std::shared_ptr<CpuDevice>(new CpuDevice(limit, options.threads));
+}
+
+absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {
+  absl::Status reserved = memory_.Reserve(bytes, "cpu device memory");
+  if (!reserved.ok()) return reserved;
+  // calloc: zeroed, 16-byte aligned (enough for every element type), and for large sizes
+  // backed by fresh pages that are zeroed lazily by the kernel.
+  void* data = std::calloc(bytes == 0 ? 1 : bytes, 1);
+  if (data == nullptr) {
+    memory_.Release(bytes);
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cpu device: the host refused an allocation of %d bytes", bytes));
+  }
+  counters_.AddAllocation();
+  return DeviceBuffer{static_cast<uint8_t*>(data), bytes};
+}
+
+void CpuDevice::Free(DeviceBuffer buffer) {
+  std::free(buffer.data);
+  memory_.Release(buffer.bytes);
+  counters_.AddFree();
+}
+
+absl::StatusOr<std::unique_ptr<Stream>> CpuDevice::CreateStream() {
+  return std::unique_ptr<Stream>(new CpuStream(this));
+}
+
+}  // namespace sluice

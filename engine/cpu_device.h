@@ -1,0 +1,45 @@
+// The CPU device: host memory, kernel bodies run over a thread pool that uses every core.
+// It is the embedded default and the reference every other device is tested against.
+#ifndef SLUICE_ENGINE_CPU_DEVICE_H_
+#define SLUICE_ENGINE_CPU_DEVICE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "base/thread_pool.h"
+#include "engine/device.h"
+
+namespace sluice {
+
+class CpuDevice final : public Device {
+ public:
+  struct Options {
+    // Bytes of host memory the device may hand out; 0 means half of physical memory.
+    uint64_t memory_limit = 0;
+    // Worker threads; 0 means one per hardware thread (the caller is one of them).
+    int threads = 0;
+  };
+
+  static absl::StatusOr<std::shared_ptr<CpuDevice>> Create(const Options& options);
+  ~CpuDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override;
+  void Free(DeviceBuffer buffer) override;
+  absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
+  MemoryInfo memory() const override { return memory_.info(); }
+  DeviceCounters counters() const override { return counters_.Snapshot(); }
+
+ private:
+  class CpuStream;
+  CpuDevice(uint64_t memory_limit, int threads);
+
+  DeviceInfo info_;          // const after construction
+  MemoryAccountant memory_;  // own locking
+  CounterSet counters_;      // own locking
+  ThreadPool pool_;          // own locking
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_CPU_DEVICE_H_

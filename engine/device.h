@@ -1,0 +1,167 @@
+// The device abstraction the daemon and the in-process dispatcher run on: memory, ordered
+// streams of copies and kernel passes, and counters that tests and benchmarks read. CpuDevice
+// is always built; CudaDevice is built where nvcc exists and chosen at run time.
+#ifndef SLUICE_ENGINE_DEVICE_H_
+#define SLUICE_ENGINE_DEVICE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/catalog.h"
+#include "kernels/kernel_args.h"
+
+namespace sluice {
+
+// A region of device memory. `data` is a device address (host memory on the CPU device).
+struct DeviceBuffer {
+  uint8_t* data = nullptr;
+  uint64_t bytes = 0;
+  // Device-defined; the CUDA device records the context generation the memory belongs to, so a
+  // buffer that outlived a device reset is never mistaken for a new one at the same address.
+  uint64_t generation = 0;
+};
+
+struct MemoryInfo {
+  uint64_t total = 0;  // bytes the device will hand out
+  uint64_t used = 0;   // bytes currently allocated: buffers and scratch
+  uint64_t peak = 0;   // most bytes ever allocated at once
+  // Of `used`, device memory the device holds for its own work rather than for a buffer
+  // (the CUDA device: CUB temporary storage and loop words, per stream and device-wide).
+  uint64_t scratch = 0;
+  // Page-locked host memory the device holds for transfers (the CUDA device: each stream's
+  // staging ring and read arena). Host memory: not part of `used` or `total`.
+  uint64_t host_pinned = 0;
+
+  // Device memory held by buffers. (The two figures are read one after the other: a reader
+  // racing an allocation of scratch may see it in `scratch` before `used`.)
+  uint64_t buffers() const { return used > scratch ? used - scratch : 0; }
+};
+
+// Cumulative counts since the device was created.
+struct DeviceCounters {
+  uint64_t bytes_uploaded = 0;    // host -> device copies
+  uint64_t bytes_downloaded = 0;  // device -> host copies
+  uint64_t synchronizations = 0;  // host waits on a stream
+  uint64_t launches = 0;          // kernel passes run (CUDA graph loops: enqueued, so passes a
+                                  // loop guard skipped in the last batches count too)
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+};
+
+struct DeviceInfo {
+  std::string kind;     // "cpu" or "cuda"
+  std::string name;     // human-readable model
+  std::string id;       // stable identity of this device instance (the backend id)
+  std::string version;  // implementation version, including the kernel catalog fingerprint
+  uint32_t compute_units = 0;  // worker threads or streaming multiprocessors
+};
+
+// One kernel step ready to run: bindings resolved to device addresses and passes planned.
+struct PlannedStep {
+  KernelArgs args;
+  std::vector<PassLaunch> passes;
+  // A loop guard (a catalog kernel with no passes): the device address of its word. Only ever
+  // the first step of a repeated group.
+  const uint32_t* guard = nullptr;
+};
+
+// An ordered queue of device work. Work may run asynchronously; `Synchronize` waits for all of
+// it. Host memory handed to CopyIn/CopyOut must stay valid until Synchronize returns.
+// Not thread-safe: one owner enqueues at a time.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+
+  // Enqueues a copy of `src` into `dst` at `offset`. The range is checked by the caller.
+  virtual absl::Status CopyIn(DeviceBuffer dst, uint64_t offset,
+                              absl::Span<const uint8_t> src) = 0;
+  // Enqueues a copy of `dst.size()` bytes of `src` at `offset` into `dst`.
+  virtual absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) = 0;
+  // Enqueues every pass of `step`, in order.
+  virtual absl::Status Launch(const PlannedStep& step) = 0;
+  // Enqueues `steps` `count` times over. When steps[0] is a loop guard, the repetition ends
+  // before the first iteration that starts with the guard word zero, without the host reading
+  // it. Between iterations it checks `cancel` (may be null) and returns Cancelled, with the
+  // completed iterations' effects kept, once it is set.
+  virtual absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
+                                      const std::atomic<bool>* cancel) = 0;
+  // Waits until everything enqueued has finished. Counts one synchronization.
+  virtual absl::Status Synchronize() = 0;
+  // OK while this stream's work can run; Unavailable (saying why) once its device failed, or
+  // was reset after a failure since the stream was made: its session's buffers are gone, and
+  // the session must not allocate new ones either. Thread-safe.
+  virtual absl::Status Usable() const { return absl::OkStatus(); }
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual const DeviceInfo& info() const = 0;
+
+  // Returns `bytes` of zeroed device memory (zeroed so no session ever sees another's data).
+  // ResourceExhausted when the device's memory limit or the allocator refuses.
+  // Thread-safe.
+  virtual absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) = 0;
+  // Returns memory from Allocate. No work may still use it. Thread-safe.
+  virtual void Free(DeviceBuffer buffer) = 0;
+
+  // A new ordered queue; each session owns one. Thread-safe.
+  virtual absl::StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
+
+  virtual MemoryInfo memory() const = 0;
+  virtual DeviceCounters counters() const = 0;
+
+  // Whether the device failed and could not be brought back (a GPU whose reset failed):
+  // nothing will run on it again in this process. Thread-safe.
+  virtual bool lost() const { return false; }
+};
+
+// Atomic counters a Device implementation embeds and snapshots.
+class CounterSet {
+ public:
+  void AddUploaded(uint64_t bytes) { bytes_uploaded_.fetch_add(bytes, std::memory_order_relaxed); }
+  void AddDownloaded(uint64_t bytes) {
+    bytes_downloaded_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  void AddSynchronization() { synchronizations_.fetch_add(1, std::memory_order_relaxed); }
+  void AddLaunches(uint64_t n) { launches_.fetch_add(n, std::memory_order_relaxed); }
+  void AddAllocation() { allocations_.fetch_add(1, std::memory_order_relaxed); }
+  void AddFree() { frees_.fetch_add(1, std::memory_order_relaxed); }
+  DeviceCounters Snapshot() const;
+
+ private:
+  std::atomic<uint64_t> bytes_uploaded_{0};
+  std::atomic<uint64_t> bytes_downloaded_{0};
+  std::atomic<uint64_t> synchronizations_{0};
+  std::atomic<uint64_t> launches_{0};
+  std::atomic<uint64_t> allocations_{0};
+  std::atomic<uint64_t> frees_{0};
+};
+
+// Tracks bytes against a limit, for device memory and for per-session quotas. Thread-safe.
+class MemoryAccountant {
+ public:
+  explicit MemoryAccountant(uint64_t limit) : limit_(limit) {}
+
+  // Reserves `bytes`; ResourceExhausted (naming `what`) if that would pass the limit.
+  absl::Status Reserve(uint64_t bytes, const char* what);
+  void Release(uint64_t bytes);
+  MemoryInfo info() const;
+  uint64_t limit() const { return limit_; }
+
+ private:
+  const uint64_t limit_;
+  std::atomic<uint64_t> used_{0};
+  std::atomic<uint64_t> peak_{0};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_DEVICE_H_

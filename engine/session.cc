@@ -1,0 +1,207 @@
+#include "engine/session.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+
+namespace sluice {
+namespace {
+
+// Prefixes `status` with where in the operation it arose, keeping its code.
+absl::Status Annotate(const absl::Status& status, const std::string& where) {
+  return absl::Status(status.code(), absl::StrFormat("%s: %s", where, status.message()));
+}
+
+std::string StepName(size_t index, size_t prefix_size) {
+  return index < prefix_size ? absl::StrFormat("prefix step %d", index)
+                             : absl::StrFormat("repeated step %d", index - prefix_size);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<Device> device,
+                                                         const Options& options) {
+  if (device == nullptr) return absl::InvalidArgumentError("Session: no device");
+  ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, device->CreateStream());
+  return std::unique_ptr<Session>(new Session(std::move(device), std::move(stream), options));
+}
+
+Session::Session(std::shared_ptr<Device> device, std::unique_ptr<Stream> stream,
+                 const Options& options)
+    : device_(std::move(device)),
+      options_(options),
+      table_(device_.get(), options.table),
+      stream_(std::move(stream)) {}
+
+Session::~Session() = default;
+
+absl::StatusOr<uint64_t> Session::Allocate(uint64_t bytes) {
+  // A session that outlived a device reset is lost: it must not take memory from new ones.
+  // Asked again after the allocation, in case the reset came in between.
+  RETURN_IF_ERROR(StreamUsable());
+  ASSIGN_OR_RETURN(uint64_t handle, table_.Allocate(bytes));
+  if (absl::Status usable = StreamUsable(); !usable.ok()) {
+    table_.Free(handle).IgnoreError();
+    return usable;
+  }
+  return handle;
+}
+
+absl::Status Session::Free(uint64_t handle) { return table_.Free(handle); }
+
+absl::StatusOr<uint64_t> Session::Size(uint64_t handle) const { return table_.Size(handle); }
+
+absl::StatusOr<ResourceTable::Pins> Session::PinAll(absl::Span<const StepRef> prefix,
+                                                    absl::Span<const StepRef> repeated,
+                                                    absl::Span<const uint64_t> range_handles,
+                                                    const char* range_kind) {
+  std::vector<uint64_t> handles;
+  for (absl::Span<const StepRef> steps : {prefix, repeated}) {
+    for (const StepRef& step : steps) handles.insert(handles.end(), step.handles.begin(),
+                                                     step.handles.end());
+  }
+  handles.insert(handles.end(), range_handles.begin(), range_handles.end());
+  size_t failed = 0;
+  absl::StatusOr<ResourceTable::Pins> pins = table_.Pin(handles, &failed);
+  if (pins.ok()) return pins;
+  // Say which step binding or range named the unknown handle.
+  size_t index = 0;
+  size_t step_index = 0;
+  for (absl::Span<const StepRef> steps : {prefix, repeated}) {
+    for (const StepRef& step : steps) {
+      if (failed < index + step.handles.size()) {
+        return Annotate(pins.status(), absl::StrFormat("%s binding %d",
+                                                       StepName(step_index, prefix.size()),
+                                                       failed - index));
+      }
+      index += step.handles.size();
+      ++step_index;
+    }
+  }
+  return Annotate(pins.status(), absl::StrFormat("%s %d", range_kind, failed - index));
+}
+
+absl::Status Session::Write(absl::Span<const WriteRef> writes) {
+  std::vector<uint64_t> handles;
+  handles.reserve(writes.size());
+  for (const WriteRef& w : writes) handles.push_back(w.handle);
+  ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll({}, {}, handles, "upload"));
+  for (size_t i = 0; i < writes.size(); ++i) {
+    absl::Status in_range =
+        CheckRange(pins.buffers()[i].bytes, writes[i].offset, writes[i].bytes.size());
+    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("upload %d", i));
+  }
+  absl::MutexLock lock(&stream_mu_);
+  absl::Status status;
+  for (size_t i = 0; i < writes.size() && status.ok(); ++i) {
+    status = stream_->CopyIn(pins.buffers()[i], writes[i].offset, writes[i].bytes);
+  }
+  // Always wait before unpinning: enqueued copies may still be reading caller memory.
+  absl::Status synced = stream_->Synchronize();
+  return status.ok() ? synced : status;
+}
+
+absl::Status Session::Read(absl::Span<const RangeRef> ranges, ReadSink sink) {
+  return Execute({}, {}, 0, ranges, sink);
+}
+
+absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
+                              uint32_t repeat_count, absl::Span<const RangeRef> reads,
+                              ReadSink sink, const std::atomic<bool>* cancel) {
+  const size_t step_count = prefix.size() + repeated.size();
+  if (step_count > options_.max_steps) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d steps in one sequence; the limit is %d", step_count, options_.max_steps));
+  }
+  if (reads.size() > options_.max_ranges) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d reads in one operation; the limit is %d", reads.size(), options_.max_ranges));
+  }
+  std::vector<uint64_t> read_handles;
+  read_handles.reserve(reads.size());
+  for (const RangeRef& r : reads) read_handles.push_back(r.handle);
+  ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll(prefix, repeated, read_handles, "read"));
+  absl::Span<const DeviceBuffer> buffers = pins.buffers();
+
+  // Validate and plan every step before anything is enqueued.
+  std::vector<PlannedStep> planned(step_count);
+  std::vector<uint64_t> binding_bytes;
+  size_t next_buffer = 0;
+  for (size_t s = 0; s < step_count; ++s) {
+    const StepRef& step = s < prefix.size() ? prefix[s] : repeated[s - prefix.size()];
+    absl::StatusOr<const KernelSpec*> spec = KernelCatalog::Builtin().Find(step.kernel);
+    if (!spec.ok()) return Annotate(spec.status(), StepName(s, prefix.size()));
+    absl::Span<const DeviceBuffer> bound = buffers.subspan(next_buffer, step.handles.size());
+    next_buffer += step.handles.size();
+    binding_bytes.clear();
+    for (const DeviceBuffer& b : bound) binding_bytes.push_back(b.bytes);
+    const KernelCall call{binding_bytes, step.params, step.handles};
+    absl::Status valid = KernelCatalog::Validate(**spec, call, step.grid);
+    if (!valid.ok()) return Annotate(valid, StepName(s, prefix.size()));
+    if ((*spec)->loop_guard && s != prefix.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s is a loop guard; it can only be the first step of a repeated group",
+          StepName(s, prefix.size()), (*spec)->name));
+    }
+    PlannedStep& p = planned[s];
+    p.args = KernelArgs{};
+    for (size_t b = 0; b < bound.size(); ++b) p.args.binding[b] = {bound[b].data, bound[b].bytes};
+    for (size_t i = 0; i < step.params.size(); ++i) p.args.param[i] = step.params[i];
+    p.passes = KernelCatalog::Plan(**spec, call, step.grid);
+    if ((*spec)->loop_guard) {
+      p.guard = reinterpret_cast<const uint32_t*>(bound[0].data) + step.params[0];
+    }
+  }
+
+  absl::Span<const DeviceBuffer> read_buffers = buffers.subspan(next_buffer);
+  uint64_t read_bytes = 0;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    absl::Status in_range =
+        CheckRange(read_buffers[i].bytes, reads[i].offset, reads[i].length);
+    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("read %d", i));
+    if (reads[i].length > options_.max_read_bytes - read_bytes) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "reads total more than %d bytes in one operation", options_.max_read_bytes));
+    }
+    read_bytes += reads[i].length;
+  }
+  struct Piece {
+    size_t read;
+    uint64_t offset;  // within the read
+    absl::Span<uint8_t> destination;
+  };
+  std::vector<Piece> pieces;
+  pieces.reserve(reads.size());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (reads[i].length == 0) sink(i, 0, 0);
+    for (uint64_t done = 0; done < reads[i].length;) {
+      const absl::Span<uint8_t> piece = sink(i, done, reads[i].length - done);
+      if (piece.empty() || piece.size() > reads[i].length - done) {
+        return absl::InternalError(absl::StrFormat(
+            "read %d: the sink gave %d bytes for %d", i, piece.size(), reads[i].length - done));
+      }
+      pieces.push_back(Piece{i, done, piece});
+      done += piece.size();
+    }
+  }
+
+  absl::MutexLock lock(&stream_mu_);
+  absl::Status status;
+  for (size_t s = 0; s < prefix.size() && status.ok(); ++s) status = stream_->Launch(planned[s]);
+  if (status.ok() && repeat_count > 0 && !repeated.empty()) {
+    status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()),
+                                     repeat_count, cancel);
+  }
+  for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
+    const Piece& piece = pieces[p];
+    status = stream_->CopyOut(read_buffers[piece.read], reads[piece.read].offset + piece.offset,
+                              piece.destination);
+  }
+  // Always wait before unpinning, also after an error: enqueued work may still run.
+  absl::Status synced = stream_->Synchronize();
+  return status.ok() ? synced : status;
+}
+
+}  // namespace sluice

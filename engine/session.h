@@ -1,0 +1,139 @@
+// A session: one client's resource table and device stream, and the executor that validates a
+// whole operation (uploads, reads, a sequence of kernel steps with a repeated group) before
+// enqueuing any of it, then runs it behind one synchronization. The daemon serves one Session
+// per gRPC stream; LocalDispatch embeds one. Knows nothing of gRPC.
+#ifndef SLUICE_ENGINE_SESSION_H_
+#define SLUICE_ENGINE_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "kernels/catalog.h"
+#include "engine/device.h"
+#include "engine/resource_table.h"
+
+namespace sluice {
+
+// One kernel step: a catalog kernel, its parameters, buffer handles in binding order, and an
+// optional grid override. Borrowed for the duration of a call.
+struct StepRef {
+  std::string_view kernel;
+  absl::Span<const uint64_t> params;
+  absl::Span<const uint64_t> handles;
+  std::optional<Grid> grid;
+};
+
+// A byte range of a buffer.
+struct RangeRef {
+  uint64_t handle = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+// Bytes to place into a buffer at an offset. Several writes may fill consecutive parts of one
+// range (a range that arrived in chunks).
+struct WriteRef {
+  uint64_t handle = 0;
+  uint64_t offset = 0;
+  absl::Span<const uint8_t> bytes;
+};
+
+// Where the bytes of read `index` from `offset` (within the read) land: a span of at least one
+// and at most `length` bytes, the rest of the read; the session asks again for what it did not
+// cover, so a read may land in pieces (a daemon's reply chunks, say). A read of no bytes is
+// asked for once, with length 0 (an empty span will do). Called in order, only after the
+// whole operation has been validated and before anything runs; every span must stay valid
+// until the operation returns. A sink that cannot take the bytes returns an empty span: the
+// operation then fails with Internal, having run nothing.
+using ReadSink =
+    absl::FunctionRef<absl::Span<uint8_t>(size_t index, uint64_t offset, uint64_t length)>;
+
+class Session {
+ public:
+  struct Options {
+    ResourceTable::Options table;
+    uint64_t max_steps = 1 << 16;              // prefix + repeated steps per sequence
+    uint64_t max_ranges = 1 << 16;             // reads per operation
+    uint64_t max_read_bytes = ~uint64_t{0};    // bytes read back per operation
+  };
+
+  // InvalidArgument if `device` is null; errors from the device's CreateStream.
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<Device> device,
+                                                         const Options& options);
+  // Frees every buffer. No call may be running.
+  ~Session();
+
+  // Thread-safety: every method is thread-safe. Operations that use the device (Write, Read,
+  // Execute) run one at a time in arrival order; Allocate, Free and Size do not wait for them,
+  // and a Free of a buffer in use by running work is deferred until that work completes.
+
+  // ResourceExhausted (quota, buffer limit or device memory).
+  absl::StatusOr<uint64_t> Allocate(uint64_t bytes);
+  // NotFound for an unknown or already freed handle.
+  absl::Status Free(uint64_t handle);
+  // NotFound for an unknown handle.
+  absl::StatusOr<uint64_t> Size(uint64_t handle) const;
+
+  // Copies every write into its buffer, then synchronizes once. All writes are checked first:
+  // NotFound (handle), OutOfRange (range past the end); on any error nothing is written.
+  // The number of writes is not limited here: the bytes bound it, and the wire's limit on
+  // ranges per upload is enforced where requests are assembled.
+  absl::Status Write(absl::Span<const WriteRef> writes);
+
+  // Reads every range, behind one synchronization. Errors as Execute's reads.
+  absl::Status Read(absl::Span<const RangeRef> ranges, ReadSink sink);
+
+  // Runs the prefix steps once, the repeated steps `repeat_count` times, then reads `reads`,
+  // all behind one synchronization. Everything is validated before the first step runs, so a
+  // failed validation changes nothing:
+  //   NotFound         unknown kernel or handle
+  //   InvalidArgument  binding or parameter count, too-small binding, parameter or grid out of
+  //                    limits, too many steps or reads
+  //   OutOfRange       a read past the end of its buffer
+  //   ResourceExhausted  reads larger than max_read_bytes in total
+  // Cancelled when `cancel` (may be null) is set: the repeated group stops at the next
+  // iteration boundary, what ran stays, and nothing is read.
+  absl::Status Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
+                       uint32_t repeat_count, absl::Span<const RangeRef> reads, ReadSink sink,
+                       const std::atomic<bool>* cancel = nullptr);
+
+  // Frees every buffer; returns how many. Work that is running keeps its buffers until done.
+  size_t FreeAll() { return table_.FreeAll(); }
+
+  Device& device() const { return *device_; }
+  size_t buffer_count() const { return table_.buffer_count(); }
+  uint64_t bytes_in_use() const { return table_.bytes_in_use(); }
+
+ private:
+  Session(std::shared_ptr<Device> device, std::unique_ptr<Stream> stream, const Options& options);
+
+  // Pins what an operation touches, or says which step binding or range named a bad handle.
+  absl::StatusOr<ResourceTable::Pins> PinAll(absl::Span<const StepRef> prefix,
+                                             absl::Span<const StepRef> repeated,
+                                             absl::Span<const uint64_t> range_handles,
+                                             const char* range_kind);
+
+  const std::shared_ptr<Device> device_;
+  const Options options_;
+  ResourceTable table_;  // own locking
+
+  // Unavailable once the stream's device failed or was reset since this session began. Needs
+  // no lock (Stream::Usable is thread-safe), so Allocate does not wait for running work.
+  absl::Status StreamUsable() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return stream_->Usable(); }
+
+  absl::Mutex stream_mu_;
+  const std::unique_ptr<Stream> stream_ ABSL_PT_GUARDED_BY(stream_mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_SESSION_H_

@@ -1,0 +1,169 @@
+#include "engine/resource_table.h"
+
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "engine/cpu_device.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::StatusIs;
+using Code = absl::StatusCode;
+
+class ResourceTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::shared_ptr<CpuDevice>> device =
+        CpuDevice::Create({.memory_limit = 1 << 20, .threads = 1});
+    ASSERT_TRUE(device.ok());
+    device_ = *device;
+  }
+  std::shared_ptr<CpuDevice> device_;
+};
+
+TEST_F(ResourceTableTest, CheckRangeNeverOverflows) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  EXPECT_OK(CheckRange(10, 0, 10));
+  EXPECT_OK(CheckRange(10, 10, 0));
+  EXPECT_OK(CheckRange(0, 0, 0));
+  EXPECT_THAT(CheckRange(10, 11, 0), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(10, 1, 10), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(10, kMax, 2), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(10, 2, kMax - 1), StatusIs(Code::kOutOfRange));
+  EXPECT_THAT(CheckRange(kMax, kMax, 1), StatusIs(Code::kOutOfRange));
+}
+
+TEST_F(ResourceTableTest, HandlesAreDistinctAndNotSequential) {
+  ResourceTable table(device_.get(), {});
+  std::set<uint64_t> handles;
+  std::vector<uint64_t> order;
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(8));
+    EXPECT_TRUE(handles.insert(h).second);
+    order.push_back(h);
+  }
+  int sequential = 0;
+  for (size_t i = 1; i < order.size(); ++i) sequential += order[i] == order[i - 1] + 1;
+  EXPECT_EQ(sequential, 0);
+}
+
+TEST_F(ResourceTableTest, FreeWhilePinnedIsDeferred) {
+  ResourceTable table(device_.get(), {});
+  ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(1000));
+  const uint64_t before = device_->memory().used;
+  {
+    ASSERT_OK_AND_ASSIGN(ResourceTable::Pins pins, table.Pin(std::vector<uint64_t>{h, h}));
+    ASSERT_OK(table.Free(h));
+    // The handle is gone at once...
+    EXPECT_THAT(table.Size(h), StatusIs(Code::kNotFound));
+    EXPECT_THAT(table.Free(h), StatusIs(Code::kNotFound));
+    EXPECT_THAT(table.Pin(std::vector<uint64_t>{h}), StatusIs(Code::kNotFound));
+    // ...but the memory stays while the pins hold it, and stays writable.
+    EXPECT_EQ(device_->memory().used, before);
+    pins.buffers()[0].data[999] = 1;
+  }
+  EXPECT_EQ(device_->memory().used, before - 1000);
+  EXPECT_EQ(table.bytes_in_use(), 0u);
+}
+
+TEST_F(ResourceTableTest, PinOfAnUnknownHandlePinsNothingAndSaysWhich) {
+  ResourceTable table(device_.get(), {});
+  ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(10));
+  size_t failed = 99;
+  EXPECT_THAT(table.Pin(std::vector<uint64_t>{h, h ^ 1, h}, &failed), StatusIs(Code::kNotFound));
+  EXPECT_EQ(failed, 1u);
+  ASSERT_OK(table.Free(h));
+  EXPECT_EQ(device_->memory().used, 0u) << "a failed Pin must leave no pin behind";
+}
+
+TEST_F(ResourceTableTest, QuotaAndBufferLimitAreResourceExhausted) {
+  ResourceTable table(device_.get(), {.memory_quota = 100, .max_buffers = 3});
+  ASSERT_OK(table.Allocate(60).status());
+  EXPECT_THAT(table.Allocate(41), StatusIs(Code::kResourceExhausted));
+  ASSERT_OK(table.Allocate(40).status());
+  ASSERT_OK(table.Allocate(0).status());
+  EXPECT_THAT(table.Allocate(0), StatusIs(Code::kResourceExhausted));
+  EXPECT_EQ(table.bytes_in_use(), 100u);
+}
+
+// A CPU device whose first allocation waits until the test lets it finish.
+class GatedDevice final : public Device {
+ public:
+  explicit GatedDevice(std::shared_ptr<CpuDevice> cpu) : cpu_(std::move(cpu)) {}
+  absl::Notification arrived, release;
+
+  const DeviceInfo& info() const override { return cpu_->info(); }
+  absl::StatusOr<DeviceBuffer> Allocate(uint64_t bytes) override {
+    if (!first_.exchange(true)) {
+      arrived.Notify();
+      release.WaitForNotificationWithTimeout(absl::Seconds(30));
+    }
+    return cpu_->Allocate(bytes);
+  }
+  void Free(DeviceBuffer buffer) override { cpu_->Free(buffer); }
+  absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override { return cpu_->CreateStream(); }
+  MemoryInfo memory() const override { return cpu_->memory(); }
+  DeviceCounters counters() const override { return cpu_->counters(); }
+
+ private:
+  std::shared_ptr<CpuDevice> cpu_;
+  std::atomic<bool> first_{false};
+};
+
+TEST_F(ResourceTableTest, AnAllocationUnderWayHoldsItsBufferSlot) {
+  GatedDevice gated(device_);
+  ResourceTable table(&gated, {.max_buffers = 1});
+  absl::StatusOr<uint64_t> first;
+  std::thread allocating([&] { first = table.Allocate(16); });
+  ASSERT_TRUE(gated.arrived.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  // The first allocation is inside the device: the one slot is taken.
+  EXPECT_THAT(table.Allocate(16), StatusIs(Code::kResourceExhausted));
+  gated.release.Notify();
+  allocating.join();
+  ASSERT_OK(first.status());
+  EXPECT_EQ(table.buffer_count(), 1u);
+  EXPECT_THAT(table.Allocate(16), StatusIs(Code::kResourceExhausted));
+}
+
+TEST_F(ResourceTableTest, DeviceLimitIsResourceExhaustedAndLeavesNothingReserved) {
+  ResourceTable table(device_.get(), {});
+  EXPECT_THAT(table.Allocate(2 << 20), StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(table.Allocate(~uint64_t{0}), StatusIs(Code::kResourceExhausted));
+  EXPECT_EQ(table.bytes_in_use(), 0u);
+  EXPECT_EQ(device_->memory().used, 0u);
+}
+
+TEST_F(ResourceTableTest, FreeAllAndDestructionReturnEveryByte) {
+  {
+    ResourceTable table(device_.get(), {});
+    for (int i = 0; i < 10; ++i) ASSERT_OK(table.Allocate(1000).status());
+    EXPECT_EQ(table.FreeAll(), 10u);
+    EXPECT_EQ(device_->memory().used, 0u);
+    for (int i = 0; i < 5; ++i) ASSERT_OK(table.Allocate(1000).status());
+    EXPECT_EQ(device_->memory().used, 5000u);
+  }
+  EXPECT_EQ(device_->memory().used, 0u);
+}
+
+TEST_F(ResourceTableTest, FreeAllWhilePinnedDefersUntilUnpinned) {
+  ResourceTable table(device_.get(), {});
+  ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(500));
+  ASSERT_OK_AND_ASSIGN(ResourceTable::Pins pins, table.Pin(std::vector<uint64_t>{h}));
+  EXPECT_EQ(table.FreeAll(), 1u);
+  EXPECT_EQ(device_->memory().used, 500u);
+  pins = ResourceTable::Pins();
+  EXPECT_EQ(device_->memory().used, 0u);
+}
+
+}  // namespace
+}  // namespace sluice
