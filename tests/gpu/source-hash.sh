@@ -6,7 +6,7 @@
 # counts (nothing ignored lives in them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-dirs=(base bench client cmake ifds kernels proto server tests tools CMakeLists.txt
+dirs=(base bench client cmake engine ifds kernels proto server tests tools workloads CMakeLists.txt
   CMakePresets.json)
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git ls-files -co --exclude-standard -- "${dirs[@]}"
