@@ -26,7 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "kernels/catalog.h"
+#include "kernels/grid.h"
 
 namespace sluice {
 

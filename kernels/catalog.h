@@ -17,14 +17,10 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/bodies.h"
+#include "kernels/grid.h"
 #include "kernels/kernel_args.h"
 
 namespace sluice {
-
-// A launch grid in logical threads per dimension; a kernel body sees the linear index
-// x + X * (y + Y * z). Total threads are capped at kMaxGridThreads.
-using Grid = std::array<uint32_t, 3>;
-inline constexpr uint64_t kMaxGridThreads = uint64_t{1} << 32;
 
 enum class Access { kRead, kWrite, kReadWrite };
 std::string_view AccessName(Access access);

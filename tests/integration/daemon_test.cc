@@ -21,6 +21,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "kernels/catalog.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"

@@ -1,0 +1,64 @@
+# Checks that includes follow the layers (docs/architecture.md):
+#
+#   base, kernels, proto -> engine -> server | client -> ifds, workloads -> tools
+#
+# Each folder may include only the folders listed for it below; client/ may include engine/
+# only from local_dispatch.*; a public client header may include nothing from kernels/ but the
+# grid; gRPC and the generated wire code stay out of base/, kernels/ and engine/.
+# Run by ctest:  cmake -DSOURCE_DIR=... -P cmake/CheckLayers.cmake
+# Exits with an error listing every include that breaks a rule.
+cmake_minimum_required(VERSION 3.25)
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<tree> -P CheckLayers.cmake")
+endif()
+
+# What each folder may include (its own folder is always allowed).
+set(allowed_base "")
+set(allowed_kernels "base")
+set(allowed_proto "base;kernels")
+set(allowed_engine "base;kernels;proto")
+set(allowed_server "base;kernels;proto;engine")
+set(allowed_client "base;kernels;proto;engine")
+set(allowed_ifds "base;kernels;client")
+set(allowed_workloads "base;kernels;client")
+set(allowed_tools "base;kernels;proto;engine;client;ifds;workloads")
+set(layers base kernels proto engine server client ifds workloads tools)
+# Folders of the tree an include may name; anything else (absl/, grpcpp/, gtest/...) is a
+# library, checked only where it must not appear.
+set(tree_folders ${layers} bench tests)
+
+set(violations "")
+foreach(layer ${layers})
+  file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}
+    ${SOURCE_DIR}/${layer}/*.h ${SOURCE_DIR}/${layer}/*.cc ${SOURCE_DIR}/${layer}/*.cu)
+  foreach(source ${sources})
+    file(STRINGS ${SOURCE_DIR}/${source} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+    foreach(line ${includes})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*)[\">].*$" "\\1" path "${line}")
+      string(REGEX MATCH "^[^/]*" top "${path}")
+      set(problem "")
+      if(top IN_LIST tree_folders AND NOT top STREQUAL layer)
+        if(NOT top IN_LIST allowed_${layer})
+          set(problem "${layer}/ may not include ${top}/")
+        elseif(layer STREQUAL "client" AND top STREQUAL "engine"
+               AND NOT source MATCHES "^client/local_dispatch\\.(h|cc)$")
+          set(problem "only client/local_dispatch may include the engine")
+        elseif(layer STREQUAL "client" AND top STREQUAL "kernels" AND source MATCHES "\\.h$"
+               AND NOT path STREQUAL "kernels/grid.h")
+          set(problem "a public client header may include nothing from kernels/ but the grid")
+        endif()
+      endif()
+      if(layer MATCHES "^(base|kernels|engine)$" AND path MATCHES "^(grpcpp|grpc|google/protobuf|sluice/v1)/")
+        set(problem "${layer}/ knows nothing of gRPC or the wire")
+      endif()
+      if(problem)
+        string(APPEND violations "  ${source}: #include \"${path}\": ${problem}\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(violations)
+  message(FATAL_ERROR "includes that break the layers:\n${violations}")
+endif()
+message(STATUS "every include follows the layers")
