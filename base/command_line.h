@@ -18,7 +18,11 @@
 
 namespace sluice {
 
-inline constexpr int kExitUsageError = 2;
+// Exit codes of every Sluice program (sluiced and sluice).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsageError = 2;  // a bad flag or argument, or a value it cannot take
+inline constexpr int kExitDeviceLost = 3;  // sluiced: the GPU was lost for good; restart it
 
 struct CommandLineSpec {
   // First lines of --help: what the program does and how it is called.

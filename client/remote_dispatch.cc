@@ -10,7 +10,7 @@
 #include "base/random.h"
 #include "base/status_macros.h"
 #include "grpcpp/grpcpp.h"
-#include "proto/wire_status.h"
+#include "proto/codec.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
@@ -28,8 +28,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  // Replies are at most one chunk (the daemon allows up to 64 MiB) plus a little framing.
-  args.SetMaxReceiveMessageSize((64 << 20) + (1 << 20));
+  // Replies are at most one chunk plus a little framing.
+  args.SetMaxReceiveMessageSize(kMaxChunkSize + (1 << 20));
   // A connection per session: one job's transfer never queues behind another's.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
@@ -323,7 +323,7 @@ class RemoteDispatch::Stream final
       return absl::InternalError(absl::StrFormat(
           "sluiced answered request %d before it was sent in full", call->id));
     }
-    call->status = FromProto(r.status());
+    call->status = StatusFromProto(r.status());
     if (call->status.ok()) {
       if (call->received != call->expected) {
         return absl::DataLossError(absl::StrFormat(
@@ -429,23 +429,8 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   dispatch->session_id_ = opened.session_id();
   dispatch->backend_id_ = opened.backend_id();
   dispatch->backend_version_ = opened.backend_version();
-  const v1::SessionLimits& l = opened.limits();
-  dispatch->limits_ = Limits{.chunk_size = l.chunk_size(),
-                             .memory_quota = l.memory_quota(),
-                             .max_buffers = l.max_buffers(),
-                             .max_steps = l.max_steps(),
-                             .max_ranges = l.max_ranges(),
-                             .max_request_bytes = l.max_request_bytes(),
-                             .max_message_bytes = l.max_message_bytes()};
-  if (l.chunk_size() < (4 << 10) || l.chunk_size() > (64 << 20)) {
-    return absl::InternalError(
-        absl::StrFormat("sluiced granted a chunk size of %d bytes, outside [4 KiB, 64 MiB]",
-                        l.chunk_size()));
-  }
-  if (l.max_request_bytes() == 0) {
-    return absl::InternalError("sluiced allows no bytes per request (max_request_bytes 0)");
-  }
-  dispatch->stream_->set_chunk_size(l.chunk_size());
+  ASSIGN_OR_RETURN(dispatch->limits_, GrantedLimitsFromProto(opened.limits()));
+  dispatch->stream_->set_chunk_size(dispatch->limits_.chunk_size);
   return dispatch;
 }
 
@@ -526,10 +511,7 @@ absl::Status RemoteDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads
   for (const RangedUpload& u : uploads) {
     ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
     RETURN_IF_ERROR(CheckKnownRange(handle, u.offset, u.bytes.size(), "upload"));
-    v1::Range& range = *request.add_ranges();
-    range.set_handle(handle);
-    range.set_offset(u.offset);
-    range.set_length(u.bytes.size());
+    ToProto(RangeRef{handle, u.offset, u.bytes.size()}, request.add_ranges());
     if (!u.bytes.empty()) out.data.push_back(u.bytes);
     total = SaturatingAdd(total, u.bytes.size());
   }
@@ -656,21 +638,17 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
   const bool reads_only = prefix.empty() && repeated.empty();
   v1::ReadRequest* read = reads_only ? out.head.mutable_read() : nullptr;
   v1::ExecuteRequest* execute = reads_only ? nullptr : out.head.mutable_execute();
+  std::vector<uint64_t> handles;
   const auto add_steps = [&](absl::Span<const Step> steps,
                              google::protobuf::RepeatedPtrField<v1::Step>* into) -> absl::Status {
     for (const Step& step : steps) {
-      v1::Step& s = *into->Add();
-      s.set_kernel(step.program->kernel);
-      s.mutable_params()->Add(step.program->params.begin(), step.program->params.end());
+      handles.clear();
       for (const Resource& r : step.resources) {
         ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r));
-        s.add_handles(handle);
+        handles.push_back(handle);
       }
-      if (step.grid.has_value()) {
-        s.mutable_grid()->set_x((*step.grid)[0]);
-        s.mutable_grid()->set_y((*step.grid)[1]);
-        s.mutable_grid()->set_z((*step.grid)[2]);
-      }
+      ToProto(StepRef{step.program->kernel, step.program->params, handles, step.grid},
+              into->Add());
     }
     return absl::OkStatus();
   };
@@ -685,10 +663,7 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
   call.lengths.reserve(ranges.size());
   for (const ReadRange& r : ranges) {
     ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r.resource));
-    v1::Range& range = *reads->Add();
-    range.set_handle(handle);
-    range.set_offset(r.offset);
-    range.set_length(r.length);
+    ToProto(RangeRef{handle, r.offset, r.length}, reads->Add());
     call.lengths.push_back(r.length);
     call.expected = SaturatingAdd(call.expected, r.length);
   }

@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/resident_dispatch.h"
+#include "proto/contract.h"
 
 namespace sluice {
 
@@ -47,15 +48,7 @@ class RemoteDispatch final : public ResidentDispatch {
   };
 
   // The limits the daemon granted at open.
-  struct Limits {
-    uint32_t chunk_size = 0;
-    uint64_t memory_quota = 0;
-    uint64_t max_buffers = 0;
-    uint64_t max_steps = 0;
-    uint64_t max_ranges = 0;
-    uint64_t max_request_bytes = 0;
-    uint64_t max_message_bytes = 0;
-  };
+  using Limits = SessionLimits;
 
   // Connects and opens a session. Unavailable if the daemon cannot be reached within
   // connect_timeout; the daemon's status if it refuses the session.

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "grpcpp/grpcpp.h"
-#include "proto/wire_status.h"
+#include "proto/codec.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
@@ -18,7 +18,7 @@ absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
                        std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
   v1::GetInfoResponse info;
   const grpc::Status status = stub->GetInfo(&context, v1::GetInfoRequest(), &info);
-  if (!status.ok()) return FromGrpc(status);
+  if (!status.ok()) return StatusFromGrpc(status);
   return info;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "kernels/catalog.h"
 #include "kernels/kernel_args.h"
+#include "proto/contract.h"
 
 namespace sluice {
 
@@ -25,41 +26,6 @@ struct DeviceBuffer {
   // Device-defined; the CUDA device records the context generation the memory belongs to, so a
   // buffer that outlived a device reset is never mistaken for a new one at the same address.
   uint64_t generation = 0;
-};
-
-struct MemoryInfo {
-  uint64_t total = 0;  // bytes the device will hand out
-  uint64_t used = 0;   // bytes currently allocated: buffers and scratch
-  uint64_t peak = 0;   // most bytes ever allocated at once
-  // Of `used`, device memory the device holds for its own work rather than for a buffer
-  // (the CUDA device: CUB temporary storage and loop words, per stream and device-wide).
-  uint64_t scratch = 0;
-  // Page-locked host memory the device holds for transfers (the CUDA device: each stream's
-  // staging ring and read arena). Host memory: not part of `used` or `total`.
-  uint64_t host_pinned = 0;
-
-  // Device memory held by buffers. (The two figures are read one after the other: a reader
-  // racing an allocation of scratch may see it in `scratch` before `used`.)
-  uint64_t buffers() const { return used > scratch ? used - scratch : 0; }
-};
-
-// Cumulative counts since the device was created.
-struct DeviceCounters {
-  uint64_t bytes_uploaded = 0;    // host -> device copies
-  uint64_t bytes_downloaded = 0;  // device -> host copies
-  uint64_t synchronizations = 0;  // host waits on a stream
-  uint64_t launches = 0;          // kernel passes run (CUDA graph loops: enqueued, so passes a
-                                  // loop guard skipped in the last batches count too)
-  uint64_t allocations = 0;
-  uint64_t frees = 0;
-};
-
-struct DeviceInfo {
-  std::string kind;     // "cpu" or "cuda"
-  std::string name;     // human-readable model
-  std::string id;       // stable identity of this device instance (the backend id)
-  std::string version;  // implementation version, including the kernel catalog fingerprint
-  uint32_t compute_units = 0;  // worker threads or streaming multiprocessors
 };
 
 // One kernel step ready to run: bindings resolved to device addresses and passes planned.

@@ -20,24 +20,9 @@
 #include "kernels/catalog.h"
 #include "engine/device.h"
 #include "engine/resource_table.h"
+#include "proto/contract.h"
 
 namespace sluice {
-
-// One kernel step: a catalog kernel, its parameters, buffer handles in binding order, and an
-// optional grid override. Borrowed for the duration of a call.
-struct StepRef {
-  std::string_view kernel;
-  absl::Span<const uint64_t> params;
-  absl::Span<const uint64_t> handles;
-  std::optional<Grid> grid;
-};
-
-// A byte range of a buffer.
-struct RangeRef {
-  uint64_t handle = 0;
-  uint64_t offset = 0;
-  uint64_t length = 0;
-};
 
 // Bytes to place into a buffer at an offset. Several writes may fill consecutive parts of one
 // range (a range that arrived in chunks).

@@ -8,19 +8,19 @@
 
 namespace sluice {
 
-Session::Options SessionLimits::SessionOptions() const {
+Session::Options SessionOptionsFor(const SessionLimits& limits) {
   Session::Options options;
-  options.table.memory_quota = memory_quota;
-  options.table.max_buffers = max_buffers;
-  options.max_steps = max_steps;
-  options.max_ranges = max_ranges;
-  options.max_read_bytes = max_request_bytes;
+  options.table.memory_quota = limits.memory_quota;
+  options.table.max_buffers = limits.max_buffers;
+  options.max_steps = limits.max_steps;
+  options.max_ranges = limits.max_ranges;
+  options.max_read_bytes = limits.max_request_bytes;
   return options;
 }
 
-uint32_t SessionLimits::NegotiateChunkSize(uint32_t requested) const {
-  if (requested == 0) requested = default_chunk_size;
-  return std::clamp(requested, min_chunk_size, max_chunk_size);
+uint32_t SessionManager::Options::NegotiateChunkSize(uint32_t requested) const {
+  if (requested == 0) requested = limits.chunk_size;
+  return std::clamp(requested, kMinChunkSize, std::max(max_chunk_size, kMinChunkSize));
 }
 
 SessionManager::Ticket::Ticket(SessionManager* manager, std::unique_ptr<Session> session,
@@ -45,7 +45,7 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open() {
     }
   } while (!active_.compare_exchange_weak(active, active + 1));
   absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::Create(device_, options_.limits.SessionOptions());
+      Session::Create(device_, SessionOptionsFor(options_.limits));
   if (!session.ok()) {
     active_.fetch_sub(1);
     if (device_->lost() && options_.on_device_lost && !lost_reported_.exchange(true)) {

@@ -14,38 +14,34 @@
 #include "engine/device.h"
 #include "engine/session.h"
 #include "engine/transfer_budget.h"
+#include "proto/contract.h"
 
 namespace sluice {
 
-// Limits every session of a daemon gets.
-struct SessionLimits {
-  uint32_t default_chunk_size = 1 << 20;  // bytes per data message when the client has no wish
-  uint32_t min_chunk_size = 4 << 10;
-  uint32_t max_chunk_size = 2 << 20;      // stays well below gRPC's 4 MiB default message limit
-  uint64_t memory_quota = uint64_t{64} << 30;
-  uint64_t max_buffers = 1 << 16;
-  uint64_t max_steps = 4096;
-  uint64_t max_ranges = 1 << 16;
-  uint64_t max_request_bytes = uint64_t{4} << 30;  // upload data or read bytes per request
-  uint64_t max_message_bytes = 8 << 20;            // largest message the daemon accepts
-
-  // Session::Options for these limits.
-  Session::Options SessionOptions() const;
-  // The chunk size for a client that asked for `requested` (0: the default), clamped.
-  uint32_t NegotiateChunkSize(uint32_t requested) const;
-};
+// Session::Options for a session with `limits`.
+Session::Options SessionOptionsFor(const SessionLimits& limits);
 
 class SessionManager {
  public:
   struct Options {
     uint32_t max_sessions = 256;
+    // What every session gets; limits.chunk_size is the chunk for a client that states no
+    // preference.
+    SessionLimits limits;
+    // The largest chunk a client may negotiate (the smallest is kMinChunkSize); it stays well
+    // below gRPC's 4 MiB default message limit. limits.max_message_bytes must be at least this
+    // plus kMessageOverheadBytes.
+    uint32_t max_chunk_size = 2 << 20;
     // Host memory for uploads being assembled and reads waiting to be sent, all sessions
     // together (see TransferBudget); max_request_bytes plus a chunk serves the largest read.
     uint64_t max_transfer_bytes = uint64_t{8} << 30;
-    SessionLimits limits;
     // Called once, from the Open that finds the device lost for good (see Device::lost): a
     // daemon exits then, so that its supervisor starts it again on a fresh device.
     std::function<void()> on_device_lost;
+
+    // The chunk size for a client that asked for `requested` (0: the default), clamped to
+    // [kMinChunkSize, max_chunk_size].
+    uint32_t NegotiateChunkSize(uint32_t requested) const;
   };
 
   // An open session; closing it (destruction) frees its buffers and its slot.

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -25,24 +26,36 @@
 #include "base/command_line.h"
 #include "base/log.h"
 #include "engine/device_factory.h"
+#include "engine/session_manager.h"
+#include "proto/contract.h"
 #include "server/grpc/daemon.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
           "host:port to serve on; port 0 picks a free port (printed at start)");
 ABSL_FLAG(std::string, backend, "auto", "device backend: auto, cpu or cuda");
-ABSL_FLAG(sluice::ByteSize, chunk_size, sluice::ByteSize{1 << 20},
+// Defaults are the engine's: a daemon and an embedded session get the same limits.
+ABSL_FLAG(sluice::ByteSize, chunk_size,
+          sluice::ByteSize{sluice::SessionLimits{}.chunk_size},
           "default bytes per data message when a client states no preference");
-ABSL_FLAG(sluice::ByteSize, max_chunk_size, sluice::ByteSize{2 << 20},
+ABSL_FLAG(sluice::ByteSize, max_chunk_size,
+          sluice::ByteSize{sluice::SessionManager::Options{}.max_chunk_size},
           "largest chunk a client may negotiate (below gRPC's 4 MiB message limit)");
-ABSL_FLAG(uint32_t, max_sessions, 256, "sessions served at once");
-ABSL_FLAG(sluice::ByteSize, session_memory, sluice::ByteSize{uint64_t{64} << 30},
+ABSL_FLAG(uint32_t, max_sessions, sluice::SessionManager::Options{}.max_sessions,
+          "sessions served at once");
+ABSL_FLAG(sluice::ByteSize, session_memory,
+          sluice::ByteSize{sluice::SessionLimits{}.memory_quota},
           "bytes of device buffers one session may hold at once");
-ABSL_FLAG(uint64_t, max_buffers, 1 << 16, "buffers one session may hold at once");
-ABSL_FLAG(uint64_t, max_steps, 4096, "kernel steps per sequence");
-ABSL_FLAG(uint64_t, max_ranges, 1 << 16, "ranges per upload, read or sequence");
-ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{uint64_t{4} << 30},
+ABSL_FLAG(uint64_t, max_buffers, sluice::SessionLimits{}.max_buffers,
+          "buffers one session may hold at once");
+ABSL_FLAG(uint64_t, max_steps, sluice::SessionLimits{}.max_steps,
+          "kernel steps per sequence");
+ABSL_FLAG(uint64_t, max_ranges, sluice::SessionLimits{}.max_ranges,
+          "ranges per upload, read or sequence");
+ABSL_FLAG(sluice::ByteSize, max_request_bytes,
+          sluice::ByteSize{sluice::SessionLimits{}.max_request_bytes},
           "bytes uploaded or read back by one request");
-ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{uint64_t{8} << 30},
+ABSL_FLAG(sluice::ByteSize, max_transfer_bytes,
+          sluice::ByteSize{sluice::SessionManager::Options{}.max_transfer_bytes},
           "host memory for uploads being assembled and reads waiting to be sent, all sessions "
           "together (at least --max_request_bytes plus --max_chunk_size)");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
@@ -84,14 +97,15 @@ int Main() {
   SessionLimits& limits = options.sessions.limits;
   const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
   const uint64_t chunk = absl::GetFlag(FLAGS_chunk_size).bytes;
-  if (max_chunk < limits.min_chunk_size || max_chunk > (uint64_t{64} << 20) || chunk == 0) {
-    Log("--max_chunk_size must lie in [4K, 64M] and --chunk_size must be positive");
+  if (max_chunk < kMinChunkSize || max_chunk > kMaxChunkSize || chunk == 0) {
+    Log("--max_chunk_size must lie in [%s, %s] and --chunk_size must be positive",
+        AbslUnparseFlag(ByteSize{kMinChunkSize}), AbslUnparseFlag(ByteSize{kMaxChunkSize}));
     return kExitUsageError;
   }
-  limits.max_chunk_size = static_cast<uint32_t>(max_chunk);
-  limits.default_chunk_size = static_cast<uint32_t>(std::min(chunk, max_chunk));
+  options.sessions.max_chunk_size = static_cast<uint32_t>(max_chunk);
+  limits.chunk_size = static_cast<uint32_t>(std::min(chunk, max_chunk));
   // Room for a full chunk plus the request's ranges or steps.
-  limits.max_message_bytes = max_chunk + (uint64_t{6} << 20);
+  limits.max_message_bytes = max_chunk + kMessageOverheadBytes;
   limits.memory_quota = absl::GetFlag(FLAGS_session_memory).bytes;
   limits.max_buffers = absl::GetFlag(FLAGS_max_buffers);
   limits.max_steps = absl::GetFlag(FLAGS_max_steps);
@@ -122,7 +136,7 @@ int Main() {
   absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(shared_device, options);
   if (!daemon.ok()) {
     Log("cannot start: %s", daemon.status().ToString());
-    return 1;
+    return kExitFailed;
   }
   const DeviceInfo& info = shared_device->info();
   Log("serving on %s with %s (%s, %s); up to %d sessions of %d bytes each",
@@ -142,8 +156,8 @@ int Main() {
   Log("drained: %d sessions served, %d bytes of buffers still allocated; exiting",
       (*daemon)->sessions().sessions_opened(), memory.buffers());
   daemon->reset();
-  if (device_lost.load()) return 3;
-  return memory.buffers() == 0 ? 0 : 1;
+  if (device_lost.load()) return kExitDeviceLost;
+  return memory.buffers() == 0 ? kExitOk : kExitFailed;
 }
 
 }  // namespace

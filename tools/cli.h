@@ -32,10 +32,9 @@ absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name);
 // "1.5 GiB", "12 KiB", "17 B".
 std::string HumanBytes(uint64_t bytes);
 
-// Exit codes of every command.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitUsage = kExitUsageError;  // what a bad flag exits with too
+// Exit codes of every command (base/command_line.h): kExitOk, kExitFailed, and kExitUsage for
+// bad usage, what a bad flag exits with too.
+inline constexpr int kExitUsage = kExitUsageError;
 
 // The commands.
 int RunBfs();

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/log.h"
-#include "proto/wire_status.h"
+#include "proto/codec.h"
 
 namespace sluice {
 namespace {
@@ -21,17 +21,6 @@ constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
 // thread when the session has nothing else queued: copying a few bytes is no device wait.
 // Transfers this small need no share of the daemon's transfer budget either.
 constexpr uint64_t kCheapBytes = 64 << 10;
-constexpr size_t kMaxPingPayload = 64 << 10;
-constexpr size_t kMaxClientName = 128;
-
-using RangeList = google::protobuf::RepeatedPtrField<v1::Range>;
-
-std::vector<RangeRef> ToRanges(const RangeList& ranges) {
-  std::vector<RangeRef> out;
-  out.reserve(ranges.size());
-  for (const v1::Range& r : ranges) out.push_back(RangeRef{r.handle(), r.offset(), r.length()});
-  return out;
-}
 
 // Sum of lengths, saturating at 2^64 - 1 so that absurd requests cannot wrap to small ones.
 uint64_t TotalLength(absl::Span<const RangeRef> ranges) {
@@ -44,7 +33,7 @@ uint64_t TotalLength(absl::Span<const RangeRef> ranges) {
 
 // Client names land in the log: keep them short and printable.
 std::string Printable(const std::string& name) {
-  std::string out = name.substr(0, kMaxClientName);
+  std::string out = name.substr(0, kMaxClientNameBytes);
   for (char& c : out) {
     if (c < 0x20 || c > 0x7e || c == '"') c = '?';
   }
@@ -59,7 +48,7 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, std:
       peer_(std::move(peer)),
       limits_(manager->options().limits),
       started_(absl::Now()),
-      chunk_size_(limits_.max_chunk_size) {
+      chunk_size_(manager->options().max_chunk_size) {
   {
     absl::MutexLock lock(&mu_);
     reading_ = true;
@@ -295,7 +284,7 @@ void SessionReactor::AcceptUpload(v1::SessionRequest& request) {
       up.error = absl::InvalidArgumentError(absl::StrFormat(
           "%d ranges in one upload; the limit is %d", chunk.ranges_size(), limits_.max_ranges));
     } else {
-      up.ranges = ToRanges(chunk.ranges());
+      up.ranges = RangesFromProto(chunk.ranges());
       up.expected = TotalLength(up.ranges);
       if (up.expected > limits_.max_request_bytes) {
         up.error = absl::ResourceExhaustedError(
@@ -370,7 +359,7 @@ SessionReactor::Job SessionReactor::MakeJob(v1::SessionRequest& request) {
       // Chunks of requests pipelined behind the open are checked against the negotiated size.
       if (!open_seen_) {
         open_seen_ = true;
-        chunk_size_.store(limits_.NegotiateChunkSize(request.open().chunk_size()));
+        chunk_size_.store(manager_->options().NegotiateChunkSize(request.open().chunk_size()));
       }
       job.run = [this, id, open = std::move(*request.mutable_open())](Responses* out) {
         DoOpen(id, open, out);
@@ -382,7 +371,7 @@ SessionReactor::Job SessionReactor::MakeJob(v1::SessionRequest& request) {
       };
       break;
     case v1::SessionRequest::kRead: {
-      job.cheap = TotalLength(ToRanges(request.read().ranges())) <= kCheapBytes &&
+      job.cheap = TotalLength(RangesFromProto(request.read().ranges())) <= kCheapBytes &&
                   static_cast<uint64_t>(request.read().ranges_size()) <= limits_.max_ranges;
       job.run = [this, id, read = std::move(*request.mutable_read())](Responses* out) {
         DoRead(id, read, out);
@@ -462,14 +451,9 @@ void SessionReactor::DoOpen(uint64_t id, const v1::OpenRequest& request, Respons
   open.set_session_id(ticket_->id());
   open.set_backend_id(device.id);
   open.set_backend_version(device.version);
-  v1::SessionLimits& limits = *open.mutable_limits();
-  limits.set_chunk_size(chunk_size_.load());
-  limits.set_memory_quota(limits_.memory_quota);
-  limits.set_max_buffers(limits_.max_buffers);
-  limits.set_max_steps(limits_.max_steps);
-  limits.set_max_ranges(limits_.max_ranges);
-  limits.set_max_request_bytes(limits_.max_request_bytes);
-  limits.set_max_message_bytes(limits_.max_message_bytes);
+  SessionLimits granted = limits_;
+  granted.chunk_size = chunk_size_.load();
+  ToProto(granted, open.mutable_limits());
 }
 
 void SessionReactor::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {
@@ -589,7 +573,7 @@ void SessionReactor::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
 
 void SessionReactor::DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out) {
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
-  const std::vector<RangeRef> reads = ToRanges(request.ranges());
+  const std::vector<RangeRef> reads = RangesFromProto(request.ranges());
   ReadInto(
       id, reads, [&](ReadSink sink) { return ticket_->session().Read(reads, sink); }, out);
 }
@@ -603,21 +587,9 @@ void SessionReactor::DoFree(uint64_t id, uint64_t handle, Responses* out) {
 
 void SessionReactor::DoExecute(uint64_t id, const v1::ExecuteRequest& request, Responses* out) {
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
-  const auto to_steps = [](const google::protobuf::RepeatedPtrField<v1::Step>& steps) {
-    std::vector<StepRef> refs;
-    refs.reserve(steps.size());
-    for (const v1::Step& s : steps) {
-      std::optional<Grid> grid;
-      if (s.has_grid()) grid = Grid{s.grid().x(), s.grid().y(), s.grid().z()};
-      refs.push_back(StepRef{s.kernel(),
-                             absl::MakeConstSpan(s.params().data(), s.params().size()),
-                             absl::MakeConstSpan(s.handles().data(), s.handles().size()), grid});
-    }
-    return refs;
-  };
-  const std::vector<StepRef> prefix = to_steps(request.prefix());
-  const std::vector<StepRef> repeated = to_steps(request.repeated());
-  const std::vector<RangeRef> reads = ToRanges(request.reads());
+  const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
+  const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
+  const std::vector<RangeRef> reads = RangesFromProto(request.reads());
   bool ran = false;
   ReadInto(
       id, reads,

@@ -17,11 +17,13 @@
 #include "absl/time/clock.h"
 #include "client/remote_dispatch.h"
 #include "client/server_info.h"
+#include "engine/session_manager.h"
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernels/catalog.h"
+#include "proto/contract.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
@@ -749,6 +751,12 @@ TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
   EXPECT_EQ(info.devices(0).version(), d->backend_version());
   EXPECT_EQ(info.devices(0).memory().total(), uint64_t{4} << 30);
   EXPECT_EQ(info.active_sessions(), 1u);
+  // Limits a client in any language needs before it opens: sessions, chunk bounds, defaults.
+  EXPECT_EQ(info.max_sessions(), SessionManager::Options{}.max_sessions);
+  EXPECT_EQ(info.min_chunk_size(), kMinChunkSize);
+  EXPECT_EQ(info.max_chunk_size(), SessionManager::Options{}.max_chunk_size);
+  EXPECT_EQ(info.default_limits().chunk_size(), SessionLimits{}.chunk_size);
+  EXPECT_EQ(info.default_limits().max_steps(), SessionLimits{}.max_steps);
   EXPECT_EQ(info.catalog_fingerprint(), KernelCatalog::Builtin().fingerprint());
   ASSERT_EQ(info.kernels_size(), static_cast<int>(KernelCatalog::Builtin().kernels().size()));
   int seen = 0;

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
-#include "proto/wire_status.h"
+#include "proto/codec.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice::testing {
@@ -57,7 +57,7 @@ class RawSession {
     absl::StatusOr<v1::SessionResponse> response = Await(id, data);
     if (!response.ok()) return response.status();
     if (out != nullptr) *out = *response;
-    return FromProto(response->status());
+    return StatusFromProto(response->status());
   }
 
   absl::StatusOr<v1::OpenResponse> Open(uint32_t chunk_size = 0) {
