@@ -42,29 +42,27 @@ absl::StatusOr<Resource> LocalDispatch::Allocate(size_t byte_len) {
 }
 
 absl::Status LocalDispatch::Upload(const Resource& resource, absl::Span<const uint8_t> bytes) {
-  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  const WriteRef write{handle, 0, bytes};
-  return session_->Write({&write, 1});
+  const RangedUpload upload{resource, 0, bytes};
+  return UploadAtMany({&upload, 1});
 }
 
 absl::Status LocalDispatch::UploadMany(absl::Span<const BufferUpload> uploads) {
-  std::vector<WriteRef> writes;
-  writes.reserve(uploads.size());
-  for (const BufferUpload& u : uploads) {
-    ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
-    writes.push_back(WriteRef{handle, 0, u.bytes});
-  }
-  return session_->Write(writes);
+  std::vector<RangedUpload> ranged;
+  ranged.reserve(uploads.size());
+  for (const BufferUpload& u : uploads) ranged.push_back(RangedUpload{u.resource, 0, u.bytes});
+  return UploadAtMany(ranged);
 }
 
 absl::Status LocalDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads) {
-  std::vector<WriteRef> writes;
-  writes.reserve(uploads.size());
+  std::vector<RangeRef> ranges;
+  ranges.reserve(uploads.size());
   for (const RangedUpload& u : uploads) {
     ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
-    writes.push_back(WriteRef{handle, u.offset, u.bytes});
+    ranges.push_back(RangeRef{handle, u.offset, u.bytes.size()});
   }
-  return session_->Write(writes);
+  return session_->Write(ranges, [&](size_t i, uint64_t offset, uint64_t length) {
+    return uploads[i].bytes.subspan(offset, length);
+  });
 }
 
 absl::StatusOr<std::vector<uint8_t>> LocalDispatch::Download(const Resource& resource) {

@@ -464,13 +464,12 @@ absl::StatusOr<uint64_t> RemoteDispatch::KnownSize(uint64_t handle) const {
 }
 
 absl::Status RemoteDispatch::CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
-                                             const char* what) const {
+                                             const std::string& where) const {
   ASSIGN_OR_RETURN(const uint64_t size, KnownSize(handle));
-  return offset > size || length > size - offset
-             ? absl::OutOfRangeError(absl::StrFormat(
-                   "%s at offset %d of length %d is outside the buffer of %d bytes", what,
-                   offset, length, size))
-             : absl::OkStatus();
+  const absl::Status in_range = CheckRange(size, offset, length);
+  if (in_range.ok()) return in_range;
+  // Worded as the daemon words it.
+  return absl::Status(in_range.code(), absl::StrFormat("%s: %s", where, in_range.message()));
 }
 
 absl::StatusOr<Resource> RemoteDispatch::Allocate(size_t byte_len) {
@@ -508,9 +507,12 @@ absl::Status RemoteDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads
   out.is_upload = true;
   v1::UploadRequest& request = *out.head.mutable_upload();
   uint64_t total = 0;
-  for (const RangedUpload& u : uploads) {
+  for (size_t i = 0; i < uploads.size(); ++i) {
+    const RangedUpload& u = uploads[i];
     ASSIGN_OR_RETURN(uint64_t handle, HandleOf(u.resource));
-    RETURN_IF_ERROR(CheckKnownRange(handle, u.offset, u.bytes.size(), "upload"));
+    // Checked before anything is sent: a doomed upload moves no data.
+    RETURN_IF_ERROR(
+        CheckKnownRange(handle, u.offset, u.bytes.size(), absl::StrFormat("upload range %d", i)));
     ToProto(RangeRef{handle, u.offset, u.bytes.size()}, request.add_ranges());
     if (!u.bytes.empty()) out.data.push_back(u.bytes);
     total = SaturatingAdd(total, u.bytes.size());
@@ -554,7 +556,7 @@ absl::Status RemoteDispatch::DownloadRangeInto(const Resource& resource, size_t 
   // More than one request may move: the range goes in pieces of at most that many bytes. A
   // read changes nothing, so a piece that fails leaves nothing half-done but the output.
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  RETURN_IF_ERROR(CheckKnownRange(handle, byte_offset, byte_len, "read"));
+  RETURN_IF_ERROR(CheckKnownRange(handle, byte_offset, byte_len, "read 0"));
   output->resize(byte_len);
   std::vector<uint8_t> piece;
   for (uint64_t done = 0; done < byte_len;) {

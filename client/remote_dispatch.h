@@ -110,9 +110,9 @@ class RemoteDispatch final : public ResidentDispatch {
   // The size of a buffer of this session; NotFound for a handle it does not hold (freed).
   absl::StatusOr<uint64_t> KnownSize(uint64_t handle) const;
   // NotFound for a freed buffer, OutOfRange when [offset, offset + length) is outside it;
-  // checked before uploads and split reads are sent (`what` names which in the message).
+  // checked before uploads and split reads are sent (`where` names the range in the message).
   absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
-                               const char* what) const;
+                               const std::string& where) const;
   // Sends the execute request behind every Dispatch* method and reads into `outputs`.
   absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
                        uint32_t repeat_count, absl::Span<const ReadRange> ranges,

@@ -8,15 +8,6 @@
 
 namespace sluice {
 
-absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length) {
-  if (offset > size || length > size - offset) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "the range at offset %d of length %d is outside the buffer of %d bytes", offset, length,
-        size));
-  }
-  return absl::OkStatus();
-}
-
 ResourceTable::Pins::Pins(Pins&& other) noexcept
     : table_(std::exchange(other.table_, nullptr)),
       entries_(std::move(other.entries_)),

@@ -16,12 +16,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "engine/device.h"
+#include "proto/contract.h"
 
 namespace sluice {
-
-// Checks that [offset, offset + length) lies inside a buffer of `size` bytes without ever
-// computing offset + length; OutOfRange otherwise (callers say which range it was).
-absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length);
 
 class ResourceTable {
  public:

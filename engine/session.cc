@@ -83,20 +83,39 @@ absl::StatusOr<ResourceTable::Pins> Session::PinAll(absl::Span<const StepRef> pr
   return Annotate(pins.status(), absl::StrFormat("%s %d", range_kind, failed - index));
 }
 
-absl::Status Session::Write(absl::Span<const WriteRef> writes) {
+absl::Status Session::Write(absl::Span<const RangeRef> ranges, ByteSource source) {
   std::vector<uint64_t> handles;
-  handles.reserve(writes.size());
-  for (const WriteRef& w : writes) handles.push_back(w.handle);
-  ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll({}, {}, handles, "upload"));
-  for (size_t i = 0; i < writes.size(); ++i) {
-    absl::Status in_range =
-        CheckRange(pins.buffers()[i].bytes, writes[i].offset, writes[i].bytes.size());
-    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("upload %d", i));
+  handles.reserve(ranges.size());
+  for (const RangeRef& r : ranges) handles.push_back(r.handle);
+  ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll({}, {}, handles, "upload range"));
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    absl::Status in_range = CheckRange(pins.buffers()[i].bytes, ranges[i].offset, ranges[i].length);
+    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("upload range %d", i));
+  }
+  struct Piece {
+    size_t range;
+    uint64_t offset;  // within the range
+    absl::Span<const uint8_t> bytes;
+  };
+  std::vector<Piece> pieces;
+  pieces.reserve(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    for (uint64_t done = 0; done < ranges[i].length;) {
+      const absl::Span<const uint8_t> piece = source(i, done, ranges[i].length - done);
+      if (piece.empty() || piece.size() > ranges[i].length - done) {
+        return absl::InternalError(absl::StrFormat("upload range %d: the source gave %d bytes for %d",
+                                                   i, piece.size(), ranges[i].length - done));
+      }
+      pieces.push_back(Piece{i, done, piece});
+      done += piece.size();
+    }
   }
   absl::MutexLock lock(&stream_mu_);
   absl::Status status;
-  for (size_t i = 0; i < writes.size() && status.ok(); ++i) {
-    status = stream_->CopyIn(pins.buffers()[i], writes[i].offset, writes[i].bytes);
+  for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
+    const Piece& piece = pieces[p];
+    status = stream_->CopyIn(pins.buffers()[piece.range], ranges[piece.range].offset + piece.offset,
+                             piece.bytes);
   }
   // Always wait before unpinning: enqueued copies may still be reading caller memory.
   absl::Status synced = stream_->Synchronize();

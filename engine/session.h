@@ -24,13 +24,15 @@
 
 namespace sluice {
 
-// Bytes to place into a buffer at an offset. Several writes may fill consecutive parts of one
-// range (a range that arrived in chunks).
-struct WriteRef {
-  uint64_t handle = 0;
-  uint64_t offset = 0;
-  absl::Span<const uint8_t> bytes;
-};
+// Where the bytes of write range `index` from `offset` (within the range) come from: a span of
+// at least one and at most `length` bytes, the rest of the range; the session asks again for
+// what it did not get, so a range may arrive in pieces (an upload's chunks, say). Ranges of no
+// bytes are not asked for. Called in order, only after every range has been validated and
+// before anything is written; every span must stay valid until the write returns. A source
+// that has no bytes returns an empty span: the write then fails with Internal, having written
+// nothing. The mirror of ReadSink.
+using ByteSource = absl::FunctionRef<absl::Span<const uint8_t>(size_t index, uint64_t offset,
+                                                                uint64_t length)>;
 
 // Where the bytes of read `index` from `offset` (within the read) land: a span of at least one
 // and at most `length` bytes, the rest of the read; the session asks again for what it did not
@@ -68,11 +70,12 @@ class Session {
   // NotFound for an unknown handle.
   absl::StatusOr<uint64_t> Size(uint64_t handle) const;
 
-  // Copies every write into its buffer, then synchronizes once. All writes are checked first:
-  // NotFound (handle), OutOfRange (range past the end); on any error nothing is written.
-  // The number of writes is not limited here: the bytes bound it, and the wire's limit on
-  // ranges per upload is enforced where requests are assembled.
-  absl::Status Write(absl::Span<const WriteRef> writes);
+  // Writes the bytes of every range (from `source`) into its buffer, then synchronizes once.
+  // Every range is checked first, and an error names it ("upload range 2: ..."): NotFound
+  // (handle), OutOfRange (range past the end); on any error nothing is written. The number of
+  // ranges is not limited here: the bytes bound it, and the wire's limit on ranges per upload
+  // is enforced where requests are assembled.
+  absl::Status Write(absl::Span<const RangeRef> ranges, ByteSource source);
 
   // Reads every range, behind one synchronization. Errors as Execute's reads.
   absl::Status Read(absl::Span<const RangeRef> ranges, ReadSink sink);

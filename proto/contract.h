@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "kernels/grid.h"
 
@@ -32,12 +33,16 @@ inline constexpr size_t kMaxClientNameBytes = 128;
 // ---- Operations ----------------------------------------------------------------------------
 
 // A byte range of a buffer: [offset, offset + length). Valid when offset <= size and
-// length <= size - offset.
+// length <= size - offset (CheckRange).
 struct RangeRef {
   uint64_t handle = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
 };
+
+// Checks that [offset, offset + length) lies inside a buffer of `size` bytes without ever
+// computing offset + length; OutOfRange otherwise (callers say which range it was).
+absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length);
 
 // One kernel step: a catalog kernel, its parameters, buffer handles in binding order, and an
 // optional grid override. Borrowed for the duration of a call.

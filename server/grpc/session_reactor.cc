@@ -468,40 +468,23 @@ void SessionReactor::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {
 void SessionReactor::DoUpload(uint64_t id, const PendingUpload& upload, Responses* out) {
   if (!upload.error.ok()) return Reply(id, upload.error, out);
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
-  Session& session = ticket_->session();
-  // Check whole ranges first so that errors name the client's range, not a chunk piece.
-  for (size_t i = 0; i < upload.ranges.size(); ++i) {
-    const RangeRef& r = upload.ranges[i];
-    absl::StatusOr<uint64_t> size = session.Size(r.handle);
-    absl::Status status = size.ok() ? CheckRange(*size, r.offset, r.length) : size.status();
-    if (!status.ok()) {
-      return Reply(id, absl::Status(status.code(), absl::StrFormat("upload range %d: %s", i,
-                                                                   status.message())),
-                   out);
-    }
-  }
-  // Each range is gathered from the chunks it spans.
-  std::vector<WriteRef> writes;
-  writes.reserve(upload.ranges.size() + upload.chunks.size());
+  // The ranges' bytes, concatenated, are the chunks': the session asks for them in order.
   size_t chunk = 0;
   uint64_t chunk_offset = 0;
-  for (const RangeRef& r : upload.ranges) {
-    uint64_t done = 0;
-    while (done < r.length) {
-      const std::string& c = upload.chunks[chunk];
-      const uint64_t n = std::min<uint64_t>(r.length - done, c.size() - chunk_offset);
-      writes.push_back(WriteRef{
-          r.handle, r.offset + done,
-          {reinterpret_cast<const uint8_t*>(c.data()) + chunk_offset, n}});
-      done += n;
-      chunk_offset += n;
-      if (chunk_offset == c.size()) {
-        ++chunk;
-        chunk_offset = 0;
-      }
-    }
-  }
-  const absl::Status status = session.Write(writes);
+  const absl::Status status = ticket_->session().Write(
+      upload.ranges, [&](size_t, uint64_t, uint64_t length) -> absl::Span<const uint8_t> {
+        if (chunk == upload.chunks.size()) return {};
+        const std::string& c = upload.chunks[chunk];
+        const uint64_t n = std::min<uint64_t>(length, c.size() - chunk_offset);
+        const absl::Span<const uint8_t> piece(
+            reinterpret_cast<const uint8_t*>(c.data()) + chunk_offset, n);
+        chunk_offset += n;
+        if (chunk_offset == c.size()) {
+          ++chunk;
+          chunk_offset = 0;
+        }
+        return piece;
+      });
   if (status.ok()) stats_.bytes_up += upload.expected;
   Reply(id, status, out);
 }

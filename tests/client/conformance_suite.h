@@ -159,6 +159,19 @@ TYPED_TEST_P(ConformanceTest, OverflowingUploadOffsetsAreRejectedAndChangeNothin
   EXPECT_THAT(this->Read(r), Each(Eq(3)));
 }
 
+TYPED_TEST_P(ConformanceTest, AnUploadErrorNamesTheCallersRange) {
+  Resource a = this->Make(std::vector<uint8_t>(16, 3));
+  Resource b = this->Make(std::vector<uint8_t>(8, 3));
+  const std::vector<uint8_t> bytes(6, 1);
+  // Range 2 ends two bytes past its buffer; the first two are fine.
+  const std::vector<RangedUpload> uploads = {{a, 0, bytes}, {a, 10, bytes}, {b, 4, bytes}};
+  EXPECT_THAT(this->d().UploadAtMany(uploads),
+              StatusIs(Code::kOutOfRange,
+                       ::testing::HasSubstr("upload range 2: the range at offset 4 of length 6 "
+                                            "is outside the buffer of 8 bytes")));
+  EXPECT_THAT(this->Read(a), Each(Eq(3)));
+}
+
 TYPED_TEST_P(ConformanceTest, RangedReadOfFourBytesMovesFourBytes) {
   const size_t size = size_t{32} << 20;
   ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(size));
@@ -593,6 +606,7 @@ REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZer
                             ZeroLengthBuffersWork, UploadThenDownloadRoundTrips,
                             UploadShorterThanBufferWritesOnlyAPrefix,
                             UploadLongerThanBufferIsOutOfRangeAndChangesNothing,
+                            AnUploadErrorNamesTheCallersRange,
                             UploadManyIsOneBatchWithOneSynchronization,
                             UploadManyChecksEveryUploadBeforeWritingAny,
                             UploadAtManyWritesTrueRangesInOneSynchronization,
