@@ -14,6 +14,12 @@ absl::Status Annotate(const absl::Status& status, const std::string& where) {
   return absl::Status(status.code(), absl::StrFormat("%s: %s", where, status.message()));
 }
 
+absl::Status CheckUploadRange(size_t index, uint64_t size, const RangeRef& range) {
+  absl::Status in_range = CheckRange(size, range.offset, range.length);
+  if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("upload range %d", index));
+  return in_range;
+}
+
 std::string StepName(size_t index, size_t prefix_size) {
   return index < prefix_size ? absl::StrFormat("prefix step %d", index)
                              : absl::StrFormat("repeated step %d", index - prefix_size);
@@ -89,8 +95,7 @@ absl::Status Session::Write(absl::Span<const RangeRef> ranges, ByteSource source
   for (const RangeRef& r : ranges) handles.push_back(r.handle);
   ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll({}, {}, handles, "upload range"));
   for (size_t i = 0; i < ranges.size(); ++i) {
-    absl::Status in_range = CheckRange(pins.buffers()[i].bytes, ranges[i].offset, ranges[i].length);
-    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("upload range %d", i));
+    RETURN_IF_ERROR(CheckUploadRange(i, pins.buffers()[i].bytes, ranges[i]));
   }
   struct Piece {
     size_t range;
@@ -120,6 +125,15 @@ absl::Status Session::Write(absl::Span<const RangeRef> ranges, ByteSource source
   // Always wait before unpinning: enqueued copies may still be reading caller memory.
   absl::Status synced = stream_->Synchronize();
   return status.ok() ? synced : status;
+}
+
+absl::Status Session::CheckUploadRanges(absl::Span<const RangeRef> ranges) const {
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    absl::StatusOr<uint64_t> size = table_.Size(ranges[i].handle);
+    if (!size.ok()) return Annotate(size.status(), absl::StrFormat("upload range %d", i));
+    RETURN_IF_ERROR(CheckUploadRange(i, *size, ranges[i]));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Session::Read(absl::Span<const RangeRef> ranges, ReadSink sink) {

@@ -77,6 +77,11 @@ class Session {
   // is enforced where requests are assembled.
   absl::Status Write(absl::Span<const RangeRef> ranges, ByteSource source);
 
+  // The checks Write makes of its ranges, with the same errors, without writing: for a caller
+  // that wants to refuse a doomed upload before its data arrives. (Buffer sizes never change,
+  // so ranges that fail here fail in Write too; Write checks again, as buffers may be freed.)
+  absl::Status CheckUploadRanges(absl::Span<const RangeRef> ranges) const;
+
   // Reads every range, behind one synchronization. Errors as Execute's reads.
   absl::Status Read(absl::Span<const RangeRef> ranges, ReadSink sink);
 

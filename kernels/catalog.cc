@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace sluice {
 namespace {
@@ -35,22 +36,11 @@ ThreadRule ElementsOf(int binding, bool overridable = true, uint32_t divisor = 1
 
 ThreadRule OneThread() { return ThreadRule{.kind = ThreadRule::Kind::kOne}; }
 
+// Sizes are checked by the bindings' size rules; this is what they cannot say.
 absl::Status ValidateCopyRange(const KernelCall& call) {
-  const uint64_t src = Elements(call, CopyRangeU32::kSrc, 4);
-  const uint64_t dst = Elements(call, CopyRangeU32::kDst, 4);
   const uint64_t src_offset = call.params[CopyRangeU32::kSrcOffset];
   const uint64_t dst_offset = call.params[CopyRangeU32::kDstOffset];
   const uint64_t count = call.params[CopyRangeU32::kCount];
-  if (src_offset > src || count > src - src_offset) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "copy_range_u32: source range [%d, +%d) exceeds src (%d elements)", src_offset, count,
-        src));
-  }
-  if (dst_offset > dst || count > dst - dst_offset) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "copy_range_u32: destination range [%d, +%d) exceeds dst (%d elements)", dst_offset,
-        count, dst));
-  }
   if (!call.binding_ids.empty() &&
       call.binding_ids[CopyRangeU32::kSrc] == call.binding_ids[CopyRangeU32::kDst] &&
       src_offset < dst_offset + count && dst_offset < src_offset + count) {
@@ -61,61 +51,11 @@ absl::Status ValidateCopyRange(const KernelCall& call) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateScan(const KernelCall& call) {
-  const uint64_t n = Elements(call, ScanU32::kIn, 4);
-  if (Elements(call, ScanU32::kOut, 4) < n) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("exclusive_scan_u32: out holds fewer than the %d elements of in", n));
-  }
-  if (Elements(call, ScanU32::kScratch, 4) < ScanU32::Blocks(n)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "exclusive_scan_u32: scratch needs ceil(n / %d) = %d elements", kScanBlock,
-        ScanU32::Blocks(n)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateCompact(const KernelCall& call) {
-  const uint64_t n = Elements(call, CompactU32::kValues, 4);
-  if (Elements(call, CompactU32::kFlags, 4) < n) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("compact_u32: flags holds fewer than the %d elements of values", n));
-  }
-  if (Elements(call, CompactU32::kScratch, 4) < ScanU32::Blocks(n)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("compact_u32: scratch needs ceil(n / %d) = %d elements", kScanBlock,
-                        ScanU32::Blocks(n)));
-  }
-  return absl::OkStatus();
-}
-
+// Sizes are checked by the bindings' size rules; this is what they cannot say.
 absl::Status ValidateBfsExpand(const KernelCall& call) {
   const uint64_t nodes = Elements(call, BfsExpand::kRowOffsets, 4) - 1;
   if (nodes > kU32Max - 1) {
     return absl::InvalidArgumentError("bfs_expand: at most 2^32 - 2 nodes");
-  }
-  if (Elements(call, BfsExpand::kVisited, 4) < (nodes + 31) / 32) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("bfs_expand: visited needs ceil(%d / 32) words", nodes));
-  }
-  if (Elements(call, BfsExpand::kLevels, 4) < nodes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("bfs_expand: levels needs one element per node (%d)", nodes));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateSort(const KernelCall& call) {
-  const uint64_t count = call.params[SortU64::kCount];
-  if (Elements(call, SortU64::kKeys, 8) < count || Elements(call, SortU64::kAlt, 8) < count) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "sort_u64: count %d exceeds keys (%d elements) or alt (%d elements)", count,
-        Elements(call, SortU64::kKeys, 8), Elements(call, SortU64::kAlt, 8)));
-  }
-  const uint64_t cells = SortU64::kDigits * SortU64::Blocks(count);
-  if (Elements(call, SortU64::kScratch, 4) < cells) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "sort_u64: scratch needs 256 * ceil(count / %d) = %d elements", kScanBlock, cells));
   }
   return absl::OkStatus();
 }
@@ -315,8 +255,10 @@ std::vector<KernelSpec> BuiltinKernels() {
       .name = "copy_range_u32",
       .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "dst[dst_offset + i] = src[src_offset + i] for i < count",
-      .bindings = {{"src", 4, Access::kRead, 0, "source elements"},
-                   {"dst", 4, Access::kWrite, 0, "destination elements"}},
+      .bindings = {{"src", 4, Access::kRead, 0, "source elements",
+                    {{.params = {CopyRangeU32::kSrcOffset, CopyRangeU32::kCount}}}},
+                   {"dst", 4, Access::kWrite, 0, "destination elements",
+                    {{.params = {CopyRangeU32::kDstOffset, CopyRangeU32::kCount}}}}},
       .params = {{"src_offset", kU64Max, "first source element"},
                  {"dst_offset", kU64Max, "first destination element"},
                  {"count", kU32Max, "elements to copy"}},
@@ -332,37 +274,30 @@ std::vector<KernelSpec> BuiltinKernels() {
       .name = "atomic_add_u32",
       .version = 1,
       .summary = "every thread atomically adds value to counters[index]",
-      .bindings = {{"counters", 4, Access::kReadWrite, 1, "counter array"}},
+      .bindings = {{"counters", 4, Access::kReadWrite, 1, "counter array",
+                    {{.params = {0}, .add = 1}}}},
       .params = {{"index", kU32Max, "counter to add to; must be inside counters"},
                  {"value", kU32Max, "amount each thread adds"}},
       .passes = {{BodyId::kAtomicAddU32, ThreadRule{.kind = ThreadRule::Kind::kOne,
                                                     .overridable = true}}},
       .default_grid = "one thread",
-      .validate =
-          [](const KernelCall& call) {
-            if (call.params[0] >= Elements(call, 0, 4)) {
-              return absl::InvalidArgumentError(
-                  absl::StrFormat("atomic_add_u32: index %d is not inside counters (%d)",
-                                  call.params[0], Elements(call, 0, 4)));
-            }
-            return absl::OkStatus();
-          },
   });
   k.push_back(KernelSpec{
       .name = "exclusive_scan_u32",
       .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "out[i] = in[0] + ... + in[i-1] (mod 2^32); total[0] = sum; in may equal out",
       .bindings = {{"in", 4, Access::kRead, 0, "input elements (n = elements of in)"},
-                   {"out", 4, Access::kWrite, 0, "at least n elements"},
+                   {"out", 4, Access::kWrite, 0, "at least n elements",
+                    {{.bindings = {ScanU32::kIn}}}},
                    {"total", 4, Access::kWrite, 1, "receives the sum of all n elements"},
                    {"scratch", 4, Access::kReadWrite, 0,
-                    "at least ceil(n / 2048) elements of scratch"}},
+                    "at least ceil(n / 2048) elements of scratch",
+                    {{.bindings = {ScanU32::kIn}, .divide = kScanBlock}}}},
       .params = {},
       .passes = {{BodyId::kScanU32BlockSums, ElementsOf(ScanU32::kIn, false, kScanBlock)},
                  {BodyId::kScanU32BlockOffsets, OneThread()},
                  {BodyId::kScanU32Apply, ElementsOf(ScanU32::kIn, false, kScanBlock)}},
       .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
-      .validate = ValidateScan,
       .may_alias = {{ScanU32::kIn, ScanU32::kOut}},
   });
   k.push_back(KernelSpec{
@@ -370,12 +305,14 @@ std::vector<KernelSpec> BuiltinKernels() {
       .version = 2,  // 2: one buffer bound twice is refused where written
       .summary = "ordered stream compaction: out = values[i] where flags[i] != 0; count[0] = kept",
       .bindings = {{"values", 4, Access::kRead, 0, "input elements (n = elements of values)"},
-                   {"flags", 4, Access::kRead, 0, "at least n elements; nonzero keeps"},
+                   {"flags", 4, Access::kRead, 0, "at least n elements; nonzero keeps",
+                    {{.bindings = {CompactU32::kValues}}}},
                    {"out", 4, Access::kWrite, 0, "kept values; excess sets the overflow bit"},
                    {"count", 4, Access::kWrite, 1, "receives the number of kept values"},
                    kStatusBinding,
                    {"scratch", 4, Access::kReadWrite, 0,
-                    "at least ceil(n / 2048) elements of scratch"}},
+                    "at least ceil(n / 2048) elements of scratch",
+                    {{.bindings = {CompactU32::kValues}, .divide = kScanBlock}}}},
       .params = {},
       .passes = {{BodyId::kCompactU32BlockCounts,
                   ElementsOf(CompactU32::kValues, false, kScanBlock)},
@@ -383,23 +320,26 @@ std::vector<KernelSpec> BuiltinKernels() {
                  {BodyId::kCompactU32Scatter,
                   ElementsOf(CompactU32::kValues, false, kScanBlock)}},
       .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
-      .validate = ValidateCompact,
   });
   k.push_back(KernelSpec{
       .name = "sort_u64",
       .version = 1,
       .summary = "sorts keys[0, count) ascending by their low ceil(bits / 8) bytes, stably "
                  "(bits = 64: whole keys); LSD radix sort, CUB on a GPU",
-      .bindings = {{"keys", 8, Access::kReadWrite, 0, "the keys; sorted in place"},
-                   {"alt", 8, Access::kReadWrite, 0, "at least count elements of scratch"},
+      .bindings = {{"keys", 8, Access::kReadWrite, 0, "the keys; sorted in place",
+                    {{.params = {SortU64::kCount}}}},
+                   {"alt", 8, Access::kReadWrite, 0, "at least count elements of scratch",
+                    {{.params = {SortU64::kCount}}}},
                    {"scratch", 4, Access::kReadWrite, 0,
-                    "at least 256 * ceil(count / 2048) elements of scratch"}},
+                    "at least 256 * ceil(count / 2048) elements of scratch",
+                    {{.params = {SortU64::kCount},
+                      .divide = kScanBlock,
+                      .multiply = SortU64::kDigits}}}},
       .params = {{"count", kU32Max, "keys to sort, from the first"},
                  {"bits", 64, "low bits that decide the order, rounded up to whole bytes"}},
       .passes = SortPasses(),
       .default_grid = "fixed: per round of 8 bits, ceil(count / 2048) threads, 1 thread, "
                       "ceil(count / 2048) threads; then count threads",
-      .validate = ValidateSort,
   });
   k.push_back(KernelSpec{
       .name = "bfs_expand",
@@ -408,8 +348,10 @@ std::vector<KernelSpec> BuiltinKernels() {
       .bindings =
           {{"row_offsets", 4, Access::kRead, 1, "CSR row offsets, nodes + 1 elements"},
            {"columns", 4, Access::kRead, 0, "CSR column indices"},
-           {"visited", 4, Access::kReadWrite, 0, "visited bitset, ceil(nodes / 32) words"},
-           {"levels", 4, Access::kReadWrite, 0, "BFS level per node"},
+           {"visited", 4, Access::kReadWrite, 0, "visited bitset, ceil(nodes / 32) words",
+            {{.bindings = {BfsExpand::kRowOffsets}, .add = -1, .divide = 32}}},
+           {"levels", 4, Access::kReadWrite, 0, "BFS level per node",
+            {{.bindings = {BfsExpand::kRowOffsets}, .add = -1}}},
            {"frontier", 4, Access::kRead, 0, "current frontier node ids"},
            {"next", 4, Access::kReadWrite, 0, "next frontier; overflow sets the status bit"},
            {"state", 4, Access::kReadWrite, BfsState::kSlots,
@@ -445,19 +387,11 @@ std::vector<KernelSpec> BuiltinKernels() {
       .version = 1,
       .summary = "loop guard: as the first repeated step, the repetition ends before an "
                  "iteration that starts with word[index] == 0",
-      .bindings = {{"word", 4, Access::kRead, 1, "holds the guard word"}},
+      .bindings = {{"word", 4, Access::kRead, 1, "holds the guard word",
+                    {{.params = {0}, .add = 1}}}},
       .params = {{"index", kU32Max, "element of word that must be nonzero to go on"}},
       .passes = {},
       .default_grid = "no threads: the device reads the word before each iteration",
-      .validate =
-          [](const KernelCall& call) {
-            if (call.params[0] >= Elements(call, 0, 4)) {
-              return absl::InvalidArgumentError(
-                  absl::StrFormat("repeat_while_u32: index %d is not inside word (%d)",
-                                  call.params[0], Elements(call, 0, 4)));
-            }
-            return absl::OkStatus();
-          },
       .loop_guard = true,
   });
   AddIfdsKernels(&k);
@@ -485,6 +419,53 @@ std::string Fingerprint(const std::vector<KernelSpec>& kernels) {
 }
 
 }  // namespace
+
+uint64_t SizeRule::MinElements(const KernelCall& call, absl::Span<const BindingSpec> specs) const {
+  constexpr uint64_t kMax = ~uint64_t{0};
+  uint64_t sum = 0;
+  bool saturated = false;
+  const auto accumulate = [&](uint64_t value) {
+    if (value > kMax - sum) {
+      saturated = true;
+    } else {
+      sum += value;
+    }
+  };
+  for (int p : params) accumulate(call.params[p]);
+  for (int b : bindings) accumulate(call.binding_bytes[b] / specs[b].element_size);
+  if (saturated) return kMax;
+  uint64_t total = 0;
+  if (add >= 0) {
+    if (static_cast<uint64_t>(add) > kMax - sum) return kMax;
+    total = sum + static_cast<uint64_t>(add);
+  } else {
+    // -(add + 1) + 1 avoids negating INT64_MIN.
+    const uint64_t subtract = static_cast<uint64_t>(-(add + 1)) + 1;
+    if (sum <= subtract) return 0;
+    total = sum - subtract;
+  }
+  const uint64_t d = divide == 0 ? 1 : divide;
+  const uint64_t quotient = total / d + (total % d != 0 ? 1 : 0);
+  const uint64_t m = multiply == 0 ? 1 : multiply;
+  if (quotient > kMax / m) return kMax;
+  return quotient * m;
+}
+
+std::string SizeRule::Describe(absl::Span<const BindingSpec> specs,
+                               absl::Span<const ParamSpec> param_specs) const {
+  std::vector<std::string> terms;
+  for (int p : params) terms.emplace_back(param_specs[p].name);
+  for (int b : bindings) terms.emplace_back(specs[b].name);
+  std::string text = absl::StrJoin(terms, " + ");
+  if (add > 0) absl::StrAppend(&text, " + ", add);
+  if (add < 0) absl::StrAppend(&text, " - ", static_cast<uint64_t>(-(add + 1)) + 1);
+  if (divide > 1) {
+    text = terms.size() > 1 || add != 0 ? absl::StrCat("ceil((", text, ") / ", divide, ")")
+                                        : absl::StrCat("ceil(", text, " / ", divide, ")");
+  }
+  if (multiply > 1) text = absl::StrCat(multiply, " * ", text);
+  return text;
+}
 
 std::string_view AccessName(Access access) {
   switch (access) {
@@ -535,6 +516,15 @@ absl::Status KernelCatalog::Validate(const KernelSpec& spec, const KernelCall& c
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: binding %d (%s) holds %d elements of %d bytes, needs at least %d", spec.name, b,
           binding.name, elements, binding.element_size, binding.min_elements));
+    }
+    for (const SizeRule& rule : binding.size_rules) {
+      const uint64_t needed = rule.MinElements(call, spec.bindings);
+      if (elements < needed) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: binding %d (%s) holds %d elements of %d bytes, needs at least %s = %d",
+            spec.name, b, binding.name, elements, binding.element_size,
+            rule.Describe(spec.bindings, spec.params), needed));
+      }
     }
   }
   if (!call.binding_ids.empty() && call.binding_ids.size() != call.binding_bytes.size()) {

@@ -25,18 +25,43 @@ namespace sluice {
 enum class Access { kRead, kWrite, kReadWrite };
 std::string_view AccessName(Access access);
 
-struct BindingSpec {
-  std::string_view name;
-  uint32_t element_size;  // bytes per element
-  Access access;
-  uint64_t min_elements;  // fewer whole elements than this is InvalidArgument
-  std::string_view doc;
-};
-
 struct ParamSpec {
   std::string_view name;
   uint64_t max_value;  // larger values are InvalidArgument
   std::string_view doc;
+};
+
+struct KernelCall;
+struct BindingSpec;
+
+// A lower bound on a binding's element count that follows from the call:
+//   multiply * ceil((add + the named parameters' values + the named bindings' element counts)
+//                   / divide)
+// elements, where a total below zero counts as zero. Published in GetInfo, so that a client in
+// any language can size its buffers; the catalog validates calls with these same rules.
+struct SizeRule {
+  std::vector<int> params;    // parameters whose values are summed
+  std::vector<int> bindings;  // bindings whose element counts are summed
+  int64_t add = 0;
+  uint64_t divide = 1;
+  uint64_t multiply = 1;
+
+  // The bound for `call` against `specs` (the kernel's bindings), saturating at 2^64 - 1.
+  uint64_t MinElements(const KernelCall& call, absl::Span<const BindingSpec> specs) const;
+  // The rule in words, naming parameters and bindings ("src_offset + count").
+  std::string Describe(absl::Span<const BindingSpec> specs,
+                       absl::Span<const ParamSpec> params) const;
+};
+
+struct BindingSpec {
+  std::string_view name;
+  uint32_t element_size;  // bytes per element; a buffer holds its bytes / element_size
+                          // elements (rounded down: trailing bytes are not an element)
+  Access access;
+  uint64_t min_elements;  // fewer whole elements than this is InvalidArgument
+  std::string_view doc;
+  // Bounds that depend on the call; each must hold too (InvalidArgument otherwise).
+  std::vector<SizeRule> size_rules = {};
 };
 
 // How a pass's thread count follows from the call.

@@ -144,6 +144,15 @@ void ToProto(const KernelCatalog& catalog, v1::GetInfoResponse* out) {
       binding.set_access(std::string(AccessName(b.access)));
       binding.set_min_elements(b.min_elements);
       binding.set_doc(std::string(b.doc));
+      for (const SizeRule& rule : b.size_rules) {
+        v1::SizeRule& r = *binding.add_size_rules();
+        for (int p : rule.params) r.add_params(static_cast<uint32_t>(p));
+        for (int i : rule.bindings) r.add_bindings(static_cast<uint32_t>(i));
+        r.set_add(rule.add);
+        r.set_divide(std::max<uint64_t>(rule.divide, 1));
+        r.set_multiply(std::max<uint64_t>(rule.multiply, 1));
+        r.set_text(rule.Describe(spec.bindings, spec.params));
+      }
     }
     for (const ParamSpec& p : spec.params) {
       v1::KernelParam& param = *k.add_params();

@@ -42,16 +42,18 @@ int RunInfo() {
                 static_cast<unsigned long long>(c.synchronizations()),
                 HumanBytes(c.bytes_uploaded()).c_str(), HumanBytes(c.bytes_downloaded()).c_str());
   }
-  std::printf("sessions:  %u active, %llu opened since start\n", info->active_sessions(),
+  std::printf("sessions:  %u active of at most %u, %llu opened since start\n",
+              info->active_sessions(), info->max_sessions(),
               static_cast<unsigned long long>(info->sessions_opened()));
   std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
               HumanBytes(info->transfer_bytes_in_use()).c_str(),
               HumanBytes(info->transfer_bytes_limit()).c_str());
   const v1::SessionLimits& l = info->default_limits();
   std::printf(
-      "limits:    chunk %s, quota %s per session, %llu buffers, %llu steps, %llu ranges, "
-      "%s per request\n",
-      HumanBytes(l.chunk_size()).c_str(), HumanBytes(l.memory_quota()).c_str(),
+      "limits:    chunk %s (%s to %s), quota %s per session, %llu buffers, %llu steps, "
+      "%llu ranges, %s per request\n",
+      HumanBytes(l.chunk_size()).c_str(), HumanBytes(info->min_chunk_size()).c_str(),
+      HumanBytes(info->max_chunk_size()).c_str(), HumanBytes(l.memory_quota()).c_str(),
       static_cast<unsigned long long>(l.max_buffers()),
       static_cast<unsigned long long>(l.max_steps()),
       static_cast<unsigned long long>(l.max_ranges()), HumanBytes(l.max_request_bytes()).c_str());
@@ -61,10 +63,12 @@ int RunInfo() {
     std::printf("  %s v%u: %s\n", k.name().c_str(), k.version(), k.summary().c_str());
     std::vector<std::string> bindings;
     for (const v1::KernelBinding& b : k.bindings()) {
-      bindings.push_back(absl::StrFormat("%s(%dB %s%s)", b.name(), b.element_size(), b.access(),
-                                         b.min_elements() > 0
-                                             ? absl::StrFormat(" >=%d", b.min_elements())
-                                             : ""));
+      std::vector<std::string> at_least;
+      if (b.min_elements() > 0) at_least.push_back(absl::StrCat(b.min_elements()));
+      for (const v1::SizeRule& rule : b.size_rules()) at_least.push_back(rule.text());
+      bindings.push_back(absl::StrFormat(
+          "%s(%dB %s%s)", b.name(), b.element_size(), b.access(),
+          at_least.empty() ? "" : absl::StrCat(" >=", absl::StrJoin(at_least, ", >="))));
     }
     std::printf("      bindings: %s\n", bindings.empty() ? "-" : absl::StrJoin(bindings, ", ").c_str());
     std::vector<std::string> params;

@@ -51,6 +51,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
         absl::StrFormat("cannot listen on %s (in use, or not a local address)", options.listen));
   }
   daemon->address_ = absl::StrFormat("%s:%d", options.listen.substr(0, colon), daemon->port_);
+  // The health of the whole server ("") and of the Sluice service by name, for checkers that
+  // ask for the service.
+  if (grpc::HealthCheckServiceInterface* health = daemon->server_->GetHealthCheckService()) {
+    health->SetServingStatus(v1::Sluice::service_full_name(), true);
+  }
   return daemon;
 }
 

@@ -426,6 +426,97 @@ TEST_F(DaemonTest, HostileRequestsGetSpecificCodesAndHarmNoOne) {
   EXPECT_TRUE(raw.Finish().ok());
 }
 
+TEST_F(DaemonTest, ABadUploadIsAnsweredAtItsFirstMessageAndItsLaterMessagesAreDropped) {
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open(4096).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(64));
+  const auto first_message = [&](uint64_t id, uint64_t handle, uint64_t offset, uint64_t length) {
+    v1::SessionRequest request;
+    request.set_id(id);
+    v1::Range& range = *request.mutable_upload()->add_ranges();
+    range.set_handle(handle);
+    range.set_offset(offset);
+    range.set_length(length);
+    return request;  // no data yet, not the last message
+  };
+  struct Case {
+    uint64_t handle, offset, length;
+    Code code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {h, 0, 1 << 20, Code::kOutOfRange, "upload range 0: the range at offset 0 of length"},
+      {h ^ 1, 0, 16, Code::kNotFound, "upload range 0: no buffer with handle"},
+      {h, 0, uint64_t{5} << 30, Code::kResourceExhausted, "per-request limit"},
+  };
+  for (const Case& c : cases) {
+    // The reply comes with no data sent: a client can stop on it.
+    const uint64_t id = raw.NextId();
+    ASSERT_TRUE(raw.Send(first_message(id, c.handle, c.offset, c.length)));
+    ASSERT_OK_AND_ASSIGN(v1::SessionResponse refused, raw.Await(id));
+    EXPECT_EQ(refused.status().code(), static_cast<int>(c.code)) << refused.status().message();
+    EXPECT_THAT(refused.status().message(), HasSubstr(c.message));
+    // A client that sends the rest anyway gets no second reply: its messages are dropped.
+    for (int chunk = 0; chunk < 3; ++chunk) {
+      v1::SessionRequest more;
+      more.set_id(id);
+      more.mutable_upload()->set_data(std::string(4096, 'x'));
+      more.mutable_upload()->set_last(chunk == 2);
+      ASSERT_TRUE(raw.Send(more));
+    }
+    v1::SessionRequest ping;
+    ping.mutable_ping();
+    const uint64_t ping_id = raw.NextId();
+    ping.set_id(ping_id);
+    ASSERT_TRUE(raw.Send(ping));
+    std::vector<v1::SessionResponse> others;
+    ASSERT_OK_AND_ASSIGN(v1::SessionResponse pong, raw.Await(ping_id, nullptr, &others));
+    EXPECT_EQ(pong.status().code(), 0);
+    EXPECT_TRUE(others.empty()) << "a second reply to upload " << id << ": "
+                                << others.front().status().message();
+  }
+  EXPECT_EQ(Info().transfer_bytes_in_use(), 0u) << "no data of a refused upload is held";
+  ASSERT_OK_AND_ASSIGN(std::string bytes, raw.Read(h, 0, 64));
+  EXPECT_EQ(bytes, std::string(64, '\0'));
+}
+
+TEST_F(DaemonTest, AnUploadCutOffByAnotherRequestGetsExactlyOneReply) {
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open(4096).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(64));
+  // Upload U's first half, a ping P, U's second half (breaking the back-to-back rule), ping Q.
+  const uint64_t u = raw.NextId(), p = raw.NextId(), q = raw.NextId();
+  v1::SessionRequest first;
+  first.set_id(u);
+  v1::Range& range = *first.mutable_upload()->add_ranges();
+  range.set_handle(h);
+  range.set_length(64);
+  first.mutable_upload()->set_data(std::string(32, 'a'));
+  v1::SessionRequest second;
+  second.set_id(u);
+  second.mutable_upload()->set_data(std::string(32, 'b'));
+  second.mutable_upload()->set_last(true);
+  v1::SessionRequest ping_p, ping_q;
+  ping_p.set_id(p);
+  ping_p.mutable_ping();
+  ping_q.set_id(q);
+  ping_q.mutable_ping();
+  for (const v1::SessionRequest* message : {&first, &ping_p, &second, &ping_q}) {
+    ASSERT_TRUE(raw.Send(*message));
+  }
+  std::vector<v1::SessionResponse> before_q;
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse pong_q, raw.Await(q, nullptr, &before_q));
+  EXPECT_EQ(pong_q.status().code(), 0);
+  ASSERT_EQ(before_q.size(), 2u) << "one final reply each for U and P, and none more";
+  EXPECT_EQ(before_q[0].id(), u);
+  EXPECT_EQ(before_q[0].status().code(), static_cast<int>(Code::kInvalidArgument));
+  EXPECT_THAT(before_q[0].status().message(), HasSubstr("interrupted by request"));
+  EXPECT_EQ(before_q[1].id(), p);
+  EXPECT_EQ(before_q[1].status().code(), 0);
+  ASSERT_OK_AND_ASSIGN(std::string bytes, raw.Read(h, 0, 64));
+  EXPECT_EQ(bytes, std::string(64, '\0')) << "nothing of the cut-off upload was written";
+}
+
 // A seeded stream of random requests: every kind of operation, on handles that exist, were
 // freed, belong to another session or never were; ranges anywhere; uploads whose data is short,
 // long or cut off by another request; every kernel with random parameters and bindings;
@@ -775,8 +866,21 @@ TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
       ++seen;
       EXPECT_THAT(k.may_alias(), ::testing::ElementsAre(0, 1));  // in and out
     }
+    if (k.name() == "sort_u64") {
+      // What scratch needs, as a formula a client in any language can evaluate.
+      ++seen;
+      ASSERT_EQ(k.bindings_size(), 3);
+      ASSERT_EQ(k.bindings(2).size_rules_size(), 1);
+      const v1::SizeRule& rule = k.bindings(2).size_rules(0);
+      EXPECT_THAT(rule.params(), ::testing::ElementsAre(0));  // count
+      EXPECT_TRUE(rule.bindings().empty());
+      EXPECT_EQ(rule.add(), 0);
+      EXPECT_EQ(rule.divide(), 2048u);
+      EXPECT_EQ(rule.multiply(), 256u);
+      EXPECT_EQ(rule.text(), "256 * ceil(count / 2048)");
+    }
   }
-  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(seen, 4);
 }
 
 TEST_F(DaemonTest, SessionCountAndMemoryQuotaAreEnforcedPerSession) {
@@ -795,13 +899,19 @@ TEST_F(DaemonTest, SessionCountAndMemoryQuotaAreEnforcedPerSession) {
 TEST_F(DaemonTest, HealthAndReflectionAreServed) {
   auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
   grpc::GenericStub generic(channel);
-  // grpc.health.v1.Health/Check with an empty request: SERVING is field 1 = 1 (bytes 08 01).
-  {
+  // grpc.health.v1.Health/Check for the whole server (an empty request) and for the Sluice
+  // service by name (field 1, the service): SERVING is field 1 = 1 (bytes 08 01).
+  for (const std::string service : {"", "sluice.v1.Sluice"}) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    grpc::ByteBuffer request;
-    grpc::Slice empty("");
-    request = grpc::ByteBuffer(&empty, 1);
+    std::string encoded;
+    if (!service.empty()) {
+      encoded.push_back('\x0a');
+      encoded.push_back(static_cast<char>(service.size()));
+      encoded += service;
+    }
+    grpc::Slice slice(encoded);
+    grpc::ByteBuffer request(&slice, 1);
     grpc::ByteBuffer response;
     absl::Notification done;
     grpc::Status status;
@@ -811,12 +921,12 @@ TEST_F(DaemonTest, HealthAndReflectionAreServed) {
                         done.Notify();
                       });
     ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_TRUE(status.ok()) << "service '" << service << "': " << status.error_message();
     std::vector<grpc::Slice> slices;
     ASSERT_TRUE(response.Dump(&slices).ok());
     std::string bytes;
     for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-    EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+    EXPECT_EQ(bytes, std::string("\x08\x01", 2)) << "service '" << service << "'";
   }
   // grpc.reflection.v1alpha.ServerReflection: list_services (field 7) names sluice.v1.Sluice.
   {

@@ -106,5 +106,71 @@ TEST(KernelCatalogTest, PlanFollowsTheGridRules) {
   EXPECT_EQ(KernelCatalog::Plan(*fill, {sixteen, value}, Grid{2, 3, 4})[0].threads.fixed, 24u);
 }
 
+TEST(KernelCatalogTest, SizeRulesNameValidParametersAndBindings) {
+  for (const KernelSpec& spec : KernelCatalog::Builtin().kernels()) {
+    for (const BindingSpec& b : spec.bindings) {
+      for (const SizeRule& rule : b.size_rules) {
+        EXPECT_FALSE(rule.params.empty() && rule.bindings.empty()) << spec.name << " " << b.name;
+        for (int p : rule.params) EXPECT_LT(static_cast<size_t>(p), spec.params.size());
+        for (int i : rule.bindings) EXPECT_LT(static_cast<size_t>(i), spec.bindings.size());
+        EXPECT_GE(rule.divide, 1u);
+        EXPECT_GE(rule.multiply, 1u);
+      }
+    }
+  }
+}
+
+// The rule a binding publishes, in words, for kernel `kernel` binding `binding`.
+std::string RuleText(std::string_view kernel, size_t binding) {
+  const KernelSpec* spec = *KernelCatalog::Builtin().Find(kernel);
+  const BindingSpec& b = spec->bindings.at(binding);
+  EXPECT_EQ(b.size_rules.size(), 1u) << kernel << " " << b.name;
+  return b.size_rules.empty() ? "" : b.size_rules[0].Describe(spec->bindings, spec->params);
+}
+
+TEST(KernelCatalogTest, SizeRulesSayWhatEachBindingNeeds) {
+  EXPECT_EQ(RuleText("copy_range_u32", 0), "src_offset + count");
+  EXPECT_EQ(RuleText("atomic_add_u32", 0), "index + 1");
+  EXPECT_EQ(RuleText("exclusive_scan_u32", 3), "ceil(in / 2048)");
+  EXPECT_EQ(RuleText("sort_u64", 2), "256 * ceil(count / 2048)");
+  EXPECT_EQ(RuleText("bfs_expand", 2), "ceil((row_offsets - 1) / 32)");
+  EXPECT_EQ(RuleText("repeat_while_u32", 0), "index + 1");
+}
+
+TEST(KernelCatalogTest, ACallIsRefusedExactlyBelowWhatASizeRuleNeeds) {
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* sort, KernelCatalog::Builtin().Find("sort_u64"));
+  // 5000 keys: keys and alt need 5000 elements, scratch 256 * ceil(5000 / 2048) = 768.
+  const std::vector<uint64_t> params = {5000, 64};
+  const std::vector<uint64_t> enough = {8 * 5000, 8 * 5000, 4 * 768};
+  EXPECT_OK(KernelCatalog::Validate(*sort, {enough, params}, std::nullopt));
+  const std::vector<uint64_t> short_scratch = {8 * 5000, 8 * 5000, 4 * 767 + 3};
+  EXPECT_THAT(KernelCatalog::Validate(*sort, {short_scratch, params}, std::nullopt),
+              StatusIs(Code::kInvalidArgument,
+                       ::testing::HasSubstr("needs at least 256 * ceil(count / 2048) = 768")));
+  const std::vector<uint64_t> short_alt = {8 * 5000, 8 * 4999, 4 * 768};
+  EXPECT_THAT(KernelCatalog::Validate(*sort, {short_alt, params}, std::nullopt),
+              StatusIs(Code::kInvalidArgument, ::testing::HasSubstr("binding 1 (alt)")));
+
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* copy, KernelCatalog::Builtin().Find("copy_range_u32"));
+  const std::vector<uint64_t> ten = {40, 40};
+  EXPECT_OK(KernelCatalog::Validate(*copy, {ten, std::vector<uint64_t>{6, 0, 4}}, std::nullopt));
+  EXPECT_THAT(
+      KernelCatalog::Validate(*copy, {ten, std::vector<uint64_t>{7, 0, 4}}, std::nullopt),
+      StatusIs(Code::kInvalidArgument));
+  // Sums that would wrap 64 bits need more than any buffer holds.
+  const uint64_t kMax = ~uint64_t{0};
+  EXPECT_THAT(KernelCatalog::Validate(*copy, {ten, std::vector<uint64_t>{kMax, 0, 2}},
+                                      std::nullopt),
+              StatusIs(Code::kInvalidArgument));
+
+  ASSERT_OK_AND_ASSIGN(const KernelSpec* expand, KernelCatalog::Builtin().Find("bfs_expand"));
+  // 65 nodes (66 row offsets): visited needs ceil(65 / 32) = 3 words, levels 65 elements.
+  std::vector<uint64_t> graph = {4 * 66, 40, 4 * 3, 4 * 65, 4, 4, 16};
+  EXPECT_OK(KernelCatalog::Validate(*expand, {graph, {}}, std::nullopt));
+  graph[2] = 4 * 2;
+  EXPECT_THAT(KernelCatalog::Validate(*expand, {graph, {}}, std::nullopt),
+              StatusIs(Code::kInvalidArgument, ::testing::HasSubstr("visited")));
+}
+
 }  // namespace
 }  // namespace sluice

@@ -1,0 +1,441 @@
+#include "server/session_protocol.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/log.h"
+#include "base/status_macros.h"
+#include "proto/codec.h"
+
+namespace sluice {
+namespace {
+
+// Requests moving at most this many bytes, with no kernel steps, may run inline on the
+// transport's thread when the session has nothing else queued: copying a few bytes is no device
+// wait. Transfers this small need no share of the daemon's transfer budget either.
+constexpr uint64_t kCheapBytes = 64 << 10;
+
+// Sum of lengths, saturating at 2^64 - 1 so that absurd requests cannot wrap to small ones.
+uint64_t TotalLength(absl::Span<const RangeRef> ranges) {
+  uint64_t total = 0;
+  for (const RangeRef& r : ranges) {
+    total = r.length > ~uint64_t{0} - total ? ~uint64_t{0} : total + r.length;
+  }
+  return total;
+}
+
+// Client names land in the log: keep them short and printable.
+std::string Printable(const std::string& name) {
+  std::string out = name.substr(0, kMaxClientNameBytes);
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e || c == '"') c = '?';
+  }
+  return out;
+}
+
+absl::Status NotOpenError() {
+  return absl::FailedPreconditionError(
+      "the session is not open: the first request of a stream must be open");
+}
+
+}  // namespace
+
+SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer)
+    : manager_(manager),
+      peer_(std::move(peer)),
+      limits_(manager->options().limits),
+      started_(absl::Now()),
+      chunk_size_(manager->options().max_chunk_size) {}
+
+// ---- Read path --------------------------------------------------------------------------------
+
+void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs) {
+  const bool is_upload = request.op_case() == v1::SessionRequest::kUpload;
+  if (is_upload && discarding_ == request.id() && request.upload().ranges_size() == 0 &&
+      !(upload_.has_value() && upload_->id == request.id())) {
+    // A later message of an upload that was already answered.
+    if (request.upload().last()) discarding_.reset();
+    return;
+  }
+  if (upload_.has_value() && !(is_upload && request.id() == upload_->id)) {
+    EndUpload(absl::InvalidArgumentError(absl::StrFormat(
+                  "upload %d was interrupted by request %d before its last chunk", upload_->id,
+                  request.id())),
+              jobs, /*more_may_follow=*/true);
+  }
+  if (is_upload) {
+    AcceptUpload(request, jobs);
+    return;
+  }
+  jobs->push_back(MakeJob(request));
+}
+
+void SessionProtocol::EndOfInput(std::vector<Job>* jobs) {
+  if (upload_.has_value()) {
+    EndUpload(absl::InvalidArgumentError(absl::StrFormat(
+                  "upload %d: the stream ended before its last chunk", upload_->id)),
+              jobs, /*more_may_follow=*/false);
+  }
+  discarding_.reset();
+}
+
+absl::Status SessionProtocol::CheckFirstMessage(const v1::UploadRequest& first,
+                                                PendingUpload& up) {
+  // Checked here, not only when the job runs, so that no data is held for a doomed upload.
+  if (!open_seen_ || open_refused_.load()) return NotOpenError();
+  if (static_cast<uint64_t>(first.ranges_size()) > limits_.max_ranges) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d ranges in one upload; the limit is %d", first.ranges_size(), limits_.max_ranges));
+  }
+  up.ranges = RangesFromProto(first.ranges());
+  up.expected = TotalLength(up.ranges);
+  if (up.expected > limits_.max_request_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("an upload of %d bytes exceeds the per-request limit of %d bytes",
+                        up.expected, limits_.max_request_bytes));
+  }
+  if (Session* session = session_.load(); session != nullptr) {
+    RETURN_IF_ERROR(session->CheckUploadRanges(up.ranges));
+  }
+  if (up.expected > kCheapBytes) {
+    // The data is reserved as it arrives: a client that declares a large upload and stalls
+    // holds only what it sent.
+    ASSIGN_OR_RETURN(up.hold, manager_->transfers().Reserve(0, "an upload"));
+  }
+  return absl::OkStatus();
+}
+
+void SessionProtocol::AcceptUpload(v1::SessionRequest& request, std::vector<Job>* jobs) {
+  v1::UploadRequest& chunk = *request.mutable_upload();
+  const bool last = chunk.last();
+  if (!upload_.has_value()) {
+    if (discarding_ == request.id()) discarding_.reset();  // a new upload with this id
+    upload_ = PendingUpload{.id = request.id()};
+    if (absl::Status refused = CheckFirstMessage(chunk, *upload_); !refused.ok()) {
+      return EndUpload(std::move(refused), jobs, /*more_may_follow=*/!last);
+    }
+  } else if (chunk.ranges_size() > 0) {
+    return EndUpload(
+        absl::InvalidArgumentError("ranges may only appear in the first message of an upload"),
+        jobs, !last);
+  }
+  PendingUpload& up = *upload_;
+  const uint64_t n = chunk.data().size();
+  const uint32_t chunk_limit = chunk_size_.load();
+  if (n > chunk_limit) {
+    return EndUpload(absl::InvalidArgumentError(absl::StrFormat(
+                         "a chunk of %d bytes exceeds the negotiated chunk size of %d bytes", n,
+                         chunk_limit)),
+                     jobs, !last);
+  }
+  if (n > up.expected - up.received) {
+    return EndUpload(absl::InvalidArgumentError(absl::StrFormat(
+                         "upload data exceeds the %d bytes its ranges describe", up.expected)),
+                     jobs, !last);
+  }
+  if (n > 0) {
+    if (up.expected > kCheapBytes) {
+      if (absl::Status held = up.hold.Extend(n, "an upload"); !held.ok()) {
+        return EndUpload(std::move(held), jobs, !last);
+      }
+    }
+    up.received += n;
+    up.chunks.push_back(std::move(*chunk.mutable_data()));
+  }
+  if (last) EndUpload(absl::OkStatus(), jobs, /*more_may_follow=*/false);
+}
+
+void SessionProtocol::EndUpload(absl::Status error, std::vector<Job>* jobs,
+                                bool more_may_follow) {
+  PendingUpload up = std::move(*upload_);
+  upload_.reset();
+  if (error.ok() && up.received != up.expected) {
+    error = absl::InvalidArgumentError(absl::StrFormat(
+        "upload ended after %d of the %d bytes its ranges describe", up.received, up.expected));
+  }
+  if (!error.ok()) {
+    // Nothing of it will be written: its data and reservation go now, its reply is queued
+    // now, and its later messages are dropped as they come.
+    if (more_may_follow) discarding_ = up.id;
+    jobs->push_back(ReplyJob(up.id, std::move(error)));
+    return;
+  }
+  Job job;
+  job.id = up.id;
+  job.cheap = up.expected <= kCheapBytes;
+  job.staged = up.received;
+  job.run = [this, up = std::move(up)](Responses* out) { DoUpload(up, out); };
+  jobs->push_back(std::move(job));
+}
+
+SessionProtocol::Job SessionProtocol::ReplyJob(uint64_t id, absl::Status status) {
+  Job job;
+  job.id = id;
+  job.cheap = true;
+  job.run = [id, status = std::move(status)](Responses* out) { Reply(id, status, out); };
+  return job;
+}
+
+SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
+  Job job;
+  const uint64_t id = request.id();
+  job.id = id;
+  switch (request.op_case()) {
+    case v1::SessionRequest::kOpen:
+      // Chunks of requests pipelined behind the open are checked against the negotiated size.
+      if (!open_seen_) {
+        open_seen_ = true;
+        chunk_size_.store(manager_->options().NegotiateChunkSize(request.open().chunk_size()));
+      }
+      job.run = [this, id, open = std::move(*request.mutable_open())](Responses* out) {
+        DoOpen(id, open, out);
+      };
+      break;
+    case v1::SessionRequest::kAllocate:
+      job.run = [this, id, bytes = request.allocate().bytes()](Responses* out) {
+        DoAllocate(id, bytes, out);
+      };
+      break;
+    case v1::SessionRequest::kRead:
+      job.cheap = TotalLength(RangesFromProto(request.read().ranges())) <= kCheapBytes &&
+                  static_cast<uint64_t>(request.read().ranges_size()) <= limits_.max_ranges;
+      job.run = [this, id, read = std::move(*request.mutable_read())](Responses* out) {
+        DoRead(id, read, out);
+      };
+      break;
+    case v1::SessionRequest::kFree:
+      // Not cheap: a device's free may wait for the device (cudaFree does).
+      job.run = [this, id, handle = request.free().handle()](Responses* out) {
+        DoFree(id, handle, out);
+      };
+      break;
+    case v1::SessionRequest::kExecute:
+      job.run = [this, id, execute = std::move(*request.mutable_execute())](Responses* out) {
+        DoExecute(id, execute, out);
+      };
+      break;
+    case v1::SessionRequest::kPing:
+      job.cheap = true;
+      job.run = [this, id, ping = std::move(*request.mutable_ping())](Responses* out) mutable {
+        DoPing(id, ping, out);
+      };
+      break;
+    case v1::SessionRequest::kUpload:  // assembled by AcceptUpload
+    case v1::SessionRequest::OP_NOT_SET:
+      return ReplyJob(id, absl::InvalidArgumentError("the request carries no operation"));
+  }
+  return job;
+}
+
+// ---- Job path ---------------------------------------------------------------------------------
+
+void SessionProtocol::Run(Job& job, Responses* out) {
+  std::move(job.run)(out);
+  job.run = nullptr;  // an upload's data goes now, with its reservation
+  ++stats_.requests;
+  if (!out->empty() && out->back().status().code() != 0) ++stats_.errors;
+}
+
+std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) {
+  session_.store(nullptr);
+  if (ticket_ != nullptr) {
+    Log("session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
+        "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
+        "%d buffers (%d bytes) freed at close",
+        ticket_->id(), why, absl::ToDoubleSeconds(absl::Now() - started_), stats_.requests,
+        stats_.errors, stats_.allocations, stats_.frees, stats_.executes, stats_.steps,
+        stats_.bytes_up, stats_.bytes_down, ticket_->session().buffer_count(),
+        ticket_->session().bytes_in_use());
+  }
+  return std::move(ticket_);
+}
+
+void SessionProtocol::Reply(uint64_t id, const absl::Status& status, Responses* out) {
+  v1::SessionResponse& response = out->emplace_back();
+  response.set_id(id);
+  response.set_last(true);
+  ToProto(status, response.mutable_status());
+}
+
+absl::Status SessionProtocol::RequireOpen() const {
+  if (ticket_ != nullptr) return absl::OkStatus();
+  return NotOpenError();
+}
+
+void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Responses* out) {
+  if (ticket_ != nullptr) {
+    Reply(id, absl::FailedPreconditionError("the session is already open"), out);
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket = manager_->Open();
+  if (!ticket.ok()) {
+    open_refused_.store(true);  // uploads that follow are refused as they arrive
+    Reply(id, ticket.status(), out);
+    return;
+  }
+  open_refused_.store(false);
+  ticket_ = std::move(*ticket);
+  session_.store(&ticket_->session());
+  client_name_ = Printable(request.client_name());
+  const DeviceInfo& device = manager_->device().info();
+  Log("session %s opened by \"%s\" from %s on %s; chunk %d bytes", ticket_->id(), client_name_,
+      peer_, device.id, chunk_size_.load());
+
+  v1::SessionResponse& response = out->emplace_back();
+  response.set_id(id);
+  response.set_last(true);
+  response.mutable_status();
+  v1::OpenResponse& open = *response.mutable_open();
+  open.set_session_id(ticket_->id());
+  open.set_backend_id(device.id);
+  open.set_backend_version(device.version);
+  SessionLimits granted = limits_;
+  granted.chunk_size = chunk_size_.load();
+  ToProto(granted, open.mutable_limits());
+}
+
+void SessionProtocol::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  absl::StatusOr<uint64_t> handle = ticket_->session().Allocate(bytes);
+  if (!handle.ok()) return Reply(id, handle.status(), out);
+  ++stats_.allocations;
+  Reply(id, absl::OkStatus(), out);
+  out->back().mutable_allocate()->set_handle(*handle);
+}
+
+void SessionProtocol::DoUpload(const PendingUpload& upload, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(upload.id, open, out);
+  // The ranges' bytes, concatenated, are the chunks': the session asks for them in order.
+  size_t chunk = 0;
+  uint64_t chunk_offset = 0;
+  const absl::Status status = ticket_->session().Write(
+      upload.ranges, [&](size_t, uint64_t, uint64_t length) -> absl::Span<const uint8_t> {
+        if (chunk == upload.chunks.size()) return {};
+        const std::string& c = upload.chunks[chunk];
+        const uint64_t n = std::min<uint64_t>(length, c.size() - chunk_offset);
+        const absl::Span<const uint8_t> piece(
+            reinterpret_cast<const uint8_t*>(c.data()) + chunk_offset, n);
+        chunk_offset += n;
+        if (chunk_offset == c.size()) {
+          ++chunk;
+          chunk_offset = 0;
+        }
+        return piece;
+      });
+  if (status.ok()) stats_.bytes_up += upload.expected;
+  Reply(upload.id, status, out);
+}
+
+void SessionProtocol::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
+                              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
+  // The sink only runs once the session has validated every read, so the total is real.
+  const uint64_t total = TotalLength(reads);
+  const uint64_t chunk = chunk_size_.load();
+  std::vector<uint64_t> starts;  // where each read begins in the concatenation
+  starts.reserve(reads.size());
+  uint64_t position = 0;
+  for (const RangeRef& r : reads) {
+    starts.push_back(position);
+    position += r.length;
+  }
+  // The replies are made at the sink's first call, and the device copies straight into their
+  // data: no staging copy. Their memory is reserved then, after validation (so a bad read gets
+  // its own code) and before anything runs (so a refusal changes nothing); serializing holds
+  // one chunk more. Small reads reserve nothing: polls of a few state words never fail for
+  // want of memory that large transfers hold (the session's flow control bounds them).
+  const size_t first = out->size();
+  std::vector<std::string*> data;
+  absl::Status refused;
+  const absl::Status status = run([&](size_t i, uint64_t offset, uint64_t length) {
+    if (length == 0) return absl::Span<uint8_t>();
+    if (data.empty()) {
+      if (total > kCheapBytes) {
+        absl::StatusOr<TransferBudget::Hold> hold =
+            manager_->transfers().Reserve(total + std::min(total, chunk), "a read");
+        if (!hold.ok()) {
+          refused = hold.status();
+          return absl::Span<uint8_t>();  // the session stops, running nothing
+        }
+        read_hold_ = *std::move(hold);
+      }
+      const uint64_t count = (total + chunk - 1) / chunk;
+      out->reserve(first + count);
+      for (uint64_t c = 0; c < count; ++c) {
+        v1::SessionResponse& response = out->emplace_back();
+        response.set_id(id);
+        v1::DataChunk& chunk_data = *response.mutable_data();
+        chunk_data.set_offset(c * chunk);
+        chunk_data.set_total(total);
+        chunk_data.mutable_data()->resize(std::min(chunk, total - c * chunk));
+        data.push_back(chunk_data.mutable_data());
+      }
+    }
+    const uint64_t at = starts[i] + offset;
+    std::string& bytes = *data[at / chunk];
+    const uint64_t within = at % chunk;
+    return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(bytes.data()) + within,
+                               std::min<uint64_t>(length, bytes.size() - within));
+  });
+  if (!status.ok()) {
+    out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
+    read_hold_.Release();
+    return Reply(id, refused.ok() ? status : refused, out);
+  }
+  stats_.bytes_down += total;
+  if (data.empty()) {  // nothing to read: one empty chunk
+    v1::SessionResponse& response = out->emplace_back();
+    response.set_id(id);
+    response.mutable_data()->set_total(0);
+  }
+  out->back().set_last(true);
+  out->back().mutable_status();
+}
+
+void SessionProtocol::DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const std::vector<RangeRef> reads = RangesFromProto(request.ranges());
+  ReadInto(
+      id, reads, [&](ReadSink sink) { return ticket_->session().Read(reads, sink); }, out);
+}
+
+void SessionProtocol::DoFree(uint64_t id, uint64_t handle, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const absl::Status status = ticket_->session().Free(handle);
+  if (status.ok()) ++stats_.frees;
+  Reply(id, status, out);
+}
+
+void SessionProtocol::DoExecute(uint64_t id, const v1::ExecuteRequest& request, Responses* out) {
+  if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
+  const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
+  const std::vector<RangeRef> reads = RangesFromProto(request.reads());
+  bool ran = false;
+  ReadInto(
+      id, reads,
+      [&](ReadSink sink) {
+        absl::Status status = ticket_->session().Execute(prefix, repeated, request.repeat_count(),
+                                                         reads, sink, &cancel_);
+        ran = status.ok();
+        return status;
+      },
+      out);
+  if (ran) {
+    ++stats_.executes;
+    stats_.steps += prefix.size() + uint64_t{request.repeat_count()} * repeated.size();
+  }
+}
+
+void SessionProtocol::DoPing(uint64_t id, v1::PingRequest& request, Responses* out) {
+  if (request.payload().size() > kMaxPingPayload) {
+    return Reply(id,
+                 absl::InvalidArgumentError(absl::StrFormat(
+                     "a ping payload holds at most %d bytes", kMaxPingPayload)),
+                 out);
+  }
+  Reply(id, absl::OkStatus(), out);
+  out->back().mutable_ping()->set_payload(std::move(*request.mutable_payload()));
+}
+
+}  // namespace sluice

@@ -1,0 +1,151 @@
+// The session protocol of one Session stream, apart from its transport: it turns the requests
+// of a stream, in arrival order, into jobs (assembling an upload from its chunks, and refusing a
+// bad one at its first message so that its data is never held), and runs each job against the
+// stream's engine session, producing the job's replies. The gRPC transport
+// (server/grpc/session_reactor.h) feeds it messages, runs its jobs in order on the executor and
+// sends what they reply; it knows nothing of how requests map onto the engine.
+//
+// Logical requests and their replies:
+// - Every logical request gets exactly one final reply, in request order.
+// - An upload ends at its message with `last`, or early: a message of another request
+//   interrupts it (INVALID_ARGUMENT), or it is refused (at its first message when the refusal
+//   needs no earlier request to have run: not open, too many ranges, too many bytes, a handle
+//   the session does not hold or a range outside its buffer; or at the chunk that breaks a
+//   rule). Its reply is then queued at once, and any further messages of that upload (same id,
+//   no ranges) are discarded up to its `last`: a client may stop sending on the reply.
+#ifndef SLUICE_SERVER_SESSION_PROTOCOL_H_
+#define SLUICE_SERVER_SESSION_PROTOCOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "engine/session.h"
+#include "engine/session_manager.h"
+#include "engine/transfer_budget.h"
+#include "proto/contract.h"
+#include "sluice/v1/sluice.pb.h"
+
+namespace sluice {
+
+class SessionProtocol {
+ public:
+  using Responses = std::vector<v1::SessionResponse>;
+
+  // A complete logical request, ready to run in order.
+  struct Job {
+    uint64_t id = 0;
+    bool cheap = false;   // may run inline on the transport's thread when nothing is queued
+    uint64_t staged = 0;  // request bytes it holds (an upload's data) until it runs
+    absl::AnyInvocable<void(Responses*) &&> run;
+  };
+
+  // `manager` must outlive the protocol; `peer` names the client in the log.
+  SessionProtocol(SessionManager* manager, std::string peer);
+
+  // ---- Read path: one message at a time, in arrival order (not concurrently). ----
+
+  // Takes one request (its data is moved out) and appends the jobs it completes to `jobs`: none
+  // (an upload awaiting chunks, a discarded chunk), one, or two (an interrupted upload's reply,
+  // then the interrupting request's job).
+  void Accept(v1::SessionRequest& request, std::vector<Job>* jobs);
+  // The stream's input ended: an unfinished upload gets its reply.
+  void EndOfInput(std::vector<Job>* jobs);
+
+  // ---- Job path: one job at a time, in the order the read path made them. ----
+
+  // Runs `job`, appending its replies (the last one final). Afterwards TakeReadHold() has the
+  // transfer memory a read's replies hold until they are sent.
+  void Run(Job& job, Responses* out);
+  TransferBudget::Hold TakeReadHold() { return std::move(read_hold_); }
+
+  // ---- Any thread. ----
+
+  // Stops a running repeated sequence at its next iteration boundary (the stream is gone).
+  void Cancel() { cancel_.store(true); }
+
+  // ---- Teardown, once no job runs and no message arrives any more. ----
+
+  // Logs the session's summary (`why` it closed) if it was open, and hands over its ticket:
+  // destroying it frees the session's buffers, which may wait for the device.
+  std::unique_ptr<SessionManager::Ticket> Close(const char* why);
+
+ private:
+  // An upload whose chunks are still arriving. The data stays in the chunks it arrived in
+  // (moved out of the parsed messages, never copied) until the device copy gathers it.
+  struct PendingUpload {
+    uint64_t id = 0;
+    std::vector<RangeRef> ranges;
+    uint64_t expected = 0;
+    uint64_t received = 0;
+    std::vector<std::string> chunks;
+    TransferBudget::Hold hold;  // the daemon's memory for the bytes received
+  };
+
+  // Read path.
+  void AcceptUpload(v1::SessionRequest& request, std::vector<Job>* jobs);
+  // Why the first message of an upload is refused at once, or OK; fills in `up`'s ranges and
+  // reserves transfer memory for its data.
+  absl::Status CheckFirstMessage(const v1::UploadRequest& first, PendingUpload& up);
+  // Ends the pending upload: its job runs the write, or replies `error`. The later messages of
+  // an upload that ended early (`more_may_follow`) are discarded up to its last.
+  void EndUpload(absl::Status error, std::vector<Job>* jobs, bool more_may_follow);
+  Job MakeJob(v1::SessionRequest& request);
+  Job ReplyJob(uint64_t id, absl::Status status);
+
+  // Job bodies.
+  void DoOpen(uint64_t id, const v1::OpenRequest& request, Responses* out);
+  void DoAllocate(uint64_t id, uint64_t bytes, Responses* out);
+  void DoUpload(const PendingUpload& upload, Responses* out);
+  void DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out);
+  void DoFree(uint64_t id, uint64_t handle, Responses* out);
+  void DoExecute(uint64_t id, const v1::ExecuteRequest& request, Responses* out);
+  void DoPing(uint64_t id, v1::PingRequest& request, Responses* out);
+  // Reads `reads` (after the steps `run` runs, when executing) into chunked data replies.
+  void ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
+                absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
+  absl::Status RequireOpen() const;
+  static void Reply(uint64_t id, const absl::Status& status, Responses* out);
+
+  SessionManager* const manager_;
+  const std::string peer_;
+  const SessionLimits limits_;
+  const absl::Time started_;
+
+  // Read-path state.
+  std::optional<PendingUpload> upload_;
+  // The id of an upload that ended early, whose later messages are discarded up to its last.
+  std::optional<uint64_t> discarding_;
+  bool open_seen_ = false;  // the first open fixes the chunk size
+
+  // Job state: touched only by the job running now (jobs never overlap).
+  std::unique_ptr<SessionManager::Ticket> ticket_;
+  std::string client_name_;
+  TransferBudget::Hold read_hold_;  // the running read's reservation, until TakeReadHold
+  struct Stats {
+    uint64_t requests = 0, errors = 0, allocations = 0, frees = 0, executes = 0;
+    uint64_t steps = 0, bytes_up = 0, bytes_down = 0;
+  } stats_;
+
+  // Shared by both paths.
+  // Negotiated when the first open arrives; the read path checks chunk sizes against it.
+  std::atomic<uint32_t> chunk_size_;
+  // The open session, published by the open job for the read path's early checks of uploads
+  // (sizes never change, so a check that fails on arrival fails when the upload runs too).
+  std::atomic<Session*> session_{nullptr};
+  // Set when an open was refused (and no open succeeded since): the read path refuses uploads.
+  std::atomic<bool> open_refused_{false};
+  // Set when the stream is cancelled; stops a running repeated sequence.
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVER_SESSION_PROTOCOL_H_
