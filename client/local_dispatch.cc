@@ -145,7 +145,7 @@ absl::Status LocalDispatch::Run(absl::Span<const Step> prefix, absl::Span<const 
       }
       refs.push_back(StepRef{step.program->kernel, step.program->params,
                              absl::MakeConstSpan(handles).subspan(first, step.resources.size()),
-                             step.grid});
+                             step.grid, step.program->version});
     }
   }
   std::vector<RangeRef> reads;

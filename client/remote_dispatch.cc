@@ -649,7 +649,8 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
         ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r));
         handles.push_back(handle);
       }
-      ToProto(StepRef{step.program->kernel, step.program->params, handles, step.grid},
+      ToProto(StepRef{step.program->kernel, step.program->params, handles, step.grid,
+                      step.program->version},
               into->Add());
     }
     return absl::OkStatus();

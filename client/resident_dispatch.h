@@ -5,7 +5,8 @@
 //
 // Status codes, the same for every implementation:
 //   NotFound            unknown or freed resource; unknown kernel
-//   FailedPrecondition  a resource issued by another dispatcher instance
+//   FailedPrecondition  a resource issued by another dispatcher instance; a program pinned to a
+//                       kernel version the backend does not have (Program::version)
 //   OutOfRange          a byte range that does not lie inside its buffer (reads and writes)
 //   InvalidArgument     a bad program (binding or parameter count, too-small binding,
 //                       parameter or grid out of limits), mismatched output count, bad offset
@@ -27,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/grid.h"
+#include "kernels/kernel_id.h"
 
 namespace sluice {
 
@@ -47,15 +49,23 @@ class Resource {
   uint64_t id_ = 0;
 };
 
-// A kernel from the catalog (see `sluice info`) and its scalar parameters, in order.
+// A kernel from the catalog (see `sluice info`), its scalar parameters in order, and the
+// kernel version the caller was written for (0: whichever the backend has; another version is
+// FailedPrecondition naming the kernel).
 struct Program {
   std::string kernel;
   std::vector<uint64_t> params;
+  uint32_t version = 0;
+
+  // The kernel `id` (a constant next to its body in kernels/bodies/*.h), pinned to its version.
+  static Program Of(const KernelId& id, std::vector<uint64_t> params = {}) {
+    return Program{std::string(id.name), std::move(params), id.version};
+  }
 };
 
 // The catalog's loop guard: one u32 binding `word`, one parameter `index`; only valid as the
 // first step of a repeated group (see DispatchRepeatedSequenceReadRangesInto).
-inline constexpr std::string_view kLoopGuardKernel = "repeat_while_u32";
+inline constexpr std::string_view kLoopGuardKernel = kLoopGuardKernelId.name;
 
 // One buffer's bytes for UploadMany: written at offset 0.
 struct BufferUpload {

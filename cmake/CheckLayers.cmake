@@ -4,7 +4,8 @@
 #
 # Each folder may include only the folders listed for it below; client/ may include engine/
 # only from local_dispatch.*; a public client header may include nothing from kernels/ but the
-# grid; gRPC and the generated wire code stay out of base/, kernels/ and engine/.
+# grid and kernel ids (no body, no catalog); gRPC and the generated wire code stay out of base/,
+# kernels/ and engine/.
 # Run by ctest:  cmake -DSOURCE_DIR=... -P cmake/CheckLayers.cmake
 # Exits with an error listing every include that breaks a rule.
 cmake_minimum_required(VERSION 3.25)
@@ -44,8 +45,8 @@ foreach(layer ${layers})
                AND NOT source MATCHES "^client/local_dispatch\\.(h|cc)$")
           set(problem "only client/local_dispatch may include the engine")
         elseif(layer STREQUAL "client" AND top STREQUAL "kernels" AND source MATCHES "\\.h$"
-               AND NOT path STREQUAL "kernels/grid.h")
-          set(problem "a public client header may include nothing from kernels/ but the grid")
+               AND NOT path MATCHES "^kernels/(grid|kernel_id)\\.h$")
+          set(problem "a public client header may include nothing from kernels/ but the grid and kernel ids")
         endif()
       endif()
       if(layer MATCHES "^(base|kernels|engine)$" AND path MATCHES "^(grpcpp|grpc|google/protobuf|sluice/v1)/")

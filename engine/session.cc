@@ -166,6 +166,11 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     const StepRef& step = s < prefix.size() ? prefix[s] : repeated[s - prefix.size()];
     absl::StatusOr<const KernelSpec*> spec = KernelCatalog::Builtin().Find(step.kernel);
     if (!spec.ok()) return Annotate(spec.status(), StepName(s, prefix.size()));
+    if (step.version != 0 && step.version != (*spec)->version) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: kernel %s is version %d on this backend; the caller was written for version %d",
+          StepName(s, prefix.size()), (*spec)->name, (*spec)->version, step.version));
+    }
     absl::Span<const DeviceBuffer> bound = buffers.subspan(next_buffer, step.handles.size());
     next_buffer += step.handles.size();
     binding_bytes.clear();

@@ -13,9 +13,9 @@
 #include "client/resident_buffers.h"
 #include "ifds/compile.h"
 #include "kernels/bodies/basic.h"
-#include "kernels/catalog.h"
 #include "kernels/bodies/ifds.h"
 #include "kernels/kernel_args.h"
+#include "kernels/kernel_id.h"
 
 namespace sluice::ifds {
 namespace {
@@ -92,17 +92,18 @@ class Solver {
   ResidentStats phases_;  // the *_seconds fields
   bool seeded_ = false;  // every seed is in the path-edge list and has been a delta
 
-  // Programs are built once; steps point at them.
-  const Program fill_{"fill_u32", {kFill}};
-  const Program guard_{"repeat_while_u32", {S::kActive}};
-  const Program seed_{"ifds_seed", {}};
-  const Program pe_{"ifds_pe_delta", {}};
-  const Program inc_{"ifds_inc_delta", {}};
-  const Program es_{"ifds_es_delta", {}};
-  const Program sum_{"ifds_sum_delta", {}};
-  const Program index_{"ifds_index", {}};
-  const Program advance_{"ifds_advance", {}};
-  const Program mark_{"ifds_mark_indexed", {}};
+  // Programs are built once; steps point at them. Each names the kernel version the solver's
+  // state layout was written for: a backend with another version refuses it, naming it.
+  const Program fill_ = Program::Of(kernels::kFillU32Kernel, {kFill});
+  const Program guard_ = Program::Of(kLoopGuardKernelId, {S::kActive});
+  const Program seed_ = Program::Of(k::kSeedKernel);
+  const Program pe_ = Program::Of(k::kPeDeltaKernel);
+  const Program inc_ = Program::Of(k::kIncDeltaKernel);
+  const Program es_ = Program::Of(k::kEsDeltaKernel);
+  const Program sum_ = Program::Of(k::kSumDeltaKernel);
+  const Program index_ = Program::Of(k::kIndexKernel);
+  const Program advance_ = Program::Of(k::kAdvanceKernel);
+  const Program mark_ = Program::Of(k::kMarkIndexedKernel);
 };
 
 std::vector<Resource> Solver::Bindings() const {
@@ -291,7 +292,7 @@ absl::Status Solver::Grow(bool overflowed) {
       state_words_[S::Entries(r)] = 0;
     }
   }
-  const Program rebuild{"ifds_rebuild", {rebuild_mask}};
+  const Program rebuild = Program::Of(k::kRebuildKernel, {rebuild_mask});
   if (fill_sets.size() < k::kNumRelations || fill_keys.size() < k::kNumIndexes) {
     ++partial_growths_;
   }
@@ -302,7 +303,8 @@ absl::Status Solver::Grow(bool overflowed) {
   for (int r = 0; r < k::kNumRelations; ++r) {
     if (next.list[r] != cap_.list[r]) {
       ASSIGN_OR_RETURN(Resource list, buffers_.Allocate(next.list[r] * 8));
-      copies.push_back(Program{"copy_range_u32", {0, 0, 2ull * state_words_[S::Count(r)]}});
+      copies.push_back(Program::Of(kernels::kCopyRangeU32Kernel,
+                                   {0, 0, 2ull * state_words_[S::Count(r)]}));
       copy_bindings.push_back({list_[r], list});
       steps.push_back(Step{&copies.back(), copy_bindings.back(), std::nullopt});
       retired.push_back(list_[r]);
@@ -364,7 +366,7 @@ absl::StatusOr<Solution> Solver::Results() {
     ASSIGN_OR_RETURN(
         Resource sort_scratch,
         scratch.Allocate(4 * kernels::SortU64::kDigits * kernels::SortU64::Blocks(capacity)));
-    const Program results{"ifds_results", {}};
+    const Program results = Program::Of(k::kResultsKernel);
     const std::vector<Resource> fill_bindings = {set};
     const std::vector<Resource> result_bindings = {list_[k::kPe], state_, set, out, out_state};
     const std::vector<Step> steps = {{&fill_, fill_bindings, std::nullopt},
@@ -385,7 +387,7 @@ absl::StatusOr<Solution> Solver::Results() {
       continue;
     }
     // Sorted on the device, then read once.
-    const Program sort{"sort_u64", {c[0], key_bits}};
+    const Program sort = Program::Of(kernels::kSortU64Kernel, {c[0], key_bits});
     const std::vector<Resource> sort_bindings = {out, set, sort_scratch};
     const std::vector<Step> sort_steps = {{&sort, sort_bindings, std::nullopt}};
     std::vector<uint8_t> bytes;
@@ -424,20 +426,6 @@ class PhaseTimer {
 };
 
 absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
-  // The solver's state layout and kernels belong to one catalog: a backend that names another
-  // (an older or newer daemon) would misread them.
-  const std::string_view version = d_.backend_version();
-  constexpr std::string_view kCatalog = "catalog/";
-  if (const size_t at = version.find(kCatalog); at != std::string_view::npos) {
-    const std::string_view theirs = version.substr(at + kCatalog.size()).substr(0, 16);
-    const std::string& ours = KernelCatalog::Builtin().fingerprint();
-    if (theirs != ours) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "the backend's kernel catalog is %s, this solver needs catalog %s: use a client and a "
-          "daemon of the same Sluice version",
-          theirs, ours));
-    }
-  }
   {
     PhaseTimer timer(&phases_.setup_seconds);
     RETURN_IF_ERROR(Init());

@@ -144,12 +144,12 @@ ThreadRule StateRange(uint32_t end_slot, int base_slot, int cap_binding) {
 void AddIfdsKernels(std::vector<KernelSpec>* k) {
   namespace ifds = kernels::ifds;
   using S = ifds::State;
-  // Every IFDS kernel takes the same bindings; version 2: the state gained its active word.
-  const auto spec = [&](std::string_view name, std::string_view summary,
-                        std::vector<PassSpec> passes, std::string_view grid,
-                        uint32_t version = 2, std::vector<ParamSpec> params = {}) {
-    k->push_back(KernelSpec{.name = name,
-                            .version = version,
+  // Every IFDS kernel takes the same bindings; their ids (names, versions) are next to their
+  // bodies.
+  const auto spec = [&](KernelId id, std::string_view summary, std::vector<PassSpec> passes,
+                        std::string_view grid, std::vector<ParamSpec> params = {}) {
+    k->push_back(KernelSpec{.name = id.name,
+                            .version = id.version,
                             .summary = summary,
                             .bindings = IfdsBindings(),
                             .params = std::move(params),
@@ -157,26 +157,26 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
                             .default_grid = grid,
                             .validate = ValidateIfdsTables});
   };
-  spec("ifds_seed", "IFDS seed scatter: a path edge (d, s, d) per seed",
+  spec(ifds::kSeedKernel, "IFDS seed scatter: a path edge (d, s, d) per seed",
        {{BodyId::kIfdsSeed, ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
                                        .source = ifds::kGraph,
                                        .count_index = ifds::GraphLayout::kSeeds,
                                        .cap_binding = ifds::kGraph}}},
        "one thread per seed (graph header)");
-  const auto delta = [&](std::string_view name, std::string_view summary, BodyId body, int r) {
-    spec(name, summary,
+  const auto delta = [&](KernelId id, std::string_view summary, BodyId body, int r) {
+    spec(id, summary,
          {{body, StateRange(S::DeltaEnd(r), static_cast<int>(S::DeltaBegin(r)),
                             ifds::kPeList + 2 * r)}},
          "one thread per delta tuple (state, read on the device)");
   };
-  delta("ifds_pe_delta",
+  delta(ifds::kPeDeltaKernel,
         "IFDS: new path edges through intraprocedural edges, calls, summaries and exits",
         BodyId::kIfdsPeDelta, ifds::kPe);
-  delta("ifds_inc_delta", "IFDS: new incoming calls joined with end summaries",
+  delta(ifds::kIncDeltaKernel, "IFDS: new incoming calls joined with end summaries",
         BodyId::kIfdsIncDelta, ifds::kInc);
-  delta("ifds_es_delta", "IFDS: new end summaries joined with incoming calls",
+  delta(ifds::kEsDeltaKernel, "IFDS: new end summaries joined with incoming calls",
         BodyId::kIfdsEsDelta, ifds::kEs);
-  delta("ifds_sum_delta", "IFDS: new summary edges joined with path edges at call nodes",
+  delta(ifds::kSumDeltaKernel, "IFDS: new summary edges joined with path edges at call nodes",
         BodyId::kIfdsSumDelta, ifds::kSum);
   std::vector<PassSpec> index, rebuild;
   const BodyId index_bodies[] = {BodyId::kIfdsIndexPe, BodyId::kIfdsIndexInc,
@@ -188,22 +188,22 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
                                                  ifds::kPeList + 2 * r)});
     rebuild.push_back({rebuild_bodies[r], StateRange(S::Count(r), -1, ifds::kPeList + 2 * r)});
   }
-  spec("ifds_index", "IFDS: index the tuples appended since the last index pass",
+  spec(ifds::kIndexKernel, "IFDS: index the tuples appended since the last index pass",
        std::move(index), "per relation, one thread per unindexed tuple");
-  spec("ifds_advance",
+  spec(ifds::kAdvanceKernel,
        "IFDS: the tuples appended this iteration become the next delta; the active word is "
        "cleared when no delta is left or a table should grow",
-       {{BodyId::kIfdsAdvance, OneThread()}}, "one thread", /*version=*/3);
-  spec("ifds_rebuild", "IFDS: re-insert every listed tuple into fresh (grown) sets",
-       std::move(rebuild), "per relation, one thread per listed tuple", /*version=*/3,
+       {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");
+  spec(ifds::kRebuildKernel, "IFDS: re-insert every listed tuple into fresh (grown) sets",
+       std::move(rebuild), "per relation, one thread per listed tuple",
        {{"relations", (1u << ifds::kNumRelations) - 1,
          "bit r set: rebuild relation r's set (pe, inc, es, sum)"}});
-  spec("ifds_mark_indexed", "IFDS: mark whole lists indexed after a rebuild",
+  spec(ifds::kMarkIndexedKernel, "IFDS: mark whole lists indexed after a rebuild",
        {{BodyId::kIfdsMarkIndexed, OneThread()}}, "one thread");
 
   k->push_back(KernelSpec{
-      .name = "ifds_results",
-      .version = 2,
+      .name = ifds::kResultsKernel.name,
+      .version = ifds::kResultsKernel.version,
       .summary = "IFDS: the distinct (node, fact) pairs of every path edge, compacted",
       .bindings = {{"pe_list", 8, Access::kRead, 1, "the path-edge list"},
                    {"state", 4, Access::kRead, ifds::State::kSlots, "the solver state"},
@@ -234,8 +234,8 @@ std::vector<KernelSpec> BuiltinKernels() {
                                    "status word; overflow bits are ORed into element 0"};
 
   k.push_back(KernelSpec{
-      .name = "fill_u32",
-      .version = 1,
+      .name = kernels::kFillU32Kernel.name,
+      .version = kernels::kFillU32Kernel.version,
       .summary = "out[i] = value for every element of out",
       .bindings = {{"out", 4, Access::kWrite, 0, "elements to fill"}},
       .params = {{"value", kU32Max, "the value written"}},
@@ -243,8 +243,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .default_grid = "one thread per element of out",
   });
   k.push_back(KernelSpec{
-      .name = "iota_u32",
-      .version = 1,
+      .name = kernels::kIotaU32Kernel.name,
+      .version = kernels::kIotaU32Kernel.version,
       .summary = "out[i] = start + i * step (mod 2^32)",
       .bindings = {{"out", 4, Access::kWrite, 0, "elements to write"}},
       .params = {{"start", kU32Max, "value of out[0]"}, {"step", kU32Max, "increment"}},
@@ -252,8 +252,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .default_grid = "one thread per element of out",
   });
   k.push_back(KernelSpec{
-      .name = "copy_range_u32",
-      .version = 2,  // 2: one buffer bound twice is refused where written
+      .name = kernels::kCopyRangeU32Kernel.name,
+      .version = kernels::kCopyRangeU32Kernel.version,
       .summary = "dst[dst_offset + i] = src[src_offset + i] for i < count",
       .bindings = {{"src", 4, Access::kRead, 0, "source elements",
                     {{.params = {CopyRangeU32::kSrcOffset, CopyRangeU32::kCount}}}},
@@ -271,8 +271,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .may_alias = {{CopyRangeU32::kSrc, CopyRangeU32::kDst}},
   });
   k.push_back(KernelSpec{
-      .name = "atomic_add_u32",
-      .version = 1,
+      .name = kernels::kAtomicAddU32Kernel.name,
+      .version = kernels::kAtomicAddU32Kernel.version,
       .summary = "every thread atomically adds value to counters[index]",
       .bindings = {{"counters", 4, Access::kReadWrite, 1, "counter array",
                     {{.params = {0}, .add = 1}}}},
@@ -283,8 +283,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .default_grid = "one thread",
   });
   k.push_back(KernelSpec{
-      .name = "exclusive_scan_u32",
-      .version = 2,  // 2: one buffer bound twice is refused where written
+      .name = kernels::kExclusiveScanU32Kernel.name,
+      .version = kernels::kExclusiveScanU32Kernel.version,
       .summary = "out[i] = in[0] + ... + in[i-1] (mod 2^32); total[0] = sum; in may equal out",
       .bindings = {{"in", 4, Access::kRead, 0, "input elements (n = elements of in)"},
                    {"out", 4, Access::kWrite, 0, "at least n elements",
@@ -301,8 +301,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .may_alias = {{ScanU32::kIn, ScanU32::kOut}},
   });
   k.push_back(KernelSpec{
-      .name = "compact_u32",
-      .version = 2,  // 2: one buffer bound twice is refused where written
+      .name = kernels::kCompactU32Kernel.name,
+      .version = kernels::kCompactU32Kernel.version,
       .summary = "ordered stream compaction: out = values[i] where flags[i] != 0; count[0] = kept",
       .bindings = {{"values", 4, Access::kRead, 0, "input elements (n = elements of values)"},
                    {"flags", 4, Access::kRead, 0, "at least n elements; nonzero keeps",
@@ -322,8 +322,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .default_grid = "fixed: ceil(n / 2048) threads, 1 thread, ceil(n / 2048) threads",
   });
   k.push_back(KernelSpec{
-      .name = "sort_u64",
-      .version = 1,
+      .name = kernels::kSortU64Kernel.name,
+      .version = kernels::kSortU64Kernel.version,
       .summary = "sorts keys[0, count) ascending by their low ceil(bits / 8) bytes, stably "
                  "(bits = 64: whole keys); LSD radix sort, CUB on a GPU",
       .bindings = {{"keys", 8, Access::kReadWrite, 0, "the keys; sorted in place",
@@ -342,8 +342,8 @@ std::vector<KernelSpec> BuiltinKernels() {
                       "ceil(count / 2048) threads; then count threads",
   });
   k.push_back(KernelSpec{
-      .name = "bfs_expand",
-      .version = 2,  // 2: one buffer bound twice is refused where written
+      .name = kernels::kBfsExpandKernel.name,
+      .version = kernels::kBfsExpandKernel.version,
       .summary = "one BFS level over a CSR graph: claim unvisited neighbours of the frontier",
       .bindings =
           {{"row_offsets", 4, Access::kRead, 1, "CSR row offsets, nodes + 1 elements"},
@@ -366,8 +366,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .validate = ValidateBfsExpand,
   });
   k.push_back(KernelSpec{
-      .name = "bfs_advance",
-      .version = 2,  // 2: one buffer bound twice is refused where written
+      .name = kernels::kBfsAdvanceKernel.name,
+      .version = kernels::kBfsAdvanceKernel.version,
       .summary = "make next the frontier: copy, move the counts, advance the level",
       .bindings = {{"frontier", 4, Access::kWrite, 0, "receives the next frontier"},
                    {"next", 4, Access::kRead, 0, "the next frontier"},
@@ -383,8 +383,8 @@ std::vector<KernelSpec> BuiltinKernels() {
       .default_grid = "state[1] threads (read on the device), then one thread",
   });
   k.push_back(KernelSpec{
-      .name = "repeat_while_u32",
-      .version = 1,
+      .name = kLoopGuardKernelId.name,
+      .version = kLoopGuardKernelId.version,
       .summary = "loop guard: as the first repeated step, the repetition ends before an "
                  "iteration that starts with word[index] == 0",
       .bindings = {{"word", 4, Access::kRead, 1, "holds the guard word",

@@ -51,6 +51,7 @@ std::vector<RangeRef> RangesFromProto(const google::protobuf::RepeatedPtrField<v
 
 void ToProto(const StepRef& step, v1::Step* out) {
   out->set_kernel(std::string(step.kernel));
+  out->set_version(step.version);
   out->mutable_params()->Add(step.params.begin(), step.params.end());
   out->mutable_handles()->Add(step.handles.begin(), step.handles.end());
   if (step.grid.has_value()) {
@@ -67,7 +68,8 @@ std::vector<StepRef> StepsFromProto(const google::protobuf::RepeatedPtrField<v1:
     std::optional<Grid> grid;
     if (s.has_grid()) grid = Grid{s.grid().x(), s.grid().y(), s.grid().z()};
     out.push_back(StepRef{s.kernel(), absl::MakeConstSpan(s.params().data(), s.params().size()),
-                          absl::MakeConstSpan(s.handles().data(), s.handles().size()), grid});
+                          absl::MakeConstSpan(s.handles().data(), s.handles().size()), grid,
+                          s.version()});
   }
   return out;
 }

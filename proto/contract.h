@@ -44,13 +44,15 @@ struct RangeRef {
 // computing offset + length; OutOfRange otherwise (callers say which range it was).
 absl::Status CheckRange(uint64_t size, uint64_t offset, uint64_t length);
 
-// One kernel step: a catalog kernel, its parameters, buffer handles in binding order, and an
-// optional grid override. Borrowed for the duration of a call.
+// One kernel step: a catalog kernel, its parameters, buffer handles in binding order, an
+// optional grid override, and the kernel version the caller was written for (0: whichever the
+// catalog has). Borrowed for the duration of a call.
 struct StepRef {
   std::string_view kernel;
   absl::Span<const uint64_t> params;
   absl::Span<const uint64_t> handles;
   std::optional<Grid> grid;
+  uint32_t version = 0;
 };
 
 // ---- Limits --------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "client/resident_buffers.h"
+#include "kernels/bodies/basic.h"
 #include "kernels/bodies/bfs.h"
 #include "kernels/kernel_args.h"
 
@@ -92,15 +93,15 @@ absl::StatusOr<BfsResult> ResidentBfs(ResidentDispatch& dispatch, const CsrGraph
                                        {frontier, Bytes(first_frontier)},
                                        {state, Bytes(initial_state)}}));
   // Every level starts unreached; then two ranged writes mark the source.
-  const Program unreached{"fill_u32", {kernels::kUnreachedLevel}};
+  const Program unreached = Program::Of(kernels::kFillU32Kernel, {kernels::kUnreachedLevel});
   RETURN_IF_ERROR(dispatch.Dispatch(unreached, {&levels, 1}, std::nullopt));
   const std::vector<uint32_t> zero_level = {0};
   const std::vector<uint32_t> source_bit = {1u << (source % 32)};
   RETURN_IF_ERROR(dispatch.UploadAtMany({{levels, uint64_t{source} * 4, Bytes(zero_level)},
                                          {visited, uint64_t{source / 32} * 4, Bytes(source_bit)}}));
 
-  const Program expand{"bfs_expand", {}};
-  const Program advance{"bfs_advance", {}};
+  const Program expand = Program::Of(kernels::kBfsExpandKernel);
+  const Program advance = Program::Of(kernels::kBfsAdvanceKernel);
   const std::vector<Resource> expand_bindings = {rows, columns, visited, levels,
                                                  frontier, next, state};
   const std::vector<Resource> advance_bindings = {frontier, next, state};

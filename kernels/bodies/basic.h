@@ -9,6 +9,7 @@
 #include "kernels/atomics.h"
 #include "kernels/hd.h"
 #include "kernels/kernel_args.h"
+#include "kernels/kernel_id.h"
 
 namespace sluice::kernels {
 
@@ -18,6 +19,7 @@ namespace sluice::kernels {
 inline constexpr uint32_t kScanBlock = 2048;
 
 // fill_u32: out[i] = value.
+inline constexpr KernelId kFillU32Kernel{"fill_u32", 1};
 struct FillU32 {
   enum Binding { kOut };
   enum Param { kValue };
@@ -28,6 +30,7 @@ struct FillU32 {
 };
 
 // iota_u32: out[i] = start + i * step (mod 2^32).
+inline constexpr KernelId kIotaU32Kernel{"iota_u32", 1};
 struct IotaU32 {
   enum Binding { kOut };
   enum Param { kStart, kStep };
@@ -41,6 +44,7 @@ struct IotaU32 {
 
 // copy_range_u32: dst[dst_offset + i] = src[src_offset + i] for i < count. The ranges are
 // validated before launch; the body checks again so that a grid override cannot escape them.
+inline constexpr KernelId kCopyRangeU32Kernel{"copy_range_u32", 2};
 struct CopyRangeU32 {
   enum Binding { kSrc, kDst };
   enum Param { kSrcOffset, kDstOffset, kCount };
@@ -56,6 +60,7 @@ struct CopyRangeU32 {
 
 // atomic_add_u32: every thread adds `value` to counters[index]; with a grid of n threads the
 // counter grows by n * value.
+inline constexpr KernelId kAtomicAddU32Kernel{"atomic_add_u32", 1};
 struct AtomicAddU32 {
   enum Binding { kCounters };
   enum Param { kIndex, kValue };
@@ -71,6 +76,7 @@ struct AtomicAddU32 {
 // exclusive_scan_u32: out[i] = in[0] + ... + in[i-1] (mod 2^32), total[0] = sum of all.
 // Three passes: per-block sums into scratch, a scan of the block sums, per-block apply.
 // `in` and `out` may be the same buffer.
+inline constexpr KernelId kExclusiveScanU32Kernel{"exclusive_scan_u32", 2};
 struct ScanU32 {
   enum Binding { kIn, kOut, kTotal, kScratch };
   SLUICE_HD static uint64_t Blocks(uint64_t n) { return (n + kScanBlock - 1) / kScanBlock; }
@@ -125,6 +131,7 @@ struct ScanU32Apply {
 // compact_u32: keeps values[i] where flags[i] != 0, in order, at the front of `out`;
 // count[0] = number kept. If `out` is too small the excess is dropped and the capacity
 // overflow bit is set in status[0] (count still reports the true number).
+inline constexpr KernelId kCompactU32Kernel{"compact_u32", 2};
 struct CompactU32 {
   enum Binding { kValues, kFlags, kOut, kCount, kStatus, kScratch };
 };
@@ -184,6 +191,7 @@ struct CompactU32Scatter {
 // passes: per-block digit counts (digit-major in scratch: scratch[digit * blocks + block]), one
 // thread scanning them, and a stable per-block scatter. Rounds ping-pong between keys and alt;
 // after an odd number of rounds a last pass copies the result back into keys.
+inline constexpr KernelId kSortU64Kernel{"sort_u64", 1};
 struct SortU64 {
   enum Binding { kKeys, kAlt, kScratch };
   enum Param { kCount, kBits };

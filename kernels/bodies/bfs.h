@@ -10,6 +10,7 @@
 #include "kernels/atomics.h"
 #include "kernels/hd.h"
 #include "kernels/kernel_args.h"
+#include "kernels/kernel_id.h"
 
 namespace sluice::kernels {
 
@@ -24,6 +25,7 @@ inline constexpr uint32_t kUnreachedLevel = 0xffffffffu;
 // in the visited bitset; the claiming thread sets levels[v] = level + 1 and appends v to `next`.
 // Node ids, row offsets and column indices are all checked; bad data raises the index flag,
 // a full `next` raises the overflow flag.
+inline constexpr KernelId kBfsExpandKernel{"bfs_expand", 2};
 struct BfsExpand {
   enum Binding { kRowOffsets, kColumns, kVisited, kLevels, kFrontier, kNext, kState };
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
@@ -71,6 +73,7 @@ struct BfsExpand {
 // bfs_advance: makes `next` the new frontier. Pass 1 copies next[t] to frontier[t]; pass 2
 // (one thread) moves the counts, clears the next count and advances the level when the
 // frontier is not empty.
+inline constexpr KernelId kBfsAdvanceKernel{"bfs_advance", 2};
 struct BfsAdvance {
   enum Binding { kFrontier, kNext, kState };
 };

@@ -30,6 +30,7 @@
 #include "kernels/atomics.h"
 #include "kernels/hd.h"
 #include "kernels/kernel_args.h"
+#include "kernels/kernel_id.h"
 
 namespace sluice::kernels::ifds {
 
@@ -354,6 +355,7 @@ SLUICE_HD inline bool DeltaTuple(const KernelArgs& a, int r, uint64_t t, uint64_
 // ---- Kernels --------------------------------------------------------------------------------
 
 // ifds_seed: thread t inserts the path edge (d, s, d) for seed t = (s, d).
+inline constexpr KernelId kSeedKernel{"ifds_seed", 2};
 struct Seed {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -373,6 +375,7 @@ struct Seed {
 //   call edges e at n to callee p:    INC(e, d3, d2), PE(d3, start(p), d3)  for d3 in call(d2)
 //   summaries at n:                   PE(d1, return(n), d5) for d5 in MSUM(n, d2)
 //   n the exit of p:                  ES(p, d1, d2)
+inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 2};
 struct PeDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -449,6 +452,7 @@ SLUICE_HD inline void Summarize(const KernelArgs& a, const Graph& g, uint32_t e,
 }
 
 // ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary MES(p_e, d3) -> d4.
+inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 2};
 struct IncDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -465,6 +469,7 @@ struct IncDelta {
 };
 
 // ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call MINC(p, d3) -> (e, d2).
+inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 2};
 struct EsDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -479,6 +484,7 @@ struct EsDelta {
 };
 
 // ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge MPE(c, d2) -> d1.
+inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 2};
 struct SumDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -498,6 +504,7 @@ struct SumDelta {
 
 // ifds_index: four passes, one per relation, each indexing the tuples appended since the last
 // index pass: list positions [Indexed(r), Count(r)).
+inline constexpr KernelId kIndexKernel{"ifds_index", 2};
 template <int R>
 struct IndexPass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
@@ -531,6 +538,7 @@ struct IndexPass {
 };
 
 // ifds_advance (one thread): the tuples appended this iteration become the next delta.
+inline constexpr KernelId kAdvanceKernel{"ifds_advance", 3};
 struct Advance {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     // A halted iteration leaves its delta for the rerun, and ends the window.
@@ -561,6 +569,7 @@ struct Advance {
 // ifds_rebuild: four passes re-inserting every listed tuple into its (fresh) set, after the host
 // grew the tables; param 0 says which relations' sets to rebuild (bit r). Lists are not
 // appended to.
+inline constexpr KernelId kRebuildKernel{"ifds_rebuild", 3};
 template <int R>
 struct RebuildPass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
@@ -575,6 +584,7 @@ struct RebuildPass {
 };
 
 // ifds_mark_indexed (one thread): after a rebuild indexed whole lists.
+inline constexpr KernelId kMarkIndexedKernel{"ifds_mark_indexed", 2};
 struct MarkIndexed {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     for (int r = 0; r < kNumRelations; ++r) {
@@ -587,6 +597,7 @@ struct MarkIndexed {
 
 // ifds_results: the distinct (n, d2) of every path edge, appended to `out` (u64: n << 16 | d2).
 // Bindings: path-edge list, state, result set, result list, result state (u32 [count, status]).
+inline constexpr KernelId kResultsKernel{"ifds_results", 2};
 struct Results {
   enum Binding { kList, kSolverState, kSet, kOut, kOutState };
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {

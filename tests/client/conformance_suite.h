@@ -172,6 +172,23 @@ TYPED_TEST_P(ConformanceTest, AnUploadErrorNamesTheCallersRange) {
   EXPECT_THAT(this->Read(a), Each(Eq(3)));
 }
 
+TYPED_TEST_P(ConformanceTest, AProgramRunsOnlyTheKernelVersionItIsPinnedTo) {
+  Resource r = this->Make(std::vector<uint8_t>(16, 0));
+  // fill_u32 is version 1 in this catalog: pinned to it, or to no version, it runs.
+  EXPECT_OK(this->d().Dispatch(Program{"fill_u32", {7}, 1}, {&r, 1}, std::nullopt));
+  EXPECT_OK(this->d().Dispatch(Program{"fill_u32", {8}, 0}, {&r, 1}, std::nullopt));
+  // Pinned to another version: refused, naming the kernel and both versions, and nothing runs.
+  const Program other{"fill_u32", {9}, 2};
+  EXPECT_THAT(this->d().Dispatch(other, {&r, 1}, std::nullopt),
+              StatusIs(Code::kFailedPrecondition,
+                       ::testing::HasSubstr("kernel fill_u32 is version 1 on this backend; the "
+                                            "caller was written for version 2")));
+  const Step steps[] = {{&other, {&r, 1}, std::nullopt}};
+  EXPECT_THAT(this->d().DispatchSequenceReadRangesInto(steps, {}, {}),
+              StatusIs(Code::kFailedPrecondition));
+  EXPECT_EQ(FromBytes<uint32_t>(this->Read(r)), std::vector<uint32_t>(4, 8));
+}
+
 TYPED_TEST_P(ConformanceTest, RangedReadOfFourBytesMovesFourBytes) {
   const size_t size = size_t{32} << 20;
   ASSERT_OK_AND_ASSIGN(Resource r, this->d().Allocate(size));
@@ -607,6 +624,7 @@ REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZer
                             UploadShorterThanBufferWritesOnlyAPrefix,
                             UploadLongerThanBufferIsOutOfRangeAndChangesNothing,
                             AnUploadErrorNamesTheCallersRange,
+                            AProgramRunsOnlyTheKernelVersionItIsPinnedTo,
                             UploadManyIsOneBatchWithOneSynchronization,
                             UploadManyChecksEveryUploadBeforeWritingAny,
                             UploadAtManyWritesTrueRangesInOneSynchronization,
