@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "kernels/catalog.h"
 #include "kernels/kernel_args.h"
+#include "kernels/kernel_id.h"
 #include "proto/contract.h"
 
 namespace sluice {
@@ -30,6 +31,7 @@ struct DeviceBuffer {
 
 // One kernel step ready to run: bindings resolved to device addresses and passes planned.
 struct PlannedStep {
+  KernelId kernel;  // which catalog kernel (a device may run its own form of some kernels)
   KernelArgs args;
   std::vector<PassLaunch> passes;
   // A loop guard (a catalog kernel with no passes): the device address of its word. Only ever

@@ -184,6 +184,7 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
           StepName(s, prefix.size()), (*spec)->name));
     }
     PlannedStep& p = planned[s];
+    p.kernel = KernelId{(*spec)->name, (*spec)->version};
     p.args = KernelArgs{};
     for (size_t b = 0; b < bound.size(); ++b) p.args.binding[b] = {bound[b].data, bound[b].bytes};
     for (size_t i = 0; i < step.params.size(); ++i) p.args.param[i] = step.params[i];

@@ -203,4 +203,90 @@ cudaError_t LaunchOnCuda(BodyId body, const KernelArgs& args, const ThreadCount&
                                                stream);
 }
 
+namespace {
+
+using kernels::CompactU32;
+using kernels::ScanU32;
+using kernels::SortU64;
+
+bool Always(const KernelArgs&) { return true; }
+
+cudaError_t ScanTempBytes(const KernelArgs& a, size_t* bytes, cudaStream_t stream) {
+  const DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
+  return ExclusiveScanU32OnCuda(nullptr, bytes, in.data, nullptr, nullptr, in.size, stream);
+}
+
+cudaError_t ScanRun(const KernelArgs& a, void* temp, size_t bytes, cudaStream_t stream) {
+  const DeviceSpan<uint32_t> in = a.As<uint32_t>(ScanU32::kIn);
+  return ExclusiveScanU32OnCuda(temp, &bytes, in.data, a.As<uint32_t>(ScanU32::kOut).data,
+                                a.As<uint32_t>(ScanU32::kTotal).data, in.size, stream);
+}
+
+// CUB reads and writes both buffers whole: only when they are distinct.
+bool SortApplies(const KernelArgs& a) {
+  return a.As<uint64_t>(SortU64::kKeys).data != a.As<uint64_t>(SortU64::kAlt).data;
+}
+
+int SortEndBit(const KernelArgs& a) { return 8 * SortU64::Rounds(a.param[SortU64::kBits]); }
+
+cudaError_t SortTempBytes(const KernelArgs& a, size_t* bytes, cudaStream_t stream) {
+  const uint64_t count = a.param[SortU64::kCount];
+  if (count == 0 || SortEndBit(a) == 0) {  // nothing to sort
+    *bytes = 0;
+    return cudaSuccess;
+  }
+  return SortU64OnCuda(nullptr, bytes, a.As<uint64_t>(SortU64::kKeys).data,
+                       a.As<uint64_t>(SortU64::kAlt).data, static_cast<uint32_t>(count),
+                       SortEndBit(a), stream);
+}
+
+cudaError_t SortRun(const KernelArgs& a, void* temp, size_t bytes, cudaStream_t stream) {
+  const uint64_t count = a.param[SortU64::kCount];
+  if (count == 0 || SortEndBit(a) == 0) return cudaSuccess;
+  return SortU64OnCuda(temp, &bytes, a.As<uint64_t>(SortU64::kKeys).data,
+                       a.As<uint64_t>(SortU64::kAlt).data, static_cast<uint32_t>(count),
+                       SortEndBit(a), stream);
+}
+
+// CUB writes every kept value: only when `out` can hold them all and aliases no input (else
+// the portable passes run, and raise the overflow flag if `out` is short).
+bool CompactApplies(const KernelArgs& a) {
+  const DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+  const DeviceSpan<uint32_t> out = a.As<uint32_t>(CompactU32::kOut);
+  return out.size >= values.size && out.data != values.data &&
+         out.data != a.As<uint32_t>(CompactU32::kFlags).data;
+}
+
+cudaError_t CompactTempBytes(const KernelArgs& a, size_t* bytes, cudaStream_t stream) {
+  const DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+  return CompactU32OnCuda(nullptr, bytes, values.data, nullptr, nullptr, nullptr, values.size,
+                          stream);
+}
+
+cudaError_t CompactRun(const KernelArgs& a, void* temp, size_t bytes, cudaStream_t stream) {
+  const DeviceSpan<uint32_t> values = a.As<uint32_t>(CompactU32::kValues);
+  return CompactU32OnCuda(temp, &bytes, values.data, a.As<uint32_t>(CompactU32::kFlags).data,
+                          a.As<uint32_t>(CompactU32::kOut).data,
+                          a.As<uint32_t>(CompactU32::kCount).data, values.size, stream);
+}
+
+constexpr CudaFastPath kFastPaths[] = {
+    {kernels::kExclusiveScanU32Kernel, Always, ScanTempBytes, ScanRun},
+    {kernels::kSortU64Kernel, SortApplies, SortTempBytes, SortRun},
+    {kernels::kCompactU32Kernel, CompactApplies, CompactTempBytes, CompactRun},
+};
+
+}  // namespace
+
+std::span<const CudaFastPath> CudaFastPaths() { return kFastPaths; }
+
+const CudaFastPath* FindCudaFastPath(const KernelId& kernel) {
+  for (const CudaFastPath& path : kFastPaths) {
+    if (path.kernel.name == kernel.name) {
+      return path.kernel.version == kernel.version ? &path : nullptr;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace sluice

@@ -7,9 +7,11 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <span>
 
 #include "kernels/bodies.h"
 #include "kernels/kernel_args.h"
+#include "kernels/kernel_id.h"
 
 namespace sluice {
 
@@ -33,9 +35,27 @@ cudaError_t LoadCudaKernels();
 // cudaErrorTimeout (work may still be running: the context needs a reset).
 cudaError_t RunCudaLibrariesOnce(cudaStream_t stream, std::chrono::milliseconds limit);
 
-// CUB-backed forms of catalog kernels, used by the CUDA device for single steps (not inside
-// captured graphs: CUB needs temporary storage sized per call). Each takes `temp` of
-// `*temp_bytes` bytes; with temp == nullptr it only stores the bytes it needs.
+// A library (CUB) form of a catalog kernel, which the CUDA device runs for a single step of that
+// kernel instead of its portable passes wherever it applies (not inside captured graphs: CUB
+// needs temporary storage sized per call). Written for one version of its kernel.
+struct CudaFastPath {
+  KernelId kernel;
+  // Whether the library form applies to these (validated) arguments; where it does not, the
+  // portable passes run.
+  bool (*applies)(const KernelArgs& args);
+  // Stores in *bytes the temporary storage it needs for these arguments.
+  cudaError_t (*temp_bytes)(const KernelArgs& args, size_t* bytes, cudaStream_t stream);
+  // Enqueues it on `stream`, with `temp` of `bytes` bytes (at least what temp_bytes said).
+  cudaError_t (*run)(const KernelArgs& args, void* temp, size_t bytes, cudaStream_t stream);
+};
+
+// Every fast path, one per kernel: the table the CUDA device chooses from.
+std::span<const CudaFastPath> CudaFastPaths();
+// The fast path of `kernel` (name and version), or null when it has none.
+const CudaFastPath* FindCudaFastPath(const KernelId& kernel);
+
+// The CUB-backed functions behind the fast paths. Each takes `temp` of `*temp_bytes` bytes;
+// with temp == nullptr it only stores the bytes it needs.
 
 // exclusive_scan_u32: out[i] = in[0] + ... + in[i-1]; *total = the sum of all n; in may equal out.
 cudaError_t ExclusiveScanU32OnCuda(void* temp, size_t* temp_bytes, const uint32_t* in,
