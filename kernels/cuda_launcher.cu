@@ -222,12 +222,13 @@ cudaError_t ScanRun(const KernelArgs& a, void* temp, size_t bytes, cudaStream_t 
                                 a.As<uint32_t>(ScanU32::kTotal).data, in.size, stream);
 }
 
-// CUB reads and writes both buffers whole: only when they are distinct.
-bool SortApplies(const KernelArgs& a) {
-  return a.As<uint64_t>(SortU64::kKeys).data != a.As<uint64_t>(SortU64::kAlt).data;
-}
-
 int SortEndBit(const KernelArgs& a) { return 8 * SortU64::Rounds(a.param[SortU64::kBits]); }
+
+// CUB reads and writes both buffers whole: only when they are distinct (or nothing is sorted).
+bool SortApplies(const KernelArgs& a) {
+  return a.param[SortU64::kCount] == 0 || SortEndBit(a) == 0 ||
+         a.As<uint64_t>(SortU64::kKeys).data != a.As<uint64_t>(SortU64::kAlt).data;
+}
 
 cudaError_t SortTempBytes(const KernelArgs& a, size_t* bytes, cudaStream_t stream) {
   const uint64_t count = a.param[SortU64::kCount];

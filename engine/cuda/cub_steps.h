@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/cuda/device_impl.h"

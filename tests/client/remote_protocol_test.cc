@@ -1,5 +1,6 @@
 // RemoteDispatch against a server that breaks the protocol: the client must fail the call and
 // the session, and never read the caller's memory after the call returned.
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -17,12 +18,24 @@ namespace {
 
 using ::sluice::testing::StatusIs;
 
-// Answers open properly, and an upload as soon as its first chunk arrives; then it stops
-// reading, so flow control holds the rest of the upload on the client.
+// How the test server answers an upload's first message.
+enum class UploadReply {
+  // OK, and it stops reading: a protocol violation (only a refusal may come early), and flow
+  // control holds the rest of the upload on the client.
+  kOkAndStopReading,
+  // RESOURCE_EXHAUSTED, as a daemon refuses a bad upload at once; it goes on reading and drops
+  // what still arrives of the upload, counting it.
+  kRefuseAndDrop,
+};
+
+// Answers open, allocate and free properly (free: refused), and an upload as `mode` says.
 class EarlyReplyReactor final
     : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse> {
  public:
-  EarlyReplyReactor() { StartRead(&request_); }
+  EarlyReplyReactor(UploadReply mode, std::atomic<int>* upload_messages)
+      : mode_(mode), upload_messages_(upload_messages) {
+    StartRead(&request_);
+  }
 
   void OnReadDone(bool ok) override {
     if (!ok) {
@@ -50,9 +63,17 @@ class EarlyReplyReactor final
       reply.mutable_status()->set_code(static_cast<int>(absl::StatusCode::kNotFound));
       reply.mutable_status()->set_message("this server forgets every buffer");
       send = true;
-    } else if (request_.has_upload() && request_.upload().ranges_size() > 0) {
-      Queue(std::move(reply));  // the violation: a final reply after the first of many chunks
-      return;                   // and no more reading
+    } else if (request_.has_upload()) {
+      upload_messages_->fetch_add(1);
+      if (request_.upload().ranges_size() > 0) {
+        if (mode_ == UploadReply::kOkAndStopReading) {
+          Queue(std::move(reply));  // the violation: a final reply after the first of many
+          return;                   // chunks, and no more reading
+        }
+        reply.mutable_status()->set_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
+        reply.mutable_status()->set_message("no transfer memory for this upload");
+        send = true;
+      }
     }
     if (send) Queue(std::move(reply));
     StartRead(&request_);
@@ -88,6 +109,8 @@ class EarlyReplyReactor final
     }
   }
 
+  const UploadReply mode_;
+  std::atomic<int>* const upload_messages_;
   v1::SessionRequest request_;
   uint64_t next_handle_ = 42;  // read path only
   absl::Mutex mu_;
@@ -97,9 +120,14 @@ class EarlyReplyReactor final
 };
 
 class EarlyReplyService final : public v1::Sluice::CallbackService {
+ public:
+  UploadReply mode = UploadReply::kOkAndStopReading;
+  std::atomic<int> upload_messages{0};  // every upload message received
+
+ private:
   grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionResponse>* Session(
       grpc::CallbackServerContext*) override {
-    return new EarlyReplyReactor();
+    return new EarlyReplyReactor(mode, &upload_messages);
   }
 };
 
@@ -138,6 +166,22 @@ TEST_F(RemoteProtocolTest, AFinalReplyBeforeTheUploadWasSentEndsTheSession) {
     EXPECT_THAT(d->Upload(r, source), StatusIs(absl::StatusCode::kInternal));
   }
   EXPECT_FALSE(d->Allocate(4).ok()) << "the session is over";
+}
+
+TEST_F(RemoteProtocolTest, AnUploadRefusedEarlyStopsSendingAndTheSessionGoesOn) {
+  service_.mode = UploadReply::kRefuseAndDrop;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d, Connect(absl::Seconds(30)));
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64 << 20));
+  {
+    // 16384 chunks of 4 KiB, refused at the first. The source dies with this scope: under
+    // AddressSanitizer any later read of it by the client would be reported.
+    std::vector<uint8_t> source(64 << 20, 7);
+    EXPECT_THAT(d->Upload(r, source), StatusIs(absl::StatusCode::kResourceExhausted));
+  }
+  // The rest of the upload is not sent once the refusal is in: what arrived is what went out
+  // before it, not all 16384 chunks.
+  ASSERT_OK(d->Allocate(4).status()) << "the session goes on";
+  EXPECT_LT(service_.upload_messages.load(), 16384) << "the client sent the whole upload";
 }
 
 TEST_F(RemoteProtocolTest, ACallWithNoReplyTimesOutAndLaterCallsFindTheSessionGone) {
