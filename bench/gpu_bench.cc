@@ -23,11 +23,11 @@
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "client/local_dispatch.h"
+#include "engine/cpu_device.h"
+#include "engine/cuda_device.h"
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
-#include "engine/cpu_device.h"
-#include "engine/cuda_device.h"
 
 ABSL_FLAG(std::string, summary, "", "also write the report to this file");
 ABSL_FLAG(bool, quick, false, "smaller problems (for a dry run)");

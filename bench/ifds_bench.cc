@@ -22,10 +22,10 @@
 #include "absl/time/time.h"
 #include "client/local_dispatch.h"
 #include "client/remote_dispatch.h"
+#include "engine/cpu_device.h"
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
-#include "engine/cpu_device.h"
 #include "server/grpc/daemon.h"
 
 ABSL_FLAG(int, repeats, 3, "solves per measurement on the two smaller sizes (best is kept)");

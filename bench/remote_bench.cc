@@ -22,8 +22,8 @@
 #include "absl/time/time.h"
 #include "client/remote_dispatch.h"
 #include "echo.grpc.pb.h"
-#include "grpcpp/grpcpp.h"
 #include "engine/cpu_device.h"
+#include "grpcpp/grpcpp.h"
 #include "server/grpc/daemon.h"
 
 ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");

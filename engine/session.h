@@ -17,9 +17,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "kernels/catalog.h"
 #include "engine/device.h"
 #include "engine/resource_table.h"
+#include "kernels/catalog.h"
 #include "proto/contract.h"
 
 namespace sluice {

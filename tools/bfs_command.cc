@@ -9,8 +9,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "kernels/bodies/bfs.h"
-#include "workloads/bfs.h"
 #include "tools/cli.h"
+#include "workloads/bfs.h"
 
 ABSL_FLAG(uint32_t, nodes, 200000, "bfs: nodes in the generated graph");
 ABSL_FLAG(uint32_t, degree, 8, "bfs: average out-degree of the generated graph");

@@ -10,9 +10,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/executor.h"
-#include "grpcpp/grpcpp.h"
 #include "engine/device.h"
 #include "engine/session_manager.h"
+#include "grpcpp/grpcpp.h"
 #include "server/grpc/service.h"
 
 namespace sluice {

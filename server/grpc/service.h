@@ -3,8 +3,8 @@
 #define SLUICE_SERVER_GRPC_SERVICE_H_
 
 #include "base/executor.h"
-#include "grpcpp/grpcpp.h"
 #include "engine/session_manager.h"
+#include "grpcpp/grpcpp.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "client/local_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
 #include "kernels/catalog.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/status_matchers.h"
 

@@ -9,9 +9,9 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "engine/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "engine/cpu_device.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

@@ -10,10 +10,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "engine/cpu_device.h"
 #include "engine/session_manager.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

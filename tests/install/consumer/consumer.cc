@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "client/local_dispatch.h"
+#include "engine/device_factory.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
 #include "ifds/text_format.h"
-#include "engine/device_factory.h"
 #ifdef CONSUMER_HAS_REMOTE
 #include "client/remote_dispatch.h"
 #endif
