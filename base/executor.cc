@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/heap.h"
+
 namespace sluice {
 
 Executor::Executor(int max_threads) : max_threads_(std::max(max_threads, 1)) {}
@@ -45,6 +47,13 @@ void Executor::ThreadMain() {
     absl::AnyInvocable<void() &&> task;
     {
       absl::MutexLock lock(&mu_);
+      if (tasks_.empty() && !stopping_) {
+        // About to wait, perhaps for long: the memory this thread's allocator cache holds goes
+        // back to the shared heap, where a trim can give it to the system.
+        mu_.Unlock();
+        ReleaseThreadHeapCache();
+        mu_.Lock();
+      }
       ++idle_;
       mu_.Await(absl::Condition(
           +[](Executor* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(e->mu_) {

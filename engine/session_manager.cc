@@ -29,7 +29,9 @@ SessionManager::Ticket::Ticket(SessionManager* manager, std::unique_ptr<Session>
 
 SessionManager::Ticket::~Ticket() {
   session_.reset();  // frees every buffer the session still holds
-  manager_->active_.fetch_sub(1);
+  if (manager_->active_.fetch_sub(1) == 1 && manager_->options_.on_idle) {
+    manager_->options_.on_idle();
+  }
 }
 
 SessionManager::SessionManager(std::shared_ptr<Device> device, const Options& options)

@@ -38,6 +38,9 @@ class SessionManager {
     // Called once, from the Open that finds the device lost for good (see Device::lost): a
     // daemon exits then, so that its supervisor starts it again on a fresh device.
     std::function<void()> on_device_lost;
+    // Called when the last open session closes (on the thread that closed it, once its buffers
+    // are freed): a daemon gives the heap back to the system then.
+    std::function<void()> on_idle;
 
     // The chunk size for a client that asked for `requested` (0: the default), clamped to
     // [kMinChunkSize, max_chunk_size].

@@ -8,7 +8,10 @@
 // "sluiced listening on HOST:PORT". SIGTERM or SIGINT drains: no new sessions, running ones
 // get --drain_timeout to finish before they are cancelled, every buffer is freed, exit 0. A
 // device lost for good (a GPU whose reset after a failure failed) drains it the same way, and
-// it exits 3, for its supervisor to start it again.
+// it exits 3, for its supervisor to start it again. SIGHUP is logged and changes nothing
+// (sluiced has no file to reload: its log is its stderr, the supervisor's); SIGUSR1 logs a
+// status line; SIGPIPE is ignored, so a closed log or stdout never ends the daemon. No other
+// signal but SIGKILL ends it without a drain.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "absl/time/time.h"
 #include "base/byte_size.h"
 #include "base/command_line.h"
+#include "base/heap.h"
 #include "base/log.h"
 #include "engine/device_factory.h"
 #include "engine/session_manager.h"
@@ -73,13 +77,23 @@ ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
 namespace sluice {
 namespace {
 
+// One line of what the daemon holds, for SIGUSR1.
+void LogStatus(Daemon& daemon) {
+  const MemoryInfo memory = daemon.device().memory();
+  Log("status: %d sessions open (%d since start), device memory %d bytes used (%d at peak), "
+      "%d transfer bytes in flight, %d bytes resident",
+      daemon.sessions().active_sessions(), daemon.sessions().sessions_opened(), memory.used,
+      memory.peak, daemon.sessions().transfers().in_use(), ResidentBytes());
+}
+
 int Main() {
   SetLogTag("sluiced");
+  // A log or stdout whose reader went away fails the write instead of ending the daemon.
+  signal(SIGPIPE, SIG_IGN);
   // Signals are taken by sigwait below; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
+  for (const int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   DaemonOptions options;
@@ -93,6 +107,10 @@ int Main() {
     Log("the device is lost to this process: draining and exiting for a restart");
     kill(getpid(), SIGTERM);
   };
+  // After a load, the memory its transfers used goes back to the system (a moment after the
+  // last session closed, when its connection's buffers have gone too).
+  HeapTrimmer trimmer(absl::Seconds(2));  // outlives the daemon
+  options.sessions.on_idle = [&trimmer] { trimmer.Poke(); };
   options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   SessionLimits& limits = options.sessions.limits;
   const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
@@ -146,7 +164,16 @@ int Main() {
   std::fflush(stdout);
 
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  for (;;) {
+    sigwait(&signals, &signal_number);
+    if (signal_number == SIGHUP) {
+      Log("received SIGHUP: sluiced has nothing to reload (its log is its stderr); still serving");
+    } else if (signal_number == SIGUSR1) {
+      LogStatus(**daemon);
+    } else {
+      break;
+    }
+  }
   const absl::Duration grace = absl::GetFlag(FLAGS_drain_timeout);
   Log("received %s: draining %d sessions (grace %s)", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
       (*daemon)->sessions().active_sessions(), absl::FormatDuration(grace));

@@ -44,14 +44,22 @@ std::string BinaryPath(const std::string& name) {
 }
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(
-    const std::vector<std::string>& argv) {
+    const std::vector<std::string>& argv, ChildStderr stderr_to) {
   std::unique_ptr<ChildProcess> child(new ChildProcess());
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-  char path[] = "/tmp/sluice-test-stderr-XXXXXX";
-  const int err_fd = ::mkstemp(path);
-  if (err_fd < 0) return absl::InternalError("mkstemp failed");
-  child->stderr_path_ = path;
+  int err_fd = -1;
+  if (stderr_to == ChildStderr::kFile) {
+    char path[] = "/tmp/sluice-test-stderr-XXXXXX";
+    err_fd = ::mkstemp(path);
+    if (err_fd < 0) return absl::InternalError("mkstemp failed");
+    child->stderr_path_ = path;
+  } else {
+    int err[2];
+    if (::pipe2(err, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+    ::close(err[0]);  // nobody will read it
+    err_fd = err[1];
+  }
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -135,6 +143,7 @@ absl::StatusOr<int> ChildProcess::SignalAndWait(int signal, absl::Duration timeo
 }
 
 std::string ChildProcess::Stderr() const {
+  if (stderr_path_.empty()) return "";
   std::ifstream in(stderr_path_);
   std::stringstream text;
   text << in.rdbuf();
@@ -158,11 +167,11 @@ ProgramRun RunProgram(const std::vector<std::string>& argv, absl::Duration timeo
 }
 
 absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(
-    const std::vector<std::string>& flags) {
+    const std::vector<std::string>& flags, ChildStderr stderr_to) {
   std::vector<std::string> argv = {BinaryPath("sluiced"), "--listen=127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   std::unique_ptr<DaemonProcess> daemon(new DaemonProcess());
-  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(argv);
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(argv, stderr_to);
   if (!child.ok()) return child.status();
   daemon->process_ = std::move(*child);
   absl::StatusOr<std::string> line = daemon->process_->ReadLine(absl::Seconds(30));

@@ -17,10 +17,17 @@ namespace sluice::testing {
 // Path of a program built alongside the tests (sluiced, sluice, helpers).
 std::string BinaryPath(const std::string& name);
 
+// Where a child's stderr goes.
+enum class ChildStderr {
+  kFile,        // a temp file (see ChildProcess::Stderr)
+  kClosedPipe,  // a pipe nobody reads: closed at once, so every write fails with EPIPE
+};
+
 class ChildProcess {
  public:
-  // Starts `argv[0]` with `argv`; stdout is a pipe (see ReadLine), stderr goes to a temp file.
-  static absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv);
+  // Starts `argv[0]` with `argv`; stdout is a pipe (see ReadLine), stderr as `stderr_to` says.
+  static absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(
+      const std::vector<std::string>& argv, ChildStderr stderr_to = ChildStderr::kFile);
   // Kills the process if it still runs, and reaps it.
   ~ChildProcess();
 
@@ -34,7 +41,7 @@ class ChildProcess {
   // Sends `signal` and waits at most `timeout` for the exit. Returns the exit status as
   // waitpid reports it. DeadlineExceeded if the process is still running.
   absl::StatusOr<int> SignalAndWait(int signal, absl::Duration timeout);
-  // Everything the process wrote to stderr so far.
+  // Everything the process wrote to stderr so far ("" when it went to a closed pipe).
   std::string Stderr() const;
   pid_t pid() const { return pid_; }
 
@@ -64,7 +71,7 @@ class DaemonProcess {
   // Starts sluiced with --listen=127.0.0.1:0 and `flags`, and waits (at most 30 s) for its
   // "sluiced listening on HOST:PORT" line.
   static absl::StatusOr<std::unique_ptr<DaemonProcess>> Start(
-      const std::vector<std::string>& flags = {});
+      const std::vector<std::string>& flags = {}, ChildStderr stderr_to = ChildStderr::kFile);
 
   const std::string& address() const { return address_; }
   ChildProcess& process() { return *process_; }

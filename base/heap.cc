@@ -1,0 +1,80 @@
+#include "base/heap.h"
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+// tcmalloc's C interface, present only in processes linked with it (sluiced and the CLI are,
+// unless built without it): a weak reference resolves to null elsewhere.
+extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
+extern "C" void MallocExtension_MarkThreadIdle(void) __attribute__((weak));
+
+namespace sluice {
+
+void ReleaseFreeHeapMemory() {
+  if (MallocExtension_ReleaseFreeMemory != nullptr) {
+    ReleaseThreadHeapCache();
+    MallocExtension_ReleaseFreeMemory();
+    return;
+  }
+  malloc_trim(0);
+}
+
+void ReleaseThreadHeapCache() {
+  if (MallocExtension_MarkThreadIdle != nullptr) MallocExtension_MarkThreadIdle();
+}
+
+HeapTrimmer::HeapTrimmer(absl::Duration delay) : delay_(delay), thread_([this] { Run(); }) {}
+
+HeapTrimmer::~HeapTrimmer() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void HeapTrimmer::Poke() {
+  absl::MutexLock lock(&mu_);
+  pending_ = true;
+  due_ = absl::Now() + delay_;
+}
+
+uint64_t HeapTrimmer::trims() const {
+  absl::MutexLock lock(&mu_);
+  return trims_;
+}
+
+void HeapTrimmer::Run() {
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    mu_.Await(absl::Condition(
+        +[](HeapTrimmer* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t->mu_) {
+          return t->pending_ || t->stopping_;
+        },
+        this));
+    // Until the trim is due; a poke meanwhile moves it later.
+    while (!stopping_ && absl::Now() < due_) {
+      mu_.AwaitWithDeadline(absl::Condition(&stopping_), due_);
+    }
+    if (stopping_) return;
+    pending_ = false;
+    mu_.Unlock();
+    ReleaseFreeHeapMemory();
+    mu_.Lock();
+    ++trims_;
+  }
+}
+
+uint64_t ResidentBytes() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
+  std::fclose(statm);
+  if (read != 2) return 0;
+  return static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace sluice

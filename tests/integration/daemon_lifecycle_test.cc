@@ -1,0 +1,138 @@
+// The daemon as a process its supervisor runs for months: signals, a log whose reader went
+// away, memory given back after a load. Starts the real sluiced; every wait is bounded.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/remote_dispatch.h"
+#include "client/server_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+namespace {
+
+// The resident set of process `pid`, in bytes (0 if /proc cannot tell).
+uint64_t ResidentBytesOf(pid_t pid) {
+  std::FILE* statm = std::fopen(absl::StrFormat("/proc/%d/statm", pid).c_str(), "r");
+  if (statm == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
+  std::fclose(statm);
+  return read == 2 ? resident * 4096ull : 0;
+}
+
+// Waits at most `timeout` for `done`, checking every few milliseconds.
+template <class Done>
+bool WaitUntil(absl::Duration timeout, Done done) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+std::unique_ptr<RemoteDispatch> Connect(const std::string& address) {
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> d =
+      RemoteDispatch::Connect({.target = address, .client_name = "lifecycle"});
+  EXPECT_TRUE(d.ok()) << d.status();
+  return d.ok() ? std::move(*d) : nullptr;
+}
+
+TEST(DaemonLifecycleTest, SighupAndSigusr1AreLoggedAndTheDaemonServesOn) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  auto d = Connect(daemon->address());
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(4096));
+  const pid_t pid = daemon->process().pid();
+  ASSERT_EQ(::kill(pid, SIGHUP), 0);
+  ASSERT_EQ(::kill(pid, SIGUSR1), 0);
+  ASSERT_EQ(::kill(pid, SIGPIPE), 0);
+  EXPECT_TRUE(WaitUntil(absl::Seconds(20), [&] {
+    const std::string log = daemon->process().Stderr();
+    return absl::StrContains(log, "received SIGHUP") &&
+           absl::StrContains(log, "status: 1 sessions open");
+  })) << daemon->process().Stderr();
+  // The session lives on, its buffer with it.
+  EXPECT_OK(d->Ping());
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> bytes, d->DownloadRange(r, 0, 4));
+  EXPECT_EQ(bytes, std::vector<uint8_t>(4, 0));
+  d.reset();
+  ASSERT_OK_AND_ASSIGN(int status, daemon->process().SignalAndWait(SIGTERM, absl::Seconds(30)));
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(DaemonLifecycleTest, ALogWhoseReaderWentAwayNeverStopsTheDaemon) {
+  // Every line the daemon logs fails with EPIPE (it would die of SIGPIPE, were it not ignored).
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DaemonProcess> daemon,
+      DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}, ChildStderr::kClosedPipe));
+  for (int session = 0; session < 3; ++session) {  // each opens and closes with a log line
+    auto d = Connect(daemon->address());
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(64));
+    ASSERT_OK(d->Upload(r, std::vector<uint8_t>(64, 9)));
+    ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> back, d->Download(r));
+    EXPECT_EQ(back, std::vector<uint8_t>(64, 9));
+  }
+  ASSERT_OK_AND_ASSIGN(int status, daemon->process().SignalAndWait(SIGTERM, absl::Seconds(30)));
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(DaemonLifecycleTest, AfterALoadTheDaemonGivesItsMemoryBack) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=2G"}));
+  const pid_t pid = daemon->process().pid();
+  {
+    // Settle: one small session first, so the baseline has what any served daemon has.
+    auto d = Connect(daemon->address());
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Ping());
+  }
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(daemon->address(), absl::Seconds(5));
+    return info.ok() && info->active_sessions() == 0;
+  }));
+  const uint64_t before = ResidentBytesOf(pid);
+  ASSERT_GT(before, 0u);
+  // The load: four sessions at once, each moving 96 MiB up and back through a buffer.
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      auto d = Connect(daemon->address());
+      ASSERT_NE(d, nullptr);
+      const std::vector<uint8_t> bytes(size_t{96} << 20, static_cast<uint8_t>(c));
+      ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(bytes.size()));
+      ASSERT_OK(d->Upload(r, bytes));
+      ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> back, d->Download(r));
+      EXPECT_EQ(back, bytes);
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  const uint64_t loaded = ResidentBytesOf(pid);
+  // Once the last session has closed, the memory goes back: within 2x of where it started.
+  const bool returned = WaitUntil(absl::Seconds(30), [&] { return ResidentBytesOf(pid) <= 2 * before; });
+  EXPECT_TRUE(returned) << "resident before the load " << before << " bytes, during it "
+                        << loaded << ", after it " << ResidentBytesOf(pid);
+  std::printf("resident bytes: before the load %llu, at its end %llu, after it %llu\n",
+              static_cast<unsigned long long>(before), static_cast<unsigned long long>(loaded),
+              static_cast<unsigned long long>(ResidentBytesOf(pid)));
+}
+
+}  // namespace
+}  // namespace sluice::testing
