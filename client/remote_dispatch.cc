@@ -1,7 +1,6 @@
 #include "client/remote_dispatch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -16,11 +15,6 @@
 namespace sluice {
 namespace {
 
-std::chrono::system_clock::time_point ToChrono(absl::Time t) {
-  return std::chrono::system_clock::from_time_t(0) +
-         std::chrono::microseconds(absl::ToUnixMicros(t));
-}
-
 // Sum of lengths, saturating, so absurd requests cannot wrap to small ones.
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > ~uint64_t{0} - a ? ~uint64_t{0} : a + b; }
 
@@ -28,13 +22,9 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > ~uint64_t{0} - a ? ~
 
 absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Options& options) {
   if (options.target.empty()) return absl::InvalidArgumentError("no daemon address given");
-  std::shared_ptr<grpc::Channel> channel = MakeSessionChannel(options.target);
-  if (!channel->WaitForConnected(ToChrono(absl::Now() + options.connect_timeout))) {
-    return absl::UnavailableError(absl::StrFormat("cannot reach sluiced at %s within %s",
-                                                  options.target,
-                                                  absl::FormatDuration(options.connect_timeout)));
-  }
-  auto stream = std::make_unique<Stream>(std::move(channel));
+  // The open is the first call on the channel: a daemon that cannot be reached fails it with
+  // gRPC's reason (refused, no such host), and one that refuses the session with its own.
+  auto stream = std::make_unique<Stream>(MakeSessionChannel(options.target));
   stream->Start();
   std::unique_ptr<RemoteDispatch> dispatch(new RemoteDispatch(std::move(stream), options));
 
@@ -43,8 +33,21 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   open.set_client_name(options.client_name);
   open.set_chunk_size(options.chunk_size);
   Call call;
-  RETURN_IF_ERROR(
-      dispatch->stream_->Send(std::move(out), &call, absl::Now() + options.connect_timeout));
+  const absl::Status opened_status =
+      dispatch->stream_->Send(std::move(out), &call, absl::Now() + options.connect_timeout);
+  if (absl::IsDeadlineExceeded(opened_status)) {
+    return absl::UnavailableError(absl::StrFormat("cannot reach sluiced at %s within %s",
+                                                  options.target,
+                                                  absl::FormatDuration(options.connect_timeout)));
+  }
+  if (!opened_status.ok()) {
+    // The daemon's refusal (its reply: draining, at its session limit), or why it could not be
+    // reached at all (the stream's end: refused, no such host).
+    return absl::Status(opened_status.code(),
+                        absl::StrFormat(call.reply.last() ? "sluiced at %s refused the session: %s"
+                                                          : "cannot reach sluiced at %s: %s",
+                                        options.target, opened_status.message()));
+  }
   const v1::OpenResponse& opened = call.reply.open();
   dispatch->session_id_ = opened.session_id();
   dispatch->backend_id_ = opened.backend_id();
@@ -60,6 +63,10 @@ RemoteDispatch::RemoteDispatch(std::unique_ptr<Stream> stream, const Options& op
 RemoteDispatch::~RemoteDispatch() { stream_->Close(absl::Seconds(5)); }
 
 RemoteDispatch::Counters RemoteDispatch::counters() const { return stream_->counters(); }
+
+std::optional<absl::Time> RemoteDispatch::draining_until() const {
+  return stream_->draining_until();
+}
 
 absl::StatusOr<uint64_t> RemoteDispatch::HandleOf(const Resource& resource) const {
   return OwnedId(resource, owner_, backend_id_);

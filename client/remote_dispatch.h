@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -98,6 +99,9 @@ class RemoteDispatch final : public ResidentDispatch {
 
   Counters counters() const;
   const Limits& limits() const { return limits_; }
+  // Set once the daemon said it drains: the time its work still running is cancelled (the
+  // session ends then with Unavailable saying so). Thread-safe.
+  std::optional<absl::Time> draining_until() const;
   const std::string& session_id() const { return session_id_; }
 
  private:

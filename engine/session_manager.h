@@ -1,6 +1,7 @@
 // The daemon's table of open sessions: it creates each session with the daemon's limits,
-// enforces the session count, refuses new sessions while draining, and keeps the counts that
-// GetInfo reports. Knows nothing of gRPC.
+// enforces the session count, refuses new sessions while draining and tells open ones (through
+// the listener their owner gives), and keeps the counts that GetInfo reports. Knows nothing of
+// gRPC.
 #ifndef SLUICE_ENGINE_SESSION_MANAGER_H_
 #define SLUICE_ENGINE_SESSION_MANAGER_H_
 
@@ -10,7 +11,12 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "engine/device.h"
 #include "engine/session.h"
 #include "engine/transfer_budget.h"
@@ -47,6 +53,19 @@ class SessionManager {
     uint32_t NegotiateChunkSize(uint32_t requested) const;
   };
 
+  // What the manager tells the owner of an open session (the daemon's stream). Called from the
+  // thread that drains the daemon; an implementation must return promptly, must not call back
+  // into the manager, and must not end the session from within the call.
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    // The daemon drains: no new sessions; work still running at `deadline` is cancelled.
+    virtual void Draining(absl::Time deadline) = 0;
+    // The session is ended by the daemon, for the reason `why` (Unavailable): its running work
+    // is to stop and its stream to end with `why`.
+    virtual void End(const absl::Status& why) = 0;
+  };
+
   // An open session; closing it (destruction) frees its buffers and its slot.
   class Ticket {
    public:
@@ -54,12 +73,18 @@ class SessionManager {
     Session& session() const { return *session_; }
     const std::string& id() const { return id_; }
 
+    // Sets who is told of drains and ends (nullptr: nobody). Returns once no call into the
+    // listener it replaces runs any more, so that listener may then be destroyed. Thread-safe.
+    void Listen(Listener* listener);
+
    private:
     friend class SessionManager;
     Ticket(SessionManager* manager, std::unique_ptr<Session> session, std::string id);
     SessionManager* const manager_;
     std::unique_ptr<Session> session_;
     const std::string id_;
+    Listener* listener_ = nullptr;  // guarded by manager_->mu_
+    int calls_ = 0;                 // calls into listener_ running; guarded by manager_->mu_
   };
 
   SessionManager(std::shared_ptr<Device> device, const Options& options);
@@ -68,9 +93,15 @@ class SessionManager {
   // the device. Thread-safe.
   absl::StatusOr<std::unique_ptr<Ticket>> Open();
 
-  // From now on Open fails with Unavailable. Thread-safe.
-  void BeginDrain() { draining_.store(true); }
+  // From now on Open fails with Unavailable saying the daemon drains; every open session's
+  // listener is told that work still running at `deadline` will be cancelled. Thread-safe.
+  void BeginDrain(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
   bool draining() const { return draining_.load(); }
+  // Waits until no session is open, or `deadline`; true when none is. Thread-safe.
+  bool WaitUntilIdle(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
+  // Tells every open session's listener that the daemon ends it, for the reason `why`.
+  // Thread-safe.
+  void EndAll(const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
 
   uint32_t active_sessions() const { return active_.load(); }
   uint64_t sessions_opened() const { return opened_.load(); }
@@ -80,13 +111,20 @@ class SessionManager {
   const TransferBudget& transfers() const { return transfers_; }
 
  private:
+  // Calls `tell` on the listener of every open session, outside mu_.
+  void TellAll(absl::FunctionRef<void(Listener*)> tell) ABSL_LOCKS_EXCLUDED(mu_);
+
   const std::shared_ptr<Device> device_;
   const Options options_;
-  std::atomic<uint32_t> active_{0};
+  std::atomic<uint32_t> active_{0};  // changed under mu_ (WaitUntilIdle waits on it)
   std::atomic<uint64_t> opened_{0};
   std::atomic<bool> draining_{false};
   std::atomic<bool> lost_reported_{false};
-  TransferBudget transfers_;
+  TransferBudget transfers_;  // own locking
+
+  absl::Mutex mu_;
+  absl::flat_hash_set<Ticket*> tickets_ ABSL_GUARDED_BY(mu_);  // open sessions
+  absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 
 }  // namespace sluice

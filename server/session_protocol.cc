@@ -41,9 +41,11 @@ absl::Status NotOpenError() {
 
 }  // namespace
 
-SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer)
+SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer,
+                                 SessionManager::Listener* listener)
     : manager_(manager),
       peer_(std::move(peer)),
+      listener_(listener),
       limits_(manager->options().limits),
       started_(absl::Now()),
       chunk_size_(manager->options().max_chunk_size) {}
@@ -240,6 +242,7 @@ void SessionProtocol::Run(Job& job, Responses* out) {
 std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) {
   session_.store(nullptr);
   if (ticket_ != nullptr) {
+    ticket_->Listen(nullptr);
     Log("session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
         "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
         "%d buffers (%d bytes) freed at close",
@@ -277,6 +280,7 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
   open_refused_.store(false);
   ticket_ = std::move(*ticket);
   session_.store(&ticket_->session());
+  ticket_->Listen(listener_);
   client_name_ = Printable(request.client_name());
   const DeviceInfo& device = manager_->device().info();
   Log("session %s opened by \"%s\" from %s on %s; chunk %d bytes", ticket_->id(), client_name_,

@@ -47,8 +47,9 @@ class SessionProtocol {
     absl::AnyInvocable<void(Responses*) &&> run;
   };
 
-  // `manager` must outlive the protocol; `peer` names the client in the log.
-  SessionProtocol(SessionManager* manager, std::string peer);
+  // `manager` must outlive the protocol; `peer` names the client in the log; `listener` (the
+  // stream) is told of drains and ends once the session is open, until Close.
+  SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener);
 
   // ---- Read path: one message at a time, in arrival order (not concurrently). ----
 
@@ -73,8 +74,9 @@ class SessionProtocol {
 
   // ---- Teardown, once no job runs and no message arrives any more. ----
 
-  // Logs the session's summary (`why` it closed) if it was open, and hands over its ticket:
-  // destroying it frees the session's buffers, which may wait for the device.
+  // Logs the session's summary (`why` it closed) if it was open, and hands over its ticket,
+  // whose listener is no longer called once this returns: destroying it frees the session's
+  // buffers, which may wait for the device.
   std::unique_ptr<SessionManager::Ticket> Close(const char* why);
 
  private:
@@ -116,6 +118,7 @@ class SessionProtocol {
 
   SessionManager* const manager_;
   const std::string peer_;
+  SessionManager::Listener* const listener_;
   const SessionLimits limits_;
   const absl::Time started_;
 

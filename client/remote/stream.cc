@@ -72,6 +72,11 @@ void RemoteDispatch::Stream::set_chunk_size(uint32_t chunk) {
   chunk_size_ = chunk;
 }
 
+std::optional<absl::Time> RemoteDispatch::Stream::draining_until() const {
+  absl::MutexLock lock(&mu_);
+  return draining_until_;
+}
+
 RemoteDispatch::Counters RemoteDispatch::Stream::counters() const {
   absl::MutexLock lock(&mu_);
   return counters_;
@@ -157,7 +162,8 @@ void RemoteDispatch::Stream::OnWriteDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    if (!ok) BreakLocked(absl::UnavailableError("lost the connection to sluiced while sending"));
+    // The stream is broken: no more writes; OnDone follows with why, and completes every call.
+    if (!ok) write_failed_ = true;
     AdvanceLocked(&actions);
   }
   Apply(actions);
@@ -180,8 +186,9 @@ void RemoteDispatch::Stream::OnReadDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     if (!ok) {
-      BreakLocked(absl::UnavailableError(
-          closing_ ? "the session is closed" : "sluiced ended the session stream"));
+      // The stream is ending; OnDone follows with why (the daemon's status, or gRPC's: a
+      // connection refused, a name that does not resolve), and completes every waiting call.
+      read_ended_ = true;
     } else {
       ++counters_.messages_received;
       counters_.bytes_received += read_msg_.ByteSizeLong();
@@ -204,15 +211,21 @@ void RemoteDispatch::Stream::OnReadDone(bool ok) {
 
 void RemoteDispatch::Stream::OnDone(const grpc::Status& status) {
   absl::MutexLock lock(&mu_);
-  if (broken_.ok()) {
-    broken_ = absl::UnavailableError(
-        absl::StrFormat("the session ended: %s", status.error_message()));
-  }
+  BreakLocked(closing_ && status.ok()
+                  ? absl::UnavailableError("the session is closed")
+                  : absl::UnavailableError(
+                        absl::StrFormat("the session ended: %s", status.error_message())));
   done_ = true;
 }
 
 absl::Status RemoteDispatch::Stream::DeliverLocked() {
   v1::SessionResponse& r = read_msg_;
+  if (r.has_notice()) {  // answers no request
+    if (r.notice().kind() == v1::Notice::DRAINING) {
+      draining_until_ = absl::FromUnixMillis(r.notice().deadline_unix_ms());
+    }
+    return absl::OkStatus();
+  }
   if (calls_.empty() || calls_.front()->id != r.id()) {
     return absl::InternalError(absl::StrFormat(
         "sluiced replied to request %d, but %s", r.id(),
@@ -292,7 +305,7 @@ void RemoteDispatch::Stream::BreakLocked(absl::Status status) {
 }
 
 void RemoteDispatch::Stream::AdvanceLocked(Actions* actions) {
-  if (!writing_ && broken_.ok() && !writes_done_) {
+  if (!writing_ && broken_.ok() && !read_ended_ && !write_failed_ && !writes_done_) {
     if (!outgoing_.empty()) {
       if (outgoing_.front().Next(&write_msg_, chunk_size_)) outgoing_.pop_front();
       ++counters_.messages_sent;
@@ -305,7 +318,8 @@ void RemoteDispatch::Stream::AdvanceLocked(Actions* actions) {
       actions->writes_done = true;
     }
   }
-  if (!hold_released_ && !writing_ && (!broken_.ok() || writes_done_complete_)) {
+  if (!hold_released_ && !writing_ &&
+      (!broken_.ok() || read_ended_ || write_failed_ || writes_done_complete_)) {
     hold_released_ = true;
     actions->release_hold = true;
   }

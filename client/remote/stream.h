@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,8 @@ class RemoteDispatch::Stream final
 
   void set_chunk_size(uint32_t chunk);
   Counters counters() const;
+  // When a DRAINING notice came: the daemon's deadline for this session's work.
+  std::optional<absl::Time> draining_until() const;
 
   // Sends `out` and waits until its final reply arrives, the stream breaks, or `deadline`.
   absl::Status Send(Outgoing out, Call* call, absl::Time deadline);
@@ -125,8 +128,11 @@ class RemoteDispatch::Stream final
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_complete_ ABSL_GUARDED_BY(mu_) = false;
   bool hold_released_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_ended_ ABSL_GUARDED_BY(mu_) = false;    // no more replies: OnDone comes next
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;  // no more writes: OnDone comes next
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status broken_ ABSL_GUARDED_BY(mu_);  // OK while the stream is healthy
+  std::optional<absl::Time> draining_until_ ABSL_GUARDED_BY(mu_);
   Counters counters_ ABSL_GUARDED_BY(mu_);
 };
 

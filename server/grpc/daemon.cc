@@ -64,7 +64,9 @@ Daemon::~Daemon() { Shutdown(absl::ZeroDuration()); }
 void Daemon::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
-  manager_->BeginDrain();
+  const absl::Time deadline = absl::Now() + grace;
+  // New sessions are refused at once, saying why; open ones are told until when they may run.
+  manager_->BeginDrain(deadline);
   if (server_ == nullptr) {  // it never started (Start failed to listen)
     executor_.reset();
     return;
@@ -72,8 +74,20 @@ void Daemon::Shutdown(absl::Duration grace) {
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    std::chrono::microseconds(absl::ToInt64Microseconds(grace)));
+  // The server keeps accepting calls meanwhile, so that a new client hears why it is refused
+  // instead of waiting to connect.
+  if (!manager_->WaitUntilIdle(deadline)) {
+    manager_->EndAll(absl::UnavailableError(absl::StrFormat(
+        "sluiced is shutting down: its drain's grace period of %s ended before this session did; "
+        "the session's buffers are freed",
+        absl::FormatDuration(grace))));
+    // Each ended session stops its running work at the next iteration boundary and finishes
+    // its stream with that reason.
+    manager_->WaitUntilIdle(absl::Now() + kEndGrace);
+  }
+  // What remains (streams that never opened, sessions whose work did not stop in time) is
+  // cancelled now.
+  server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
   // Every reactor has finished; the executor runs what they left (the teardown of sessions,
   // freeing their buffers) and stops.

@@ -44,11 +44,17 @@ class Daemon {
   SessionManager& sessions() { return *manager_; }
   Device& device() { return *device_; }
 
-  // Drains: refuses new sessions, marks the health service NOT_SERVING, lets running sessions
-  // end on their own for `grace`, then cancels the rest (a running repeated sequence stops at
-  // its next iteration boundary) and returns once every session has ended and freed its
-  // buffers. Idempotent.
+  // Drains: refuses new sessions at once (UNAVAILABLE, saying the daemon drains), marks the
+  // health service NOT_SERVING, sends open sessions a DRAINING notice, lets them end on their
+  // own for `grace`, then ends the rest with UNAVAILABLE saying why (a running repeated
+  // sequence stops at its next iteration boundary), gives them kEndGrace to do so, cancels
+  // whatever remains, and returns once every session has ended and freed its buffers.
+  // Idempotent.
   void Shutdown(absl::Duration grace);
+
+  // How long sessions ended at the end of a drain get to stop their work and say why, before
+  // the server cancels them.
+  static constexpr absl::Duration kEndGrace = absl::Seconds(2);
 
  private:
   Daemon() = default;

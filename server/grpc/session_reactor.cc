@@ -2,6 +2,10 @@
 
 #include <utility>
 
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "proto/codec.h"
+
 namespace sluice {
 namespace {
 
@@ -16,7 +20,7 @@ constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
 }  // namespace
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, std::string peer)
-    : executor_(executor), protocol_(manager, std::move(peer)) {
+    : executor_(executor), protocol_(manager, std::move(peer), this) {
   {
     absl::MutexLock lock(&mu_);
     reading_ = true;
@@ -84,7 +88,8 @@ void SessionReactor::OnDone() {
   const char* why = "client closed the stream";
   {
     absl::MutexLock lock(&mu_);
-    if (cancelled_) why = "cancelled";
+    if (!ended_.ok()) why = "ended by the daemon";
+    else if (cancelled_) why = "cancelled";
     else if (write_failed_) why = "connection lost";
     else if (malformed_) why = "malformed message";
   }
@@ -98,8 +103,46 @@ void SessionReactor::OnDone() {
 
 // ---- Flow -----------------------------------------------------------------------------------
 
+void SessionReactor::Draining(absl::Time deadline) {
+  v1::SessionResponse response;
+  v1::Notice& notice = *response.mutable_notice();
+  notice.set_kind(v1::Notice::DRAINING);
+  notice.set_message(absl::StrFormat(
+      "sluiced is draining: it opens no new session, and work still running at %s is cancelled",
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", deadline, absl::UTCTimeZone())));
+  notice.set_deadline_unix_ms(absl::ToUnixMillis(deadline));
+  PendingWrite write;
+  bool own = false;
+  grpc::SerializationTraits<v1::SessionResponse>::Serialize(response, &write.buffer, &own);
+  absl::MutexLock lock(&mu_);
+  if (finished_ || cancelled_ || write_failed_ || malformed_ || !ended_.ok()) return;
+  write_bytes_ += write.buffer.Length();
+  writes_.push_back(std::move(write));
+  ++kicks_;
+  executor_->Schedule([this] { Kick(); });
+}
+
+void SessionReactor::End(const absl::Status& why) {
+  absl::MutexLock lock(&mu_);
+  if (finished_ || !ended_.ok()) return;
+  ended_ = why;
+  protocol_.Cancel();  // a running repeated sequence stops at its next iteration boundary
+  ++kicks_;
+  executor_->Schedule([this] { Kick(); });
+}
+
+void SessionReactor::Kick() {
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    --kicks_;
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
+}
+
 void SessionReactor::ContinueLocked(Actions* actions) {
-  const bool aborted = cancelled_ || write_failed_ || malformed_;
+  const bool aborted = cancelled_ || write_failed_ || malformed_ || !ended_.ok();
   if (aborted) {
     jobs_.clear();
     staged_bytes_ = 0;
@@ -115,7 +158,7 @@ void SessionReactor::ContinueLocked(Actions* actions) {
   }
   // Replies waiting to be sent bound the next job too: a client that does not read its replies
   // stops the session's work, not just its reading.
-  if (!job_running_ && !jobs_.empty() && write_bytes_ < kMaxPendingWriteBytes) {
+  if (!finished_ && !job_running_ && !jobs_.empty() && write_bytes_ < kMaxPendingWriteBytes) {
     job_running_ = true;
     actions->schedule = true;
   }
@@ -124,12 +167,15 @@ void SessionReactor::ContinueLocked(Actions* actions) {
     reading_ = true;
     actions->start_read = true;
   }
-  if (!finished_ && (read_closed_ || aborted) && !reading_ && !job_running_ && jobs_.empty() &&
-      !writing_ && writes_.empty()) {
+  // A stream the daemon ends does not wait for the client's next message: the read still
+  // outstanding fails once the stream is finished.
+  if (!finished_ && (read_closed_ || aborted) && (!reading_ || !ended_.ok()) && !job_running_ &&
+      jobs_.empty() && !writing_ && writes_.empty() && kicks_ == 0) {
     finished_ = true;
     actions->finish = true;
     actions->finish_status =
         cancelled_    ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled")
+        : !ended_.ok() ? ToGrpc(ended_)
         : malformed_ ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                     "a message on the stream is not a sluice.v1.SessionRequest")
                      : grpc::Status::OK;
@@ -148,8 +194,9 @@ void SessionReactor::Enqueue(SessionProtocol::Job job) {
   bool run_inline = false;
   {
     absl::MutexLock lock(&mu_);
+    if (finished_) return;  // a read that failed as the stream finished: nothing runs now
     run_inline = job.cheap && !job_running_ && jobs_.empty() && !cancelled_ && !write_failed_ &&
-                 write_bytes_ < kMaxPendingWriteBytes;
+                 ended_.ok() && write_bytes_ < kMaxPendingWriteBytes;
     if (run_inline) {
       job_running_ = true;
     } else {

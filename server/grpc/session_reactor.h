@@ -24,12 +24,20 @@ namespace sluice {
 
 // Messages travel as raw ByteBuffers and are parsed here, so that bytes which are not a
 // SessionRequest end the stream with INVALID_ARGUMENT instead of looking like a half-close.
-class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+                             private SessionManager::Listener {
  public:
   // `manager` and `executor` must outlive every reactor (the server drains before they go).
   SessionReactor(SessionManager* manager, Executor* executor, std::string peer);
 
  private:
+  // SessionManager::Listener: a DRAINING notice goes out between replies; an end stops the
+  // running work and ends the stream with `why`. Neither blocks: the gRPC calls they need are
+  // made by a task on the executor (a "kick"), which the stream waits for before it ends.
+  void Draining(absl::Time deadline) override;
+  void End(const absl::Status& why) override;
+  void Kick();
+
   // A serialized reply; the last reply of a read keeps the read's transfer memory reserved
   // until it has been sent.
   struct PendingWrite {
@@ -82,6 +90,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
   bool malformed_ ABSL_GUARDED_BY(mu_) = false;  // a message was not a SessionRequest
+  absl::Status ended_ ABSL_GUARDED_BY(mu_);       // not OK once the daemon ended the session
+  int kicks_ ABSL_GUARDED_BY(mu_) = 0;            // Kick tasks queued: the stream may not end
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

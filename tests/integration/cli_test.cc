@@ -13,9 +13,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-ProgramRun RunSluice(std::vector<std::string> args) {
+ProgramRun RunSluice(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(120)) {
   args.insert(args.begin(), BinaryPath("sluice"));
-  return RunProgram(args);
+  return RunProgram(args, timeout);
 }
 
 class CliTest : public ::testing::Test {
@@ -44,6 +44,16 @@ TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
   EXPECT_THAT(run.out, HasSubstr("via sluiced at " + daemon_->address()));
   EXPECT_THAT(run.out, HasSubstr("matches host BFS: yes"));
   EXPECT_THAT(run.out, HasSubstr("network round trips"));
+}
+
+TEST(CliServerTest, ASolveAgainstNoDaemonFailsAtOnceNamingTheCause) {
+  // Nothing listens on port 1 of the loopback address: refused, said at once.
+  const ProgramRun run = RunSluice({"solve", std::string(SLUICE_SOURCE_DIR) + "/examples/taint.ifds",
+                                    "--server=127.0.0.1:1"},
+                                   absl::Seconds(30));
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("cannot reach sluiced at 127.0.0.1:1"));
+  EXPECT_THAT(run.err, HasSubstr("Connection refused"));
 }
 
 TEST(CliHelpTest, HelpListsEveryFlagWithItsDefaultAndExitsZero) {

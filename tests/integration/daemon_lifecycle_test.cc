@@ -134,5 +134,42 @@ TEST(DaemonLifecycleTest, AfterALoadTheDaemonGivesItsMemoryBack) {
               static_cast<unsigned long long>(ResidentBytesOf(pid)));
 }
 
+TEST(DaemonLifecycleTest, ADrainingDaemonRefusesNewSessionsAtOnceAndTellsOpenOnes) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--drain_timeout=60s"}));
+  auto holder = Connect(daemon->address());
+  ASSERT_NE(holder, nullptr);
+  ASSERT_OK(holder->Allocate(64).status());
+  const absl::Time signalled = absl::Now();
+  ASSERT_EQ(::kill(daemon->process().pid(), SIGTERM), 0);
+  // The open session hears of the drain on its stream, with the deadline.
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return holder->draining_until().has_value(); }));
+  EXPECT_GE(*holder->draining_until(), signalled + absl::Seconds(55));
+  EXPECT_OK(holder->Ping()) << "an open session works on until the deadline";
+  // A new client is refused at once, told why, not left to wait for its connect timeout.
+  const absl::Time asked = absl::Now();
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> late = RemoteDispatch::Connect(
+      {.target = daemon->address(), .client_name = "late", .connect_timeout = absl::Seconds(30)});
+  EXPECT_THAT(late, StatusIs(absl::StatusCode::kUnavailable, ::testing::HasSubstr("draining")));
+  EXPECT_LT(absl::Now() - asked, absl::Seconds(10));
+  // Once the last session ends, the daemon goes, without waiting out its grace period.
+  holder.reset();
+  ASSERT_OK_AND_ASSIGN(int status, daemon->process().Wait(absl::Seconds(30)));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(40));
+}
+
+TEST(DaemonLifecycleTest, AClientThatCannotReachTheDaemonSaysWhyWithinItsTimeout) {
+  // Nothing listens on port 1 of the loopback address.
+  const absl::Time asked = absl::Now();
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> d = RemoteDispatch::Connect(
+      {.target = "127.0.0.1:1", .client_name = "lost", .connect_timeout = absl::Seconds(20)});
+  EXPECT_THAT(d, StatusIs(absl::StatusCode::kUnavailable, ::testing::HasSubstr("127.0.0.1:1")));
+  EXPECT_THAT(std::string(d.status().message()), ::testing::ContainsRegex("[Cc]onnect|refused"));
+  EXPECT_LT(absl::Now() - asked, absl::Seconds(20));
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -983,11 +983,14 @@ TEST_F(DaemonTest, SigtermDrainsCancelsLongWorkFreesEverythingAndExitsZero) {
   caller.join();
   EXPECT_TRUE(WIFEXITED(exit_status));
   EXPECT_EQ(WEXITSTATUS(exit_status), 0) << daemon_->process().Stderr();
-  EXPECT_TRUE(status.code() == Code::kCancelled || status.code() == Code::kUnavailable) << status;
-  EXPECT_THAT(idle->Allocate(4), StatusIs(Code::kUnavailable));
+  // Both sessions were told, and ended saying why.
+  EXPECT_THAT(status, StatusIs(Code::kUnavailable, HasSubstr("grace period of 1s ended")));
+  EXPECT_THAT(idle->Allocate(4), StatusIs(Code::kUnavailable, HasSubstr("sluiced is shutting down")));
+  EXPECT_TRUE(idle->draining_until().has_value());
+  EXPECT_TRUE(busy->draining_until().has_value());
   const std::string log = daemon_->process().Stderr();
   EXPECT_THAT(log, HasSubstr("opened by \"busy\""));
-  EXPECT_THAT(log, HasSubstr("closed (cancelled)"));
+  EXPECT_THAT(log, HasSubstr("closed (ended by the daemon)"));
   EXPECT_THAT(log, HasSubstr("0 bytes of buffers still allocated"));
 }
 
