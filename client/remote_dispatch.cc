@@ -43,10 +43,13 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   if (!opened_status.ok()) {
     // The daemon's refusal (its reply: draining, at its session limit), or why it could not be
     // reached at all (the stream's end: refused, no such host).
-    return absl::Status(opened_status.code(),
-                        absl::StrFormat(call.reply.last() ? "sluiced at %s refused the session: %s"
-                                                          : "cannot reach sluiced at %s: %s",
-                                        options.target, opened_status.message()));
+    return absl::Status(
+        opened_status.code(),
+        call.reply.last()
+            ? absl::StrFormat("sluiced at %s refused the session: %s", options.target,
+                              opened_status.message())
+            : absl::StrFormat("cannot reach sluiced at %s: %s", options.target,
+                              opened_status.message()));
   }
   const v1::OpenResponse& opened = call.reply.open();
   dispatch->session_id_ = opened.session_id();
