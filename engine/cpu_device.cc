@@ -40,27 +40,37 @@ class CpuDevice::CpuStream final : public Stream {
     return absl::OkStatus();
   }
 
-  absl::Status Launch(const PlannedStep& step) override {
-    for (const PassLaunch& pass : step.passes) {
-      LaunchOnCpu(pass.body, step.args, pass.threads, pass.work_per_thread, device_->pool_);
+  absl::Status Launch(const PlannedStep& step, const Interrupt& interrupt) override {
+    for (size_t p = 0; p < step.passes.size(); ++p) {
+      const PassLaunch& pass = step.passes[p];
+      if (!LaunchOnCpu(pass.body, step.args, pass.threads, pass.work_per_thread, device_->pool_,
+                       &interrupt)) {
+        device_->counters_.AddLaunches(p + 1);
+        return interrupt.Why(absl::StrFormat("%s, in pass %d of %d", step.kernel.name, p + 1,
+                                             step.passes.size()));
+      }
     }
     device_->counters_.AddLaunches(step.passes.size());
     return absl::OkStatus();
   }
 
   absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
-                              const std::atomic<bool>* cancel) override {
+                              const Interrupt& interrupt) override {
     // Work has completed when Launch returns, so the guard word is read right here.
     const uint32_t* guard = steps.empty() ? nullptr : steps.front().guard;
     for (uint32_t i = 0; i < count; ++i) {
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-        return absl::CancelledError(
-            absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+      if (interrupt.Stopped()) {
+        return interrupt.Why(absl::StrFormat(
+            "the repeated group after %d of %d iterations", i, count));
       }
       if (guard != nullptr && atomics::Load(guard) == 0) break;
       for (const PlannedStep& step : steps) {
-        absl::Status status = Launch(step);
-        if (!status.ok()) return status;
+        absl::Status status = Launch(step, interrupt);
+        if (!status.ok()) {
+          return absl::Status(status.code(),
+                              absl::StrFormat("%s (iteration %d of %d)", status.message(), i + 1,
+                                              count));
+        }
       }
     }
     return absl::OkStatus();

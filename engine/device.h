@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/interrupt.h"
 #include "kernels/catalog.h"
 #include "kernels/kernel_args.h"
 #include "kernels/kernel_id.h"
@@ -51,14 +52,16 @@ class Stream {
                               absl::Span<const uint8_t> src) = 0;
   // Enqueues a copy of `dst.size()` bytes of `src` at `offset` into `dst`.
   virtual absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) = 0;
-  // Enqueues every pass of `step`, in order.
-  virtual absl::Status Launch(const PlannedStep& step) = 0;
+  // Enqueues every pass of `step`, in order. Once `interrupt` stops it returns its reason
+  // (Cancelled or DeadlineExceeded) with the step run in part or not at all: a device checks
+  // at least before the step (the CPU device also between passes and between chunks of one).
+  virtual absl::Status Launch(const PlannedStep& step, const Interrupt& interrupt) = 0;
   // Enqueues `steps` `count` times over. When steps[0] is a loop guard, the repetition ends
   // before the first iteration that starts with the guard word zero, without the host reading
-  // it. Between iterations it checks `cancel` (may be null) and returns Cancelled, with the
-  // completed iterations' effects kept, once it is set.
+  // it. Checks `interrupt` at least between iterations (or batches of them) and returns its
+  // reason once it stops, with the work already done kept.
   virtual absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
-                                      const std::atomic<bool>* cancel) = 0;
+                                      const Interrupt& interrupt) = 0;
   // Waits until everything enqueued has finished. Counts one synchronization.
   virtual absl::Status Synchronize() = 0;
   // OK while this stream's work can run; Unavailable (saying why) once its device failed, or

@@ -142,7 +142,7 @@ absl::Status Session::Read(absl::Span<const RangeRef> ranges, ReadSink sink) {
 
 absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
                               uint32_t repeat_count, absl::Span<const RangeRef> reads,
-                              ReadSink sink, const std::atomic<bool>* cancel) {
+                              ReadSink sink, const Interrupt& interrupt) {
   const size_t step_count = prefix.size() + repeated.size();
   if (step_count > options_.max_steps) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -228,10 +228,13 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
 
   absl::MutexLock lock(&stream_mu_);
   absl::Status status;
-  for (size_t s = 0; s < prefix.size() && status.ok(); ++s) status = stream_->Launch(planned[s]);
+  for (size_t s = 0; s < prefix.size() && status.ok(); ++s) {
+    status = stream_->Launch(planned[s], interrupt);
+    if (!status.ok()) status = Annotate(status, StepName(s, prefix.size()));
+  }
   if (status.ok() && repeat_count > 0 && !repeated.empty()) {
     status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()),
-                                     repeat_count, cancel);
+                                     repeat_count, interrupt);
   }
   for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
     const Piece& piece = pieces[p];

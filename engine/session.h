@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "base/interrupt.h"
 #include "engine/device.h"
 #include "engine/resource_table.h"
 #include "kernels/catalog.h"
@@ -93,11 +94,12 @@ class Session {
   //                    limits, too many steps or reads
   //   OutOfRange       a read past the end of its buffer
   //   ResourceExhausted  reads larger than max_read_bytes in total
-  // Cancelled when `cancel` (may be null) is set: the repeated group stops at the next
-  // iteration boundary, what ran stays, and nothing is read.
+  // Once `interrupt` stops: Cancelled or DeadlineExceeded, saying where. The work stops at the
+  // next step, iteration or (on the CPU device) chunk of a pass; what ran stays, a step may have
+  // run in part, and nothing is read.
   absl::Status Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
                        uint32_t repeat_count, absl::Span<const RangeRef> reads, ReadSink sink,
-                       const std::atomic<bool>* cancel = nullptr);
+                       const Interrupt& interrupt = Interrupt());
 
   // Frees every buffer; returns how many. Work that is running keeps its buffers until done.
   size_t FreeAll() { return table_.FreeAll(); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 
 namespace sluice {
 namespace {
@@ -25,12 +26,25 @@ constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies =
 
 }  // namespace
 
-void LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
-                 uint32_t work_per_thread, ThreadPool& pool) {
+bool LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
+                 uint32_t work_per_thread, ThreadPool& pool, const Interrupt* interrupt) {
   const RangeFn fn = kBodies[static_cast<size_t>(body)];
   const uint64_t n = threads.Resolve(args);
   const uint64_t grain = std::max<uint64_t>(1, kGrain / std::max<uint32_t>(work_per_thread, 1));
-  pool.ParallelFor(n, grain, [&](uint64_t begin, uint64_t end) { fn(args, begin, end, n); });
+  if (interrupt == nullptr) {
+    pool.ParallelFor(n, grain, [&](uint64_t begin, uint64_t end) { fn(args, begin, end, n); });
+    return true;
+  }
+  std::atomic<bool> stopped{false};
+  pool.ParallelFor(n, grain, [&](uint64_t begin, uint64_t end) {
+    if (stopped.load(std::memory_order_relaxed)) return;
+    if (interrupt->Stopped()) {
+      stopped.store(true, std::memory_order_relaxed);
+      return;
+    }
+    fn(args, begin, end, n);
+  });
+  return !stopped.load();
 }
 
 }  // namespace sluice

@@ -82,6 +82,7 @@ void ToProto(const SessionLimits& limits, v1::SessionLimits* out) {
   out->set_max_ranges(limits.max_ranges);
   out->set_max_request_bytes(limits.max_request_bytes);
   out->set_max_message_bytes(limits.max_message_bytes);
+  out->set_max_request_seconds(limits.max_request_seconds);
 }
 
 absl::StatusOr<SessionLimits> GrantedLimitsFromProto(const v1::SessionLimits& l) {
@@ -99,7 +100,8 @@ absl::StatusOr<SessionLimits> GrantedLimitsFromProto(const v1::SessionLimits& l)
                        .max_steps = l.max_steps(),
                        .max_ranges = l.max_ranges(),
                        .max_request_bytes = l.max_request_bytes(),
-                       .max_message_bytes = l.max_message_bytes()};
+                       .max_message_bytes = l.max_message_bytes(),
+                       .max_request_seconds = l.max_request_seconds()};
 }
 
 void ToProto(const DeviceInfo& info, const MemoryInfo& memory, const DeviceCounters& counters,

@@ -68,6 +68,9 @@ struct SessionLimits {
   uint64_t max_request_bytes = uint64_t{4} << 30;  // upload data or read bytes per request
   // The largest message the daemon accepts: its largest chunk plus kMessageOverheadBytes.
   uint64_t max_message_bytes = (2 << 20) + kMessageOverheadBytes;
+  // Seconds one request may run (it stops, DeadlineExceeded, at its next step, iteration or
+  // chunk past them); 0: no limit.
+  uint64_t max_request_seconds = 3600;
 };
 
 // ---- What a device reports -----------------------------------------------------------------

@@ -55,6 +55,8 @@ ABSL_FLAG(uint64_t, max_steps, sluice::SessionLimits{}.max_steps,
           "kernel steps per sequence");
 ABSL_FLAG(uint64_t, max_ranges, sluice::SessionLimits{}.max_ranges,
           "ranges per upload, read or sequence");
+ABSL_FLAG(uint64_t, max_request_seconds, sluice::SessionLimits{}.max_request_seconds,
+          "seconds one request may run before it stops with DEADLINE_EXCEEDED (0: no limit)");
 ABSL_FLAG(sluice::ByteSize, max_request_bytes,
           sluice::ByteSize{sluice::SessionLimits{}.max_request_bytes},
           "bytes uploaded or read back by one request");
@@ -129,6 +131,7 @@ int Main() {
   limits.max_steps = absl::GetFlag(FLAGS_max_steps);
   limits.max_ranges = absl::GetFlag(FLAGS_max_ranges);
   limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes).bytes;
+  limits.max_request_seconds = absl::GetFlag(FLAGS_max_request_seconds);
   options.sessions.max_transfer_bytes = absl::GetFlag(FLAGS_max_transfer_bytes).bytes;
   if (limits.max_request_bytes == 0) {
     Log("--max_request_bytes must be at least 1");

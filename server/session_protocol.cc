@@ -167,6 +167,7 @@ void SessionProtocol::EndUpload(absl::Status error, std::vector<Job>* jobs,
   job.id = up.id;
   job.cheap = up.expected <= kCheapBytes;
   job.staged = up.received;
+  job.cancelled = NewCancelFlag(up.id);
   job.run = [this, up = std::move(up)](Responses* out) { DoUpload(up, out); };
   jobs->push_back(std::move(job));
 }
@@ -179,10 +180,33 @@ SessionProtocol::Job SessionProtocol::ReplyJob(uint64_t id, absl::Status status)
   return job;
 }
 
+std::shared_ptr<std::atomic<bool>> SessionProtocol::NewCancelFlag(uint64_t id) {
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  absl::MutexLock lock(&cancel_mu_);
+  pending_.emplace(id, flag);
+  return flag;
+}
+
+int SessionProtocol::CancelPending(uint64_t target) {
+  absl::MutexLock lock(&cancel_mu_);
+  int found = 0;
+  for (auto [it, end] = pending_.equal_range(target); it != end; ++it) {
+    it->second->store(true);
+    ++found;
+  }
+  return found;
+}
+
 SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
   Job job;
   const uint64_t id = request.id();
   job.id = id;
+  // Every request that runs can be cancelled before it does.
+  if (request.op_case() != v1::SessionRequest::kCancel &&
+      request.op_case() != v1::SessionRequest::OP_NOT_SET &&
+      request.op_case() != v1::SessionRequest::kExecute) {
+    job.cancelled = NewCancelFlag(id);
+  }
   switch (request.op_case()) {
     case v1::SessionRequest::kOpen:
       // Chunks of requests pipelined behind the open are checked against the negotiated size.
@@ -213,10 +237,19 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
       };
       break;
     case v1::SessionRequest::kExecute:
-      job.run = [this, id, execute = std::move(*request.mutable_execute())](Responses* out) {
-        DoExecute(id, execute, out);
+      job.cancelled = NewCancelFlag(id);
+      job.run = [this, id, execute = std::move(*request.mutable_execute()),
+                 cancelled = job.cancelled.get()](Responses* out) {
+        DoExecute(id, execute, cancelled, out);
       };
       break;
+    case v1::SessionRequest::kCancel: {
+      const int found = CancelPending(request.cancel().target());
+      return ReplyJob(id, found > 0 ? absl::OkStatus()
+                                    : absl::NotFoundError(absl::StrFormat(
+                                          "no unfinished request with id %d to cancel",
+                                          request.cancel().target())));
+    }
     case v1::SessionRequest::kPing:
       job.cheap = true;
       job.run = [this, id, ping = std::move(*request.mutable_ping())](Responses* out) mutable {
@@ -233,8 +266,21 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
 // ---- Job path ---------------------------------------------------------------------------------
 
 void SessionProtocol::Run(Job& job, Responses* out) {
-  std::move(job.run)(out);
+  if (job.cancelled != nullptr && job.cancelled->load()) {
+    Reply(job.id, absl::CancelledError("cancelled before it ran"), out);
+  } else {
+    std::move(job.run)(out);
+  }
   job.run = nullptr;  // an upload's data goes now, with its reservation
+  if (job.cancelled != nullptr) {
+    absl::MutexLock lock(&cancel_mu_);
+    for (auto [it, end] = pending_.equal_range(job.id); it != end; ++it) {
+      if (it->second == job.cancelled) {
+        pending_.erase(it);
+        break;
+      }
+    }
+  }
   ++stats_.requests;
   if (!out->empty() && out->back().status().code() != 0) ++stats_.errors;
 }
@@ -410,8 +456,13 @@ void SessionProtocol::DoFree(uint64_t id, uint64_t handle, Responses* out) {
   Reply(id, status, out);
 }
 
-void SessionProtocol::DoExecute(uint64_t id, const v1::ExecuteRequest& request, Responses* out) {
+void SessionProtocol::DoExecute(uint64_t id, const v1::ExecuteRequest& request,
+                                const std::atomic<bool>* cancelled, Responses* out) {
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
+  const Interrupt interrupt(&cancel_, cancelled,
+                            limits_.max_request_seconds == 0
+                                ? absl::InfiniteFuture()
+                                : absl::Now() + absl::Seconds(limits_.max_request_seconds));
   const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
   const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
   const std::vector<RangeRef> reads = RangesFromProto(request.reads());
@@ -420,7 +471,7 @@ void SessionProtocol::DoExecute(uint64_t id, const v1::ExecuteRequest& request, 
       id, reads,
       [&](ReadSink sink) {
         absl::Status status = ticket_->session().Execute(prefix, repeated, request.repeat_count(),
-                                                         reads, sink, &cancel_);
+                                                         reads, sink, interrupt);
         ran = status.ok();
         return status;
       },

@@ -18,13 +18,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "engine/session.h"
@@ -44,6 +47,10 @@ class SessionProtocol {
     uint64_t id = 0;
     bool cheap = false;   // may run inline on the transport's thread when nothing is queued
     uint64_t staged = 0;  // request bytes it holds (an upload's data) until it runs
+    // Set by a CancelRequest naming it: queued, it is answered CANCELLED without running;
+    // running (an execute), it stops at its next step, iteration or chunk. Null for the replies
+    // a request gets without running (refusals, cancels).
+    std::shared_ptr<std::atomic<bool>> cancelled;
     absl::AnyInvocable<void(Responses*) &&> run;
   };
 
@@ -101,6 +108,10 @@ class SessionProtocol {
   void EndUpload(absl::Status error, std::vector<Job>* jobs, bool more_may_follow);
   Job MakeJob(v1::SessionRequest& request);
   Job ReplyJob(uint64_t id, absl::Status status);
+  // A flag a CancelRequest for `id` sets, registered until the job it belongs to has run.
+  std::shared_ptr<std::atomic<bool>> NewCancelFlag(uint64_t id) ABSL_LOCKS_EXCLUDED(cancel_mu_);
+  // Sets the flags of every unfinished request with id `target`; returns how many there were.
+  int CancelPending(uint64_t target) ABSL_LOCKS_EXCLUDED(cancel_mu_);
 
   // Job bodies.
   void DoOpen(uint64_t id, const v1::OpenRequest& request, Responses* out);
@@ -108,7 +119,8 @@ class SessionProtocol {
   void DoUpload(const PendingUpload& upload, Responses* out);
   void DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out);
   void DoFree(uint64_t id, uint64_t handle, Responses* out);
-  void DoExecute(uint64_t id, const v1::ExecuteRequest& request, Responses* out);
+  void DoExecute(uint64_t id, const v1::ExecuteRequest& request, const std::atomic<bool>* cancelled,
+                 Responses* out);
   void DoPing(uint64_t id, v1::PingRequest& request, Responses* out);
   // Reads `reads` (after the steps `run` runs, when executing) into chunked data replies.
   void ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
@@ -147,6 +159,11 @@ class SessionProtocol {
   std::atomic<bool> open_refused_{false};
   // Set when the stream is cancelled; stops a running repeated sequence.
   std::atomic<bool> cancel_{false};
+
+  // The cancel flags of unfinished requests, by request id (ids may repeat).
+  absl::Mutex cancel_mu_;
+  std::multimap<uint64_t, std::shared_ptr<std::atomic<bool>>> pending_
+      ABSL_GUARDED_BY(cancel_mu_);
 };
 
 }  // namespace sluice

@@ -84,10 +84,12 @@ absl::Status CudaStreamImpl::CopyOut(DeviceBuffer src, uint64_t offset, absl::Sp
   return staging_.CopyOut(src.data + offset, dst);
 }
 
-absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
+absl::Status CudaStreamImpl::Launch(const PlannedStep& step, const Interrupt& interrupt) {
   absl::ReaderMutexLock use(&device_->use_mutex());
   device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  // Enqueued work runs to its end: the check is before the step.
+  if (interrupt.Stopped()) return interrupt.Why(absl::StrFormat("before %s", step.kernel.name));
   ASSIGN_OR_RETURN(const bool library, cub_.Launch(step));
   if (!library) RETURN_IF_ERROR(device_->EnqueuePasses(step, stream_));
   device_->counter_set().AddLaunches(step.passes.size());
@@ -95,13 +97,13 @@ absl::Status CudaStreamImpl::Launch(const PlannedStep& step) {
 }
 
 absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
-                                            const std::atomic<bool>* cancel) {
+                                            const Interrupt& interrupt) {
   absl::ReaderMutexLock use(&device_->use_mutex());
   device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
   if (count == 0 || steps.empty()) return absl::OkStatus();
   if (!device_->graph_loops() || loop_stopped_ == nullptr) {
-    return ReplayIterations(steps, count, cancel);
+    return ReplayIterations(steps, count, interrupt);
   }
   // The group is captured once; each launch of the graph runs a batch of iterations on the
   // device, so the host's work is per batch, never per iteration.
@@ -121,10 +123,10 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
       CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[batch % 2]));
       if (*stopped != 0) break;
     }
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    if (interrupt.Stopped()) {
       device_->counter_set().AddLaunches(passes * enqueued);
-      return absl::CancelledError(absl::StrFormat(
-          "repeated sequence cancelled with %d of %d iterations enqueued", enqueued, count));
+      return interrupt.Why(absl::StrFormat("the repeated group with %d of %d iterations enqueued",
+                                           enqueued, count));
     }
     const uint32_t n = std::min(kReplayBatch, count - enqueued);
     CUDA_RETURN_IF_ERROR(device_, LaunchStoreU32(loop_remaining_, n, stream_));
@@ -138,7 +140,7 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
 }
 
 absl::Status CudaStreamImpl::ReplayIterations(absl::Span<const PlannedStep> steps,
-                                              uint32_t count, const std::atomic<bool>* cancel) {
+                                              uint32_t count, const Interrupt& interrupt) {
   absl::StatusOr<cudaGraphExec_t> exec = graphs_.Get(steps, /*loop=*/false, loop_words_);
   if (!exec.ok()) return exec.status();
   const uint32_t* guard = steps.front().guard;
@@ -152,10 +154,10 @@ absl::Status CudaStreamImpl::ReplayIterations(absl::Span<const PlannedStep> step
       CUDA_RETURN_IF_ERROR(device_,
                            cudaEventSynchronize(batch_done_[(i / kReplayBatch + 1) % 2]));
     }
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    if (interrupt.Stopped()) {
       device_->counter_set().AddLaunches(passes * i);
-      return absl::CancelledError(
-          absl::StrFormat("repeated sequence cancelled after %d of %d iterations", i, count));
+      return interrupt.Why(
+          absl::StrFormat("the repeated group after %d of %d iterations", i, count));
     }
     if (guard != nullptr) {
       // Without graph loops the host must see the guard: a 4-byte read and a wait.

@@ -36,16 +36,16 @@ class CudaStreamImpl final : public Stream {
   absl::Status Init();
   absl::Status CopyIn(DeviceBuffer dst, uint64_t offset, absl::Span<const uint8_t> src) override;
   absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) override;
-  absl::Status Launch(const PlannedStep& step) override;
+  absl::Status Launch(const PlannedStep& step, const Interrupt& interrupt) override;
   absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
-                              const std::atomic<bool>* cancel) override;
+                              const Interrupt& interrupt) override;
   absl::Status Synchronize() override;
   absl::Status Usable() const override { return device_->Usable(epoch_); }
 
  private:
   // Repeats by launching a one-iteration graph `count` times; the host reads a loop guard.
   absl::Status ReplayIterations(absl::Span<const PlannedStep> steps, uint32_t count,
-                                const std::atomic<bool>* cancel);
+                                const Interrupt& interrupt);
   // Frees what Init allocated (only uncounts it when the context is gone).
   void Release(bool context_alive);
 

@@ -61,10 +61,12 @@ class LosableDevice final : public Device {
     absl::Status CopyOut(DeviceBuffer src, uint64_t offset, absl::Span<uint8_t> dst) override {
       return stream_->CopyOut(src, offset, dst);
     }
-    absl::Status Launch(const PlannedStep& step) override { return stream_->Launch(step); }
+    absl::Status Launch(const PlannedStep& step, const Interrupt& interrupt) override {
+      return stream_->Launch(step, interrupt);
+    }
     absl::Status LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
-                                const std::atomic<bool>* cancel) override {
-      return stream_->LaunchRepeated(steps, count, cancel);
+                                const Interrupt& interrupt) override {
+      return stream_->LaunchRepeated(steps, count, interrupt);
     }
     absl::Status Synchronize() override { return stream_->Synchronize(); }
     absl::Status Usable() const override {
@@ -148,7 +150,7 @@ TEST_F(SessionTest, CancelStopsARepeatedSequenceAtAnIterationBoundary) {
   std::atomic<bool> cancel{true};
   absl::Status status = session_->Execute({}, repeated, 1000000, {},
                                           [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
-                                          &cancel);
+                                          Interrupt(&cancel, nullptr));
   EXPECT_THAT(status, StatusIs(Code::kCancelled));
   uint32_t value = 1;
   const std::vector<RangeRef> reads = {{h, 0, 4}};
@@ -156,6 +158,50 @@ TEST_F(SessionTest, CancelStopsARepeatedSequenceAtAnIterationBoundary) {
     return absl::MakeSpan(reinterpret_cast<uint8_t*>(&value), 4);
   }));
   EXPECT_EQ(value, 0u);
+}
+
+TEST_F(SessionTest, ARequestPastItsDeadlineStopsInsideALongStep) {
+  // 128M elements (512 MiB): filling them takes far longer than the millisecond allowed, and
+  // the CPU device checks the deadline between chunks of the pass.
+  constexpr uint64_t kElements = uint64_t{128} << 20;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                       CpuDevice::Create({.memory_limit = kElements * 4}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::Create(device, {}));
+  ASSERT_OK_AND_ASSIGN(uint64_t h, session->Allocate(kElements * 4));
+  const std::vector<uint64_t> bind = {h};
+  const std::vector<uint64_t> params = {7};
+  const std::vector<StepRef> prefix = {{"fill_u32", params, bind, std::nullopt}};
+  const absl::Status status = session->Execute(
+      prefix, {}, 0, {}, [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
+      Interrupt(nullptr, nullptr, absl::Now() + absl::Milliseconds(1)));
+  EXPECT_THAT(status, StatusIs(Code::kDeadlineExceeded,
+                               HasSubstr("prefix step 0: the request ran past its time limit")));
+  // It stopped part-way: the last element was never reached.
+  uint32_t last = 1;
+  const std::vector<RangeRef> reads = {{h, (kElements - 1) * 4, 4}};
+  ASSERT_OK(session->Read(reads, [&](size_t, uint64_t, uint64_t) {
+    return absl::MakeSpan(reinterpret_cast<uint8_t*>(&last), 4);
+  }));
+  EXPECT_EQ(last, 0u);
+}
+
+TEST_F(SessionTest, ACancelledRequestRunsNoStepAndSaysWhich) {
+  ASSERT_OK_AND_ASSIGN(uint64_t h, session_->Allocate(64));
+  const std::vector<uint64_t> bind = {h};
+  const std::vector<uint64_t> params = {7};
+  const std::vector<StepRef> prefix = {{"fill_u32", params, bind, std::nullopt},
+                                       {"fill_u32", params, bind, std::nullopt}};
+  std::atomic<bool> cancelled{true};
+  const absl::Status status = session_->Execute(
+      prefix, {}, 0, {}, [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
+      Interrupt(nullptr, &cancelled));
+  EXPECT_THAT(status, StatusIs(Code::kCancelled, HasSubstr("prefix step 0: cancelled")));
+  uint32_t first = 1;
+  const std::vector<RangeRef> reads = {{h, 0, 4}};
+  ASSERT_OK(session_->Read(reads, [&](size_t, uint64_t, uint64_t) {
+    return absl::MakeSpan(reinterpret_cast<uint8_t*>(&first), 4);
+  }));
+  EXPECT_EQ(first, 0u);
 }
 
 TEST_F(SessionTest, FreeDuringRunningWorkIsDeferredUntilTheWorkEnds) {
@@ -233,7 +279,7 @@ TEST_F(SessionTest, AllocateDoesNotWaitForRunningWork) {
   std::thread runner([&] {
     run_status = session_->Execute({}, repeated, 4000000000u, {},
                                    [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
-                                   &cancel);
+                                   Interrupt(&cancel, nullptr));
   });
   // The sequence is running once the device counts its launches (bounded wait).
   const absl::Time deadline = absl::Now() + absl::Seconds(60);

@@ -962,6 +962,67 @@ TEST_F(DaemonTest, HealthAndReflectionAreServed) {
   }
 }
 
+TEST_F(DaemonTest, ACancelRequestStopsARunningAndAQueuedRequestAndTheSessionGoesOn) {
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open().status());
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(4));
+  std::vector<v1::SessionRequest> requests(6);
+  // E: four billion iterations (hours); Q: a read queued behind it; C1, C2: cancel Q and E;
+  // C3: cancel a request that never was; P: a ping.
+  const uint64_t e = raw.NextId(), q = raw.NextId(), c1 = raw.NextId(), c2 = raw.NextId(),
+                 c3 = raw.NextId(), p = raw.NextId();
+  v1::Step& step = *requests[0].mutable_execute()->add_repeated();
+  step.set_kernel("atomic_add_u32");
+  step.add_params(0);
+  step.add_params(1);
+  step.add_handles(h);
+  requests[0].mutable_execute()->set_repeat_count(4000000000u);
+  v1::Range& range = *requests[1].mutable_read()->add_ranges();
+  range.set_handle(h);
+  range.set_length(4);
+  requests[2].mutable_cancel()->set_target(q);
+  requests[3].mutable_cancel()->set_target(e);
+  requests[4].mutable_cancel()->set_target(424242);
+  requests[5].mutable_ping();
+  const uint64_t ids[] = {e, q, c1, c2, c3, p};
+  for (int i = 0; i < 6; ++i) {
+    requests[i].set_id(ids[i]);
+    ASSERT_TRUE(raw.Send(requests[i]));
+  }
+  std::vector<v1::SessionResponse> before;
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse pong, raw.Await(p, nullptr, &before));
+  EXPECT_EQ(pong.status().code(), 0);
+  ASSERT_EQ(before.size(), 5u);
+  const int kCancelled = static_cast<int>(Code::kCancelled);
+  EXPECT_EQ(before[0].id(), e);
+  EXPECT_EQ(before[0].status().code(), kCancelled) << before[0].status().message();
+  EXPECT_EQ(before[1].id(), q);
+  EXPECT_EQ(before[1].status().code(), kCancelled);
+  EXPECT_THAT(before[1].status().message(), HasSubstr("before it ran"));
+  EXPECT_EQ(before[2].status().code(), 0);
+  EXPECT_EQ(before[3].status().code(), 0);
+  EXPECT_EQ(before[4].id(), c3);
+  EXPECT_EQ(before[4].status().code(), static_cast<int>(Code::kNotFound));
+  // What E did stays; the session goes on.
+  ASSERT_OK_AND_ASSIGN(std::string word, raw.Read(h, 0, 4));
+  EXPECT_EQ(word.size(), 4u);
+}
+
+TEST_F(DaemonTest, ARequestPastItsTimeLimitStopsAndTheSessionGoesOn) {
+  daemon_.reset();
+  StartDaemon({"--max_request_seconds=1"});
+  auto d = Connect();
+  EXPECT_EQ(d->limits().max_request_seconds, 1u);
+  ASSERT_OK_AND_ASSIGN(Resource counter, d->Allocate(4));
+  const Program add{"atomic_add_u32", {0, 1}};
+  const Step step{&add, {&counter, 1}, std::nullopt};
+  const absl::Time started = absl::Now();
+  EXPECT_THAT(d->DispatchRepeatedSequenceReadRangesInto({}, {&step, 1}, 4000000000u, {}, {}),
+              StatusIs(Code::kDeadlineExceeded, HasSubstr("--max_request_seconds")));
+  EXPECT_LT(absl::Now() - started, absl::Seconds(30));
+  EXPECT_OK(d->Ping());
+}
+
 TEST_F(DaemonTest, SigtermDrainsCancelsLongWorkFreesEverythingAndExitsZero) {
   daemon_.reset();
   StartDaemon({"--drain_timeout=1s"});
