@@ -24,6 +24,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/byte_size.h"
 #include "base/command_line.h"
@@ -31,6 +33,7 @@
 #include "base/log.h"
 #include "engine/device_factory.h"
 #include "engine/session_manager.h"
+#include "google/protobuf/stubs/logging.h"
 #include "proto/contract.h"
 #include "server/grpc/daemon.h"
 
@@ -79,6 +82,22 @@ ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
 namespace sluice {
 namespace {
 
+// libprotobuf's own lines (a message it refused, say) go to the daemon's log with its time and
+// the client whose bytes they are about, limited as any client's lines are.
+void LogFromProtobuf(google::protobuf::LogLevel level, const char* file, int line,
+                     const std::string& message) {
+  const char* name = level == google::protobuf::LOGLEVEL_INFO      ? "INFO"
+                     : level == google::protobuf::LOGLEVEL_WARNING ? "WARNING"
+                     : level == google::protobuf::LOGLEVEL_ERROR   ? "ERROR"
+                                                                   : "FATAL";
+  // Limited per client host: the context is the peer, "ipv4:10.0.0.7:51234".
+  const std::string context = LogContext::Current();
+  const size_t port = context.rfind(':');
+  const std::string host = port == std::string::npos ? context : context.substr(0, port);
+  LogLimited(absl::StrCat("libprotobuf ", host),
+             absl::StrFormat("libprotobuf %s %s:%d: %s", name, file, line, message));
+}
+
 // One line of what the daemon holds, for SIGUSR1.
 void LogStatus(Daemon& daemon) {
   const MemoryInfo memory = daemon.device().memory();
@@ -90,6 +109,7 @@ void LogStatus(Daemon& daemon) {
 
 int Main() {
   SetLogTag("sluiced");
+  google::protobuf::SetLogHandler(&LogFromProtobuf);
   // A log or stdout whose reader went away fails the write instead of ending the daemon.
   signal(SIGPIPE, SIG_IGN);
   // Signals are taken by sigwait below; block them before any thread starts.

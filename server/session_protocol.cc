@@ -34,6 +34,12 @@ std::string Printable(const std::string& name) {
   return out;
 }
 
+// The host part of a gRPC peer ("ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7").
+std::string PeerHost(const std::string& peer) {
+  const size_t colon = peer.rfind(':');
+  return colon == std::string::npos || colon < 5 ? peer : peer.substr(0, colon);
+}
+
 absl::Status NotOpenError() {
   return absl::FailedPreconditionError(
       "the session is not open: the first request of a stream must be open");
@@ -285,17 +291,23 @@ void SessionProtocol::Run(Job& job, Responses* out) {
   if (!out->empty() && out->back().status().code() != 0) ++stats_.errors;
 }
 
+std::string SessionProtocol::LogKey() const {
+  return absl::StrFormat("%s \"%s\"", PeerHost(peer_), client_name_);
+}
+
 std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) {
   session_.store(nullptr);
   if (ticket_ != nullptr) {
     ticket_->Listen(nullptr);
-    Log("session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
-        "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
-        "%d buffers (%d bytes) freed at close",
-        ticket_->id(), why, absl::ToDoubleSeconds(absl::Now() - started_), stats_.requests,
-        stats_.errors, stats_.allocations, stats_.frees, stats_.executes, stats_.steps,
-        stats_.bytes_up, stats_.bytes_down, ticket_->session().buffer_count(),
-        ticket_->session().bytes_in_use());
+    LogLimited(LogKey(),
+               absl::StrFormat(
+                   "session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
+                   "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
+                   "%d buffers (%d bytes) freed at close",
+                   ticket_->id(), why, absl::ToDoubleSeconds(absl::Now() - started_),
+                   stats_.requests, stats_.errors, stats_.allocations, stats_.frees,
+                   stats_.executes, stats_.steps, stats_.bytes_up, stats_.bytes_down,
+                   ticket_->session().buffer_count(), ticket_->session().bytes_in_use()));
   }
   return std::move(ticket_);
 }
@@ -329,8 +341,9 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
   ticket_->Listen(listener_);
   client_name_ = Printable(request.client_name());
   const DeviceInfo& device = manager_->device().info();
-  Log("session %s opened by \"%s\" from %s on %s; chunk %d bytes", ticket_->id(), client_name_,
-      peer_, device.id, chunk_size_.load());
+  LogLimited(LogKey(), absl::StrFormat("session %s opened by \"%s\" from %s on %s; chunk %d bytes",
+                                       ticket_->id(), client_name_, peer_, device.id,
+                                       chunk_size_.load()));
 
   v1::SessionResponse& response = out->emplace_back();
   response.set_id(id);

@@ -126,6 +126,8 @@ class SessionProtocol {
   void ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
                 absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
   absl::Status RequireOpen() const;
+  // Whose lines these are, for the log's rate limit: the client's host and name.
+  std::string LogKey() const;
   static void Reply(uint64_t id, const absl::Status& status, Responses* out);
 
   SessionManager* const manager_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "base/log.h"
 #include "proto/codec.h"
 
 namespace sluice {
@@ -20,7 +21,7 @@ constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
 }  // namespace
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, std::string peer)
-    : executor_(executor), protocol_(manager, std::move(peer), this) {
+    : executor_(executor), peer_(peer), protocol_(manager, std::move(peer), this) {
   {
     absl::MutexLock lock(&mu_);
     reading_ = true;
@@ -34,6 +35,7 @@ void SessionReactor::OnReadDone(bool ok) {
   bool malformed = false;
   std::vector<SessionProtocol::Job> jobs;
   if (ok) {
+    const LogContext context(peer_);  // protobuf logs what it refuses (invalid UTF-8, say)
     malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
                                                                           &request_)
                      .ok();

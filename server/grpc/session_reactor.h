@@ -70,6 +70,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void ContinueLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Executor* const executor_;
+  const std::string peer_;  // for the log context of what parsing a message logs
   // Its read path runs in OnReadDone (one read is outstanding at a time), its jobs one at a
   // time (job_running_); it synchronizes what the two share itself.
   SessionProtocol protocol_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -17,7 +18,9 @@
 #include "client/server_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "base/log.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::testing {
@@ -169,6 +172,37 @@ TEST(DaemonLifecycleTest, AClientThatCannotReachTheDaemonSaysWhyWithinItsTimeout
   EXPECT_THAT(d, StatusIs(absl::StatusCode::kUnavailable, ::testing::HasSubstr("127.0.0.1:1")));
   EXPECT_THAT(std::string(d.status().message()), ::testing::ContainsRegex("[Cc]onnect|refused"));
   EXPECT_LT(absl::Now() - asked, absl::Seconds(20));
+}
+
+TEST(DaemonLifecycleTest, AFloodOfBadMessagesLogsAFewLinesWithTimeAndClient) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  // Each stream opens with a client name that is not UTF-8: libprotobuf refuses the message
+  // (and logs why), and the daemon ends the stream.
+  constexpr int kStreams = 60;
+  for (int i = 0; i < kStreams; ++i) {
+    RawSession raw(daemon->address());
+    v1::SessionRequest open;
+    open.set_id(1);
+    open.mutable_open()->set_client_name("\xff\xfe not utf-8");
+    raw.Send(open);
+    EXPECT_EQ(raw.Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  // Still serving.
+  auto d = Connect(daemon->address());
+  ASSERT_NE(d, nullptr);
+  EXPECT_OK(d->Ping());
+  const std::string log = daemon->process().Stderr();
+  int protobuf_lines = 0;
+  for (const absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (!absl::StrContains(line, "libprotobuf ERROR")) continue;
+    ++protobuf_lines;
+    // In the daemon's format: its time, its tag, the client.
+    EXPECT_TRUE(absl::StartsWith(line, "20")) << line;
+    EXPECT_THAT(line, ::testing::HasSubstr("sluiced: [ipv4:127.0.0.1:")) << line;
+  }
+  EXPECT_GE(protobuf_lines, 1);
+  EXPECT_LE(protobuf_lines, kLogBurst + 2) << "the flood is limited";
 }
 
 }  // namespace
