@@ -76,6 +76,15 @@ ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},
 ABSL_FLAG(int, executor_threads, 0,
           "most threads running session work, started as needed (0: one per session and 16 "
           "more, at most 4096)");
+ABSL_FLAG(absl::Duration, open_timeout, sluice::StreamTimeouts{}.open,
+          "a stream that has not opened a session this long after it started is ended");
+ABSL_FLAG(absl::Duration, idle_timeout, sluice::StreamTimeouts{}.idle,
+          "an open session with no request and no work this long is ended, its buffers freed");
+ABSL_FLAG(absl::Duration, stall_timeout, sluice::StreamTimeouts{}.stall,
+          "a session whose upload sends nothing, or whose client reads no reply, this long is "
+          "ended");
+ABSL_FLAG(uint32_t, max_unopened_streams, sluice::SluiceService::Options{}.max_unopened_streams,
+          "streams that have not opened a session yet, at most (more are refused at once)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
 
@@ -121,6 +130,18 @@ int Main() {
   DaemonOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
+  options.streams.timeouts = {.open = absl::GetFlag(FLAGS_open_timeout),
+                              .idle = absl::GetFlag(FLAGS_idle_timeout),
+                              .stall = absl::GetFlag(FLAGS_stall_timeout)};
+  options.streams.max_unopened_streams = absl::GetFlag(FLAGS_max_unopened_streams);
+  for (const absl::Duration timeout :
+       {options.streams.timeouts.open, options.streams.timeouts.idle,
+        options.streams.timeouts.stall}) {
+    if (timeout <= absl::ZeroDuration()) {
+      Log("--open_timeout, --idle_timeout and --stall_timeout must be positive");
+      return kExitUsageError;
+    }
+  }
   // A device lost for good (a GPU whose reset failed) ends the daemon like SIGTERM would, and
   // it exits 3, so that a supervisor starts it again on a fresh device.
   static std::atomic<bool> device_lost{false};

@@ -66,6 +66,8 @@ class SessionProtocol {
   void Accept(v1::SessionRequest& request, std::vector<Job>* jobs);
   // The stream's input ended: an unfinished upload gets its reply.
   void EndOfInput(std::vector<Job>* jobs);
+  // Whether an upload awaits its next message.
+  bool upload_pending() const { return upload_.has_value(); }
 
   // ---- Job path: one job at a time, in the order the read path made them. ----
 
@@ -78,6 +80,8 @@ class SessionProtocol {
 
   // Stops a running repeated sequence at its next iteration boundary (the stream is gone).
   void Cancel() { cancel_.store(true); }
+  // Whether the session is open (an open succeeded).
+  bool open() const { return session_.load() != nullptr; }
 
   // ---- Teardown, once no job runs and no message arrives any more. ----
 

@@ -12,9 +12,10 @@ namespace sluice {
 
 std::shared_ptr<grpc::Channel> MakeSessionChannel(const std::string& target) {
   grpc::ChannelArguments args;
-  // Notice a dead daemon or a dropped connection within seconds even while a long call runs.
+  // Notice a vanished daemon host within half a minute even while a long call runs: pinged
+  // every 10 s, given 20 s to answer (a busy daemon answers pings from its I/O threads).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // Replies are at most one chunk plus a little framing.

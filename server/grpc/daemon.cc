@@ -30,7 +30,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
                                                 kMaxExecutorThreads));
   daemon->executor_ = std::make_unique<Executor>(threads);
   daemon->service_ =
-      std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get());
+      std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get(),
+                                      options.streams);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -39,9 +40,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   builder.RegisterService(daemon->service_.get());
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<uint64_t>(options.sessions.limits.max_message_bytes, 1 << 30)));
-  // Let clients keep idle sessions alive with pings, and find dead clients within ~30 s.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  // Keepalive: a connection quiet for 30 s is pinged, and dropped (its sessions ended, their
+  // buffers freed) when its client has not answered within 60 s more: a client paused for up
+  // to a minute keeps its sessions, a vanished host costs its buffers for at most 90 s. A
+  // closed connection is noticed at once. Clients may ping every 5 s.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 60000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);

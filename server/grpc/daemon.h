@@ -27,6 +27,7 @@ struct DaemonOptions {
   // session and a few more (sessions.max_sessions + 16, at most kMaxExecutorThreads).
   int executor_threads = 0;
   SessionManager::Options sessions;
+  SluiceService::Options streams;  // timeouts, unopened streams
 };
 
 class Daemon {

@@ -1,26 +1,49 @@
 #include "server/grpc/service.h"
 
 #include "kernels/catalog.h"
+#include "absl/strings/str_format.h"
 #include "proto/codec.h"
 #include "server/grpc/session_reactor.h"
 
 namespace sluice {
 
+namespace {
+
+// A stream refused before anything: it finishes at once with `why`.
+class RefusedStream final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(const grpc::Status& why) { Finish(why); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Session(
     grpc::CallbackServerContext* context) {
-  return new SessionReactor(manager_, executor_, context->peer());
+  // Counted until it opens a session or ends: streams that never open are bounded.
+  if (unopened_.fetch_add(1) >= options_.max_unopened_streams) {
+    unopened_.fetch_sub(1);
+    return new RefusedStream(grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrFormat("%d streams wait to open a session already (the daemon's "
+                        "--max_unopened_streams); open yours at once after connecting",
+                        options_.max_unopened_streams)));
+  }
+  return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_, context);
 }
 
 grpc::ServerUnaryReactor* SluiceService::GetInfo(grpc::CallbackServerContext* context,
                                                  const v1::GetInfoRequest*,
                                                  v1::GetInfoResponse* response) {
-  FillInfo(*manager_, response);
+  FillInfo(*manager_, *this, response);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
 
-void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info) {
+void FillInfo(const SessionManager& manager, const SluiceService& service,
+              v1::GetInfoResponse* info) {
   const Device& device = manager.device();
   const DeviceInfo& d = device.info();
   info->set_server_version(SLUICE_VERSION);
@@ -29,6 +52,8 @@ void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info) {
   info->set_active_sessions(manager.active_sessions());
   info->set_sessions_opened(manager.sessions_opened());
   info->set_max_sessions(manager.options().max_sessions);
+  info->set_unopened_streams(service.unopened_streams());
+  info->set_max_unopened_streams(service.options().max_unopened_streams);
   info->set_transfer_bytes_in_use(manager.transfers().in_use());
   info->set_transfer_bytes_limit(manager.transfers().limit());
   ToProto(manager.options().limits, info->mutable_default_limits());

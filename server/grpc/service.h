@@ -2,9 +2,14 @@
 #ifndef SLUICE_SERVER_GRPC_SERVICE_H_
 #define SLUICE_SERVER_GRPC_SERVICE_H_
 
+#include <atomic>
+#include <cstdint>
+
 #include "base/executor.h"
 #include "engine/session_manager.h"
 #include "grpcpp/grpcpp.h"
+#include "server/grpc/session_reactor.h"
+#include "server/grpc/stream_watch.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
@@ -14,9 +19,16 @@ class SluiceService final
     : public v1::Sluice::WithRawCallbackMethod_Session<
           v1::Sluice::WithCallbackMethod_GetInfo<v1::Sluice::Service>> {
  public:
+  struct Options {
+    StreamTimeouts timeouts;
+    // Streams that have not opened a session yet, at most; another is refused at once
+    // (RESOURCE_EXHAUSTED).
+    uint32_t max_unopened_streams = 64;
+  };
+
   // Neither is owned; both must outlive the server.
-  SluiceService(SessionManager* manager, Executor* executor)
-      : manager_(manager), executor_(executor) {}
+  SluiceService(SessionManager* manager, Executor* executor, const Options& options)
+      : manager_(manager), executor_(executor), options_(options), watch_(absl::Seconds(1)) {}
 
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Session(
       grpc::CallbackServerContext* context) override;
@@ -24,13 +36,22 @@ class SluiceService final
                                     const v1::GetInfoRequest* request,
                                     v1::GetInfoResponse* response) override;
 
+  // Streams that have not opened a session yet.
+  uint32_t unopened_streams() const { return unopened_.load(); }
+  const Options& options() const { return options_; }
+
  private:
   SessionManager* const manager_;
   Executor* const executor_;
+  const Options options_;
+  std::atomic<uint32_t> unopened_{0};
+  StreamWatch watch_;  // last: its thread stops before the rest goes
 };
 
-// Describes the daemon: backend, device, memory, counters, sessions, limits and catalog.
-void FillInfo(const SessionManager& manager, v1::GetInfoResponse* info);
+// Describes the daemon: backend, device, memory, counters, sessions, streams, limits and
+// catalog.
+void FillInfo(const SessionManager& manager, const SluiceService& service,
+              v1::GetInfoResponse* info);
 
 }  // namespace sluice
 

@@ -20,13 +20,67 @@ constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
 
 }  // namespace
 
-SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, std::string peer)
-    : executor_(executor), peer_(peer), protocol_(manager, std::move(peer), this) {
+SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
+                               const StreamTimeouts& timeouts, std::atomic<uint32_t>* unopened,
+                               grpc::CallbackServerContext* context)
+    : executor_(executor),
+      watch_(watch),
+      timeouts_(timeouts),
+      unopened_(unopened),
+      context_(context),
+      peer_(context->peer()),
+      protocol_(manager, context->peer(), this),
+      started_(absl::Now()) {
   {
     absl::MutexLock lock(&mu_);
     reading_ = true;
+    last_message_ = last_activity_ = started_;
   }
+  watch_->Add(this);
   StartRead(&read_buffer_);
+}
+
+void SessionReactor::CountOpened() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!counted_unopened_) return;
+    counted_unopened_ = false;
+  }
+  unopened_->fetch_sub(1);
+}
+
+void SessionReactor::Tick(absl::Time now) {
+  absl::Status why;
+  bool cancel_call = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || !ended_.ok()) return;
+    const bool open = protocol_.open();
+    if (!open && now - started_ > timeouts_.open) {
+      why = absl::DeadlineExceededError(absl::StrFormat(
+          "no session opened within %s of the stream's start (the daemon's --open_timeout)",
+          absl::FormatDuration(timeouts_.open)));
+    } else if (upload_pending_ && now - last_message_ > timeouts_.stall) {
+      why = absl::DeadlineExceededError(absl::StrFormat(
+          "an upload stalled: no message of it for %s (the daemon's --stall_timeout); the "
+          "session is ended and its buffers freed",
+          absl::FormatDuration(timeouts_.stall)));
+    } else if (writing_ && now - write_started_ > timeouts_.stall) {
+      // The client reads no replies: its write waits for it, holding what it holds.
+      why = absl::UnavailableError(absl::StrFormat(
+          "the client read no reply for %s (the daemon's --stall_timeout); the session is "
+          "ended and its buffers freed",
+          absl::FormatDuration(timeouts_.stall)));
+      cancel_call = true;
+    } else if (open && !job_running_ && jobs_.empty() && writes_.empty() &&
+               now - last_activity_ > timeouts_.idle) {
+      why = absl::UnavailableError(absl::StrFormat(
+          "the session was idle for %s (the daemon's --idle_timeout; a ping keeps it open): it "
+          "is ended and its buffers freed",
+          absl::FormatDuration(timeouts_.idle)));
+    }
+  }
+  if (!why.ok()) EndWith(why, cancel_call);
 }
 
 // ---- gRPC reactions -------------------------------------------------------------------------
@@ -42,6 +96,11 @@ void SessionReactor::OnReadDone(bool ok) {
     if (!malformed) protocol_.Accept(request_, &jobs);
   } else {
     protocol_.EndOfInput(&jobs);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    upload_pending_ = protocol_.upload_pending();
+    if (ok) last_message_ = last_activity_ = absl::Now();
   }
   for (SessionProtocol::Job& job : jobs) Enqueue(std::move(job));
   Actions actions;
@@ -63,6 +122,7 @@ void SessionReactor::OnWriteDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
+    last_activity_ = absl::Now();
     write_bytes_ -= writes_.front().buffer.Length();
     writes_.pop_front();  // and with it any transfer memory it held
     if (!ok) {
@@ -95,6 +155,8 @@ void SessionReactor::OnDone() {
     else if (write_failed_) why = "connection lost";
     else if (malformed_) why = "malformed message";
   }
+  watch_->Remove(this);
+  CountOpened();
   // Freeing the session's buffers may wait for the device (cudaFree does): not on a gRPC
   // thread. The executor outlives every reactor and runs what is queued before it goes.
   if (std::unique_ptr<SessionManager::Ticket> ticket = protocol_.Close(why); ticket != nullptr) {
@@ -124,22 +186,29 @@ void SessionReactor::Draining(absl::Time deadline) {
   executor_->Schedule([this] { Kick(); });
 }
 
-void SessionReactor::End(const absl::Status& why) {
+void SessionReactor::End(const absl::Status& why) { EndWith(why, /*cancel_call=*/false); }
+
+void SessionReactor::EndWith(const absl::Status& why, bool cancel_call) {
   absl::MutexLock lock(&mu_);
   if (finished_ || !ended_.ok()) return;
   ended_ = why;
-  protocol_.Cancel();  // a running repeated sequence stops at its next iteration boundary
+  cancel_call_ = cancel_call;
+  protocol_.Cancel();  // running work stops at its next step, iteration or chunk
   ++kicks_;
   executor_->Schedule([this] { Kick(); });
 }
 
 void SessionReactor::Kick() {
   Actions actions;
+  bool cancel_call = false;
   {
     absl::MutexLock lock(&mu_);
     --kicks_;
+    cancel_call = std::exchange(cancel_call_, false);
     ContinueLocked(&actions);
   }
+  // Off every lock: cancelling may run the call's reactions (OnCancel) on this thread.
+  if (cancel_call) context_->TryCancel();
   Perform(actions);
 }
 
@@ -156,6 +225,7 @@ void SessionReactor::ContinueLocked(Actions* actions) {
   }
   if (!writing_ && !writes_.empty() && !aborted) {
     writing_ = true;
+    write_started_ = absl::Now();
     actions->write = &writes_.front().buffer;
   }
   // Replies waiting to be sent bound the next job too: a client that does not read its replies
@@ -240,6 +310,7 @@ void SessionReactor::RunNextJob() {
 void SessionReactor::RunJob(SessionProtocol::Job& job) {
   SessionProtocol::Responses out;
   protocol_.Run(job, &out);
+  if (protocol_.open()) CountOpened();
   std::vector<grpc::ByteBuffer> serialized(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     bool own = false;
@@ -253,6 +324,7 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
   for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
   hold.Shrink(bytes);
   absl::MutexLock lock(&mu_);
+  last_activity_ = absl::Now();
   for (size_t i = 0; i < serialized.size(); ++i) {
     write_bytes_ += serialized[i].Length();
     writes_.push_back(PendingWrite{std::move(serialized[i]),

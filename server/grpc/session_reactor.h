@@ -7,30 +7,53 @@
 #ifndef SLUICE_SERVER_GRPC_SESSION_REACTOR_H_
 #define SLUICE_SERVER_GRPC_SESSION_REACTOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "base/executor.h"
 #include "engine/session_manager.h"
 #include "engine/transfer_budget.h"
 #include "grpcpp/grpcpp.h"
+#include "server/grpc/stream_watch.h"
 #include "server/session_protocol.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
 
+// How long a stream may wait for what it needs before the daemon ends it, saying why.
+struct StreamTimeouts {
+  absl::Duration open = absl::Seconds(10);   // from the stream's start to a successful open
+  absl::Duration idle = absl::Minutes(30);   // an open session with no request and no work
+  absl::Duration stall = absl::Seconds(60);  // an upload's next message; a reply's write
+};
+
 // Messages travel as raw ByteBuffers and are parsed here, so that bytes which are not a
 // SessionRequest end the stream with INVALID_ARGUMENT instead of looking like a half-close.
 class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
-                             private SessionManager::Listener {
+                             private SessionManager::Listener,
+                             private StreamWatch::Watched {
  public:
-  // `manager` and `executor` must outlive every reactor (the server drains before they go).
-  SessionReactor(SessionManager* manager, Executor* executor, std::string peer);
+  // `manager`, `executor`, `watch` and `unopened` must outlive every reactor (the server drains
+  // before they go). `unopened` counts the streams that have not opened a session yet; the
+  // caller counted this one, and the reactor stops counting it once it opens or ends.
+  SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
+                 const StreamTimeouts& timeouts, std::atomic<uint32_t>* unopened,
+                 grpc::CallbackServerContext* context);
 
  private:
+  // StreamWatch::Watched: ends the stream, saying why, once it waited too long (see
+  // StreamTimeouts).
+  void Tick(absl::Time now) override;
+  // Ends the session with `why`; with `cancel_call`, the call is cancelled too, so that a write
+  // the client does not read fails instead of waiting for it.
+  void EndWith(const absl::Status& why, bool cancel_call);
+  // Stops counting this stream as unopened (once).
+  void CountOpened() ABSL_LOCKS_EXCLUDED(mu_);
   // SessionManager::Listener: a DRAINING notice goes out between replies; an end stops the
   // running work and ends the stream with `why`. Neither blocks: the gRPC calls they need are
   // made by a task on the executor (a "kick"), which the stream waits for before it ends.
@@ -70,6 +93,10 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void ContinueLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Executor* const executor_;
+  StreamWatch* const watch_;
+  const StreamTimeouts timeouts_;
+  std::atomic<uint32_t>* const unopened_;
+  grpc::CallbackServerContext* const context_;
   const std::string peer_;  // for the log context of what parsing a message logs
   // Its read path runs in OnReadDone (one read is outstanding at a time), its jobs one at a
   // time (job_running_); it synchronizes what the two share itself.
@@ -92,7 +119,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
   bool malformed_ ABSL_GUARDED_BY(mu_) = false;  // a message was not a SessionRequest
   absl::Status ended_ ABSL_GUARDED_BY(mu_);       // not OK once the daemon ended the session
+  bool cancel_call_ ABSL_GUARDED_BY(mu_) = false;  // a Kick is to cancel the call
   int kicks_ ABSL_GUARDED_BY(mu_) = 0;            // Kick tasks queued: the stream may not end
+  bool counted_unopened_ ABSL_GUARDED_BY(mu_) = true;
+  bool upload_pending_ ABSL_GUARDED_BY(mu_) = false;  // an upload awaits its next message
+  const absl::Time started_;
+  absl::Time last_message_ ABSL_GUARDED_BY(mu_);   // the last message read
+  absl::Time last_activity_ ABSL_GUARDED_BY(mu_);  // a message read, a job done, a reply sent
+  absl::Time write_started_ ABSL_GUARDED_BY(mu_);  // of the write in flight
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

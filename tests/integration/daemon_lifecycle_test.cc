@@ -205,5 +205,96 @@ TEST(DaemonLifecycleTest, AFloodOfBadMessagesLogsAFewLinesWithTimeAndClient) {
   EXPECT_LE(protobuf_lines, kLogBurst + 2) << "the flood is limited";
 }
 
+// GetInfo of `daemon`, polled until `done` holds (at most 20 s).
+template <class Done>
+bool WaitForInfo(DaemonProcess& daemon, Done done) {
+  return WaitUntil(absl::Seconds(20), [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(daemon.address(), absl::Seconds(5));
+    return info.ok() && done(*info);
+  });
+}
+
+TEST(DaemonLifecycleTest, AStreamThatNeverOpensIsEndedAndTheirNumberIsCapped) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--open_timeout=1s", "--max_unopened_streams=2"}));
+  RawSession first(daemon->address()), second(daemon->address());
+  ASSERT_OK(first.Ping());  // the streams exist once the daemon answered on them
+  ASSERT_OK(second.Ping());
+  ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.unopened_streams() == 2 && i.max_unopened_streams() == 2;
+  }));
+  RawSession third(daemon->address());
+  const grpc::Status refused = third.AwaitEnd();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("--max_unopened_streams"));
+  // The first two are ended once their second is up, saying why.
+  const grpc::Status ended = first.AwaitEnd();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(ended.error_message(), ::testing::HasSubstr("--open_timeout"));
+  EXPECT_EQ(second.AwaitEnd().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.unopened_streams() == 0;
+  }));
+}
+
+TEST(DaemonLifecycleTest, AnIdleSessionIsEndedAndItsBuffersFreed) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--idle_timeout=1s"}));
+  auto d = Connect(daemon->address());
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Allocate(1 << 20).status());
+  ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.active_sessions() == 0 && i.devices(0).memory().used() == 0;
+  }));
+  EXPECT_THAT(d->Ping(), StatusIs(absl::StatusCode::kUnavailable, ::testing::HasSubstr("idle")));
+}
+
+TEST(DaemonLifecycleTest, AStalledUploadEndsItsSessionAndGivesBackWhatItHeld) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--stall_timeout=1s"}));
+  RawSession raw(daemon->address());
+  ASSERT_OK(raw.Open(1 << 20).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(8 << 20));
+  // Half of an 8 MiB upload, then nothing.
+  v1::SessionRequest first;
+  first.set_id(raw.NextId());
+  v1::Range& range = *first.mutable_upload()->add_ranges();
+  range.set_handle(h);
+  range.set_length(8 << 20);
+  first.mutable_upload()->set_data(std::string(1 << 20, 'u'));
+  ASSERT_TRUE(raw.Send(first));
+  const grpc::Status ended = raw.AwaitEnd();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(ended.error_message(), ::testing::HasSubstr("upload stalled"));
+  EXPECT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.active_sessions() == 0 && i.transfer_bytes_in_use() == 0 &&
+           i.devices(0).memory().used() == 0;
+  }));
+}
+
+TEST(DaemonLifecycleTest, AClientThatReadsNoRepliesIsEndedAndGivesBackWhatItHeld) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--stall_timeout=1s"}));
+  RawSession raw(daemon->address());
+  ASSERT_OK(raw.Open(1 << 20).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(64 << 20));
+  // A 64 MiB read whose replies are never read.
+  v1::SessionRequest read;
+  read.set_id(raw.NextId());
+  v1::Range& range = *read.mutable_read()->add_ranges();
+  range.set_handle(h);
+  range.set_length(64 << 20);
+  ASSERT_TRUE(raw.Send(read));
+  EXPECT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.active_sessions() == 0 && i.transfer_bytes_in_use() == 0 &&
+           i.devices(0).memory().used() == 0;
+  })) << daemon->process().Stderr();
+  EXPECT_THAT(daemon->process().Stderr(), ::testing::HasSubstr("closed (ended by the daemon)"));
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -107,6 +107,16 @@ class RawSession {
     return stream_->Finish();
   }
 
+  // Reads until the daemon ends the stream and returns its final status (without half-closing:
+  // for streams the daemon ends on its own). The stream's 60 s deadline bounds the wait.
+  grpc::Status AwaitEnd() {
+    v1::SessionResponse ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    finished_ = true;
+    return stream_->Finish();
+  }
+
   void Cancel() { context_.TryCancel(); }
   uint64_t NextId() { return next_id_++; }
 
