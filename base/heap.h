@@ -20,6 +20,9 @@ void ReleaseFreeHeapMemory();
 // back to the shared heap (tcmalloc; nothing otherwise). For threads about to wait for work.
 void ReleaseThreadHeapCache();
 
+// The host's physical memory in bytes (1 GiB where the system cannot tell).
+uint64_t PhysicalMemoryBytes();
+
 // The process's resident set size in bytes (0 where /proc cannot tell).
 uint64_t ResidentBytes();
 

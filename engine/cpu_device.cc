@@ -1,24 +1,16 @@
 #include "engine/cpu_device.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/heap.h"
 #include "base/random.h"
 #include "kernels/cpu_launcher.h"
 
 namespace sluice {
 namespace {
-
-uint64_t PhysicalMemory() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return uint64_t{1} << 30;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
-}
 
 }  // namespace
 
@@ -101,7 +93,7 @@ absl::StatusOr<std::shared_ptr<CpuDevice>> CpuDevice::Create(const Options& opti
   if (options.threads < 0) {
     return absl::InvalidArgumentError("CpuDevice: threads must be >= 0");
   }
-  const uint64_t limit = options.memory_limit != 0 ? options.memory_limit : PhysicalMemory() / 2;
+  const uint64_t limit = options.memory_limit != 0 ? options.memory_limit : PhysicalMemoryBytes() / 2;
   return std::shared_ptr<CpuDevice>(new CpuDevice(limit, options.threads));
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "base/random.h"
 
 namespace sluice {
@@ -46,6 +47,7 @@ ResourceTable::~ResourceTable() {
 void ResourceTable::ReleaseMemory(const Entry& entry) {
   device_->Free(entry.buffer);
   bytes_ -= entry.buffer.bytes;
+  if (options_.shared_quota != nullptr) options_.shared_quota->Release(entry.buffer.bytes);
 }
 
 absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
@@ -60,6 +62,9 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
           "session memory quota: %d bytes requested, %d of %d in use", bytes, bytes_,
           options_.memory_quota));
     }
+    if (options_.shared_quota != nullptr) {
+      RETURN_IF_ERROR(options_.shared_quota->Reserve(bytes, "the client's memory quota"));
+    }
     // Reserve the bytes and the buffer slot now, so that concurrent allocations cannot
     // overshoot either limit together.
     bytes_ += bytes;
@@ -70,6 +75,7 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
   --allocating_;
   if (!buffer.ok()) {
     bytes_ -= bytes;
+    if (options_.shared_quota != nullptr) options_.shared_quota->Release(bytes);
     return buffer.status();
   }
   uint64_t handle = SecureRandom64();

@@ -25,6 +25,9 @@ class ResourceTable {
   struct Options {
     uint64_t memory_quota = ~uint64_t{0};  // bytes this table may hold at once
     uint64_t max_buffers = uint64_t{1} << 20;
+    // When set, buffers are also reserved from it: a quota several tables share (the memory of
+    // all of one client's sessions).
+    std::shared_ptr<MemoryAccountant> shared_quota;
   };
 
   // Buffers pinned for one operation. Unpins on destruction; a buffer freed while pinned is

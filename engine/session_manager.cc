@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/heap.h"
 #include "base/random.h"
 
 namespace sluice {
@@ -26,8 +27,11 @@ uint32_t SessionManager::Options::NegotiateChunkSize(uint32_t requested) const {
 }
 
 SessionManager::Ticket::Ticket(SessionManager* manager, std::unique_ptr<Session> session,
-                               std::string id)
-    : manager_(manager), session_(std::move(session)), id_(std::move(id)) {}
+                               std::string id, std::string client)
+    : manager_(manager),
+      session_(std::move(session)),
+      id_(std::move(id)),
+      client_(std::move(client)) {}
 
 SessionManager::Ticket::~Ticket() {
   Listen(nullptr);
@@ -36,6 +40,7 @@ SessionManager::Ticket::~Ticket() {
   {
     absl::MutexLock lock(&manager_->mu_);
     manager_->tickets_.erase(this);
+    manager_->ReleaseClientLocked(client_);
     idle = manager_->active_.fetch_sub(1) == 1;
   }
   if (idle && manager_->options_.on_idle) manager_->options_.on_idle();
@@ -96,9 +101,66 @@ void SessionManager::EndAll(const absl::Status& why) {
 }
 
 SessionManager::SessionManager(std::shared_ptr<Device> device, const Options& options)
-    : device_(std::move(device)), options_(options), transfers_(options.max_transfer_bytes) {}
+    : device_(std::move(device)),
+      options_(options.FollowMachine(device_->memory().total, PhysicalMemoryBytes())),
+      transfers_(options_.max_transfer_bytes) {}
 
-absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open() {
+SessionManager::Options SessionManager::Options::FollowMachine(uint64_t device_bytes,
+                                                               uint64_t host_bytes) const {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  Options resolved = *this;
+  if (resolved.limits.memory_quota == 0) {
+    resolved.limits.memory_quota = std::max<uint64_t>(device_bytes / 2, 1);
+  }
+  if (resolved.client_memory == 0) resolved.client_memory = resolved.limits.memory_quota;
+  if (resolved.max_sessions_per_client == 0) {
+    resolved.max_sessions_per_client = SessionsPerClient();
+  }
+  if (resolved.max_transfer_bytes == 0) {
+    resolved.max_transfer_bytes = std::clamp<uint64_t>(host_bytes / 4, 256 * kMiB, 8192 * kMiB);
+  }
+  if (resolved.limits.max_request_bytes == 0) {
+    const uint64_t room = resolved.max_transfer_bytes > max_chunk_size
+                              ? resolved.max_transfer_bytes - max_chunk_size
+                              : 1;
+    resolved.limits.max_request_bytes = std::min<uint64_t>(uint64_t{4} << 30, room);
+  }
+  return resolved;
+}
+
+absl::Status SessionManager::Options::Check() const {
+  if (limits.max_request_bytes == 0) {
+    return absl::InvalidArgumentError("--max_request_bytes must be at least 1");
+  }
+  if (max_transfer_bytes < limits.max_request_bytes + max_chunk_size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--max_transfer_bytes (%d) must be at least --max_request_bytes (%d) plus "
+        "--max_chunk_size (%d): a read of the most bytes a request may move holds them, and one "
+        "chunk more while sending",
+        max_transfer_bytes, limits.max_request_bytes, max_chunk_size));
+  }
+  return absl::OkStatus();
+}
+
+uint32_t SessionManager::Options::SessionsPerClient() const {
+  if (max_sessions_per_client != 0) return max_sessions_per_client;
+  return std::max<uint32_t>(1, max_sessions / 4);
+}
+
+void SessionManager::ReleaseClientLocked(const std::string& client) {
+  auto it = clients_.find(client);
+  if (it != clients_.end() && --it->second.sessions == 0) clients_.erase(it);
+}
+
+uint32_t SessionManager::client_sessions(const std::string& client) const {
+  absl::MutexLock lock(&mu_);
+  auto it = clients_.find(client);
+  return it == clients_.end() ? 0 : it->second.sessions;
+}
+
+absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
+    const std::string& client) {
+  Session::Options session_options = SessionOptionsFor(options_.limits);
   {
     absl::MutexLock lock(&mu_);
     if (draining()) {
@@ -111,13 +173,27 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open() {
       return absl::ResourceExhaustedError(
           absl::StrFormat("the daemon serves at most %d sessions at once", options_.max_sessions));
     }
+    Client& holder = clients_[client];
+    if (holder.sessions >= options_.SessionsPerClient()) {
+      if (holder.sessions == 0) clients_.erase(client);
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "this client already holds %d sessions, the most one client may hold at once "
+          "(--max_sessions_per_client); close one first",
+          options_.SessionsPerClient()));
+    }
+    ++holder.sessions;
+    if (holder.memory == nullptr) {
+      holder.memory = std::make_shared<MemoryAccountant>(options_.client_memory);
+    }
+    session_options.table.shared_quota = holder.memory;
     active_.fetch_add(1);
   }
   absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::Create(device_, SessionOptionsFor(options_.limits));
+      Session::Create(device_, session_options);
   if (!session.ok()) {
     {
       absl::MutexLock lock(&mu_);
+      ReleaseClientLocked(client);
       active_.fetch_sub(1);
     }
     if (device_->lost() && options_.on_device_lost && !lost_reported_.exchange(true)) {
@@ -128,7 +204,7 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open() {
   opened_.fetch_add(1);
   // Session ids are for logs; short and unpredictable is enough.
   const std::string id = absl::StrFormat("%012x", SecureRandom64() & 0xffffffffffffull);
-  std::unique_ptr<Ticket> ticket(new Ticket(this, std::move(*session), id));
+  std::unique_ptr<Ticket> ticket(new Ticket(this, std::move(*session), id, client));
   absl::MutexLock lock(&mu_);
   tickets_.insert(ticket.get());
   return ticket;

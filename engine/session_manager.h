@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -31,8 +32,15 @@ class SessionManager {
  public:
   struct Options {
     uint32_t max_sessions = 256;
+    // Sessions one client (see Open) may hold at once; 0: a quarter of max_sessions (at least
+    // one).
+    uint32_t max_sessions_per_client = 0;
+    // Bytes of buffers all of one client's sessions may hold together; 0: as
+    // limits.memory_quota, so that a client's many sessions hold no more than one could.
+    uint64_t client_memory = 0;
     // What every session gets; limits.chunk_size is the chunk for a client that states no
-    // preference.
+    // preference. limits.memory_quota 0: half of the device's memory; limits.max_request_bytes
+    // 0: 4 GiB, or less where the transfer budget is smaller (see FollowMachine).
     SessionLimits limits;
     // The largest chunk a client may negotiate (the smallest is kMinChunkSize); it stays well
     // below gRPC's 4 MiB default message limit. limits.max_message_bytes must be at least this
@@ -40,7 +48,8 @@ class SessionManager {
     uint32_t max_chunk_size = 2 << 20;
     // Host memory for uploads being assembled and reads waiting to be sent, all sessions
     // together (see TransferBudget); max_request_bytes plus a chunk serves the largest read.
-    uint64_t max_transfer_bytes = uint64_t{8} << 30;
+    // 0: a quarter of the host's memory, within [256 MiB, 8 GiB].
+    uint64_t max_transfer_bytes = 0;
     // Called once, from the Open that finds the device lost for good (see Device::lost): a
     // daemon exits then, so that its supervisor starts it again on a fresh device.
     std::function<void()> on_device_lost;
@@ -51,6 +60,15 @@ class SessionManager {
     // The chunk size for a client that asked for `requested` (0: the default), clamped to
     // [kMinChunkSize, max_chunk_size].
     uint32_t NegotiateChunkSize(uint32_t requested) const;
+    // max_sessions_per_client, with 0 resolved.
+    uint32_t SessionsPerClient() const;
+    // These options with every 0 that means "follow the machine" resolved, for a device that
+    // hands out `device_bytes` on a host with `host_bytes` of memory. (The manager resolves
+    // its options so.)
+    Options FollowMachine(uint64_t device_bytes, uint64_t host_bytes) const;
+    // InvalidArgument, naming the daemon's flag, where resolved options cannot work together
+    // (a transfer budget too small for the largest request).
+    absl::Status Check() const;
   };
 
   // What the manager tells the owner of an open session (the daemon's stream). Called from the
@@ -79,19 +97,24 @@ class SessionManager {
 
    private:
     friend class SessionManager;
-    Ticket(SessionManager* manager, std::unique_ptr<Session> session, std::string id);
+    Ticket(SessionManager* manager, std::unique_ptr<Session> session, std::string id,
+           std::string client);
     SessionManager* const manager_;
     std::unique_ptr<Session> session_;
     const std::string id_;
+    const std::string client_;
     Listener* listener_ = nullptr;  // guarded by manager_->mu_
     int calls_ = 0;                 // calls into listener_ running; guarded by manager_->mu_
   };
 
   SessionManager(std::shared_ptr<Device> device, const Options& options);
 
-  // Opens a session. ResourceExhausted at max_sessions; Unavailable while draining; errors of
-  // the device. Thread-safe.
-  absl::StatusOr<std::unique_ptr<Ticket>> Open();
+  // Opens a session for `client` (who is asking: until tenants exist, the peer's host and the
+  // client's name). ResourceExhausted at max_sessions, or at max_sessions_per_client for the
+  // client; Unavailable while draining; errors of the device. Thread-safe.
+  absl::StatusOr<std::unique_ptr<Ticket>> Open(const std::string& client = "");
+  // Sessions `client` holds now. Thread-safe.
+  uint32_t client_sessions(const std::string& client) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // From now on Open fails with Unavailable saying the daemon drains; every open session's
   // listener is told that work still running at `deadline` will be cancelled. Thread-safe.
@@ -111,6 +134,8 @@ class SessionManager {
   const TransferBudget& transfers() const { return transfers_; }
 
  private:
+  // Forgets one session of `client`, and the client once it holds none.
+  void ReleaseClientLocked(const std::string& client) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Calls `tell` on the listener of every open session, outside mu_.
   void TellAll(absl::FunctionRef<void(Listener*)> tell) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -122,8 +147,15 @@ class SessionManager {
   std::atomic<bool> lost_reported_{false};
   TransferBudget transfers_;  // own locking
 
-  absl::Mutex mu_;
+  // What one client holds: its sessions, and the memory quota they share.
+  struct Client {
+    uint32_t sessions = 0;
+    std::shared_ptr<MemoryAccountant> memory;
+  };
+
+  mutable absl::Mutex mu_;
   absl::flat_hash_set<Ticket*> tickets_ ABSL_GUARDED_BY(mu_);  // open sessions
+  absl::flat_hash_map<std::string, Client> clients_ ABSL_GUARDED_BY(mu_);
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 

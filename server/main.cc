@@ -40,7 +40,8 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
           "host:port to serve on; port 0 picks a free port (printed at start)");
 ABSL_FLAG(std::string, backend, "auto", "device backend: auto, cpu or cuda");
-// Defaults are the engine's: a daemon and an embedded session get the same limits.
+// Defaults are the engine's, so a daemon and an embedded session get the same limits; a 0
+// follows the machine (see SessionManager::Options::FollowMachine).
 ABSL_FLAG(sluice::ByteSize, chunk_size,
           sluice::ByteSize{sluice::SessionLimits{}.chunk_size},
           "default bytes per data message when a client states no preference");
@@ -49,9 +50,15 @@ ABSL_FLAG(sluice::ByteSize, max_chunk_size,
           "largest chunk a client may negotiate (below gRPC's 4 MiB message limit)");
 ABSL_FLAG(uint32_t, max_sessions, sluice::SessionManager::Options{}.max_sessions,
           "sessions served at once");
-ABSL_FLAG(sluice::ByteSize, session_memory,
-          sluice::ByteSize{sluice::SessionLimits{}.memory_quota},
-          "bytes of device buffers one session may hold at once");
+ABSL_FLAG(uint32_t, max_sessions_per_client, 0,
+          "sessions one client (its host and client name) may hold at once (0: a quarter of "
+          "--max_sessions)");
+ABSL_FLAG(sluice::ByteSize, session_memory, sluice::ByteSize{0},
+          "bytes of device buffers one session may hold at once (0: half of the device's "
+          "memory)");
+ABSL_FLAG(sluice::ByteSize, client_memory, sluice::ByteSize{0},
+          "bytes of device buffers all of one client's sessions may hold together (0: as "
+          "--session_memory)");
 ABSL_FLAG(uint64_t, max_buffers, sluice::SessionLimits{}.max_buffers,
           "buffers one session may hold at once");
 ABSL_FLAG(uint64_t, max_steps, sluice::SessionLimits{}.max_steps,
@@ -60,13 +67,13 @@ ABSL_FLAG(uint64_t, max_ranges, sluice::SessionLimits{}.max_ranges,
           "ranges per upload, read or sequence");
 ABSL_FLAG(uint64_t, max_request_seconds, sluice::SessionLimits{}.max_request_seconds,
           "seconds one request may run before it stops with DEADLINE_EXCEEDED (0: no limit)");
-ABSL_FLAG(sluice::ByteSize, max_request_bytes,
-          sluice::ByteSize{sluice::SessionLimits{}.max_request_bytes},
-          "bytes uploaded or read back by one request");
-ABSL_FLAG(sluice::ByteSize, max_transfer_bytes,
-          sluice::ByteSize{sluice::SessionManager::Options{}.max_transfer_bytes},
+ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{0},
+          "bytes uploaded or read back by one request (0: 4G, or less where "
+          "--max_transfer_bytes leaves less than that beside a chunk)");
+ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{0},
           "host memory for uploads being assembled and reads waiting to be sent, all sessions "
-          "together (at least --max_request_bytes plus --max_chunk_size)");
+          "together, at least --max_request_bytes plus --max_chunk_size (0: a quarter of the "
+          "host's memory, within [256M, 8G])");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of physical memory)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
@@ -155,6 +162,8 @@ int Main() {
   HeapTrimmer trimmer(absl::Seconds(2));  // outlives the daemon
   options.sessions.on_idle = [&trimmer] { trimmer.Poke(); };
   options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.sessions.max_sessions_per_client = absl::GetFlag(FLAGS_max_sessions_per_client);
+  options.sessions.client_memory = absl::GetFlag(FLAGS_client_memory).bytes;
   SessionLimits& limits = options.sessions.limits;
   const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
   const uint64_t chunk = absl::GetFlag(FLAGS_chunk_size).bytes;
@@ -174,15 +183,6 @@ int Main() {
   limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes).bytes;
   limits.max_request_seconds = absl::GetFlag(FLAGS_max_request_seconds);
   options.sessions.max_transfer_bytes = absl::GetFlag(FLAGS_max_transfer_bytes).bytes;
-  if (limits.max_request_bytes == 0) {
-    Log("--max_request_bytes must be at least 1");
-    return kExitUsageError;
-  }
-  if (options.sessions.max_transfer_bytes < limits.max_request_bytes + max_chunk) {
-    Log("--max_transfer_bytes must be at least --max_request_bytes plus --max_chunk_size (a read "
-        "of the most bytes a request may move holds them, and one chunk more while sending)");
-    return kExitUsageError;
-  }
 
   absl::StatusOr<std::shared_ptr<Device>> device =
       CreateDevice(absl::GetFlag(FLAGS_backend),
@@ -195,15 +195,26 @@ int Main() {
     return kExitUsageError;
   }
   std::shared_ptr<Device> shared_device = *device;
+  // The limits left at 0 follow this device and host: resolved here to be checked and logged.
+  options.sessions =
+      options.sessions.FollowMachine(shared_device->memory().total, PhysicalMemoryBytes());
+  if (absl::Status usable = options.sessions.Check(); !usable.ok()) {
+    Log("%s", usable.message());
+    return kExitUsageError;
+  }
   absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(shared_device, options);
   if (!daemon.ok()) {
     Log("cannot start: %s", daemon.status().ToString());
     return kExitFailed;
   }
   const DeviceInfo& info = shared_device->info();
-  Log("serving on %s with %s (%s, %s); up to %d sessions of %d bytes each",
+  Log("serving on %s with %s (%s, %s); up to %d sessions (%d per client) of %s each, %s per "
+      "client, %s of transfers, %s per request",
       (*daemon)->address(), info.id, info.name, info.version, options.sessions.max_sessions,
-      limits.memory_quota);
+      options.sessions.max_sessions_per_client, AbslUnparseFlag(ByteSize{limits.memory_quota}),
+      AbslUnparseFlag(ByteSize{options.sessions.client_memory}),
+      AbslUnparseFlag(ByteSize{options.sessions.max_transfer_bytes}),
+      AbslUnparseFlag(ByteSize{limits.max_request_bytes}));
   std::printf("sluiced listening on %s\n", (*daemon)->address().c_str());
   std::fflush(stdout);
 

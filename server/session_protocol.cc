@@ -329,7 +329,12 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
     Reply(id, absl::FailedPreconditionError("the session is already open"), out);
     return;
   }
-  absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket = manager_->Open();
+  client_name_ = Printable(request.client_name());
+  // Until tenants exist, a client is its host and the name it gives: sessions and memory are
+  // shared out by that.
+  absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket =
+      manager_->Open(absl::StrCat(PeerHost(peer_), "\n",
+                                  request.client_name().substr(0, kMaxClientNameBytes)));
   if (!ticket.ok()) {
     open_refused_.store(true);  // uploads that follow are refused as they arrive
     Reply(id, ticket.status(), out);
@@ -339,7 +344,6 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
   ticket_ = std::move(*ticket);
   session_.store(&ticket_->session());
   ticket_->Listen(listener_);
-  client_name_ = Printable(request.client_name());
   const DeviceInfo& device = manager_->device().info();
   LogLimited(LogKey(), absl::StrFormat("session %s opened by \"%s\" from %s on %s; chunk %d bytes",
                                        ticket_->id(), client_name_, peer_, device.id,

@@ -45,6 +45,8 @@ int RunInfo() {
   std::printf("sessions:  %u active of at most %u, %llu opened since start\n",
               info->active_sessions(), info->max_sessions(),
               static_cast<unsigned long long>(info->sessions_opened()));
+  std::printf("clients:   at most %u sessions and %s of buffers each (host and client name)\n",
+              info->max_sessions_per_client(), HumanBytes(info->client_memory()).c_str());
   std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
               HumanBytes(info->transfer_bytes_in_use()).c_str(),
               HumanBytes(info->transfer_bytes_limit()).c_str());

@@ -52,6 +52,8 @@ void FillInfo(const SessionManager& manager, const SluiceService& service,
   info->set_active_sessions(manager.active_sessions());
   info->set_sessions_opened(manager.sessions_opened());
   info->set_max_sessions(manager.options().max_sessions);
+  info->set_max_sessions_per_client(manager.options().SessionsPerClient());
+  info->set_client_memory(manager.options().client_memory);
   info->set_unopened_streams(service.unopened_streams());
   info->set_max_unopened_streams(service.options().max_unopened_streams);
   info->set_transfer_bytes_in_use(manager.transfers().in_use());

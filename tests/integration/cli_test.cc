@@ -69,8 +69,9 @@ TEST(CliHelpTest, HelpListsEveryFlagWithItsDefaultAndExitsZero) {
   const ProgramRun daemon = RunProgram({BinaryPath("sluiced"), "--help"});
   EXPECT_EQ(daemon.exit_code, 0);
   EXPECT_THAT(daemon.out, HasSubstr("  --listen=127.0.0.1:7450\n"));
-  EXPECT_THAT(daemon.out, HasSubstr("  --session_memory=64G\n"));
-  EXPECT_THAT(daemon.out, HasSubstr("  --max_transfer_bytes=8G\n"));
+  EXPECT_THAT(daemon.out, HasSubstr("  --session_memory=0\n"));
+  EXPECT_THAT(daemon.out, HasSubstr("  --max_transfer_bytes=0\n"));
+  EXPECT_THAT(daemon.out, HasSubstr("  --max_sessions_per_client=0\n"));
 }
 
 TEST_F(CliTest, BadUsageExitsTwoAndUnreachableDaemonExitsOne) {

@@ -214,6 +214,40 @@ bool WaitForInfo(DaemonProcess& daemon, Done done) {
   });
 }
 
+TEST(DaemonLifecycleTest, OneClientTakesNoMoreThanItsShareOfSessionsAndMemory) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_sessions=8", "--session_memory=48M",
+                                             "--client_memory=64M"}));
+  ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.max_sessions_per_client() == 2 && i.client_memory() == (64u << 20) &&
+           i.default_limits().memory_quota() == (48u << 20);
+  })) << "GetInfo shows the client's share";
+  const auto open = [&](const std::string& name) {
+    return RemoteDispatch::Connect({.target = daemon->address(), .client_name = name});
+  };
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> first, open("greedy"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> second, open("greedy"));
+  EXPECT_THAT(open("greedy"), StatusIs(absl::StatusCode::kResourceExhausted,
+                                       ::testing::HasSubstr("--max_sessions_per_client")));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> modest, open("modest"));
+
+  // 48M in one session, and then only 16M more in the other: 64M for the client.
+  ASSERT_OK(first->Allocate(48 << 20).status());
+  EXPECT_THAT(second->Allocate(32 << 20),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       ::testing::HasSubstr("the client's memory quota")));
+  ASSERT_OK(second->Allocate(16 << 20).status());
+  ASSERT_OK(modest->Allocate(48 << 20).status()) << "another client has its own share";
+
+  first.reset();  // its session's slot and memory are the client's again
+  ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.active_sessions() == 2;
+  }));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> third, open("greedy"));
+  ASSERT_OK(third->Allocate(48 << 20).status());
+}
+
 TEST(DaemonLifecycleTest, AStreamThatNeverOpensIsEndedAndTheirNumberIsCapped) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",

@@ -329,11 +329,12 @@ TEST(DaemonStartTest, AnAddressItCannotListenOnEndsItWithAMessageNotACrash) {
   EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_THAT(daemon->Stderr(), HasSubstr("cannot listen on 192.0.2.1:0"));
   ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<ChildProcess> zero,
+      std::unique_ptr<ChildProcess> small,
       ChildProcess::Spawn({BinaryPath("sluiced"), "--backend=cpu", "--listen=127.0.0.1:0",
-                           "--max_request_bytes=0"}));
-  ASSERT_OK_AND_ASSIGN(status, zero->Wait(absl::Seconds(60)));
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << zero->Stderr();
+                           "--max_request_bytes=64M", "--max_transfer_bytes=32M"}));
+  ASSERT_OK_AND_ASSIGN(status, small->Wait(absl::Seconds(60)));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << small->Stderr();
+  EXPECT_THAT(small->Stderr(), HasSubstr("--max_transfer_bytes (33554432) must be at least"));
 }
 
 TEST_F(DaemonTest, ConnectingToNothingIsUnavailable) {
