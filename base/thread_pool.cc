@@ -8,18 +8,27 @@ namespace sluice {
 
 // One ParallelFor call. Chunks are claimed with an atomic counter, so workers and the caller
 // never contend on the pool mutex while the loop runs.
+// A loop with a stop predicate is closed by the first thread that sees it true: that thread
+// moves `next` past the end, so the chunks claimed before (a prefix) are all that run, and
+// counts the chunks nobody will claim as done.
 struct ThreadPool::Loop {
-  Loop(uint64_t n, uint64_t chunk, absl::FunctionRef<void(uint64_t, uint64_t)> fn)
-      : n(n), chunk(chunk), chunks((n + chunk - 1) / chunk), fn(fn) {}
+  Loop(uint64_t n, uint64_t chunk, absl::FunctionRef<void(uint64_t, uint64_t)> fn,
+       const absl::FunctionRef<bool()>* stop)
+      : n(n), chunk(chunk), chunks((n + chunk - 1) / chunk), fn(fn), stop(stop) {}
 
   const uint64_t n;
   const uint64_t chunk;
   const uint64_t chunks;
   const absl::FunctionRef<void(uint64_t, uint64_t)> fn;
+  const absl::FunctionRef<bool()>* const stop;  // null: runs to the end
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> run_chunks{chunks};  // the prefix that runs; set when closed
   absl::Mutex mu;
   bool finished ABSL_GUARDED_BY(mu) = false;
+  // Threads inside Drain of a loop with `stop` (which they call before claiming anything):
+  // its caller returns, and `stop` goes out of scope, only once none is.
+  int users ABSL_GUARDED_BY(mu) = 0;
 };
 
 ThreadPool::ThreadPool(int threads) {
@@ -38,8 +47,32 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::Drain(Loop& loop) {
+  if (loop.stop != nullptr) {
+    absl::MutexLock lock(&loop.mu);
+    if (loop.finished) return;
+    ++loop.users;
+  }
+  DrainChunks(loop);
+  if (loop.stop != nullptr) {
+    absl::MutexLock lock(&loop.mu);
+    --loop.users;
+  }
+}
+
+void ThreadPool::DrainChunks(Loop& loop) {
   uint64_t finished_here = 0;
   for (;;) {
+    if (loop.stop != nullptr && (*loop.stop)()) {
+      uint64_t claimed = loop.next.load(std::memory_order_relaxed);
+      while (claimed < loop.chunks &&
+             !loop.next.compare_exchange_weak(claimed, loop.chunks, std::memory_order_relaxed)) {
+      }
+      if (claimed < loop.chunks) {  // this thread closed it
+        loop.run_chunks.store(claimed, std::memory_order_relaxed);
+        finished_here += loop.chunks - claimed;
+      }
+      break;
+    }
     const uint64_t c = loop.next.fetch_add(1, std::memory_order_relaxed);
     if (c >= loop.chunks) break;
     const uint64_t begin = c * loop.chunk;
@@ -78,23 +111,50 @@ void ThreadPool::WorkerMain() {
 
 void ThreadPool::ParallelFor(uint64_t n, uint64_t grain,
                              absl::FunctionRef<void(uint64_t, uint64_t)> fn) {
-  if (n == 0) return;
+  Run(n, grain, fn, nullptr);
+}
+
+uint64_t ThreadPool::ParallelForUntil(uint64_t n, uint64_t grain,
+                                      absl::FunctionRef<void(uint64_t, uint64_t)> fn,
+                                      absl::FunctionRef<bool()> stop) {
+  return Run(n, grain, fn, &stop);
+}
+
+uint64_t ThreadPool::Run(uint64_t n, uint64_t grain,
+                         absl::FunctionRef<void(uint64_t, uint64_t)> fn,
+                         const absl::FunctionRef<bool()>* stop) {
+  if (n == 0) return 0;
   grain = std::max<uint64_t>(grain, 1);
   if (n <= grain || threads_.empty()) {
-    fn(0, n);
-    return;
+    if (stop == nullptr) {
+      fn(0, n);
+      return n;
+    }
+    // Alone: grain by grain, looking at `stop` before each.
+    for (uint64_t begin = 0; begin < n; begin += grain) {
+      if ((*stop)()) return begin;
+      fn(begin, std::min(n, begin + grain));
+    }
+    return n;
   }
-  // Four chunks per thread balance uneven work without making chunks tiny.
+  // Four chunks per thread balance uneven work without making chunks tiny; a loop that may
+  // stop uses chunks of one grain, so that it stops soon.
   const uint64_t target_chunks = static_cast<uint64_t>(concurrency()) * 4;
-  const uint64_t chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
-  auto loop = std::make_shared<Loop>(n, chunk, fn);
+  const uint64_t chunk =
+      stop != nullptr ? grain : std::max(grain, (n + target_chunks - 1) / target_chunks);
+  auto loop = std::make_shared<Loop>(n, chunk, fn, stop);
   if (loop->chunks > 1) {
     absl::MutexLock lock(&mu_);
     loops_.push_back(loop);
   }
   Drain(*loop);
-  absl::MutexLock lock(&loop->mu);
-  loop->mu.Await(absl::Condition(&loop->finished));
+  {
+    absl::MutexLock lock(&loop->mu);
+    loop->mu.Await(absl::Condition(
+        +[](Loop* l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(l->mu) { return l->finished && l->users == 0; },
+        loop.get()));
+  }
+  return std::min(n, loop->run_chunks.load(std::memory_order_relaxed) * chunk);
 }
 
 void ParallelCopy(ThreadPool& pool, void* dst, const void* src, uint64_t n) {

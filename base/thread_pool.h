@@ -33,15 +33,27 @@ class ThreadPool {
   void ParallelFor(uint64_t n, uint64_t grain,
                    absl::FunctionRef<void(uint64_t begin, uint64_t end)> fn);
 
+  // As ParallelFor, but stops early once `stop` returns true: every thread calls it before
+  // each range it takes, and none takes another once one saw it true. The ranges that ran
+  // are exactly [0, returned count), so the caller can resume the loop from there. Ranges
+  // hold `grain` indices (the last may hold fewer). `stop` must be thread-safe.
+  uint64_t ParallelForUntil(uint64_t n, uint64_t grain,
+                            absl::FunctionRef<void(uint64_t begin, uint64_t end)> fn,
+                            absl::FunctionRef<bool()> stop);
+
   // Threads a loop can use: the workers plus the caller.
   int concurrency() const { return static_cast<int>(threads_.size()) + 1; }
 
  private:
   struct Loop;
 
+  uint64_t Run(uint64_t n, uint64_t grain,
+              absl::FunctionRef<void(uint64_t begin, uint64_t end)> fn,
+              const absl::FunctionRef<bool()>* stop);
   void WorkerMain();
   // Runs chunks of `loop` until none are left; returns after finishing at least none.
   static void Drain(Loop& loop);
+  static void DrainChunks(Loop& loop);
 
   absl::Mutex mu_;
   std::deque<std::shared_ptr<Loop>> loops_ ABSL_GUARDED_BY(mu_);

@@ -33,12 +33,30 @@ class CpuDevice::CpuStream final : public Stream {
   }
 
   absl::Status Launch(const PlannedStep& step, const Interrupt& interrupt) override {
+    if (!interrupt.Enter()) {
+      return interrupt.Why(absl::StrFormat("%s, waiting for the device", step.kernel.name));
+    }
     for (size_t p = 0; p < step.passes.size(); ++p) {
       const PassLaunch& pass = step.passes[p];
-      if (!LaunchOnCpu(pass.body, step.args, pass.threads, pass.work_per_thread, device_->pool_,
-                       &interrupt)) {
+      const uint64_t n = pass.threads.Resolve(step.args);
+      for (uint64_t done = 0;;) {
+        {
+          absl::MutexLock lock(&device_->launch_mu_);
+          done += LaunchOnCpu(pass.body, step.args, n, done, pass.work_per_thread,
+                              device_->pool_, &interrupt);
+        }
+        if (done >= n) break;
+        // Stopped, or paused: the device goes to the client owed it, and this pass resumes
+        // where it stopped once it is back.
+        if (interrupt.Stopped() || !interrupt.Pause()) {
+          device_->counters_.AddLaunches(p + 1);
+          return interrupt.Why(absl::StrFormat("%s, in pass %d of %d", step.kernel.name, p + 1,
+                                               step.passes.size()));
+        }
+      }
+      if (interrupt.PauseRequested() && !interrupt.Pause()) {
         device_->counters_.AddLaunches(p + 1);
-        return interrupt.Why(absl::StrFormat("%s, in pass %d of %d", step.kernel.name, p + 1,
+        return interrupt.Why(absl::StrFormat("%s, after pass %d of %d", step.kernel.name, p + 1,
                                              step.passes.size()));
       }
     }

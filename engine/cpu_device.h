@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "base/thread_pool.h"
 #include "engine/device.h"
 
@@ -38,6 +39,10 @@ class CpuDevice final : public Device {
   MemoryAccountant memory_;  // own locking
   CounterSet counters_;      // own locking
   ThreadPool pool_;          // own locking
+  // One pass runs at a time, on every thread of the pool: passes of several streams side by
+  // side would only share the same cores, and make every other thread of the process (the
+  // daemon's request path) wait for a core behind them.
+  absl::Mutex launch_mu_;
 };
 
 }  // namespace sluice

@@ -228,14 +228,19 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
 
   absl::MutexLock lock(&stream_mu_);
   absl::Status status;
+  // The steps share the device with other clients' work: they run in this session's client's
+  // turns (the device takes the turn at the first step, and gives it up here).
+  FairShare::Turn turn(options_.share.get());
+  const Interrupt in_turn = interrupt.WithTurn(&turn);
   for (size_t s = 0; s < prefix.size() && status.ok(); ++s) {
-    status = stream_->Launch(planned[s], interrupt);
+    status = stream_->Launch(planned[s], in_turn);
     if (!status.ok()) status = Annotate(status, StepName(s, prefix.size()));
   }
   if (status.ok() && repeat_count > 0 && !repeated.empty()) {
     status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()),
-                                     repeat_count, interrupt);
+                                     repeat_count, in_turn);
   }
+  turn.Release();
   for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
     const Piece& piece = pieces[p];
     status = stream_->CopyOut(read_buffers[piece.read], reads[piece.read].offset + piece.offset,

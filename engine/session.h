@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "base/fair_share.h"
 #include "base/interrupt.h"
 #include "engine/device.h"
 #include "engine/resource_table.h"
@@ -52,6 +53,9 @@ class Session {
     uint64_t max_steps = 1 << 16;              // prefix + repeated steps per sequence
     uint64_t max_ranges = 1 << 16;             // reads per operation
     uint64_t max_read_bytes = ~uint64_t{0};    // bytes read back per operation
+    // The client this session's device work is shared out by (see FairShare): each Execute
+    // takes a turn of it. Null: the session runs whenever it has work.
+    std::shared_ptr<FairShare::Member> share;
   };
 
   // InvalidArgument if `device` is null; errors from the device's CreateStream.

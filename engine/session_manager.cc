@@ -103,7 +103,8 @@ void SessionManager::EndAll(const absl::Status& why) {
 SessionManager::SessionManager(std::shared_ptr<Device> device, const Options& options)
     : device_(std::move(device)),
       options_(options.FollowMachine(device_->memory().total, PhysicalMemoryBytes())),
-      transfers_(options_.max_transfer_bytes) {}
+      transfers_(options_.max_transfer_bytes),
+      device_share_(options_.share_quantum, options_.share_credit) {}
 
 SessionManager::Options SessionManager::Options::FollowMachine(uint64_t device_bytes,
                                                                uint64_t host_bytes) const {
@@ -184,8 +185,10 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
     ++holder.sessions;
     if (holder.memory == nullptr) {
       holder.memory = std::make_shared<MemoryAccountant>(options_.client_memory);
+      holder.device_turns = device_share_.Join();
     }
     session_options.table.shared_quota = holder.memory;
+    session_options.share = holder.device_turns;
     active_.fetch_add(1);
   }
   absl::StatusOr<std::unique_ptr<Session>> session =

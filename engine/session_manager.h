@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/fair_share.h"
 #include "engine/device.h"
 #include "engine/session.h"
 #include "engine/transfer_budget.h"
@@ -38,6 +39,12 @@ class SessionManager {
     // Bytes of buffers all of one client's sessions may hold together; 0: as
     // limits.memory_quota, so that a client's many sessions hold no more than one could.
     uint64_t client_memory = 0;
+    // Device work is shared out by client (see FairShare): the least time one client's work
+    // holds the device before another client's waiting work may have it.
+    absl::Duration share_quantum = absl::Milliseconds(1);
+    // How far ahead of the least-served busy client one that was idle comes back: the device
+    // time a client's short request may take before others that wait get the device back.
+    absl::Duration share_credit = absl::Milliseconds(20);
     // What every session gets; limits.chunk_size is the chunk for a client that states no
     // preference. limits.memory_quota 0: half of the device's memory; limits.max_request_bytes
     // 0: 4 GiB, or less where the transfer budget is smaller (see FollowMachine).
@@ -131,6 +138,7 @@ class SessionManager {
   const Options& options() const { return options_; }
   Device& device() const { return *device_; }
   TransferBudget& transfers() { return transfers_; }
+  const FairShare& device_share() const { return device_share_; }
   const TransferBudget& transfers() const { return transfers_; }
 
  private:
@@ -147,10 +155,14 @@ class SessionManager {
   std::atomic<bool> lost_reported_{false};
   TransferBudget transfers_;  // own locking
 
-  // What one client holds: its sessions, and the memory quota they share.
+  FairShare device_share_;  // own locking; outlives the clients' members
+
+  // What one client holds: its sessions, the memory quota they share, and its place in the
+  // device's share.
   struct Client {
     uint32_t sessions = 0;
     std::shared_ptr<MemoryAccountant> memory;
+    std::shared_ptr<FairShare::Member> device_turns;
   };
 
   mutable absl::Mutex mu_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 
 namespace sluice {
 namespace {
@@ -26,25 +25,19 @@ constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies =
 
 }  // namespace
 
-bool LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
-                 uint32_t work_per_thread, ThreadPool& pool, const Interrupt* interrupt) {
+uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t from,
+                     uint32_t work_per_thread, ThreadPool& pool, const Interrupt* interrupt) {
   const RangeFn fn = kBodies[static_cast<size_t>(body)];
-  const uint64_t n = threads.Resolve(args);
+  if (from >= n) return 0;
   const uint64_t grain = std::max<uint64_t>(1, kGrain / std::max<uint32_t>(work_per_thread, 1));
+  const auto run = [&](uint64_t begin, uint64_t end) { fn(args, from + begin, from + end, n); };
   if (interrupt == nullptr) {
-    pool.ParallelFor(n, grain, [&](uint64_t begin, uint64_t end) { fn(args, begin, end, n); });
-    return true;
+    pool.ParallelFor(n - from, grain, run);
+    return n - from;
   }
-  std::atomic<bool> stopped{false};
-  pool.ParallelFor(n, grain, [&](uint64_t begin, uint64_t end) {
-    if (stopped.load(std::memory_order_relaxed)) return;
-    if (interrupt->Stopped()) {
-      stopped.store(true, std::memory_order_relaxed);
-      return;
-    }
-    fn(args, begin, end, n);
+  return pool.ParallelForUntil(n - from, grain, run, [interrupt] {
+    return interrupt->Stopped() || interrupt->PauseRequested();
   });
-  return !stopped.load();
 }
 
 }  // namespace sluice

@@ -10,15 +10,15 @@
 
 namespace sluice {
 
-// Resolves the pass's thread count (reading an indirect count from host memory) and runs the
-// body over it; returns when every thread index has run, or, once `interrupt` (may be null)
-// stops, when the chunks of indexes already started have: false then, with the pass run in
-// part. `work_per_thread` (elements each thread index handles, >= 1) sizes the share of indexes
-// one pool task takes, so that blocked passes with few indexes still spread over every core.
-// Thread-safe.
-bool LaunchOnCpu(BodyId body, const KernelArgs& args, const ThreadCount& threads,
-                 uint32_t work_per_thread, ThreadPool& pool,
-                 const Interrupt* interrupt = nullptr);
+// Runs the body of a pass of `n` thread indexes (see ThreadCount::Resolve) for indexes
+// [from, n), spread over `pool`; returns how many ran, all of them from `from` on: n - from,
+// or fewer once `interrupt` (may be null) stops or asks for a pause, the work then resuming
+// (or not) from `from` plus that. `work_per_thread` (elements each thread index handles, >= 1)
+// sizes the share of indexes one pool task takes, so that blocked passes with few indexes
+// still spread over every core. Thread-safe.
+uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t from,
+                     uint32_t work_per_thread, ThreadPool& pool,
+                     const Interrupt* interrupt = nullptr);
 
 }  // namespace sluice
 

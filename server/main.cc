@@ -53,6 +53,12 @@ ABSL_FLAG(uint32_t, max_sessions, sluice::SessionManager::Options{}.max_sessions
 ABSL_FLAG(uint32_t, max_sessions_per_client, 0,
           "sessions one client (its host and client name) may hold at once (0: a quarter of "
           "--max_sessions)");
+ABSL_FLAG(absl::Duration, share_quantum, sluice::SessionManager::Options{}.share_quantum,
+          "device time is shared out by client: how long a client holds the device before "
+          "another as well served may have it");
+ABSL_FLAG(absl::Duration, share_credit, sluice::SessionManager::Options{}.share_credit,
+          "how far ahead of the busy clients one that was idle comes back (a short request "
+          "runs at once)");
 ABSL_FLAG(sluice::ByteSize, session_memory, sluice::ByteSize{0},
           "bytes of device buffers one session may hold at once (0: half of the device's "
           "memory)");
@@ -164,6 +170,13 @@ int Main() {
   options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.sessions.max_sessions_per_client = absl::GetFlag(FLAGS_max_sessions_per_client);
   options.sessions.client_memory = absl::GetFlag(FLAGS_client_memory).bytes;
+  options.sessions.share_quantum = absl::GetFlag(FLAGS_share_quantum);
+  options.sessions.share_credit = absl::GetFlag(FLAGS_share_credit);
+  if (options.sessions.share_quantum < absl::ZeroDuration() ||
+      options.sessions.share_credit < absl::ZeroDuration()) {
+    Log("--share_quantum and --share_credit must not be negative");
+    return kExitUsageError;
+  }
   SessionLimits& limits = options.sessions.limits;
   const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
   const uint64_t chunk = absl::GetFlag(FLAGS_chunk_size).bytes;

@@ -50,5 +50,52 @@ TEST(ThreadPoolTest, SingleThreadPoolRunsInline) {
   });
 }
 
+// Stops once `after` ranges have started, on any thread.
+struct StopAfter {
+  explicit StopAfter(int after) : left(after) {}
+  bool operator()() { return left.fetch_sub(1) <= 0; }
+  std::atomic<int> left;
+};
+
+TEST(ThreadPoolTest, ParallelForUntilRunsExactlyThePrefixItReportsAndCanResume) {
+  for (int threads : {1, 4}) {
+    ThreadPool pool(threads);
+    for (int after : {0, 1, 7, 100}) {
+      constexpr uint64_t kN = 100003;
+      std::vector<std::atomic<uint8_t>> hits(kN);
+      const auto mark = [&](uint64_t from) {
+        return [&, from](uint64_t begin, uint64_t end) {
+          for (uint64_t i = from + begin; i < from + end; ++i) hits[i].fetch_add(1);
+        };
+      };
+      StopAfter stop(after);
+      const uint64_t ran = pool.ParallelForUntil(kN, 64, mark(0), [&] { return stop(); });
+      ASSERT_LT(ran, kN) << threads << " threads, stop after " << after;
+      ASSERT_EQ(ran % 64, 0u);
+      for (uint64_t i = 0; i < kN; ++i) {
+        ASSERT_EQ(hits[i].load(), i < ran ? 1 : 0) << threads << " " << after << " " << i;
+      }
+      // Resumed from where it stopped, every index has run exactly once.
+      const uint64_t rest = pool.ParallelForUntil(kN - ran, 64, mark(ran), [] { return false; });
+      EXPECT_EQ(rest, kN - ran);
+      for (uint64_t i = 0; i < kN; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+    }
+  }
+}
+
+TEST(ThreadPoolTest, ParallelForUntilThatNeverStopsRunsEverything) {
+  ThreadPool pool(3);
+  std::atomic<uint64_t> sum{0};
+  EXPECT_EQ(pool.ParallelForUntil(
+                1000, 7,
+                [&](uint64_t begin, uint64_t end) {
+                  for (uint64_t i = begin; i < end; ++i) sum.fetch_add(i);
+                },
+                [] { return false; }),
+            1000u);
+  EXPECT_EQ(sum.load(), 999u * 1000 / 2);
+  EXPECT_EQ(pool.ParallelForUntil(0, 7, [](uint64_t, uint64_t) {}, [] { return true; }), 0u);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -1,9 +1,13 @@
 #include "engine/session_manager.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "engine/cpu_device.h"
 #include "gmock/gmock.h"
@@ -131,6 +135,79 @@ TEST_F(SessionManagerTest, TheManagerResolvesItsOptionsForItsDevice) {
   EXPECT_EQ(manager.options().limits.memory_quota, 128 * kMiB);
   EXPECT_EQ(manager.options().client_memory, 128 * kMiB);
   EXPECT_NE(manager.transfers().limit(), 0u);
+}
+
+// Reads one u32 of `h` at element `index`.
+uint32_t ReadU32(Session& session, uint64_t h, uint64_t index) {
+  uint32_t value = 0;
+  const std::vector<RangeRef> ranges = {{h, index * 4, 4}};
+  const absl::Status status = session.Read(ranges, [&](size_t, uint64_t, uint64_t) {
+    return absl::MakeSpan(reinterpret_cast<uint8_t*>(&value), 4);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+  return value;
+}
+
+TEST(SessionManagerShareTest, AClientsSmallWorkRunsWhileAnotherClientsLongWorkPausesAndResumes) {
+  // Two worker threads; device time is shared out by client in 1 ms holds.
+  constexpr uint64_t kElements = uint64_t{16} << 20;
+  constexpr uint32_t kAdds = uint32_t{1} << 20;
+  constexpr uint32_t kIterations = 40;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                       CpuDevice::Create({.memory_limit = 256 * kMiB, .threads = 2}));
+  SessionManager manager(device, {.share_quantum = absl::Milliseconds(1)});
+  ASSERT_OK_AND_ASSIGN(Ticket heavy, manager.Open("host\nheavy"));
+  ASSERT_OK_AND_ASSIGN(Ticket light, manager.Open("host\nlight"));
+  ASSERT_OK_AND_ASSIGN(uint64_t out, heavy->session().Allocate(kElements * 4));
+  ASSERT_OK_AND_ASSIGN(uint64_t counter, heavy->session().Allocate(4));
+  ASSERT_OK_AND_ASSIGN(uint64_t mine, light->session().Allocate(4));
+
+  // The heavy client: each iteration writes 16M elements and makes 1M atomic adds, passes that
+  // are paused part-way and resumed. A pass resumed at the wrong place, or run twice, would
+  // leave a wrong element or a wrong count.
+  const std::vector<uint64_t> out_bind = {out};
+  const std::vector<uint64_t> counter_bind = {counter};
+  const std::vector<uint64_t> iota = {3, 5};
+  const std::vector<uint64_t> add_one = {0, 1};
+  const std::vector<StepRef> repeated = {
+      {"iota_u32", iota, out_bind, std::nullopt},
+      {"atomic_add_u32", add_one, counter_bind, Grid{kAdds, 1, 1}}};
+  const uint64_t launches_before = device->counters().launches;
+  std::atomic<bool> heavy_done{false};
+  absl::Status heavy_status;
+  std::thread heavy_work([&] {
+    heavy_status = heavy->session().Execute({}, repeated, kIterations, {},
+                                            [](size_t, uint64_t, uint64_t) {
+                                              return absl::Span<uint8_t>();
+                                            });
+    heavy_done = true;
+  });
+
+  // Once the heavy work runs, the light client's small requests each get the device within a
+  // quantum or so, long before the heavy work ends.
+  const absl::Time until = absl::Now() + absl::Seconds(60);
+  while (device->counters().launches == launches_before && absl::Now() < until) {
+    std::this_thread::yield();
+  }
+  const std::vector<uint64_t> mine_bind = {mine};
+  for (uint32_t i = 1; i <= 5; ++i) {
+    const std::vector<uint64_t> value = {i};
+    const std::vector<StepRef> fill = {{"fill_u32", value, mine_bind, std::nullopt}};
+    ASSERT_OK(light->session().Execute(fill, {}, 0, {}, [](size_t, uint64_t, uint64_t) {
+      return absl::Span<uint8_t>();
+    }));
+  }
+  EXPECT_FALSE(heavy_done.load()) << "the light client waited for the heavy one to finish";
+  EXPECT_EQ(ReadU32(light->session(), mine, 0), 5u);
+
+  heavy_work.join();
+  ASSERT_OK(heavy_status);
+  EXPECT_EQ(ReadU32(heavy->session(), counter, 0), kAdds * kIterations);
+  for (uint64_t i : {uint64_t{0}, uint64_t{4095}, uint64_t{4096}, kElements / 2 + 12345,
+                     kElements - 1}) {
+    EXPECT_EQ(ReadU32(heavy->session(), out, i), static_cast<uint32_t>(3 + 5 * i)) << i;
+  }
+  EXPECT_GE(manager.device_share().holds(), 3u) << "the device changed hands";
 }
 
 }  // namespace
