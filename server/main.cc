@@ -98,6 +98,9 @@ ABSL_FLAG(absl::Duration, stall_timeout, sluice::StreamTimeouts{}.stall,
           "ended");
 ABSL_FLAG(uint32_t, max_unopened_streams, sluice::SluiceService::Options{}.max_unopened_streams,
           "streams that have not opened a session yet, at most (more are refused at once)");
+ABSL_FLAG(sluice::ByteSize, grpc_memory, sluice::ByteSize{0},
+          "memory gRPC may use for all connections, its resource quota (0: "
+          "--max_transfer_bytes plus 256M)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
 
@@ -147,6 +150,7 @@ int Main() {
                               .idle = absl::GetFlag(FLAGS_idle_timeout),
                               .stall = absl::GetFlag(FLAGS_stall_timeout)};
   options.streams.max_unopened_streams = absl::GetFlag(FLAGS_max_unopened_streams);
+  options.streams.grpc_memory = absl::GetFlag(FLAGS_grpc_memory).bytes;
   for (const absl::Duration timeout :
        {options.streams.timeouts.open, options.streams.timeouts.idle,
         options.streams.timeouts.stall}) {

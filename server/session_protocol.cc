@@ -76,7 +76,25 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
     AcceptUpload(request, jobs);
     return;
   }
-  jobs->push_back(MakeJob(request));
+  // Until it runs, a request holds its message: a large one (an execute of many steps, a read
+  // of many ranges) reserves it from the daemon's transfer budget first, as an upload does.
+  const uint64_t bytes = request.ByteSizeLong();
+  TransferBudget::Hold hold;
+  if (bytes > kCheapBytes && request.op_case() != v1::SessionRequest::kCancel) {
+    absl::StatusOr<TransferBudget::Hold> reserved =
+        manager_->transfers().Reserve(bytes, "a queued request");
+    if (!reserved.ok()) {
+      jobs->push_back(ReplyJob(request.id(), reserved.status()));
+      return;
+    }
+    hold = *std::move(reserved);
+  }
+  Job job = MakeJob(request);
+  if (job.run != nullptr) {
+    job.staged = bytes;
+    job.hold = std::move(hold);
+  }
+  jobs->push_back(std::move(job));
 }
 
 void SessionProtocol::EndOfInput(std::vector<Job>* jobs) {
@@ -277,7 +295,8 @@ void SessionProtocol::Run(Job& job, Responses* out) {
   } else {
     std::move(job.run)(out);
   }
-  job.run = nullptr;  // an upload's data goes now, with its reservation
+  job.run = nullptr;  // an upload's data goes now
+  job.hold.Release();
   if (job.cancelled != nullptr) {
     absl::MutexLock lock(&cancel_mu_);
     for (auto [it, end] = pending_.equal_range(job.id); it != end; ++it) {

@@ -46,7 +46,10 @@ class SessionProtocol {
   struct Job {
     uint64_t id = 0;
     bool cheap = false;   // may run inline on the transport's thread when nothing is queued
-    uint64_t staged = 0;  // request bytes it holds (an upload's data) until it runs
+    uint64_t staged = 0;  // request bytes it holds until it runs
+    // Its share of the daemon's transfer budget while it waits (a request of more than 64 KiB,
+    // or an upload's data); given back once it has run.
+    TransferBudget::Hold hold;
     // Set by a CancelRequest naming it: queued, it is answered CANCELLED without running;
     // running (an execute), it stops at its next step, iteration or chunk. Null for the replies
     // a request gets without running (refusals, cancels).

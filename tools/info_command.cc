@@ -50,6 +50,12 @@ int RunInfo() {
   std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
               HumanBytes(info->transfer_bytes_in_use()).c_str(),
               HumanBytes(info->transfer_bytes_limit()).c_str());
+  std::printf("streams:   %u not yet open (at most %u); each holds at most %u requests or %s "
+              "waiting to run and %s of unread replies; gRPC at most %s\n",
+              info->unopened_streams(), info->max_unopened_streams(),
+              info->max_queued_requests(), HumanBytes(info->max_queued_bytes()).c_str(),
+              HumanBytes(info->max_unsent_reply_bytes()).c_str(),
+              HumanBytes(info->grpc_memory()).c_str());
   const v1::SessionLimits& l = info->default_limits();
   std::printf(
       "limits:    chunk %s (%s to %s), quota %s per session, %llu buffers, %llu steps, "

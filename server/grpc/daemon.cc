@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 
 namespace sluice {
 
@@ -29,15 +30,21 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
           : static_cast<int>(std::min<uint64_t>(uint64_t{options.sessions.max_sessions} + 16,
                                                 kMaxExecutorThreads));
   daemon->executor_ = std::make_unique<Executor>(threads);
+  SluiceService::Options streams = options.streams;
+  if (streams.grpc_memory == 0) {
+    streams.grpc_memory = daemon->manager_->transfers().limit() + (uint64_t{256} << 20);
+  }
   daemon->service_ =
-      std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get(),
-                                      options.streams);
+      std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get(), streams);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &daemon->port_);
   builder.RegisterService(daemon->service_.get());
+  grpc::ResourceQuota quota("sluiced");
+  quota.Resize(static_cast<size_t>(streams.grpc_memory));
+  builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<uint64_t>(options.sessions.limits.max_message_bytes, 1 << 30)));
   // Keepalive: a connection quiet for 30 s is pinged, and dropped (its sessions ended, their

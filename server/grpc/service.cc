@@ -56,6 +56,10 @@ void FillInfo(const SessionManager& manager, const SluiceService& service,
   info->set_client_memory(manager.options().client_memory);
   info->set_unopened_streams(service.unopened_streams());
   info->set_max_unopened_streams(service.options().max_unopened_streams);
+  info->set_max_queued_requests(StreamBounds::kQueuedRequests);
+  info->set_max_queued_bytes(StreamBounds::kQueuedBytes);
+  info->set_max_unsent_reply_bytes(StreamBounds::kUnsentReplyBytes);
+  info->set_grpc_memory(service.options().grpc_memory);
   info->set_transfer_bytes_in_use(manager.transfers().in_use());
   info->set_transfer_bytes_limit(manager.transfers().limit());
   ToProto(manager.options().limits, info->mutable_default_limits());

@@ -24,6 +24,10 @@ class SluiceService final
     // Streams that have not opened a session yet, at most; another is refused at once
     // (RESOURCE_EXHAUSTED).
     uint32_t max_unopened_streams = 64;
+    // gRPC's resource quota: memory gRPC itself may use for all connections (read buffers,
+    // messages in flight). 0: the transfer budget plus 256M (an upload's chunks stay in the
+    // buffers gRPC read them into until the upload runs). Resolved by Daemon::Start.
+    uint64_t grpc_memory = 0;
   };
 
   // Neither is owned; both must outlive the server.

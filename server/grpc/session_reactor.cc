@@ -8,17 +8,6 @@
 #include "proto/codec.h"
 
 namespace sluice {
-namespace {
-
-// Reading pauses while this many requests, or uploads holding this many bytes, wait to run, or
-// this many reply bytes wait to be sent, so a client that floods requests or never reads
-// replies cannot grow daemon memory. (What one request may hold is bounded by
-// max_request_bytes, and what all sessions hold by the daemon's TransferBudget.)
-constexpr size_t kMaxQueuedJobs = 16;
-constexpr uint64_t kMaxStagedBytes = uint64_t{64} << 20;
-constexpr uint64_t kMaxPendingWriteBytes = uint64_t{64} << 20;
-
-}  // namespace
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                                const StreamTimeouts& timeouts, std::atomic<uint32_t>* unopened,
@@ -230,12 +219,12 @@ void SessionReactor::ContinueLocked(Actions* actions) {
   }
   // Replies waiting to be sent bound the next job too: a client that does not read its replies
   // stops the session's work, not just its reading.
-  if (!finished_ && !job_running_ && !jobs_.empty() && write_bytes_ < kMaxPendingWriteBytes) {
+  if (!finished_ && !job_running_ && !jobs_.empty() && write_bytes_ < StreamBounds::kUnsentReplyBytes) {
     job_running_ = true;
     actions->schedule = true;
   }
-  if (!reading_ && !read_closed_ && !aborted && !finished_ && jobs_.size() < kMaxQueuedJobs &&
-      staged_bytes_ < kMaxStagedBytes && write_bytes_ < kMaxPendingWriteBytes) {
+  if (!reading_ && !read_closed_ && !aborted && !finished_ && jobs_.size() < StreamBounds::kQueuedRequests &&
+      staged_bytes_ < StreamBounds::kQueuedBytes && write_bytes_ < StreamBounds::kUnsentReplyBytes) {
     reading_ = true;
     actions->start_read = true;
   }
@@ -268,7 +257,7 @@ void SessionReactor::Enqueue(SessionProtocol::Job job) {
     absl::MutexLock lock(&mu_);
     if (finished_) return;  // a read that failed as the stream finished: nothing runs now
     run_inline = job.cheap && !job_running_ && jobs_.empty() && !cancelled_ && !write_failed_ &&
-                 ended_.ok() && write_bytes_ < kMaxPendingWriteBytes;
+                 ended_.ok() && write_bytes_ < StreamBounds::kUnsentReplyBytes;
     if (run_inline) {
       job_running_ = true;
     } else {

@@ -32,6 +32,19 @@ struct StreamTimeouts {
   absl::Duration stall = absl::Seconds(60);  // an upload's next message; a reply's write
 };
 
+// What one stream may make the daemon hold. Reading pauses while this many requests, or
+// requests holding this many bytes (an upload's data, a large request's message), wait to run,
+// or while this many reply bytes wait to be sent; and no job starts while replies wait beyond
+// it: a client that floods requests or never reads its replies stops being served, and the
+// daemon's memory does not grow. Besides, what every stream holds for transfers (uploads,
+// requests of more than 64 KiB, reads) is reserved from the daemon's TransferBudget, and one
+// request holds at most max_request_bytes. GetInfo shows these bounds.
+struct StreamBounds {
+  static constexpr uint32_t kQueuedRequests = 16;
+  static constexpr uint64_t kQueuedBytes = uint64_t{64} << 20;
+  static constexpr uint64_t kUnsentReplyBytes = uint64_t{64} << 20;
+};
+
 // Messages travel as raw ByteBuffers and are parsed here, so that bytes which are not a
 // SessionRequest end the stream with INVALID_ARGUMENT instead of looking like a half-close.
 class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,

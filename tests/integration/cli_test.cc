@@ -31,6 +31,8 @@ TEST_F(CliTest, InfoPrintsBackendMemoryAndCatalog) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("backend:   cpu"));
   EXPECT_THAT(run.out, HasSubstr("used of 1.0 GiB"));
+  EXPECT_THAT(run.out, HasSubstr("each holds at most 16 requests or 64.0 MiB waiting to run and "
+                                 "64.0 MiB of unread replies"));
   EXPECT_THAT(run.out, HasSubstr("bfs_expand v2"));
   EXPECT_THAT(run.out, HasSubstr("exclusive_scan_u32 v2"));
   EXPECT_THAT(run.out, HasSubstr("may alias: in=out"));

@@ -700,6 +700,25 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   // A refused transfer changes nothing, and the session goes on.
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
   EXPECT_EQ(first_word, std::vector<uint8_t>(4, 0));
+  // A request whose message is large (20000 ranges, about 300 KiB) holds it until it runs:
+  // it needs transfer memory too, even though the bytes it reads are few.
+  {
+    RawSession raw(daemon_->address());
+    ASSERT_OK(raw.Open(1 << 20).status());
+    ASSERT_OK_AND_ASSIGN(uint64_t word, raw.Allocate(4));
+    v1::SessionRequest many;
+    many.set_id(raw.NextId());
+    for (int i = 0; i < 20000; ++i) {
+      v1::Range* range = many.mutable_read()->add_ranges();
+      range->set_handle(word);
+      range->set_length(i == 0 ? 4 : 0);
+    }
+    ASSERT_GT(many.ByteSizeLong(), 64u << 10);
+    ASSERT_TRUE(raw.Send(many));
+    ASSERT_OK_AND_ASSIGN(v1::SessionResponse reply, raw.Await(many.id()));
+    EXPECT_EQ(reply.status().code(), static_cast<int>(Code::kResourceExhausted));
+    EXPECT_THAT(reply.status().message(), HasSubstr("a queued request"));
+  }
 
   // The holders end their uploads, which gives the memory back.
   for (int i = 0; i < 2; ++i) {
@@ -849,6 +868,12 @@ TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
   EXPECT_EQ(info.max_chunk_size(), SessionManager::Options{}.max_chunk_size);
   EXPECT_EQ(info.default_limits().chunk_size(), SessionLimits{}.chunk_size);
   EXPECT_EQ(info.default_limits().max_steps(), SessionLimits{}.max_steps);
+  // What one stream may make the daemon hold, and gRPC's own quota (the transfer budget plus
+  // 256 MiB by default).
+  EXPECT_EQ(info.max_queued_requests(), 16u);
+  EXPECT_EQ(info.max_queued_bytes(), uint64_t{64} << 20);
+  EXPECT_EQ(info.max_unsent_reply_bytes(), uint64_t{64} << 20);
+  EXPECT_EQ(info.grpc_memory(), info.transfer_bytes_limit() + (uint64_t{256} << 20));
   EXPECT_EQ(info.catalog_fingerprint(), KernelCatalog::Builtin().fingerprint());
   ASSERT_EQ(info.kernels_size(), static_cast<int>(KernelCatalog::Builtin().kernels().size()));
   int seen = 0;
