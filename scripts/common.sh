@@ -7,7 +7,7 @@ BUILD="$ROOT/build"
 
 # Debian 12 packages the build needs. Installed only when missing.
 SLUICE_PACKAGES=(
-  cmake ninja-build g++ clang ccache pkg-config
+  cmake ninja-build g++ clang libclang-rt-14-dev ccache pkg-config
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtcmalloc-minimal4

@@ -21,6 +21,13 @@ if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_TSA:-0}" != 1 ]; then
   fi
 fi
 
+# The hostile inputs' fuzzers (libFuzzer, clang; ASan + UBSan): each runs for a bounded time
+# on a copy of its checked-in seed corpus (fuzz/corpus/). scripts/fuzz.sh runs them longer.
+if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
+  log "fuzzing the session protocol and the IFDS parsers (${SLUICE_FUZZ_SECONDS:-20} s each)"
+  "$ROOT/scripts/fuzz.sh" "${SLUICE_FUZZ_SECONDS:-20}"
+fi
+
 # The project also builds without gRPC's development packages (a GPU machine may lack them).
 log "building and testing without gRPC (the nogrpc preset)"
 [ -f "$ROOT/build-nogrpc/build.ninja" ] || cmake --preset nogrpc >/dev/null

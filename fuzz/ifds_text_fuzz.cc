@@ -1,0 +1,22 @@
+// The IFDS text format's parser on arbitrary bytes: it returns a problem or an error, never
+// crashes, and what it accepts writes back to text that parses to the same problem.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "ifds/text_format.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<sluice::ifds::Problem> problem = sluice::ifds::ParseText(text, "fuzz.ifds");
+  if (!problem.ok()) {
+    if (problem.status().message().empty()) std::abort();  // every refusal says why
+    return 0;
+  }
+  const std::string written = sluice::ifds::WriteText(*problem);
+  absl::StatusOr<sluice::ifds::Problem> again = sluice::ifds::ParseText(written, "again.ifds");
+  if (!again.ok() || sluice::ifds::WriteText(*again) != written) std::abort();
+  return 0;
+}
