@@ -97,7 +97,8 @@ ABSL_FLAG(absl::Duration, stall_timeout, sluice::StreamTimeouts{}.stall,
           "a session whose upload sends nothing, or whose client reads no reply, this long is "
           "ended");
 ABSL_FLAG(uint32_t, max_unopened_streams, sluice::SluiceService::Options{}.max_unopened_streams,
-          "streams that have not opened a session yet, at most (more are refused at once)");
+          "streams that have not opened a session yet, at most (when another connects, the one "
+          "that waited longest is ended)");
 ABSL_FLAG(sluice::ByteSize, grpc_memory, sluice::ByteSize{0},
           "memory gRPC may use for all connections, its resource quota (0: "
           "--max_transfer_bytes plus 256M)");

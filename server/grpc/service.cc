@@ -7,29 +7,10 @@
 
 namespace sluice {
 
-namespace {
-
-// A stream refused before anything: it finishes at once with `why`.
-class RefusedStream final
-    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
- public:
-  explicit RefusedStream(const grpc::Status& why) { Finish(why); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Session(
     grpc::CallbackServerContext* context) {
-  // Counted until it opens a session or ends: streams that never open are bounded.
-  if (unopened_.fetch_add(1) >= options_.max_unopened_streams) {
-    unopened_.fetch_sub(1);
-    return new RefusedStream(grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrFormat("%d streams wait to open a session already (the daemon's "
-                        "--max_unopened_streams); open yours at once after connecting",
-                        options_.max_unopened_streams)));
-  }
+  // It counts itself among the unopened streams until it opens a session or ends.
   return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_, context);
 }
 

@@ -21,8 +21,8 @@ class SluiceService final
  public:
   struct Options {
     StreamTimeouts timeouts;
-    // Streams that have not opened a session yet, at most; another is refused at once
-    // (RESOURCE_EXHAUSTED).
+    // Streams that have not opened a session yet, at most (at least 1): when another arrives,
+    // the one that has waited longest is ended (RESOURCE_EXHAUSTED).
     uint32_t max_unopened_streams = 64;
     // gRPC's resource quota: memory gRPC itself may use for all connections (read buffers,
     // messages in flight). 0: the transfer budget plus 256M (an upload's chunks stay in the
@@ -41,14 +41,14 @@ class SluiceService final
                                     v1::GetInfoResponse* response) override;
 
   // Streams that have not opened a session yet.
-  uint32_t unopened_streams() const { return unopened_.load(); }
+  uint32_t unopened_streams() const { return unopened_.size(); }
   const Options& options() const { return options_; }
 
  private:
   SessionManager* const manager_;
   Executor* const executor_;
   const Options options_;
-  std::atomic<uint32_t> unopened_{0};
+  UnopenedStreams unopened_{options_.max_unopened_streams};
   StreamWatch watch_;  // last: its thread stops before the rest goes
 };
 

@@ -10,7 +10,7 @@
 namespace sluice {
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
-                               const StreamTimeouts& timeouts, std::atomic<uint32_t>* unopened,
+                               const StreamTimeouts& timeouts, UnopenedStreams* unopened,
                                grpc::CallbackServerContext* context)
     : executor_(executor),
       watch_(watch),
@@ -26,7 +26,33 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, Stre
     last_message_ = last_activity_ = started_;
   }
   watch_->Add(this);
+  unopened_->Add(this);
   StartRead(&read_buffer_);
+}
+
+void UnopenedStreams::Add(SessionReactor* stream) {
+  absl::MutexLock lock(&mu_);
+  if (order_.size() >= max_) {
+    SessionReactor* oldest = order_.front();
+    order_.pop_front();
+    where_.erase(oldest);
+    oldest->Evict(max_);  // only schedules the end: safe under this lock
+  }
+  order_.push_back(stream);
+  where_[stream] = std::prev(order_.end());
+}
+
+void UnopenedStreams::Remove(SessionReactor* stream) {
+  absl::MutexLock lock(&mu_);
+  auto it = where_.find(stream);
+  if (it == where_.end()) return;
+  order_.erase(it->second);
+  where_.erase(it);
+}
+
+uint32_t UnopenedStreams::size() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<uint32_t>(order_.size());
 }
 
 void SessionReactor::CountOpened() {
@@ -35,7 +61,20 @@ void SessionReactor::CountOpened() {
     if (!counted_unopened_) return;
     counted_unopened_ = false;
   }
-  unopened_->fetch_sub(1);
+  unopened_->Remove(this);
+}
+
+void SessionReactor::Evict(uint32_t max) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!counted_unopened_) return;  // it opened its session meanwhile: it stays
+    counted_unopened_ = false;
+  }
+  EndWith(absl::ResourceExhaustedError(absl::StrFormat(
+              "no session opened on this stream while %d newer streams waited to open theirs "
+              "(the daemon's --max_unopened_streams); open yours at once after connecting",
+              max)),
+          /*cancel_call=*/false);
 }
 
 void SessionReactor::Tick(absl::Time now) {

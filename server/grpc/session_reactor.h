@@ -10,9 +10,11 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/executor.h"
@@ -45,6 +47,29 @@ struct StreamBounds {
   static constexpr uint64_t kUnsentReplyBytes = uint64_t{64} << 20;
 };
 
+class SessionReactor;
+
+// The streams that have not opened a session yet, oldest first, at most `max` (at least 1).
+// When another arrives at the limit, the one that has waited longest is ended
+// (RESOURCE_EXHAUSTED, naming --max_unopened_streams): streams that linger without opening
+// cost a bounded amount and never turn away a client that opens at once after connecting.
+class UnopenedStreams {
+ public:
+  explicit UnopenedStreams(uint32_t max) : max_(max < 1 ? 1 : max) {}
+  // Counts `stream` as the newest; at the limit, ends the oldest first.
+  void Add(SessionReactor* stream) ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops counting `stream` (it opened a session, or ended). Idempotent.
+  void Remove(SessionReactor* stream) ABSL_LOCKS_EXCLUDED(mu_);
+  uint32_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const uint32_t max_;
+  mutable absl::Mutex mu_;
+  std::list<SessionReactor*> order_ ABSL_GUARDED_BY(mu_);  // oldest first
+  absl::flat_hash_map<SessionReactor*, std::list<SessionReactor*>::iterator> where_
+      ABSL_GUARDED_BY(mu_);
+};
+
 // Messages travel as raw ByteBuffers and are parsed here, so that bytes which are not a
 // SessionRequest end the stream with INVALID_ARGUMENT instead of looking like a half-close.
 class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
@@ -52,10 +77,11 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                              private StreamWatch::Watched {
  public:
   // `manager`, `executor`, `watch` and `unopened` must outlive every reactor (the server drains
-  // before they go). `unopened` counts the streams that have not opened a session yet; the
-  // caller counted this one, and the reactor stops counting it once it opens or ends.
+  // before they go). `unopened` counts the streams that have not opened a session yet: the
+  // reactor counts itself (which may end the stream that waited longest) and stops once it
+  // opens or ends.
   SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
-                 const StreamTimeouts& timeouts, std::atomic<uint32_t>* unopened,
+                 const StreamTimeouts& timeouts, UnopenedStreams* unopened,
                  grpc::CallbackServerContext* context);
 
  private:
@@ -65,8 +91,12 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Ends the session with `why`; with `cancel_call`, the call is cancelled too, so that a write
   // the client does not read fails instead of waiting for it.
   void EndWith(const absl::Status& why, bool cancel_call);
-  // Stops counting this stream as unopened (once).
+  // Stops counting this stream as unopened.
   void CountOpened() ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends this stream, which has not opened a session, to make room for a newer one (called by
+  // UnopenedStreams, which has stopped counting it). Does not block.
+  friend class UnopenedStreams;
+  void Evict(uint32_t max);
   // SessionManager::Listener: a DRAINING notice goes out between replies; an end stops the
   // running work and ends the stream with `why`. Neither blocks: the gRPC calls they need are
   // made by a task on the executor (a "kick"), which the stream waits for before it ends.
@@ -108,7 +138,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   Executor* const executor_;
   StreamWatch* const watch_;
   const StreamTimeouts timeouts_;
-  std::atomic<uint32_t>* const unopened_;
+  UnopenedStreams* const unopened_;
   grpc::CallbackServerContext* const context_;
   const std::string peer_;  // for the log context of what parsing a message logs
   // Its read path runs in OnReadDone (one read is outstanding at a time), its jobs one at a
