@@ -229,7 +229,8 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
   absl::MutexLock lock(&stream_mu_);
   absl::Status status;
   // The steps share the device with other clients' work: they run in this session's client's
-  // turns (the device takes the turn at the first step, and gives it up here).
+  // turns (the device takes the turn at the first step, and it is given up once they are done:
+  // after the synchronization, on a device that runs them asynchronously).
   FairShare::Turn turn(options_.share.get());
   const Interrupt in_turn = interrupt.WithTurn(&turn);
   for (size_t s = 0; s < prefix.size() && status.ok(); ++s) {
@@ -240,7 +241,6 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()),
                                      repeat_count, in_turn);
   }
-  turn.Release();
   for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
     const Piece& piece = pieces[p];
     status = stream_->CopyOut(read_buffers[piece.read], reads[piece.read].offset + piece.offset,
@@ -248,6 +248,7 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
   }
   // Always wait before unpinning, also after an error: enqueued work may still run.
   absl::Status synced = stream_->Synchronize();
+  turn.Release();
   return status.ok() ? synced : status;
 }
 

@@ -84,7 +84,27 @@ absl::Status CudaStreamImpl::CopyOut(DeviceBuffer src, uint64_t offset, absl::Sp
   return staging_.CopyOut(src.data + offset, dst);
 }
 
+absl::Status CudaStreamImpl::TakeTurn(const Interrupt& interrupt, std::string_view what) {
+  if (interrupt.PauseRequested()) {
+    {
+      absl::ReaderMutexLock use(&device_->use_mutex());
+      device_->Select();
+      if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+      const cudaError_t err = cudaStreamSynchronize(stream_);
+      if (err != cudaSuccess) {
+        return device_->Fail(err, "cudaStreamSynchronize", __FILE__, __LINE__);
+      }
+    }
+    if (!interrupt.Pause()) return interrupt.Why(absl::StrFormat("before %s", what));
+  }
+  if (!interrupt.Enter()) {
+    return interrupt.Why(absl::StrFormat("%s, waiting for the device", what));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaStreamImpl::Launch(const PlannedStep& step, const Interrupt& interrupt) {
+  RETURN_IF_ERROR(TakeTurn(interrupt, step.kernel.name));
   absl::ReaderMutexLock use(&device_->use_mutex());
   device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
@@ -98,6 +118,7 @@ absl::Status CudaStreamImpl::Launch(const PlannedStep& step, const Interrupt& in
 
 absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps, uint32_t count,
                                             const Interrupt& interrupt) {
+  if (count > 0 && !steps.empty()) RETURN_IF_ERROR(TakeTurn(interrupt, "the repeated group"));
   absl::ReaderMutexLock use(&device_->use_mutex());
   device_->Select();
   if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
@@ -44,6 +45,11 @@ class CudaStreamImpl final : public Stream {
 
  private:
   // Repeats by launching a one-iteration graph `count` times; the host reads a loop guard.
+  // Takes the client's turn on the device (FairShare) before work is enqueued; when the turn
+  // is owed to another client, the work enqueued so far finishes first (so the time it takes
+  // is charged to this client) and the turn passes. Called outside the device's use lock: a
+  // wait for the turn must never hold back a reset.
+  absl::Status TakeTurn(const Interrupt& interrupt, std::string_view what);
   absl::Status ReplayIterations(absl::Span<const PlannedStep> steps, uint32_t count,
                                 const Interrupt& interrupt);
   // Frees what Init allocated (only uncounts it when the context is gone).
