@@ -10,8 +10,9 @@
 // device lost for good (a GPU whose reset after a failure failed) drains it the same way, and
 // it exits 3, for its supervisor to start it again. SIGHUP is logged and changes nothing
 // (sluiced has no file to reload: its log is its stderr, the supervisor's); SIGUSR1 logs a
-// status line; SIGPIPE is ignored, so a closed log or stdout never ends the daemon. No other
-// signal but SIGKILL ends it without a drain.
+// status line; SIGQUIT and SIGXCPU drain like SIGTERM; SIGPIPE and SIGXFSZ are ignored, so a
+// closed log or stdout never ends the daemon; any other signal that would end a process (a
+// fault's aside) is logged and ignored. No signal but SIGKILL ends it without a drain.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -19,9 +20,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
@@ -124,6 +127,19 @@ void LogFromProtobuf(google::protobuf::LogLevel level, const char* file, int lin
              absl::StrFormat("libprotobuf %s %s:%d: %s", name, file, line, message));
 }
 
+// Signals that drain the daemon: those a supervisor or a user sends to stop a process, and the
+// CPU-time limit's warning.
+constexpr int kDrainSignals[] = {SIGTERM, SIGINT, SIGQUIT, SIGXCPU};
+
+// "SIGTERM", "SIGRTMIN+3", ...
+std::string SignalName(int signal_number) {
+  if (signal_number >= SIGRTMIN && signal_number <= SIGRTMAX) {
+    return absl::StrCat("SIGRTMIN+", signal_number - SIGRTMIN);
+  }
+  const char* abbrev = sigabbrev_np(signal_number);
+  return abbrev != nullptr ? absl::StrCat("SIG", abbrev) : absl::StrCat("signal ", signal_number);
+}
+
 // One line of what the daemon holds, for SIGUSR1.
 void LogStatus(Daemon& daemon) {
   const MemoryInfo memory = daemon.device().memory();
@@ -136,12 +152,20 @@ void LogStatus(Daemon& daemon) {
 int Main() {
   SetLogTag("sluiced");
   google::protobuf::SetLogHandler(&LogFromProtobuf);
-  // A log or stdout whose reader went away fails the write instead of ending the daemon.
+  // A log or stdout whose reader went away fails the write instead of ending the daemon; a
+  // file grown past its limit fails the write too.
   signal(SIGPIPE, SIG_IGN);
-  // Signals are taken by sigwait below; block them before any thread starts.
+  signal(SIGXFSZ, SIG_IGN);
+  // Every other signal whose default would end the process (a fault's aside) is taken by
+  // sigwait below: those that ask it to stop drain it, the rest are logged. Blocked before any
+  // thread starts, so that no thread dies of one.
   sigset_t signals;
   sigemptyset(&signals);
-  for (const int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, s);
+  for (const int s : kDrainSignals) sigaddset(&signals, s);
+  for (const int s : {SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGIO, SIGPWR, SIGSTKFLT}) {
+    sigaddset(&signals, s);
+  }
+  for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   DaemonOptions options;
@@ -239,16 +263,18 @@ int Main() {
   int signal_number = 0;
   for (;;) {
     sigwait(&signals, &signal_number);
+    if (absl::c_linear_search(kDrainSignals, signal_number)) break;
     if (signal_number == SIGHUP) {
       Log("received SIGHUP: sluiced has nothing to reload (its log is its stderr); still serving");
     } else if (signal_number == SIGUSR1) {
       LogStatus(**daemon);
     } else {
-      break;
+      Log("received %s: ignored (SIGTERM or SIGINT drains the daemon); still serving",
+          SignalName(signal_number));
     }
   }
   const absl::Duration grace = absl::GetFlag(FLAGS_drain_timeout);
-  Log("received %s: draining %d sessions (grace %s)", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+  Log("received %s: draining %d sessions (grace %s)", SignalName(signal_number),
       (*daemon)->sessions().active_sessions(), absl::FormatDuration(grace));
   (*daemon)->Shutdown(grace);
   const MemoryInfo memory = shared_device->memory();

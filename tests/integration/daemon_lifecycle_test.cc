@@ -54,7 +54,7 @@ std::unique_ptr<RemoteDispatch> Connect(const std::string& address) {
   return d.ok() ? std::move(*d) : nullptr;
 }
 
-TEST(DaemonLifecycleTest, SighupAndSigusr1AreLoggedAndTheDaemonServesOn) {
+TEST(DaemonLifecycleTest, SignalsThatDoNotAskForAStopAreLoggedAndTheDaemonServesOn) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
   auto d = Connect(daemon->address());
@@ -64,19 +64,28 @@ TEST(DaemonLifecycleTest, SighupAndSigusr1AreLoggedAndTheDaemonServesOn) {
   ASSERT_EQ(::kill(pid, SIGHUP), 0);
   ASSERT_EQ(::kill(pid, SIGUSR1), 0);
   ASSERT_EQ(::kill(pid, SIGPIPE), 0);
+  // Signals whose default would end a process are logged and ignored.
+  for (const int s : {SIGUSR2, SIGALRM, SIGVTALRM, SIGIO, SIGPWR, SIGXFSZ, SIGRTMIN + 3}) {
+    ASSERT_EQ(::kill(pid, s), 0) << s;
+  }
   EXPECT_TRUE(WaitUntil(absl::Seconds(20), [&] {
     const std::string log = daemon->process().Stderr();
     return absl::StrContains(log, "received SIGHUP") &&
-           absl::StrContains(log, "status: 1 sessions open");
+           absl::StrContains(log, "status: 1 sessions open") &&
+           absl::StrContains(log, "received SIGUSR2: ignored") &&
+           absl::StrContains(log, "received SIGALRM: ignored") &&
+           absl::StrContains(log, "received SIGRTMIN+3: ignored");
   })) << daemon->process().Stderr();
   // The session lives on, its buffer with it.
   EXPECT_OK(d->Ping());
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> bytes, d->DownloadRange(r, 0, 4));
   EXPECT_EQ(bytes, std::vector<uint8_t>(4, 0));
   d.reset();
-  ASSERT_OK_AND_ASSIGN(int status, daemon->process().SignalAndWait(SIGTERM, absl::Seconds(30)));
+  // SIGQUIT drains, as SIGTERM does.
+  ASSERT_OK_AND_ASSIGN(int status, daemon->process().SignalAndWait(SIGQUIT, absl::Seconds(30)));
   ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_THAT(daemon->process().Stderr(), ::testing::HasSubstr("received SIGQUIT: draining"));
 }
 
 TEST(DaemonLifecycleTest, ALogWhoseReaderWentAwayNeverStopsTheDaemon) {
