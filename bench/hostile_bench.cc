@@ -6,7 +6,9 @@
 // for every hostile session, so that its memory bounds, not its session limits, are what holds:
 //   --max_sessions=1024 --max_sessions_per_client=1024 --max_transfer_bytes=<--transfer>
 // The bound it should stay under: the transfer budget, plus the device buffers the clients
-// allocated (the CPU device's memory is the daemon's), plus a fixed cost per stream.
+// allocated (the CPU device's memory is the daemon's), plus a fixed cost per stream. Last, how
+// soon a huge step stops once cancelled, and once the daemon drains.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -80,6 +82,57 @@ void Print(const char* what, const Rss& rss, const v1::GetInfoResponse& info) {
               what, rss.now_mib, rss.peak_mib, info.active_sessions(), info.unopened_streams(),
               info.transfer_bytes_in_use() / 1048576.0,
               info.devices_size() > 0 ? info.devices(0).memory().used() / 1048576.0 : 0.0);
+}
+
+// Sends one step of 2^32 threads of atomic_add_u32 (minutes of work on the CPU device) on
+// `session`, with id `id`.
+bool SendHugeStep(RawSession& session, uint64_t handle, uint64_t id) {
+  v1::SessionRequest execute;
+  execute.set_id(id);
+  v1::Step* step = execute.mutable_execute()->add_prefix();
+  step->set_kernel("atomic_add_u32");
+  step->add_params(0);
+  step->add_params(1);
+  step->add_handles(handle);
+  step->mutable_grid()->set_x(65536);
+  step->mutable_grid()->set_y(65535);
+  step->mutable_grid()->set_z(1);
+  return session.Send(execute);
+}
+
+// How soon one huge step stops once cancelled, and once the daemon is told to drain.
+bool Stops() {
+  absl::StatusOr<std::unique_ptr<DaemonProcess>> daemon =
+      DaemonProcess::Start({"--backend=cpu", "--drain_timeout=2s"});
+  if (!daemon.ok()) return false;
+  RawSession session((*daemon)->address());
+  absl::StatusOr<uint64_t> counter;
+  if (!session.Open().ok() || !(counter = session.Allocate(4)).ok()) return false;
+  // A cancel, a second into the step.
+  const uint64_t id = session.NextId();
+  if (!SendHugeStep(session, *counter, id)) return false;
+  absl::SleepFor(absl::Seconds(1));
+  v1::SessionRequest cancel;
+  cancel.set_id(session.NextId());
+  cancel.mutable_cancel()->set_target(id);
+  const absl::Time cancelled = absl::Now();
+  if (!session.Send(cancel)) return false;
+  absl::StatusOr<v1::SessionResponse> reply = session.Await(id);
+  const absl::Duration to_stop = absl::Now() - cancelled;
+  std::printf("a huge step (2^32 threads) cancelled a second in: its reply (%s) came %s after "
+              "the cancel\n",
+              reply.ok() ? reply->status().message().c_str() : "none",
+              absl::FormatDuration(to_stop).c_str());
+  // A drain, a second into another.
+  if (!SendHugeStep(session, *counter, session.NextId())) return false;
+  absl::SleepFor(absl::Seconds(1));
+  const absl::Time signalled = absl::Now();
+  absl::StatusOr<int> status = (*daemon)->process().SignalAndWait(SIGTERM, absl::Seconds(120));
+  const absl::Duration to_exit = absl::Now() - signalled;
+  std::printf("a huge step running at SIGTERM with --drain_timeout=2s: the daemon exited %s "
+              "after the signal, status %d\n",
+              absl::FormatDuration(to_exit).c_str(), status.ok() ? *status : -1);
+  return reply.ok() && status.ok() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
 }
 
 int Main() {
@@ -195,7 +248,8 @@ int Main() {
   info = Info(address);
   if (!info.ok()) return 1;
   Print("all gone", ReadRss(pid), *info);
-  return correct ? 0 : 1;
+  daemon->reset();
+  return correct && Stops() ? 0 : 1;
 }
 
 }  // namespace
