@@ -138,10 +138,10 @@ uint64_t ThreadPool::Run(uint64_t n, uint64_t grain,
     return n;
   }
   // Four chunks per thread balance uneven work without making chunks tiny; a loop that may
-  // stop uses chunks of one grain, so that it stops soon.
+  // stop takes chunks of at most kStopGrains grains, so that it stops soon.
   const uint64_t target_chunks = static_cast<uint64_t>(concurrency()) * 4;
-  const uint64_t chunk =
-      stop != nullptr ? grain : std::max(grain, (n + target_chunks - 1) / target_chunks);
+  uint64_t chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
+  if (stop != nullptr) chunk = std::min(chunk, grain * kStopGrains);
   auto loop = std::make_shared<Loop>(n, chunk, fn, stop);
   if (loop->chunks > 1) {
     absl::MutexLock lock(&mu_);

@@ -35,11 +35,14 @@ class ThreadPool {
 
   // As ParallelFor, but stops early once `stop` returns true: every thread calls it before
   // each range it takes, and none takes another once one saw it true. The ranges that ran
-  // are exactly [0, returned count), so the caller can resume the loop from there. Ranges
-  // hold `grain` indices (the last may hold fewer). `stop` must be thread-safe.
+  // are exactly [0, returned count), so the caller can resume the loop from there. A range
+  // holds at most kStopGrains grains, so a thread looks at `stop` at least that often.
+  // `stop` must be thread-safe.
   uint64_t ParallelForUntil(uint64_t n, uint64_t grain,
                             absl::FunctionRef<void(uint64_t begin, uint64_t end)> fn,
                             absl::FunctionRef<bool()> stop);
+
+  static constexpr uint64_t kStopGrains = 16;
 
   // Threads a loop can use: the workers plus the caller.
   int concurrency() const { return static_cast<int>(threads_.size()) + 1; }
