@@ -44,7 +44,7 @@ void FairShare::Leave(Member* m) {
 }
 
 int64_t FairShare::VirtualNanosLocked(const Member& m, int64_t now) const {
-  return holder_ == &m ? m.virtual_ns_ + (now - held_since_ns_) : m.virtual_ns_;
+  return holder_ == &m && hold_started_ ? m.virtual_ns_ + (now - held_since_ns_) : m.virtual_ns_;
 }
 
 void FairShare::RaiseFloorLocked(int64_t now, const Member* also) {
@@ -92,6 +92,7 @@ void FairShare::ScheduleLocked(int64_t now) {
     if (next == nullptr) return;
     holder_ = next;
     held_since_ns_ = now;
+    hold_started_ = false;  // its clock starts when its first turn wakes and takes it
     ++holds_;
   }
   SetYieldLocked();
@@ -100,8 +101,9 @@ void FairShare::ScheduleLocked(int64_t now) {
 void FairShare::EndHoldLocked(int64_t now) {
   Member* m = holder_;
   RaiseFloorLocked(now, m);
-  m->virtual_ns_ += now - held_since_ns_;
-  m->held_ns_ += now - held_since_ns_;
+  const int64_t held = hold_started_ ? now - held_since_ns_ : 0;
+  m->virtual_ns_ += held;
+  m->held_ns_ += held;
   m->yield_at_ns_.store(kNever, std::memory_order_relaxed);
   holder_ = nullptr;
 }
@@ -134,7 +136,7 @@ bool FairShare::WaitLocked(Member& m, absl::FunctionRef<bool()> stopped) {
       continue;
     }
     if (holder_ == &m) {
-      if (now < m.yield_at_ns_.load(std::memory_order_relaxed)) break;
+      if (!hold_started_ || now < m.yield_at_ns_.load(std::memory_order_relaxed)) break;
       if (m.holding_ == 0) {  // its quantum is spent and nothing of it runs: pass it on
         EndHoldLocked(now);
         ScheduleLocked(now);
@@ -160,6 +162,12 @@ bool FairShare::WaitLocked(Member& m, absl::FunctionRef<bool()> stopped) {
   }
   --m.waiting_;
   ++m.holding_;
+  if (!hold_started_) {
+    // Charged from now, not from when it was chosen: the time its thread took to wake is not
+    // the member's, and its quantum is not spent before it ran.
+    hold_started_ = true;
+    held_since_ns_ = NowNanos();
+  }
   SetYieldLocked();
   return true;
 }

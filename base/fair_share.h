@@ -112,6 +112,8 @@ class FairShare {
   absl::flat_hash_set<Member*> members_ ABSL_GUARDED_BY(mu_);
   Member* holder_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t held_since_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  // Whether a turn of the holder has taken the device yet (the hold's clock runs from then).
+  bool hold_started_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t arrivals_ ABSL_GUARDED_BY(mu_) = 0;  // orders members that wait equally
   uint64_t holds_ ABSL_GUARDED_BY(mu_) = 0;
   // Virtual time of the least-served active member, as last seen (it never goes back): where

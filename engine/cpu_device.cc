@@ -54,7 +54,8 @@ class CpuDevice::CpuStream final : public Stream {
                                                step.passes.size()));
         }
       }
-      if (interrupt.PauseRequested() && !interrupt.Pause()) {
+      // Between passes (after the last, the request's own end comes first).
+      if (p + 1 < step.passes.size() && interrupt.PauseRequested() && !interrupt.Pause()) {
         device_->counters_.AddLaunches(p + 1);
         return interrupt.Why(absl::StrFormat("%s, after pass %d of %d", step.kernel.name, p + 1,
                                              step.passes.size()));

@@ -201,9 +201,9 @@ int Main() {
   options.sessions.client_memory = absl::GetFlag(FLAGS_client_memory).bytes;
   options.sessions.share_quantum = absl::GetFlag(FLAGS_share_quantum);
   options.sessions.share_credit = absl::GetFlag(FLAGS_share_credit);
-  if (options.sessions.share_quantum < absl::ZeroDuration() ||
+  if (options.sessions.share_quantum <= absl::ZeroDuration() ||
       options.sessions.share_credit < absl::ZeroDuration()) {
-    Log("--share_quantum and --share_credit must not be negative");
+    Log("--share_quantum must be positive and --share_credit not negative");
     return kExitUsageError;
   }
   SessionLimits& limits = options.sessions.limits;

@@ -103,6 +103,19 @@ absl::Status CudaStreamImpl::TakeTurn(const Interrupt& interrupt, std::string_vi
   return absl::OkStatus();
 }
 
+absl::Status CudaStreamImpl::PauseLocked(const Interrupt& interrupt, std::string_view what) {
+  const cudaError_t err = cudaStreamSynchronize(stream_);
+  if (err != cudaSuccess) return device_->Fail(err, "cudaStreamSynchronize", __FILE__, __LINE__);
+  // The wait for the turn holds no lock: a reset never waits for another client's quantum.
+  device_->use_mutex().ReaderUnlock();
+  const bool resumed = interrupt.Pause();
+  device_->use_mutex().ReaderLock();
+  device_->Select();
+  if (absl::Status usable = device_->Usable(epoch_); !usable.ok()) return usable;
+  if (!resumed) return interrupt.Why(what);
+  return absl::OkStatus();
+}
+
 absl::Status CudaStreamImpl::Launch(const PlannedStep& step, const Interrupt& interrupt) {
   RETURN_IF_ERROR(TakeTurn(interrupt, step.kernel.name));
   absl::ReaderMutexLock use(&device_->use_mutex());
@@ -144,6 +157,18 @@ absl::Status CudaStreamImpl::LaunchRepeated(absl::Span<const PlannedStep> steps,
       CUDA_RETURN_IF_ERROR(device_, cudaEventSynchronize(batch_done_[batch % 2]));
       if (*stopped != 0) break;
     }
+    if (batch > 0 && interrupt.PauseRequested()) {
+      // The turn is owed to another client: what is enqueued finishes, the turn passes, and
+      // the group goes on from here once it is back.
+      if (absl::Status paused = PauseLocked(
+              interrupt, absl::StrFormat("the repeated group with %d of %d iterations enqueued",
+                                         enqueued, count));
+          !paused.ok()) {
+        device_->counter_set().AddLaunches(passes * enqueued);
+        return paused;
+      }
+      if (*stopped != 0) break;
+    }
     if (interrupt.Stopped()) {
       device_->counter_set().AddLaunches(passes * enqueued);
       return interrupt.Why(absl::StrFormat("the repeated group with %d of %d iterations enqueued",
@@ -174,6 +199,15 @@ absl::Status CudaStreamImpl::ReplayIterations(absl::Span<const PlannedStep> step
       // the batch before the one just enqueued (its event was recorded after it).
       CUDA_RETURN_IF_ERROR(device_,
                            cudaEventSynchronize(batch_done_[(i / kReplayBatch + 1) % 2]));
+    }
+    if (i > 0 && i % kReplayBatch == 0 && interrupt.PauseRequested()) {
+      if (absl::Status paused = PauseLocked(
+              interrupt,
+              absl::StrFormat("the repeated group after %d of %d iterations", i, count));
+          !paused.ok()) {
+        device_->counter_set().AddLaunches(passes * i);
+        return paused;
+      }
     }
     if (interrupt.Stopped()) {
       device_->counter_set().AddLaunches(passes * i);

@@ -50,6 +50,9 @@ class CudaStreamImpl final : public Stream {
   // is charged to this client) and the turn passes. Called outside the device's use lock: a
   // wait for the turn must never hold back a reset.
   absl::Status TakeTurn(const Interrupt& interrupt, std::string_view what);
+  // Between batches of a repeated group, with the device's use lock held (as a reader): lets
+  // the enqueued work finish, gives the turn up without the lock, and takes both back.
+  absl::Status PauseLocked(const Interrupt& interrupt, std::string_view what);
   absl::Status ReplayIterations(absl::Span<const PlannedStep> steps, uint32_t count,
                                 const Interrupt& interrupt);
   // Frees what Init allocated (only uncounts it when the context is gone).

@@ -149,5 +149,38 @@ TEST(FairShareTest, AClientWithEightBusyTurnsGetsNoMoreTimeThanAClientWithOne) {
   EXPECT_LT(ratio, 1.5) << "held: many " << many_held << ", one " << one_held;
 }
 
+TEST(FairShareTest, WithAZeroQuantumTwoBusyMembersBothWork) {
+  // With no quantum and no credit the device changes hands at every safe point; both members
+  // must still get work done (a hold is charged from when its first turn takes the device, not
+  // from when the member was chosen, so it is never spent before its thread wakes).
+  FairShare share(absl::ZeroDuration(), absl::ZeroDuration());
+  std::shared_ptr<FairShare::Member> a = share.Join();
+  std::shared_ptr<FairShare::Member> b = share.Join();
+  std::atomic<bool> stop{false};
+  std::atomic<int> slices[2] = {0, 0};
+  const auto work = [&](FairShare::Member* member, std::atomic<int>* done) {
+    FairShare::Turn turn(member);
+    const auto stopped = [&] { return stop.load(); };
+    if (!turn.Acquire(stopped)) return;
+    while (!stop.load()) {
+      const absl::Time slice_end = absl::Now() + absl::Microseconds(20);
+      while (absl::Now() < slice_end) {
+      }
+      done->fetch_add(1);
+      if (turn.ShouldYield() && !turn.Yield(stopped)) return;
+    }
+  };
+  std::thread first(work, a.get(), &slices[0]);
+  std::thread second(work, b.get(), &slices[1]);
+  const bool both_worked = Within(absl::Seconds(60), [&] {
+    return slices[0].load() >= 200 && slices[1].load() >= 200;
+  });
+  stop = true;
+  first.join();
+  second.join();
+  EXPECT_TRUE(both_worked) << "slices: " << slices[0].load() << ", " << slices[1].load()
+                           << " in " << share.holds() << " holds";
+}
+
 }  // namespace
 }  // namespace sluice
