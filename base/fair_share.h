@@ -37,7 +37,7 @@ class FairShare {
   // have it. `credit`: how far ahead of the least-served active member one that was idle
   // comes back.
   explicit FairShare(absl::Duration quantum = absl::Milliseconds(1),
-                     absl::Duration credit = absl::Milliseconds(20));
+                     absl::Duration credit = absl::Milliseconds(100));
   ~FairShare();  // every member must be gone
   FairShare(const FairShare&) = delete;
   FairShare& operator=(const FairShare&) = delete;

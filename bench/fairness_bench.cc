@@ -25,9 +25,11 @@ ABSL_FLAG(int, solves, 7, "light-client solves per measurement (the median is ke
 ABSL_FLAG(int, reads, 400, "light-client 4-byte reads per measurement");
 ABSL_FLAG(int, light_procedures, 400, "procedures of the light client's problem");
 ABSL_FLAG(int, heavy_sessions, 8, "sessions of the heavy load");
-ABSL_FLAG(absl::Duration, quantum, absl::Milliseconds(1),
+ABSL_FLAG(int, device_threads, 0, "the CPU device's threads (0: one per core)");
+ABSL_FLAG(absl::Duration, quantum, sluice::SessionManager::Options{}.share_quantum,
           "the daemon's --share_quantum");
-ABSL_FLAG(absl::Duration, credit, absl::Milliseconds(20), "the daemon's --share_credit");
+ABSL_FLAG(absl::Duration, credit, sluice::SessionManager::Options{}.share_credit,
+          "the daemon's --share_credit");
 
 namespace sluice::bench {
 namespace {
@@ -143,7 +145,8 @@ int Main() {
   absl::StatusOr<ifds::Problem> heavy_problem = ifds::Generate(medium);
   if (!light_problem.ok() || !heavy_problem.ok()) return 1;
 
-  absl::StatusOr<std::shared_ptr<CpuDevice>> device = CpuDevice::Create({});
+  absl::StatusOr<std::shared_ptr<CpuDevice>> device =
+      CpuDevice::Create({.threads = absl::GetFlag(FLAGS_device_threads)});
   if (!device.ok()) return 1;
   DaemonOptions options;
   options.listen = "127.0.0.1:0";
@@ -170,7 +173,9 @@ int Main() {
   std::printf("fair shares: a light client (small solve of %llu path edges, 4-byte reads) "
               "against %d heavy sessions,\nCPU device with %d threads, quantum %s, credit %s\n",
               static_cast<unsigned long long>(expected_edges), sessions,
-              static_cast<int>(std::thread::hardware_concurrency()),
+              absl::GetFlag(FLAGS_device_threads) > 0
+                  ? absl::GetFlag(FLAGS_device_threads)
+                  : static_cast<int>(std::thread::hardware_concurrency()),
               absl::FormatDuration(absl::GetFlag(FLAGS_quantum)).c_str(),
               absl::FormatDuration(absl::GetFlag(FLAGS_credit)).c_str());
 

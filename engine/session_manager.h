@@ -43,8 +43,10 @@ class SessionManager {
     // holds the device before another client's waiting work may have it.
     absl::Duration share_quantum = absl::Milliseconds(1);
     // How far ahead of the least-served busy client one that was idle comes back: the device
-    // time a client's short request may take before others that wait get the device back.
-    absl::Duration share_credit = absl::Milliseconds(20);
+    // time a client's short requests may take before others that wait get the device back.
+    // A small solve's device time (tens of milliseconds) fits, so its every window takes the
+    // device at once; a client that keeps the device busy still gets only its share.
+    absl::Duration share_credit = absl::Milliseconds(100);
     // What every session gets; limits.chunk_size is the chunk for a client that states no
     // preference. limits.memory_quota 0: half of the device's memory; limits.max_request_bytes
     // 0: 4 GiB, or less where the transfer budget is smaller (see FollowMachine).
