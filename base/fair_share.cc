@@ -23,11 +23,29 @@ FairShare::FairShare(absl::Duration quantum, absl::Duration credit)
 
 FairShare::~FairShare() = default;
 
-std::shared_ptr<FairShare::Member> FairShare::Join() {
+std::shared_ptr<FairShare::Member> FairShare::Join(uint32_t weight) {
   std::shared_ptr<Member> member(new Member(this));
   absl::MutexLock lock(&mu_);
+  member->weight_ = std::max<uint32_t>(weight, 1);
   members_.insert(member.get());
   return member;
+}
+
+void FairShare::SetWeight(Member& member, uint32_t weight) {
+  absl::MutexLock lock(&mu_);
+  if (holder_ == &member && hold_started_) {
+    // The hold so far is charged at the old weight; the rest at the new one.
+    const int64_t now = NowNanos();
+    EndHoldLocked(now);
+    holder_ = &member;
+    held_since_ns_ = now;
+    hold_started_ = true;
+    member.weight_ = std::max<uint32_t>(weight, 1);
+    SetYieldLocked();
+    return;
+  }
+  member.weight_ = std::max<uint32_t>(weight, 1);
+  SetYieldLocked();
 }
 
 FairShare::Member::~Member() { share_->Leave(this); }
@@ -44,7 +62,8 @@ void FairShare::Leave(Member* m) {
 }
 
 int64_t FairShare::VirtualNanosLocked(const Member& m, int64_t now) const {
-  return holder_ == &m && hold_started_ ? m.virtual_ns_ + (now - held_since_ns_) : m.virtual_ns_;
+  return holder_ == &m && hold_started_ ? m.virtual_ns_ + (now - held_since_ns_) / m.weight_
+                                        : m.virtual_ns_;
 }
 
 void FairShare::RaiseFloorLocked(int64_t now, const Member* also) {
@@ -58,7 +77,7 @@ void FairShare::RaiseFloorLocked(int64_t now, const Member* also) {
 
 void FairShare::ActivateLocked(Member& m, int64_t now) {
   RaiseFloorLocked(now, nullptr);
-  m.virtual_ns_ = std::max(m.virtual_ns_, floor_ns_ - credit_ns_);
+  m.virtual_ns_ = std::max(m.virtual_ns_, floor_ns_ - credit_ns_ / m.weight_);
 }
 
 void FairShare::SetYieldLocked() {
@@ -70,9 +89,8 @@ void FairShare::SetYieldLocked() {
   int64_t at = kNever;
   if (owed != kNever) {
     // The holder keeps the device for a quantum, less what it is ahead of the waiter, or until
-    // it has caught up with the waiter.
-    const int64_t ahead = holder_->virtual_ns_ - owed;
-    const int64_t behind = -ahead;
+    // it has caught up with the waiter (in its own time: virtual time times its weight).
+    const int64_t behind = (owed - holder_->virtual_ns_) * holder_->weight_;
     at = held_since_ns_ +
          std::max<int64_t>(0, std::min(std::max(quantum_ns_, behind), quantum_ns_ + behind));
   }
@@ -102,7 +120,7 @@ void FairShare::EndHoldLocked(int64_t now) {
   Member* m = holder_;
   RaiseFloorLocked(now, m);
   const int64_t held = hold_started_ ? now - held_since_ns_ : 0;
-  m->virtual_ns_ += held;
+  m->virtual_ns_ += held / m->weight_;
   m->held_ns_ += held;
   m->yield_at_ns_.store(kNever, std::memory_order_relaxed);
   holder_ = nullptr;

@@ -5,6 +5,8 @@
 // point, once it has held it for a quantum (less what it is ahead of the waiter owed most) and
 // has caught up with that waiter: so a client with eight busy sessions gets the same share of
 // the device as a client with one.
+// Members may have weights: a member of weight 3 is charged a third of the time it holds, so
+// against a busy member of weight 1 it gets three quarters of the device.
 // A member that was idle comes back a little ahead of the least-served active member (by a
 // credit), neither owed all the time it did not use nor charged for it: a client
 // whose work comes in short requests with gaps between them (a solve's windows) takes the
@@ -42,9 +44,12 @@ class FairShare {
   FairShare(const FairShare&) = delete;
   FairShare& operator=(const FairShare&) = delete;
 
-  // A new member (a client). Its sessions share it; it leaves when the last reference goes,
-  // which must be after its last Turn. Thread-safe.
-  std::shared_ptr<Member> Join();
+  // A new member (a client) of `weight` (at least 1): while several members want the device,
+  // each gets device time in proportion to its weight. Its sessions share it; it leaves when
+  // the last reference goes, which must be after its last Turn. Thread-safe.
+  std::shared_ptr<Member> Join(uint32_t weight = 1);
+  // A new weight for `member`, for the time it holds from now on. Thread-safe.
+  void SetWeight(Member& member, uint32_t weight) ABSL_LOCKS_EXCLUDED(mu_);
 
   // One session's hold on the device for one piece of work (a request). Not thread-safe: one
   // thread uses a turn, though the turns of one member may run on many threads at once.
@@ -136,6 +141,7 @@ class FairShare::Member {
   // someone waits. Read without the lock by ShouldYield.
   std::atomic<int64_t> yield_at_ns_{kNever};
   // Guarded by share_->mu_:
+  int64_t weight_ = 1;      // its time is charged divided by this
   int64_t virtual_ns_ = 0;  // device time charged, adjusted when it becomes active
   int64_t held_ns_ = 0;     // device time held, over finished holds
   int holding_ = 0;         // turns that hold the device

@@ -24,8 +24,10 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   if (options.target.empty()) return absl::InvalidArgumentError("no daemon address given");
   // The open is the first call on the channel: a daemon that cannot be reached fails it with
   // gRPC's reason (refused, no such host), and one that refuses the session with its own.
-  auto stream = std::make_unique<Stream>(MakeSessionChannel(options.target));
-  stream->Start();
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   MakeSessionChannel(options.target, options.credentials));
+  auto stream = std::make_unique<Stream>(std::move(channel));
+  stream->Start(options.credentials);
   std::unique_ptr<RemoteDispatch> dispatch(new RemoteDispatch(std::move(stream), options));
 
   Outgoing out;

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/credentials.h"
 #include "client/resident_dispatch.h"
 #include "proto/contract.h"
 
@@ -35,6 +36,8 @@ class RemoteDispatch final : public ResidentDispatch {
     uint32_t chunk_size = 0;  // preferred bytes per data message; 0: the daemon's default
     absl::Duration call_timeout = absl::Minutes(10);
     absl::Duration connect_timeout = absl::Seconds(10);
+    // A tenant's token and TLS, for a daemon that asks for them.
+    ClientCredentials credentials;
   };
 
   // Network traffic of this session, for tests and benchmarks.

@@ -7,14 +7,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/credentials.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {
 
-// Calls GetInfo on the daemon at `target` (host:port). Unavailable if it cannot be reached,
-// DeadlineExceeded if it does not answer within `timeout`.
+// Calls GetInfo on the daemon at `target` (host:port) with `credentials`. Unavailable if it
+// cannot be reached, DeadlineExceeded if it does not answer within `timeout`, Unauthenticated
+// when it serves tenants and the token is not one of theirs.
 absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
-                                                  absl::Duration timeout);
+                                                  absl::Duration timeout,
+                                                  const ClientCredentials& credentials = {});
 
 }  // namespace sluice
 

@@ -16,11 +16,12 @@ DeviceCounters CounterSet::Snapshot() const {
 }
 
 absl::Status MemoryAccountant::Reserve(uint64_t bytes, const char* what) {
+  const uint64_t limit = limit_.load(std::memory_order_relaxed);
   uint64_t used = used_.load(std::memory_order_relaxed);
   do {
-    if (bytes > limit_ || used > limit_ - bytes) {
+    if (bytes > limit || used > limit - bytes) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "%s: %d bytes requested, %d of %d in use", what, bytes, used, limit_));
+          "%s: %d bytes requested, %d of %d in use", what, bytes, used, limit));
     }
   } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
   const uint64_t now = used + bytes;
@@ -35,7 +36,7 @@ void MemoryAccountant::Release(uint64_t bytes) {
 }
 
 MemoryInfo MemoryAccountant::info() const {
-  return MemoryInfo{.total = limit_,
+  return MemoryInfo{.total = limit(),
                     .used = used_.load(std::memory_order_relaxed),
                     .peak = peak_.load(std::memory_order_relaxed)};
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -119,16 +120,24 @@ class CounterSet {
 // Tracks bytes against a limit, for device memory and for per-session quotas. Thread-safe.
 class MemoryAccountant {
  public:
-  explicit MemoryAccountant(uint64_t limit) : limit_(limit) {}
+  // `name` says whose quota it is in refusals ("the tenant's memory quota"); empty: the caller
+  // of Reserve says.
+  explicit MemoryAccountant(uint64_t limit, std::string name = "")
+      : name_(std::move(name)), limit_(limit) {}
 
   // Reserves `bytes`; ResourceExhausted (naming `what`) if that would pass the limit.
   absl::Status Reserve(uint64_t bytes, const char* what);
   void Release(uint64_t bytes);
   MemoryInfo info() const;
-  uint64_t limit() const { return limit_; }
+  uint64_t limit() const { return limit_.load(std::memory_order_relaxed); }
+  uint64_t used() const { return used_.load(std::memory_order_relaxed); }
+  // A new limit for later reservations; what is held stays held, even above it.
+  void set_limit(uint64_t limit) { limit_.store(limit, std::memory_order_relaxed); }
+  const std::string& name() const { return name_; }
 
  private:
-  const uint64_t limit_;
+  const std::string name_;
+  std::atomic<uint64_t> limit_;
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> peak_{0};
 };

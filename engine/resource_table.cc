@@ -63,7 +63,9 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
           options_.memory_quota));
     }
     if (options_.shared_quota != nullptr) {
-      RETURN_IF_ERROR(options_.shared_quota->Reserve(bytes, "the client's memory quota"));
+      const std::string& quota = options_.shared_quota->name();
+      RETURN_IF_ERROR(options_.shared_quota->Reserve(
+          bytes, quota.empty() ? "the client's memory quota" : quota.c_str()));
     }
     // Reserve the bytes and the buffer slot now, so that concurrent allocations cannot
     // overshoot either limit together.

@@ -27,11 +27,13 @@ uint32_t SessionManager::Options::NegotiateChunkSize(uint32_t requested) const {
 }
 
 SessionManager::Ticket::Ticket(SessionManager* manager, std::unique_ptr<Session> session,
-                               std::string id, std::string client)
+                               std::string id, Principal principal,
+                               std::shared_ptr<TransferBudget> transfers)
     : manager_(manager),
       session_(std::move(session)),
       id_(std::move(id)),
-      client_(std::move(client)) {}
+      principal_(std::move(principal)),
+      transfers_(std::move(transfers)) {}
 
 SessionManager::Ticket::~Ticket() {
   Listen(nullptr);
@@ -40,7 +42,7 @@ SessionManager::Ticket::~Ticket() {
   {
     absl::MutexLock lock(&manager_->mu_);
     manager_->tickets_.erase(this);
-    manager_->ReleaseClientLocked(client_);
+    manager_->ReleaseClientLocked(principal_.key);
     idle = manager_->active_.fetch_sub(1) == 1;
   }
   if (idle && manager_->options_.on_idle) manager_->options_.on_idle();
@@ -64,12 +66,14 @@ void SessionManager::Ticket::Listen(Listener* listener) {
   --calls_;
 }
 
-void SessionManager::TellAll(absl::FunctionRef<void(Listener*)> tell) {
+void SessionManager::TellAll(absl::FunctionRef<void(Listener*)> tell,
+                             const absl::flat_hash_set<const Ticket*>* which) {
   std::vector<std::pair<Ticket*, Listener*>> told;
   {
     absl::MutexLock lock(&mu_);
     for (Ticket* ticket : tickets_) {
       if (ticket->listener_ == nullptr) continue;
+      if (which != nullptr && !which->contains(ticket)) continue;
       ++ticket->calls_;  // keeps the listener, and so the ticket, alive (see Listen)
       told.emplace_back(ticket, ticket->listener_);
     }
@@ -153,15 +157,76 @@ void SessionManager::ReleaseClientLocked(const std::string& client) {
   if (it != clients_.end() && --it->second.sessions == 0) clients_.erase(it);
 }
 
-uint32_t SessionManager::client_sessions(const std::string& client) const {
+ClientLimits SessionManager::ResolveLimits(const ClientLimits& limits) const {
+  ClientLimits resolved = limits;
+  if (resolved.memory == 0) resolved.memory = options_.client_memory;
+  if (resolved.max_sessions == 0) resolved.max_sessions = options_.SessionsPerClient();
+  if (resolved.transfer_bytes == 0 || resolved.transfer_bytes > transfers_.limit()) {
+    resolved.transfer_bytes = transfers_.limit();
+  }
+  resolved.weight = std::max<uint32_t>(resolved.weight, 1);
+  return resolved;
+}
+
+void SessionManager::ApplyLimitsLocked(Client& client, const ClientLimits& limits) {
+  client.limits = limits;
+  client.memory->set_limit(limits.memory);
+  if (client.transfers != nullptr) client.transfers->set_limit(limits.transfer_bytes);
+  device_share_.SetWeight(*client.device_turns, limits.weight);
+}
+
+uint32_t SessionManager::client_sessions(const std::string& key) const {
   absl::MutexLock lock(&mu_);
-  auto it = clients_.find(client);
+  auto it = clients_.find(key);
   return it == clients_.end() ? 0 : it->second.sessions;
 }
 
+ClientUse SessionManager::client_use(const std::string& key, const ClientLimits& limits) const {
+  ClientUse use;
+  absl::MutexLock lock(&mu_);
+  auto it = clients_.find(key);
+  const ClientLimits resolved = it != clients_.end() ? it->second.limits : ResolveLimits(limits);
+  use.max_sessions = resolved.max_sessions;
+  use.memory_limit = resolved.memory;
+  use.transfer_limit = resolved.transfer_bytes;
+  use.weight = resolved.weight;
+  if (it == clients_.end()) return use;
+  const Client& client = it->second;
+  use.sessions = client.sessions;
+  use.memory_used = client.memory->used();
+  use.transfer_in_use =
+      client.transfers != nullptr ? client.transfers->in_use() : transfers_.in_use();
+  use.device_time = device_share_.held(*client.device_turns);
+  return use;
+}
+
+void SessionManager::Reauthorize(
+    absl::FunctionRef<std::optional<ClientLimits>(const Principal&)> check,
+    const absl::Status& why) {
+  absl::flat_hash_set<const Ticket*> refused;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::flat_hash_set<std::string> updated;
+    for (const Ticket* ticket : tickets_) {
+      const std::optional<ClientLimits> limits = check(ticket->principal_);
+      if (!limits.has_value()) {
+        refused.insert(ticket);
+        continue;
+      }
+      auto it = clients_.find(ticket->principal_.key);
+      if (it != clients_.end() && updated.insert(ticket->principal_.key).second) {
+        ApplyLimitsLocked(it->second, ResolveLimits(*limits));
+      }
+    }
+  }
+  if (!refused.empty()) TellAll([&why](Listener* listener) { listener->End(why); }, &refused);
+}
+
 absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
-    const std::string& client) {
+    const Principal& who) {
   Session::Options session_options = SessionOptionsFor(options_.limits);
+  const ClientLimits limits = ResolveLimits(who.limits);
+  std::shared_ptr<TransferBudget> transfers;
   {
     absl::MutexLock lock(&mu_);
     if (draining()) {
@@ -174,21 +239,41 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
       return absl::ResourceExhaustedError(
           absl::StrFormat("the daemon serves at most %d sessions at once", options_.max_sessions));
     }
-    Client& holder = clients_[client];
-    if (holder.sessions >= options_.SessionsPerClient()) {
-      if (holder.sessions == 0) clients_.erase(client);
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "this client already holds %d sessions, the most one client may hold at once "
-          "(--max_sessions_per_client); close one first",
-          options_.SessionsPerClient()));
+    Client& holder = clients_[who.key];
+    if (holder.memory == nullptr) {
+      const bool tenant = !who.tenant.empty();
+      holder.memory = std::make_shared<MemoryAccountant>(
+          limits.memory, tenant ? "the tenant's memory quota (memory in the tenants file)"
+                                : "the client's memory quota (--client_memory)");
+      if (limits.transfer_bytes < transfers_.limit() || tenant) {
+        holder.transfers = TransferBudget::Child(
+            &transfers_, limits.transfer_bytes,
+            tenant ? "this tenant's sessions" : "this client's sessions",
+            tenant ? "its transfer_share of --max_transfer_bytes" : "--max_transfer_bytes");
+      }
+      holder.device_turns = device_share_.Join(limits.weight);
+      holder.limits = limits;
+    } else {
+      ApplyLimitsLocked(holder, limits);
+    }
+    if (holder.sessions >= holder.limits.max_sessions) {
+      const uint32_t most = holder.limits.max_sessions;
+      if (holder.sessions == 0) clients_.erase(who.key);
+      return absl::ResourceExhaustedError(
+          who.tenant.empty()
+              ? absl::StrFormat("this client already holds %d sessions, the most one client may "
+                                "hold at once (--max_sessions_per_client); close one first",
+                                most)
+              : absl::StrFormat("this tenant already holds %d sessions, the most it may hold at "
+                                "once (max_sessions in the tenants file); close one first",
+                                most));
     }
     ++holder.sessions;
-    if (holder.memory == nullptr) {
-      holder.memory = std::make_shared<MemoryAccountant>(options_.client_memory);
-      holder.device_turns = device_share_.Join();
-    }
     session_options.table.shared_quota = holder.memory;
     session_options.share = holder.device_turns;
+    transfers = holder.transfers != nullptr
+                    ? holder.transfers
+                    : std::shared_ptr<TransferBudget>(std::shared_ptr<void>(), &transfers_);
     active_.fetch_add(1);
   }
   absl::StatusOr<std::unique_ptr<Session>> session =
@@ -196,7 +281,7 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
   if (!session.ok()) {
     {
       absl::MutexLock lock(&mu_);
-      ReleaseClientLocked(client);
+      ReleaseClientLocked(who.key);
       active_.fetch_sub(1);
     }
     if (device_->lost() && options_.on_device_lost && !lost_reported_.exchange(true)) {
@@ -207,7 +292,8 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
   opened_.fetch_add(1);
   // Session ids are for logs; short and unpredictable is enough.
   const std::string id = absl::StrFormat("%012x", SecureRandom64() & 0xffffffffffffull);
-  std::unique_ptr<Ticket> ticket(new Ticket(this, std::move(*session), id, client));
+  std::unique_ptr<Ticket> ticket(
+      new Ticket(this, std::move(*session), id, who, std::move(transfers)));
   absl::MutexLock lock(&mu_);
   tickets_.insert(ticket.get());
   return ticket;

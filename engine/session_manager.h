@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -28,6 +29,36 @@ namespace sluice {
 
 // Session::Options for a session with `limits`.
 Session::Options SessionOptionsFor(const SessionLimits& limits);
+
+// What all the sessions of one client may hold together, and its weight in the device's share.
+// A 0 is the daemon's default for a client (SessionManager::Options).
+struct ClientLimits {
+  uint64_t memory = 0;          // bytes of device buffers (0: client_memory)
+  uint32_t max_sessions = 0;    // sessions at once (0: SessionsPerClient())
+  uint64_t transfer_bytes = 0;  // of the daemon's transfer budget at once (0: all of it)
+  uint32_t weight = 1;          // share of device time against other busy clients
+};
+
+// Who opens a session. Sessions with one key share their limits and their device time.
+struct Principal {
+  // Without tenants: the peer's host and the client's name. With tenants: the tenant's name.
+  std::string key;
+  std::string tenant;      // empty when the daemon has no tenants
+  std::string credential;  // what it proved itself with (a token's digest), for revocation
+  ClientLimits limits;
+};
+
+// What one client holds and may hold, for GetInfo.
+struct ClientUse {
+  uint32_t sessions = 0;
+  uint32_t max_sessions = 0;
+  uint64_t memory_used = 0;
+  uint64_t memory_limit = 0;
+  uint64_t transfer_in_use = 0;
+  uint64_t transfer_limit = 0;
+  uint32_t weight = 1;
+  absl::Duration device_time;  // held by its work, while it has had sessions open
+};
 
 class SessionManager {
  public:
@@ -99,6 +130,10 @@ class SessionManager {
     ~Ticket();
     Session& session() const { return *session_; }
     const std::string& id() const { return id_; }
+    const Principal& principal() const { return principal_; }
+    // The transfer memory this session's requests reserve from: its client's share, within
+    // the daemon's budget.
+    TransferBudget& transfers() const { return *transfers_; }
 
     // Sets who is told of drains and ends (nullptr: nobody). Returns once no call into the
     // listener it replaces runs any more, so that listener may then be destroyed. Thread-safe.
@@ -107,23 +142,41 @@ class SessionManager {
    private:
     friend class SessionManager;
     Ticket(SessionManager* manager, std::unique_ptr<Session> session, std::string id,
-           std::string client);
+           Principal principal, std::shared_ptr<TransferBudget> transfers);
     SessionManager* const manager_;
     std::unique_ptr<Session> session_;
     const std::string id_;
-    const std::string client_;
+    const Principal principal_;
+    // The client's share of the transfer budget, or an alias of the daemon's (kept alive by
+    // this ticket and by the holds reserved from it).
+    const std::shared_ptr<TransferBudget> transfers_;
     Listener* listener_ = nullptr;  // guarded by manager_->mu_
     int calls_ = 0;                 // calls into listener_ running; guarded by manager_->mu_
   };
 
   SessionManager(std::shared_ptr<Device> device, const Options& options);
 
-  // Opens a session for `client` (who is asking: until tenants exist, the peer's host and the
-  // client's name). ResourceExhausted at max_sessions, or at max_sessions_per_client for the
-  // client; Unavailable while draining; errors of the device. Thread-safe.
-  absl::StatusOr<std::unique_ptr<Ticket>> Open(const std::string& client = "");
-  // Sessions `client` holds now. Thread-safe.
-  uint32_t client_sessions(const std::string& client) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Opens a session for `who`, within its limits (a client's limits are those its latest
+  // open or Reauthorize gave). ResourceExhausted at max_sessions, or at the client's session
+  // limit; Unavailable while draining; errors of the device. Thread-safe.
+  absl::StatusOr<std::unique_ptr<Ticket>> Open(const Principal& who);
+  // A client with the daemon's default limits, known by `key` alone.
+  absl::StatusOr<std::unique_ptr<Ticket>> Open(const std::string& key = "") {
+    return Open(Principal{.key = key});
+  }
+  // Sessions the client with `key` holds now. Thread-safe.
+  uint32_t client_sessions(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
+  // What the client with `key` holds and may hold (its limits resolved; no sessions: the
+  // limits `limits` would give it). Thread-safe.
+  ClientUse client_use(const std::string& key, const ClientLimits& limits) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Asks `check` about every open session's principal: those it refuses (nullopt) are ended
+  // with `why`; the others' clients take the limits it returns (memory and transfer limits
+  // apply to later reservations; what is held stays). For a reloaded tenants file.
+  // Thread-safe; `check` is called under the manager's lock and must not call back.
+  void Reauthorize(absl::FunctionRef<std::optional<ClientLimits>(const Principal&)> check,
+                   const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
 
   // From now on Open fails with Unavailable saying the daemon drains; every open session's
   // listener is told that work still running at `deadline` will be cancelled. Thread-safe.
@@ -144,10 +197,19 @@ class SessionManager {
   const TransferBudget& transfers() const { return transfers_; }
 
  private:
+  struct Client;
   // Forgets one session of `client`, and the client once it holds none.
   void ReleaseClientLocked(const std::string& client) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Calls `tell` on the listener of every open session, outside mu_.
-  void TellAll(absl::FunctionRef<void(Listener*)> tell) ABSL_LOCKS_EXCLUDED(mu_);
+  // `limits` with every 0 resolved to the daemon's defaults.
+  ClientLimits ResolveLimits(const ClientLimits& limits) const;
+  // Gives `client` the (resolved) `limits`.
+  void ApplyLimitsLocked(Client& client, const ClientLimits& limits)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls `tell` on the listener of every open session that `which` selects (all: null),
+  // outside mu_.
+  void TellAll(absl::FunctionRef<void(Listener*)> tell,
+               const absl::flat_hash_set<const Ticket*>* which = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::shared_ptr<Device> device_;
   const Options options_;
@@ -159,11 +221,13 @@ class SessionManager {
 
   FairShare device_share_;  // own locking; outlives the clients' members
 
-  // What one client holds: its sessions, the memory quota they share, and its place in the
-  // device's share.
+  // What one client holds: its sessions, the memory quota and transfer share they share, and
+  // its place in the device's share.
   struct Client {
     uint32_t sessions = 0;
+    ClientLimits limits;  // resolved
     std::shared_ptr<MemoryAccountant> memory;
+    std::shared_ptr<TransferBudget> transfers;  // null: the daemon's whole budget
     std::shared_ptr<FairShare::Member> device_turns;
   };
 

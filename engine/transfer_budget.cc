@@ -1,6 +1,7 @@
 #include "engine/transfer_budget.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 
@@ -11,6 +12,7 @@ TransferBudget::Hold& TransferBudget::Hold::operator=(Hold&& other) noexcept {
     Release();
     budget_ = other.budget_;
     bytes_ = other.bytes_;
+    keep_ = std::move(other.keep_);
     other.budget_ = nullptr;
     other.bytes_ = 0;
   }
@@ -19,39 +21,69 @@ TransferBudget::Hold& TransferBudget::Hold::operator=(Hold&& other) noexcept {
 
 void TransferBudget::Hold::Shrink(uint64_t bytes) {
   if (budget_ == nullptr || bytes >= bytes_) return;
-  budget_->in_use_.fetch_sub(bytes_ - bytes);
+  budget_->Give(bytes_ - bytes);
   bytes_ = bytes;
 }
 
 void TransferBudget::Hold::Release() {
-  if (budget_ != nullptr) budget_->in_use_.fetch_sub(bytes_);
+  if (budget_ != nullptr) budget_->Give(bytes_);
   budget_ = nullptr;
   bytes_ = 0;
+  keep_.reset();
 }
 
 absl::Status TransferBudget::Hold::Extend(uint64_t bytes, const char* what) {
   if (budget_ == nullptr) return absl::InternalError("extending a hold of no budget");
-  if (absl::Status taken = budget_->Take(bytes, what); !taken.ok()) return taken;
+  if (absl::Status taken = budget_->Take(bytes, what, false); !taken.ok()) return taken;
   bytes_ += bytes;
   return absl::OkStatus();
 }
 
-absl::Status TransferBudget::Take(uint64_t bytes, const char* what) {
+std::shared_ptr<TransferBudget> TransferBudget::Child(TransferBudget* parent, uint64_t limit,
+                                                      std::string whose, std::string flag) {
+  auto child = std::make_shared<TransferBudget>(limit);
+  child->parent_ = parent;
+  child->whose_ = std::move(whose);
+  child->flag_ = std::move(flag);
+  child->self_ = child;
+  return child;
+}
+
+void TransferBudget::Give(uint64_t bytes) {
+  in_use_.fetch_sub(bytes);
+  if (parent_ != nullptr) parent_->Give(bytes);
+}
+
+absl::Status TransferBudget::Take(uint64_t bytes, const char* what, bool for_child) {
+  const uint64_t limit = limit_.load();
   uint64_t used = in_use_.load();
   do {
-    if (bytes > limit_ - std::min(used, limit_)) {
+    if (bytes > limit - std::min(used, limit)) {
+      if (for_child) {
+        // Everyone's figures: a tenant hears only that the daemon has none to spare.
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "%s needs %d more bytes of transfer memory, and the daemon has none to spare now "
+            "(--max_transfer_bytes): retry, or move less per request",
+            what, bytes));
+      }
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "%s needs %d more bytes of transfer memory, but the daemon's sessions hold %d of its "
-          "%d (--max_transfer_bytes): retry, or move less per request",
-          what, bytes, used, limit_));
+          "%s needs %d more bytes of transfer memory, but %s hold %d of %d (%s): retry, or "
+          "move less per request",
+          what, bytes, whose_, used, limit, flag_));
     }
   } while (!in_use_.compare_exchange_weak(used, used + bytes));
+  if (parent_ != nullptr) {
+    if (absl::Status taken = parent_->Take(bytes, what, true); !taken.ok()) {
+      in_use_.fetch_sub(bytes);
+      return taken;
+    }
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<TransferBudget::Hold> TransferBudget::Reserve(uint64_t bytes, const char* what) {
-  if (absl::Status taken = Take(bytes, what); !taken.ok()) return taken;
-  return Hold(this, bytes);
+  if (absl::Status taken = Take(bytes, what, false); !taken.ok()) return taken;
+  return Hold(this, bytes, self_.lock());
 }
 
 }  // namespace sluice

@@ -8,8 +8,9 @@
 // "sluiced listening on HOST:PORT". SIGTERM or SIGINT drains: no new sessions, running ones
 // get --drain_timeout to finish before they are cancelled, every buffer is freed, exit 0. A
 // device lost for good (a GPU whose reset after a failure failed) drains it the same way, and
-// it exits 3, for its supervisor to start it again. SIGHUP is logged and changes nothing
-// (sluiced has no file to reload: its log is its stderr, the supervisor's); SIGUSR1 logs a
+// it exits 3, for its supervisor to start it again. SIGHUP reloads --tenants_file (a file
+// that does not parse is logged and the tenants stay as they were; sessions of a tenant or
+// token no longer listed are ended with UNAUTHENTICATED); SIGUSR1 logs a
 // status line; SIGQUIT and SIGXCPU drain like SIGTERM; SIGPIPE and SIGXFSZ are ignored, so a
 // closed log or stdout never ends the daemon; any other signal that would end a process (a
 // fault's aside) is logged and ignored. No signal but SIGKILL ends it without a drain.
@@ -39,10 +40,23 @@
 #include "google/protobuf/stubs/logging.h"
 #include "proto/contract.h"
 #include "server/grpc/daemon.h"
+#include "server/tenants.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
           "host:port to serve on; port 0 picks a free port (printed at start)");
 ABSL_FLAG(std::string, backend, "auto", "device backend: auto, cpu or cuda");
+ABSL_FLAG(std::string, tenants_file, "",
+          "TOML file of the tenants that share the daemon: their token digests, limits and "
+          "weights (docs/tenants.md); reloaded on SIGHUP. Without it the daemon serves only "
+          "loopback");
+ABSL_FLAG(bool, allow_unauthenticated, false,
+          "without --tenants_file, serve an address other than loopback anyway (anyone who can "
+          "reach it may use the device)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: require every client to present a certificate they signed "
+          "(mutual TLS)");
 // Defaults are the engine's, so a daemon and an embedded session get the same limits; a 0
 // follows the machine (see SessionManager::Options::FollowMachine).
 ABSL_FLAG(sluice::ByteSize, chunk_size,
@@ -149,6 +163,27 @@ void LogStatus(Daemon& daemon) {
       memory.peak, daemon.sessions().transfers().in_use(), ResidentBytes());
 }
 
+// SIGHUP: reads the tenants file again. One that does not parse changes nothing.
+void ReloadTenants(Daemon& daemon, const std::string& path) {
+  if (path.empty()) {
+    Log("received SIGHUP: no --tenants_file to reload; still serving");
+    return;
+  }
+  absl::StatusOr<std::shared_ptr<const TenantTable>> tenants = TenantTable::Load(path);
+  if (!tenants.ok()) {
+    Log("received SIGHUP: the tenants file is unchanged for the daemon, as it cannot be used: "
+        "%s",
+        tenants.status().message());
+    return;
+  }
+  const size_t count = (*tenants)->tenants().size();
+  const uint32_t before = daemon.sessions().active_sessions();
+  daemon.service().SetTenants(*std::move(tenants));
+  Log("received SIGHUP: %d tenants from %s (%d sessions were open; those of tenants or tokens "
+      "no longer listed are ended)",
+      count, path, before);
+}
+
 int Main() {
   SetLogTag("sluiced");
   google::protobuf::SetLogHandler(&LogFromProtobuf);
@@ -170,6 +205,19 @@ int Main() {
 
   DaemonOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.allow_unauthenticated = absl::GetFlag(FLAGS_allow_unauthenticated);
+  options.tls = {.cert = absl::GetFlag(FLAGS_tls_cert),
+                 .key = absl::GetFlag(FLAGS_tls_key),
+                 .client_ca = absl::GetFlag(FLAGS_tls_client_ca)};
+  const std::string tenants_file = absl::GetFlag(FLAGS_tenants_file);
+  if (!tenants_file.empty()) {
+    absl::StatusOr<std::shared_ptr<const TenantTable>> tenants = TenantTable::Load(tenants_file);
+    if (!tenants.ok()) {
+      Log("%s", tenants.status().message());
+      return kExitUsageError;
+    }
+    options.streams.tenants = *std::move(tenants);
+  }
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.streams.timeouts = {.open = absl::GetFlag(FLAGS_open_timeout),
                               .idle = absl::GetFlag(FLAGS_idle_timeout),
@@ -247,13 +295,28 @@ int Main() {
   absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(shared_device, options);
   if (!daemon.ok()) {
     Log("cannot start: %s", daemon.status().ToString());
-    return kExitFailed;
+    return absl::IsUnavailable(daemon.status()) ? kExitFailed : kExitUsageError;
   }
   const DeviceInfo& info = shared_device->info();
-  Log("serving on %s with %s (%s, %s); up to %d sessions (%d per client) of %s each, %s per "
-      "client, %s of transfers, %s per request",
-      (*daemon)->address(), info.id, info.name, info.version, options.sessions.max_sessions,
-      options.sessions.max_sessions_per_client, AbslUnparseFlag(ByteSize{limits.memory_quota}),
+  // Who may use the daemon, and over what, said in its start-up line.
+  const std::string transport = options.tls.client_ca.empty()
+                                    ? (options.tls.enabled() ? "TLS" : "plaintext")
+                                    : "mutual TLS";
+  std::string access;
+  if (options.streams.tenants != nullptr) {
+    access = absl::StrFormat("%d tenants from %s (every call needs a tenant's token)",
+                             options.streams.tenants->tenants().size(), tenants_file);
+  } else if (IsLoopbackHost(options.listen.substr(0, options.listen.rfind(':')))) {
+    access = "no tenants: unauthenticated, loopback only";
+  } else {
+    access = "no tenants: UNAUTHENTICATED on a non-loopback address (--allow_unauthenticated): "
+             "anyone who can reach it may use the device";
+  }
+  Log("serving on %s (%s; %s) with %s (%s, %s); up to %d sessions (%d per client) of %s each, "
+      "%s per client, %s of transfers, %s per request",
+      (*daemon)->address(), transport, access, info.id, info.name, info.version,
+      options.sessions.max_sessions, options.sessions.max_sessions_per_client,
+      AbslUnparseFlag(ByteSize{limits.memory_quota}),
       AbslUnparseFlag(ByteSize{options.sessions.client_memory}),
       AbslUnparseFlag(ByteSize{options.sessions.max_transfer_bytes}),
       AbslUnparseFlag(ByteSize{limits.max_request_bytes}));
@@ -265,7 +328,7 @@ int Main() {
     sigwait(&signals, &signal_number);
     if (absl::c_linear_search(kDrainSignals, signal_number)) break;
     if (signal_number == SIGHUP) {
-      Log("received SIGHUP: sluiced has nothing to reload (its log is its stderr); still serving");
+      ReloadTenants(**daemon, tenants_file);
     } else if (signal_number == SIGUSR1) {
       LogStatus(**daemon);
     } else {

@@ -48,13 +48,20 @@ absl::Status NotOpenError() {
 }  // namespace
 
 SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer,
-                                 SessionManager::Listener* listener)
+                                 SessionManager::Listener* listener,
+                                 std::optional<Principal> principal)
     : manager_(manager),
       peer_(std::move(peer)),
+      principal_(std::move(principal)),
       listener_(listener),
       limits_(manager->options().limits),
       started_(absl::Now()),
       chunk_size_(manager->options().max_chunk_size) {}
+
+TransferBudget& SessionProtocol::Transfers() const {
+  TransferBudget* client = transfers_.load();
+  return client != nullptr ? *client : manager_->transfers();
+}
 
 // ---- Read path --------------------------------------------------------------------------------
 
@@ -82,7 +89,7 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
   TransferBudget::Hold hold;
   if (bytes > kCheapBytes && request.op_case() != v1::SessionRequest::kCancel) {
     absl::StatusOr<TransferBudget::Hold> reserved =
-        manager_->transfers().Reserve(bytes, "a queued request");
+        Transfers().Reserve(bytes, "a queued request");
     if (!reserved.ok()) {
       jobs->push_back(ReplyJob(request.id(), reserved.status()));
       return;
@@ -127,7 +134,7 @@ absl::Status SessionProtocol::CheckFirstMessage(const v1::UploadRequest& first,
   if (up.expected > kCheapBytes) {
     // The data is reserved as it arrives: a client that declares a large upload and stalls
     // holds only what it sent.
-    ASSIGN_OR_RETURN(up.hold, manager_->transfers().Reserve(0, "an upload"));
+    ASSIGN_OR_RETURN(up.hold, Transfers().Reserve(0, "an upload"));
   }
   return absl::OkStatus();
 }
@@ -316,6 +323,7 @@ std::string SessionProtocol::LogKey() const {
 
 std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) {
   session_.store(nullptr);
+  transfers_.store(nullptr);
   if (ticket_ != nullptr) {
     ticket_->Listen(nullptr);
     LogLimited(LogKey(),
@@ -349,11 +357,13 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
     return;
   }
   client_name_ = Printable(request.client_name());
-  // Until tenants exist, a client is its host and the name it gives: sessions and memory are
-  // shared out by that.
+  // A tenant's sessions share its limits; without tenants, a client is its host and the name
+  // it gives: sessions and memory are shared out by that.
   absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket =
-      manager_->Open(absl::StrCat(PeerHost(peer_), "\n",
-                                  request.client_name().substr(0, kMaxClientNameBytes)));
+      principal_.has_value()
+          ? manager_->Open(*principal_)
+          : manager_->Open(absl::StrCat(PeerHost(peer_), "\n",
+                                        request.client_name().substr(0, kMaxClientNameBytes)));
   if (!ticket.ok()) {
     open_refused_.store(true);  // uploads that follow are refused as they arrive
     Reply(id, ticket.status(), out);
@@ -361,12 +371,17 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
   }
   open_refused_.store(false);
   ticket_ = std::move(*ticket);
+  transfers_.store(&ticket_->transfers());
   session_.store(&ticket_->session());
   ticket_->Listen(listener_);
   const DeviceInfo& device = manager_->device().info();
-  LogLimited(LogKey(), absl::StrFormat("session %s opened by \"%s\" from %s on %s; chunk %d bytes",
-                                       ticket_->id(), client_name_, peer_, device.id,
-                                       chunk_size_.load()));
+  LogLimited(LogKey(),
+             absl::StrFormat("session %s opened by \"%s\"%s from %s on %s; chunk %d bytes",
+                             ticket_->id(), client_name_,
+                             principal_.has_value()
+                                 ? absl::StrFormat(" of tenant %s", principal_->tenant)
+                                 : "",
+                             peer_, device.id, chunk_size_.load()));
 
   v1::SessionResponse& response = out->emplace_back();
   response.set_id(id);
@@ -438,7 +453,7 @@ void SessionProtocol::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
     if (data.empty()) {
       if (total > kCheapBytes) {
         absl::StatusOr<TransferBudget::Hold> hold =
-            manager_->transfers().Reserve(total + std::min(total, chunk), "a read");
+            Transfers().Reserve(total + std::min(total, chunk), "a read");
         if (!hold.ok()) {
           refused = hold.status();
           return absl::Span<uint8_t>();  // the session stops, running nothing

@@ -58,8 +58,11 @@ class SessionProtocol {
   };
 
   // `manager` must outlive the protocol; `peer` names the client in the log; `listener` (the
-  // stream) is told of drains and ends once the session is open, until Close.
-  SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener);
+  // stream) is told of drains and ends once the session is open, until Close. `principal`:
+  // who the stream is from when the transport authenticated it (a tenant); nullopt: the
+  // client that the peer's host and the open's client name make.
+  SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener,
+                  std::optional<Principal> principal = std::nullopt);
 
   // ---- Read path: one message at a time, in arrival order (not concurrently). ----
 
@@ -137,8 +140,13 @@ class SessionProtocol {
   std::string LogKey() const;
   static void Reply(uint64_t id, const absl::Status& status, Responses* out);
 
+  // The transfer budget requests reserve from: the open session's client's share, else the
+  // daemon's.
+  TransferBudget& Transfers() const;
+
   SessionManager* const manager_;
   const std::string peer_;
+  const std::optional<Principal> principal_;
   SessionManager::Listener* const listener_;
   const SessionLimits limits_;
   const absl::Time started_;
@@ -164,6 +172,8 @@ class SessionProtocol {
   // The open session, published by the open job for the read path's early checks of uploads
   // (sizes never change, so a check that fails on arrival fails when the upload runs too).
   std::atomic<Session*> session_{nullptr};
+  // The open session's client's transfer budget, published with session_.
+  std::atomic<TransferBudget*> transfers_{nullptr};
   // Set when an open was refused (and no open succeeded since): the read path refuses uploads.
   std::atomic<bool> open_refused_{false};
   // Set when the stream is cancelled; stops a running repeated sequence.

@@ -7,10 +7,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
 #include "base/command_line.h"
+#include "client/credentials.h"
 #include "client/resident_dispatch.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
@@ -29,6 +31,9 @@ struct OpenedDispatch {
 };
 absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name);
 
+// The token (--token, else SLUICE_TOKEN) and TLS files (--tls*) for a daemon.
+ClientCredentials CredentialsFromFlags();
+
 // "1.5 GiB", "12 KiB", "17 B".
 std::string HumanBytes(uint64_t bytes);
 
@@ -41,6 +46,9 @@ int RunBfs();
 int RunInfo();
 int RunGen();
 int RunSolve(const std::string& problem_path);
+// `sluice token`: a new token and the digest a tenants file lists; `sluice token hash` reads
+// tokens (one per line) from stdin and prints their digests.
+int RunToken(const std::vector<std::string>& args);
 
 }  // namespace sluice
 

@@ -20,7 +20,7 @@ int RunInfo() {
     std::fprintf(stderr, "sluice info: --server HOST:PORT is required\n");
     return kExitUsage;
   }
-  absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(server, absl::Seconds(10));
+  absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(server, absl::Seconds(10), CredentialsFromFlags());
   if (!info.ok()) {
     std::fprintf(stderr, "sluice info: %s\n", info.status().ToString().c_str());
     return kExitFailed;
@@ -45,8 +45,19 @@ int RunInfo() {
   std::printf("sessions:  %u active of at most %u, %llu opened since start\n",
               info->active_sessions(), info->max_sessions(),
               static_cast<unsigned long long>(info->sessions_opened()));
-  std::printf("clients:   at most %u sessions and %s of buffers each (host and client name)\n",
-              info->max_sessions_per_client(), HumanBytes(info->client_memory()).c_str());
+  if (info->has_tenant()) {
+    const v1::TenantInfo& t = info->tenant();
+    std::printf("tenant:    %s: %u sessions of at most %u, %s of %s of buffers, %s of %s of "
+                "transfers, weight %u, %.3f s of device time\n",
+                t.name().c_str(), t.sessions(), t.max_sessions(),
+                HumanBytes(t.memory_used()).c_str(), HumanBytes(t.memory_limit()).c_str(),
+                HumanBytes(t.transfer_bytes_in_use()).c_str(),
+                HumanBytes(t.transfer_bytes_limit()).c_str(), t.weight(),
+                static_cast<double>(t.device_time_us()) / 1e6);
+  } else {
+    std::printf("clients:   at most %u sessions and %s of buffers each (host and client name)\n",
+                info->max_sessions_per_client(), HumanBytes(info->client_memory()).c_str());
+  }
   std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
               HumanBytes(info->transfer_bytes_in_use()).c_str(),
               HumanBytes(info->transfer_bytes_limit()).c_str());

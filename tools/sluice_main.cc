@@ -28,8 +28,11 @@ constexpr char kUsage[] =
     "         [--server HOST:PORT | --backend auto|cpu|cuda] [--solver resident|reference]\n"
     "         [--out FILE] [--format tsv|json] [--stats] [--include-zero]\n"
     "         [--initial-capacity SLOTS]\n"
+    "  token  a new bearer token and the digest a tenants file lists for it;\n"
+    "         token hash: the digest of each token read from stdin, one per line\n"
     "\n"
-    "Without --server, work runs in-process on --backend (auto, cpu or cuda).\n"
+    "Without --server, work runs in-process on --backend (auto, cpu or cuda). A daemon with\n"
+    "tenants takes SLUICE_TOKEN (or --token); --tls, --tls-ca, --tls-cert, --tls-key for TLS.\n"
     "Flags may be spelled with dashes or underscores (--include-zero, --include_zero).\n"
     "Exit codes: 0 success, 1 the command failed, 2 bad usage or input.\n"
     "sluice --help lists every flag with its default and meaning.";
@@ -51,6 +54,7 @@ int Run(int argc, char** argv) {
     }
     return sluice::RunSolve(args[2]);
   }
+  if (command == "token") return sluice::RunToken(args);
   if (args.size() != 2) {
     std::fprintf(stderr, "%s\n", kUsage);
     return sluice::kExitUsage;

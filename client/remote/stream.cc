@@ -5,12 +5,14 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "client/remote/channel.h"
 #include "proto/codec.h"
 #include "proto/contract.h"
 
 namespace sluice {
 
-std::shared_ptr<grpc::Channel> MakeSessionChannel(const std::string& target) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
+    const std::string& target, const ClientCredentials& credentials) {
   grpc::ChannelArguments args;
   // Notice a vanished daemon host within half a minute even while a long call runs: pinged
   // every 10 s, given 20 s to answer (a busy daemon answers pings from its I/O threads).
@@ -22,7 +24,7 @@ std::shared_ptr<grpc::Channel> MakeSessionChannel(const std::string& target) {
   args.SetMaxReceiveMessageSize(kMaxChunkSize + (1 << 20));
   // A connection per session: one job's transfer never queues behind another's.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return MakeChannel(target, credentials, std::move(args));
 }
 
 bool Outgoing::Next(v1::SessionRequest* msg, uint32_t chunk) {
@@ -59,7 +61,8 @@ bool Outgoing::Next(v1::SessionRequest* msg, uint32_t chunk) {
   return remaining == 0;
 }
 
-void RemoteDispatch::Stream::Start() {
+void RemoteDispatch::Stream::Start(const ClientCredentials& credentials) {
+  AddToken(credentials, &context_);
   stub_->async()->Session(&context_, this);
   // Writes start from caller threads at any time; the hold keeps OnDone from running until no
   // write can start any more.

@@ -18,6 +18,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "absl/status/statusor.h"
+#include "client/credentials.h"
 #include "client/remote_dispatch.h"
 #include "grpcpp/grpcpp.h"
 #include "sluice/v1/sluice.grpc.pb.h"
@@ -25,8 +27,9 @@
 namespace sluice {
 
 // A channel for one session: keepalive to notice a dead daemon within seconds, replies of up to
-// a chunk, and a connection of its own.
-std::shared_ptr<grpc::Channel> MakeSessionChannel(const std::string& target);
+// a chunk, a connection of its own, and `credentials` (see MakeChannel).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
+    const std::string& target, const ClientCredentials& credentials);
 
 // One logical request, turned into messages as the stream is ready for them. Upload data is
 // copied from the caller's memory chunk by chunk (under the stream lock), never all at once.
@@ -69,8 +72,8 @@ class RemoteDispatch::Stream final
   explicit Stream(std::shared_ptr<grpc::Channel> channel)
       : channel_(std::move(channel)), stub_(v1::Sluice::NewStub(channel_)) {}
 
-  // Starts the call. Once, before anything is sent.
-  void Start();
+  // Starts the call, with the token of `credentials` if any. Once, before anything is sent.
+  void Start(const ClientCredentials& credentials);
 
   void set_chunk_size(uint32_t chunk);
   Counters counters() const;

@@ -1,15 +1,66 @@
 #include "server/grpc/daemon.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 
 namespace sluice {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) text.clear();
+  if (text.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot read %s from %s (a PEM file)", what, path));
+  }
+  return text;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
+  if (!tls.enabled()) return grpc::InsecureServerCredentials();
+  if (tls.cert.empty() || tls.key.empty()) {
+    return absl::InvalidArgumentError("TLS needs both --tls_cert and --tls_key");
+  }
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem(tls.cert, "the certificate (--tls_cert)"));
+  ASSIGN_OR_RETURN(pair.private_key, ReadPem(tls.key, "the private key (--tls_key)"));
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!tls.client_ca.empty()) {
+    ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                     ReadPem(tls.client_ca, "the client CA certificates (--tls_client_ca)"));
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost") return true;
+  const std::string text(host);
+  in_addr v4;
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6;
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> device,
                                                       const DaemonOptions& options) {
@@ -18,6 +69,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
     return absl::InvalidArgumentError(
         absl::StrFormat("listen address \"%s\" is not host:port", options.listen));
   }
+  const std::string host = options.listen.substr(0, colon);
+  if (options.streams.tenants == nullptr && !options.allow_unauthenticated &&
+      !IsLoopbackHost(host)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "without --tenants_file the daemon serves only loopback (it would serve anyone who can "
+        "reach %s): give --tenants_file, or --allow_unauthenticated to mean it",
+        options.listen));
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   ServerCredentials(options.tls));
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->device_ = std::move(device);
   daemon->manager_ = std::make_unique<SessionManager>(daemon->device_, options.sessions);
@@ -40,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &daemon->port_);
+  builder.AddListeningPort(options.listen, credentials, &daemon->port_);
   builder.RegisterService(daemon->service_.get());
   grpc::ResourceQuota quota("sluiced");
   quota.Resize(static_cast<size_t>(streams.grpc_memory));

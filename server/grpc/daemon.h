@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -17,12 +18,28 @@
 
 namespace sluice {
 
+// Whether `host` (of host:port) names this machine's loopback interface only: 127.0.0.0/8,
+// ::1 or localhost.
+bool IsLoopbackHost(std::string_view host);
+
 // The most threads the daemon starts for session work, whatever --max_sessions says.
 inline constexpr uint64_t kMaxExecutorThreads = 4096;
 
+// Transport security: TLS with the daemon's certificate, and mutual TLS when a client CA is
+// given (every client must then present a certificate that CA signed). PEM files.
+struct TlsFiles {
+  std::string cert;       // the daemon's certificate chain
+  std::string key;        // its private key
+  std::string client_ca;  // empty: clients are not asked for certificates
+  bool enabled() const { return !cert.empty() || !key.empty() || !client_ca.empty(); }
+};
+
 struct DaemonOptions {
-  // host:port to listen on; port 0 picks a free port (see Daemon::address()).
+  // host:port to listen on; port 0 picks a free port (see Daemon::address()). Without tenants
+  // (streams.tenants) only a loopback address, unless allow_unauthenticated.
   std::string listen = "127.0.0.1:7450";
+  bool allow_unauthenticated = false;
+  TlsFiles tls;
   // Most threads that run session work (device calls), started as needed; 0 means one per
   // session and a few more (sessions.max_sessions + 16, at most kMaxExecutorThreads).
   int executor_threads = 0;
@@ -33,7 +50,8 @@ struct DaemonOptions {
 class Daemon {
  public:
   // Starts serving. Unavailable if the address cannot be bound; InvalidArgument for a
-  // malformed address.
+  // malformed address or TLS files that cannot be read; FailedPrecondition for an address
+  // other than loopback without tenants or allow_unauthenticated.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(std::shared_ptr<Device> device,
                                                        const DaemonOptions& options);
   // Shuts down with no grace period if Shutdown was not called.
@@ -44,6 +62,7 @@ class Daemon {
   int port() const { return port_; }
   SessionManager& sessions() { return *manager_; }
   Device& device() { return *device_; }
+  SluiceService& service() { return *service_; }
 
   // Drains: refuses new sessions at once (UNAVAILABLE, saying the daemon drains), marks the
   // health service NOT_SERVING, sends open sessions a DRAINING notice, lets them end on their

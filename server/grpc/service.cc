@@ -1,29 +1,102 @@
 #include "server/grpc/service.h"
 
-#include "kernels/catalog.h"
+#include <string_view>
+#include <utility>
+
 #include "absl/strings/str_format.h"
+#include "kernels/catalog.h"
 #include "proto/codec.h"
 #include "server/grpc/session_reactor.h"
 
 namespace sluice {
 
+namespace {
+
+// A stream refused before anything of it was read or allocated: it ends at once with `status`.
+class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+constexpr std::string_view kBearer = "Bearer ";
+
+}  // namespace
+
+std::shared_ptr<const TenantTable> SluiceService::tenants() const {
+  absl::MutexLock lock(&tenants_mu_);
+  return tenants_;
+}
+
+void SluiceService::SetTenants(std::shared_ptr<const TenantTable> tenants) {
+  {
+    absl::MutexLock lock(&tenants_mu_);
+    tenants_ = tenants;
+  }
+  const uint64_t budget = manager_->transfers().limit();
+  manager_->Reauthorize(
+      [&](const Principal& who) -> std::optional<ClientLimits> {
+        if (who.tenant.empty()) return who.limits;  // opened before tenants: kept as it was
+        const Tenant* tenant =
+            tenants == nullptr ? nullptr : tenants->Accepts(who.tenant, who.credential);
+        if (tenant == nullptr) return std::nullopt;
+        return TenantTable::LimitsOf(*tenant, budget);
+      },
+      absl::UnauthenticatedError(
+          "the daemon's tenants file, reloaded, no longer lists this session's tenant or the "
+          "token it opened with: the session is ended and its buffers freed"));
+}
+
+absl::StatusOr<std::optional<Principal>> SluiceService::Authenticate(
+    const grpc::CallbackServerContext& context) const {
+  const std::shared_ptr<const TenantTable> tenants = this->tenants();
+  if (tenants == nullptr) return std::nullopt;
+  const auto& metadata = context.client_metadata();
+  const auto header = metadata.find("authorization");
+  if (header == metadata.end()) {
+    return absl::UnauthenticatedError(
+        "this daemon serves tenants: send your tenant's token (metadata \"authorization: "
+        "Bearer <token>\"; the client library's token option, the CLI's --token or "
+        "SLUICE_TOKEN)");
+  }
+  const std::string_view value(header->second.data(), header->second.size());
+  const Tenant* tenant = nullptr;
+  if (value.substr(0, kBearer.size()) == kBearer) {
+    tenant = tenants->Authenticate(value.substr(kBearer.size()));
+  }
+  if (tenant == nullptr) {
+    return absl::UnauthenticatedError(
+        "the token is not one of this daemon's tenants' (metadata \"authorization: Bearer "
+        "<token>\")");
+  }
+  return TenantTable::PrincipalOf(*tenant, DigestToken(value.substr(kBearer.size())),
+                                  manager_->transfers().limit());
+}
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Session(
     grpc::CallbackServerContext* context) {
+  absl::StatusOr<std::optional<Principal>> who = Authenticate(*context);
+  if (!who.ok()) return new RefusedStream(ToGrpc(who.status()));
   // It counts itself among the unopened streams until it opens a session or ends.
-  return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_, context);
+  return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_,
+                            std::move(*who), context);
 }
 
 grpc::ServerUnaryReactor* SluiceService::GetInfo(grpc::CallbackServerContext* context,
                                                  const v1::GetInfoRequest*,
                                                  v1::GetInfoResponse* response) {
-  FillInfo(*manager_, *this, response);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::optional<Principal>> who = Authenticate(*context);
+  if (!who.ok()) {
+    reactor->Finish(ToGrpc(who.status()));
+    return reactor;
+  }
+  FillInfo(*manager_, *this, who->has_value() ? &**who : nullptr, response);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
 
-void FillInfo(const SessionManager& manager, const SluiceService& service,
+void FillInfo(const SessionManager& manager, const SluiceService& service, const Principal* who,
               v1::GetInfoResponse* info) {
   const Device& device = manager.device();
   const DeviceInfo& d = device.info();
@@ -47,6 +120,30 @@ void FillInfo(const SessionManager& manager, const SluiceService& service,
   info->set_min_chunk_size(kMinChunkSize);
   info->set_max_chunk_size(manager.options().max_chunk_size);
   ToProto(KernelCatalog::Builtin(), info);
+  if (who == nullptr || who->tenant.empty()) return;
+  // A tenant sees its own use, and nothing of the others' work.
+  info->clear_active_sessions();
+  info->clear_sessions_opened();
+  info->clear_transfer_bytes_in_use();
+  info->clear_unopened_streams();
+  for (v1::DeviceInfo& device : *info->mutable_devices()) {
+    device.mutable_memory()->clear_used();
+    device.mutable_memory()->clear_peak();
+    device.mutable_memory()->clear_scratch();
+    device.mutable_memory()->clear_host_pinned();
+    device.clear_counters();
+  }
+  const ClientUse use = manager.client_use(who->key, who->limits);
+  v1::TenantInfo& tenant = *info->mutable_tenant();
+  tenant.set_name(who->tenant);
+  tenant.set_sessions(use.sessions);
+  tenant.set_max_sessions(use.max_sessions);
+  tenant.set_memory_used(use.memory_used);
+  tenant.set_memory_limit(use.memory_limit);
+  tenant.set_transfer_bytes_in_use(use.transfer_in_use);
+  tenant.set_transfer_bytes_limit(use.transfer_limit);
+  tenant.set_weight(use.weight);
+  tenant.set_device_time_us(static_cast<uint64_t>(absl::ToInt64Microseconds(use.device_time)));
 }
 
 }  // namespace sluice

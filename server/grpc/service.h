@@ -4,12 +4,18 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <optional>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "base/executor.h"
 #include "engine/session_manager.h"
 #include "grpcpp/grpcpp.h"
 #include "server/grpc/session_reactor.h"
 #include "server/grpc/stream_watch.h"
+#include "server/tenants.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
@@ -28,6 +34,9 @@ class SluiceService final
     // messages in flight). 0: the transfer budget plus 256M (an upload's chunks stay in the
     // buffers gRPC read them into until the upload runs). Resolved by Daemon::Start.
     uint64_t grpc_memory = 0;
+    // The tenants whose tokens the service takes (see TenantTable); null: no tenants, every
+    // caller is served as the client its host and client name make it.
+    std::shared_ptr<const TenantTable> tenants;
   };
 
   // Neither is owned; both must outlive the server.
@@ -44,17 +53,31 @@ class SluiceService final
   uint32_t unopened_streams() const { return unopened_.size(); }
   const Options& options() const { return options_; }
 
+  // The tenants now (null: none). Thread-safe.
+  std::shared_ptr<const TenantTable> tenants() const ABSL_LOCKS_EXCLUDED(tenants_mu_);
+  // Takes `tenants` (a reloaded file) for later calls, and ends the open sessions whose tenant
+  // or token it no longer has (UNAUTHENTICATED, saying why); the others' tenants take their
+  // new limits. Thread-safe.
+  void SetTenants(std::shared_ptr<const TenantTable> tenants) ABSL_LOCKS_EXCLUDED(tenants_mu_);
+  // Who a call is from: with tenants, the tenant whose bearer token its metadata carries
+  // ("authorization: Bearer <token>"), or UNAUTHENTICATED; without tenants, nullopt.
+  absl::StatusOr<std::optional<Principal>> Authenticate(
+      const grpc::CallbackServerContext& context) const;
+
  private:
   SessionManager* const manager_;
   Executor* const executor_;
   const Options options_;
   UnopenedStreams unopened_{options_.max_unopened_streams};
+  mutable absl::Mutex tenants_mu_;
+  std::shared_ptr<const TenantTable> tenants_ ABSL_GUARDED_BY(tenants_mu_) = options_.tenants;
   StreamWatch watch_;  // last: its thread stops before the rest goes
 };
 
 // Describes the daemon: backend, device, memory, counters, sessions, streams, limits and
-// catalog.
-void FillInfo(const SessionManager& manager, const SluiceService& service,
+// catalog. For a tenant (`who` with a tenant), its own use and limits, and nothing of the
+// others' work (see GetInfoResponse.tenant).
+void FillInfo(const SessionManager& manager, const SluiceService& service, const Principal* who,
               v1::GetInfoResponse* info);
 
 }  // namespace sluice

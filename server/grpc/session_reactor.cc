@@ -11,6 +11,7 @@ namespace sluice {
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                                const StreamTimeouts& timeouts, UnopenedStreams* unopened,
+                               std::optional<Principal> principal,
                                grpc::CallbackServerContext* context)
     : executor_(executor),
       watch_(watch),
@@ -18,7 +19,7 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, Stre
       unopened_(unopened),
       context_(context),
       peer_(context->peer()),
-      protocol_(manager, context->peer(), this),
+      protocol_(manager, context->peer(), this, std::move(principal)),
       started_(absl::Now()) {
   {
     absl::MutexLock lock(&mu_);

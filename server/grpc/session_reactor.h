@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <list>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -80,9 +81,11 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // before they go). `unopened` counts the streams that have not opened a session yet: the
   // reactor counts itself (which may end the stream that waited longest) and stops once it
   // opens or ends.
+  // `principal`: who the stream is from when the daemon authenticated it (a tenant), else
+  // nullopt (the client its host and client name make it).
   SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                  const StreamTimeouts& timeouts, UnopenedStreams* unopened,
-                 grpc::CallbackServerContext* context);
+                 std::optional<Principal> principal, grpc::CallbackServerContext* context);
 
  private:
   // StreamWatch::Watched: ends the stream, saying why, once it waited too long (see
