@@ -47,7 +47,8 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
     // reached at all (the stream's end: refused, no such host).
     return absl::Status(
         opened_status.code(),
-        call.reply.last()
+        call.reply.last() || absl::IsUnauthenticated(opened_status) ||
+                absl::IsPermissionDenied(opened_status)
             ? absl::StrFormat("sluiced at %s refused the session: %s", options.target,
                               opened_status.message())
             : absl::StrFormat("cannot reach sluiced at %s: %s", options.target,

@@ -9,6 +9,8 @@
 //
 // Every call waits at most `call_timeout`; when the daemon or the connection is gone, calls
 // fail promptly with Unavailable (and all later calls too: the session's buffers are gone).
+// A daemon with tenants refuses a missing or wrong token with Unauthenticated; a session it
+// ends because its tenant or token was removed fails its calls with Unauthenticated too.
 #ifndef SLUICE_CLIENT_REMOTE_DISPATCH_H_
 #define SLUICE_CLIENT_REMOTE_DISPATCH_H_
 

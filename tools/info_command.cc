@@ -42,9 +42,11 @@ int RunInfo() {
                 static_cast<unsigned long long>(c.synchronizations()),
                 HumanBytes(c.bytes_uploaded()).c_str(), HumanBytes(c.bytes_downloaded()).c_str());
   }
-  std::printf("sessions:  %u active of at most %u, %llu opened since start\n",
-              info->active_sessions(), info->max_sessions(),
-              static_cast<unsigned long long>(info->sessions_opened()));
+  if (!info->has_tenant()) {  // a tenant sees no other tenant's sessions
+    std::printf("sessions:  %u active of at most %u, %llu opened since start\n",
+                info->active_sessions(), info->max_sessions(),
+                static_cast<unsigned long long>(info->sessions_opened()));
+  }
   if (info->has_tenant()) {
     const v1::TenantInfo& t = info->tenant();
     std::printf("tenant:    %s: %u sessions of at most %u, %s of %s of buffers, %s of %s of "

@@ -215,10 +215,16 @@ void RemoteDispatch::Stream::OnReadDone(bool ok) {
 
 void RemoteDispatch::Stream::OnDone(const grpc::Status& status) {
   absl::MutexLock lock(&mu_);
+  // A daemon that refuses the caller's credentials says so with its own code (the session is
+  // gone all the same); every other end is Unavailable.
+  const bool refused = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+                       status.error_code() == grpc::StatusCode::PERMISSION_DENIED;
   BreakLocked(closing_ && status.ok()
                   ? absl::UnavailableError("the session is closed")
-                  : absl::UnavailableError(
-                        absl::StrFormat("the session ended: %s", status.error_message())));
+                  : absl::Status(refused ? static_cast<absl::StatusCode>(status.error_code())
+                                         : absl::StatusCode::kUnavailable,
+                                 absl::StrFormat("the session ended: %s",
+                                                 status.error_message())));
   done_ = true;
 }
 

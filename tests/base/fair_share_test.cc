@@ -149,6 +149,53 @@ TEST(FairShareTest, AClientWithEightBusyTurnsGetsNoMoreTimeThanAClientWithOne) {
   EXPECT_LT(ratio, 1.5) << "held: many " << many_held << ", one " << one_held;
 }
 
+TEST(FairShareTest, BusyMembersGetDeviceTimeInProportionToTheirWeights) {
+  // One thread each of a member of weight 1 and one of weight 3 work in slices until the device
+  // has changed hands often enough to compare what each held.
+  FairShare share(absl::Microseconds(500));
+  std::shared_ptr<FairShare::Member> light = share.Join(1);
+  std::shared_ptr<FairShare::Member> heavy = share.Join(3);
+  std::atomic<bool> stop{false};
+  const auto work = [&](FairShare::Member* member) {
+    FairShare::Turn turn(member);
+    const auto stopped = [&] { return stop.load(); };
+    if (!turn.Acquire(stopped)) return;
+    while (!stop.load()) {
+      const absl::Time slice_end = absl::Now() + absl::Microseconds(50);
+      while (absl::Now() < slice_end) {
+      }
+      if (turn.ShouldYield() && !turn.Yield(stopped)) return;
+    }
+  };
+  std::thread a(work, light.get());
+  std::thread b(work, heavy.get());
+  bool changed_hands = Within(absl::Seconds(60), [&] { return share.holds() >= 20; });
+  const absl::Duration light_before = share.held(*light);
+  const absl::Duration heavy_before = share.held(*heavy);
+  changed_hands = changed_hands && Within(absl::Seconds(60), [&] { return share.holds() >= 220; });
+  stop = true;
+  a.join();
+  b.join();
+  ASSERT_TRUE(changed_hands);
+  const absl::Duration light_held = share.held(*light) - light_before;
+  const absl::Duration heavy_held = share.held(*heavy) - heavy_before;
+  const double ratio = absl::FDivDuration(heavy_held, light_held);
+  EXPECT_GT(ratio, 2.0) << "held: weight 3 " << heavy_held << ", weight 1 " << light_held;
+  EXPECT_LT(ratio, 4.5) << "held: weight 3 " << heavy_held << ", weight 1 " << light_held;
+}
+
+TEST(FairShareTest, AWeightChangedWhileHoldingAppliesFromThen) {
+  FairShare share(absl::Milliseconds(1));
+  std::shared_ptr<FairShare::Member> member = share.Join(1);
+  FairShare::Turn turn(member.get());
+  ASSERT_TRUE(turn.Acquire(Never));
+  share.SetWeight(*member, 5);
+  EXPECT_TRUE(turn.held()) << "the hold goes on";
+  EXPECT_FALSE(turn.ShouldYield()) << "nobody waits";
+  turn.Release();
+  EXPECT_EQ(share.holds(), 1u);
+}
+
 TEST(FairShareTest, WithAZeroQuantumTwoBusyMembersBothWork) {
   // With no quantum and no credit the device changes hands at every safe point; both members
   // must still get work done (a hold is charged from when its first turn takes the device, not

@@ -323,7 +323,7 @@ TEST(DaemonStartTest, AnAddressItCannotListenOnEndsItWithAMessageNotACrash) {
   // 192.0.2.1 is TEST-NET-1: never an address of this machine.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ChildProcess> daemon,
                        ChildProcess::Spawn({BinaryPath("sluiced"), "--backend=cpu",
-                                            "--listen=192.0.2.1:0"}));
+                                            "--listen=192.0.2.1:0", "--allow_unauthenticated"}));
   ASSERT_OK_AND_ASSIGN(int status, daemon->Wait(absl::Seconds(60)));
   ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal: " << daemon->Stderr();
   EXPECT_EQ(WEXITSTATUS(status), 1);
