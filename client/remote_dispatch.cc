@@ -26,14 +26,15 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   // gRPC's reason (refused, no such host), and one that refuses the session with its own.
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                    MakeSessionChannel(options.target, options.credentials));
-  auto stream = std::make_unique<Stream>(std::move(channel));
-  stream->Start(options.credentials);
+  auto stream = std::make_unique<Stream>(std::move(channel), options.credentials);
+  stream->Start();
   std::unique_ptr<RemoteDispatch> dispatch(new RemoteDispatch(std::move(stream), options));
 
   Outgoing out;
   v1::OpenRequest& open = *out.head.mutable_open();
   open.set_client_name(options.client_name);
   open.set_chunk_size(options.chunk_size);
+  open.set_resumable(options.resumable);
   Call call;
   const absl::Status opened_status =
       dispatch->stream_->Send(std::move(out), &call, absl::Now() + options.connect_timeout);
@@ -60,6 +61,8 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   dispatch->backend_version_ = opened.backend_version();
   ASSIGN_OR_RETURN(dispatch->limits_, GrantedLimitsFromProto(opened.limits()));
   dispatch->stream_->set_chunk_size(dispatch->limits_.chunk_size);
+  dispatch->stream_->set_resumable(
+      opened.resume_token(), absl::Milliseconds(static_cast<int64_t>(opened.resume_grace_ms())));
   return dispatch;
 }
 

@@ -40,6 +40,12 @@ class RemoteDispatch final : public ResidentDispatch {
     absl::Duration connect_timeout = absl::Seconds(10);
     // A tenant's token and TLS, for a daemon that asks for them.
     ClientCredentials credentials;
+    // The session survives a dropped connection: when its stream breaks, the client resumes
+    // it on a new one within the daemon's grace (GetInfo resume_grace_ms) and sends again every
+    // request still waiting for its reply; the daemon answers those it had completed from its
+    // record, so nothing runs twice and callers see no error. A daemon with no grace makes it
+    // a plain session.
+    bool resumable = true;
   };
 
   // Network traffic of this session, for tests and benchmarks.
@@ -51,6 +57,8 @@ class RemoteDispatch final : public ResidentDispatch {
     // Interface calls that waited for the daemon's reply. A Free does not: this dispatcher
     // rules out its failures itself and sends it without waiting.
     uint64_t round_trips = 0;
+    // Times the session was resumed on a new stream after its connection broke.
+    uint64_t resumes = 0;
   };
 
   // The limits the daemon granted at open.

@@ -119,6 +119,9 @@ ABSL_FLAG(uint32_t, max_unopened_streams, sluice::SluiceService::Options{}.max_u
 ABSL_FLAG(sluice::ByteSize, grpc_memory, sluice::ByteSize{0},
           "memory gRPC may use for all connections, its resource quota (0: "
           "--max_transfer_bytes plus 256M)");
+ABSL_FLAG(absl::Duration, resume_grace, sluice::SluiceService::Options{}.resume_grace,
+          "how long a resumable session keeps its buffers once its connection breaks, for its "
+          "client to resume it (0: sessions end with their stream)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
 
@@ -224,6 +227,11 @@ int Main() {
                               .stall = absl::GetFlag(FLAGS_stall_timeout)};
   options.streams.max_unopened_streams = absl::GetFlag(FLAGS_max_unopened_streams);
   options.streams.grpc_memory = absl::GetFlag(FLAGS_grpc_memory).bytes;
+  options.streams.resume_grace = absl::GetFlag(FLAGS_resume_grace);
+  if (options.streams.resume_grace < absl::ZeroDuration()) {
+    Log("--resume_grace must not be negative");
+    return kExitUsageError;
+  }
   for (const absl::Duration timeout :
        {options.streams.timeouts.open, options.streams.timeouts.idle,
         options.streams.timeouts.stall}) {

@@ -49,8 +49,9 @@ absl::Status NotOpenError() {
 
 SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer,
                                  SessionManager::Listener* listener,
-                                 std::optional<Principal> principal)
+                                 std::optional<Principal> principal, Resumer* resumer)
     : manager_(manager),
+      resumer_(resumer),
       peer_(std::move(peer)),
       principal_(std::move(principal)),
       listener_(listener),
@@ -128,7 +129,7 @@ absl::Status SessionProtocol::CheckFirstMessage(const v1::UploadRequest& first,
         absl::StrFormat("an upload of %d bytes exceeds the per-request limit of %d bytes",
                         up.expected, limits_.max_request_bytes));
   }
-  if (Session* session = session_.load(); session != nullptr) {
+  if (Session* session = session_.load(); session != nullptr && !resuming_) {
     RETURN_IF_ERROR(session->CheckUploadRanges(up.ranges));
   }
   if (up.expected > kCheapBytes) {
@@ -243,7 +244,12 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
       // Chunks of requests pipelined behind the open are checked against the negotiated size.
       if (!open_seen_) {
         open_seen_ = true;
-        chunk_size_.store(manager_->options().NegotiateChunkSize(request.open().chunk_size()));
+        // A resume takes its session's chunk size when it runs; until then any the daemon
+        // allows is taken.
+        resuming_ = !request.open().resume_token().empty();
+        chunk_size_.store(resuming_ ? manager_->options().max_chunk_size
+                                    : manager_->options().NegotiateChunkSize(
+                                          request.open().chunk_size()));
       }
       job.run = [this, id, open = std::move(*request.mutable_open())](Responses* out) {
         DoOpen(id, open, out);
@@ -255,6 +261,7 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
       };
       break;
     case v1::SessionRequest::kRead:
+      job.read_only = true;
       job.cheap = TotalLength(RangesFromProto(request.read().ranges())) <= kCheapBytes &&
                   static_cast<uint64_t>(request.read().ranges_size()) <= limits_.max_ranges;
       job.run = [this, id, read = std::move(*request.mutable_read())](Responses* out) {
@@ -283,6 +290,7 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
     }
     case v1::SessionRequest::kPing:
       job.cheap = true;
+      job.read_only = true;
       job.run = [this, id, ping = std::move(*request.mutable_ping())](Responses* out) mutable {
         DoPing(id, ping, out);
       };
@@ -302,6 +310,12 @@ void SessionProtocol::Run(Job& job, Responses* out) {
   } else {
     std::move(job.run)(out);
   }
+  Skip(job);
+  ++stats_.requests;
+  if (!out->empty() && out->back().status().code() != 0) ++stats_.errors;
+}
+
+void SessionProtocol::Skip(Job& job) {
   job.run = nullptr;  // an upload's data goes now
   job.hold.Release();
   if (job.cancelled != nullptr) {
@@ -313,12 +327,44 @@ void SessionProtocol::Run(Job& job, Responses* out) {
       }
     }
   }
-  ++stats_.requests;
-  if (!out->empty() && out->back().status().code() != 0) ++stats_.errors;
 }
 
 std::string SessionProtocol::LogKey() const {
   return absl::StrFormat("%s \"%s\"", PeerHost(peer_), client_name_);
+}
+
+void SessionProtocol::Carried::Log(const char* why) const {
+  if (ticket == nullptr) return;
+  LogLimited(log_key,
+             absl::StrFormat(
+                 "session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
+                 "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
+                 "%d buffers (%d bytes) freed at close",
+                 ticket->id(), why, absl::ToDoubleSeconds(absl::Now() - started), stats.requests,
+                 stats.errors, stats.allocations, stats.frees, stats.executes, stats.steps,
+                 stats.bytes_up, stats.bytes_down, ticket->session().buffer_count(),
+                 ticket->session().bytes_in_use()));
+}
+
+std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* why) {
+  session_.store(nullptr);
+  transfers_.store(nullptr);
+  if (ticket_ == nullptr) return nullptr;
+  ticket_->Listen(nullptr);
+  auto carried = std::make_unique<Carried>();
+  carried->ticket = std::move(ticket_);
+  carried->client_name = client_name_;
+  carried->log_key = LogKey();
+  carried->chunk_size = chunk_size_.load();
+  carried->resume_token = resume_token_;
+  carried->stats = stats_;
+  carried->started = started_;
+  LogLimited(carried->log_key,
+             absl::StrFormat("session %s lost its stream (%s): it waits %s for its client to "
+                             "resume it",
+                             carried->ticket->id(), why,
+                             absl::FormatDuration(resumer_->resume_grace())));
+  return carried;
 }
 
 std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) {
@@ -326,17 +372,15 @@ std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) 
   transfers_.store(nullptr);
   if (ticket_ != nullptr) {
     ticket_->Listen(nullptr);
-    LogLimited(LogKey(),
-               absl::StrFormat(
-                   "session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
-                   "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
-                   "%d buffers (%d bytes) freed at close",
-                   ticket_->id(), why, absl::ToDoubleSeconds(absl::Now() - started_),
-                   stats_.requests, stats_.errors, stats_.allocations, stats_.frees,
-                   stats_.executes, stats_.steps, stats_.bytes_up, stats_.bytes_down,
-                   ticket_->session().buffer_count(), ticket_->session().bytes_in_use()));
+    Carried summary;
+    summary.ticket = std::move(ticket_);
+    summary.log_key = LogKey();
+    summary.stats = stats_;
+    summary.started = started_;
+    summary.Log(why);
+    return std::move(summary.ticket);
   }
-  return std::move(ticket_);
+  return nullptr;
 }
 
 void SessionProtocol::Reply(uint64_t id, const absl::Status& status, Responses* out) {
@@ -356,6 +400,7 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
     Reply(id, absl::FailedPreconditionError("the session is already open"), out);
     return;
   }
+  if (!request.resume_token().empty()) return DoResume(id, request, out);
   client_name_ = Printable(request.client_name());
   // A tenant's sessions share its limits; without tenants, a client is its host and the name
   // it gives: sessions and memory are shared out by that.
@@ -383,6 +428,15 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
                                  : "",
                              peer_, device.id, chunk_size_.load()));
 
+  if (request.resumable() && resumer_ != nullptr &&
+      resumer_->resume_grace() > absl::ZeroDuration()) {
+    resume_token_ = resumer_->RegisterResumable(Owner());
+  }
+  ReplyOpened(id, out);
+}
+
+void SessionProtocol::ReplyOpened(uint64_t id, Responses* out) {
+  const DeviceInfo& device = manager_->device().info();
   v1::SessionResponse& response = out->emplace_back();
   response.set_id(id);
   response.set_last(true);
@@ -394,6 +448,42 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
   SessionLimits granted = limits_;
   granted.chunk_size = chunk_size_.load();
   ToProto(granted, open.mutable_limits());
+  if (!resume_token_.empty()) {
+    open.set_resume_token(resume_token_);
+    open.set_resume_grace_ms(
+        static_cast<uint64_t>(absl::ToInt64Milliseconds(resumer_->resume_grace())));
+  }
+}
+
+void SessionProtocol::DoResume(uint64_t id, const v1::OpenRequest& request, Responses* out) {
+  if (resumer_ == nullptr || resumer_->resume_grace() <= absl::ZeroDuration()) {
+    open_refused_.store(true);
+    return Reply(id,
+                 absl::FailedPreconditionError(
+                     "this daemon keeps no session beyond its stream (--resume_grace=0)"),
+                 out);
+  }
+  absl::StatusOr<Resumer::Resumed> resumed = resumer_->Resume(request.resume_token(), Owner());
+  if (!resumed.ok()) {
+    open_refused_.store(true);
+    return Reply(id, resumed.status(), out);
+  }
+  Carried& carried = *resumed->carried;
+  ticket_ = std::move(carried.ticket);
+  client_name_ = carried.client_name;
+  chunk_size_.store(carried.chunk_size);
+  resume_token_ = carried.resume_token;
+  stats_ = carried.stats;
+  started_ = carried.started;
+  open_refused_.store(false);
+  transfers_.store(&ticket_->transfers());
+  session_.store(&ticket_->session());
+  ticket_->Listen(listener_);
+  LogLimited(LogKey(), absl::StrFormat("session %s resumed from %s after request %d",
+                                       ticket_->id(), peer_, resumed->last_completed));
+  ReplyOpened(id, out);
+  out->back().mutable_open()->set_resumed(true);
+  out->back().mutable_open()->set_last_completed_id(resumed->last_completed);
 }
 
 void SessionProtocol::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {

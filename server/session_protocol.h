@@ -42,6 +42,44 @@ class SessionProtocol {
  public:
   using Responses = std::vector<v1::SessionResponse>;
 
+  struct Stats {
+    uint64_t requests = 0, errors = 0, allocations = 0, frees = 0, executes = 0;
+    uint64_t steps = 0, bytes_up = 0, bytes_down = 0;
+  };
+
+  // What a resumable session carries from one stream to the next: its ticket and what its
+  // protocol knows of it.
+  struct Carried {
+    std::unique_ptr<SessionManager::Ticket> ticket;
+    std::string client_name;
+    std::string log_key;  // whose lines these are, for the log's rate limit
+    uint32_t chunk_size = 0;
+    std::string resume_token;
+    Stats stats;
+    absl::Time started;
+    // Logs the session's summary: it closed for `why`.
+    void Log(const char* why) const;
+  };
+
+  // How the protocol makes a session resumable and resumes one; the transport, which keeps
+  // the sessions that wait for their client, implements it. Called from the job path.
+  class Resumer {
+   public:
+    virtual ~Resumer() = default;
+    // How long a session outlives its stream (0: sessions are not resumable).
+    virtual absl::Duration resume_grace() const = 0;
+    // Registers the session opened now as resumable by `owner` (its tenant, or ""); returns
+    // its resume token.
+    virtual std::string RegisterResumable(const std::string& owner) = 0;
+    struct Resumed {
+      std::unique_ptr<Carried> carried;
+      uint64_t last_completed = 0;  // the highest request id completed on the session
+    };
+    // Takes the session `token` names for this stream, if `owner`'s.
+    virtual absl::StatusOr<Resumed> Resume(const std::string& token,
+                                           const std::string& owner) = 0;
+  };
+
   // A complete logical request, ready to run in order.
   struct Job {
     uint64_t id = 0;
@@ -50,6 +88,8 @@ class SessionProtocol {
     // Its share of the daemon's transfer budget while it waits (a request of more than 64 KiB,
     // or an upload's data); given back once it has run.
     TransferBudget::Hold hold;
+    // It only reads: running it again changes nothing.
+    bool read_only = false;
     // Set by a CancelRequest naming it: queued, it is answered CANCELLED without running;
     // running (an execute), it stops at its next step, iteration or chunk. Null for the replies
     // a request gets without running (refusals, cancels).
@@ -61,8 +101,9 @@ class SessionProtocol {
   // stream) is told of drains and ends once the session is open, until Close. `principal`:
   // who the stream is from when the transport authenticated it (a tenant); nullopt: the
   // client that the peer's host and the open's client name make.
+  // `resumer` (may be null: no session is resumable) must outlive the protocol.
   SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener,
-                  std::optional<Principal> principal = std::nullopt);
+                  std::optional<Principal> principal = std::nullopt, Resumer* resumer = nullptr);
 
   // ---- Read path: one message at a time, in arrival order (not concurrently). ----
 
@@ -80,7 +121,13 @@ class SessionProtocol {
   // Runs `job`, appending its replies (the last one final). Afterwards TakeReadHold() has the
   // transfer memory a read's replies hold until they are sent.
   void Run(Job& job, Responses* out);
+  // Answers `job` without running it (the transport replays a recorded reply): only its
+  // bookkeeping is done.
+  void Skip(Job& job);
   TransferBudget::Hold TakeReadHold() { return std::move(read_hold_); }
+  // The transfer budget requests reserve from: the open session's client's share, else the
+  // daemon's. Any thread.
+  TransferBudget& Transfers() const;
 
   // ---- Any thread. ----
 
@@ -95,6 +142,9 @@ class SessionProtocol {
   // whose listener is no longer called once this returns: destroying it frees the session's
   // buffers, which may wait for the device.
   std::unique_ptr<SessionManager::Ticket> Close(const char* why);
+  // Instead of Close, for a resumable session whose stream broke (`why`): hands over all it
+  // carries to the next stream, and logs that it waits for its client.
+  std::unique_ptr<Carried> Detach(const char* why);
 
  private:
   // An upload whose chunks are still arriving. The data stays in the chunks it arrived in
@@ -140,31 +190,36 @@ class SessionProtocol {
   std::string LogKey() const;
   static void Reply(uint64_t id, const absl::Status& status, Responses* out);
 
-  // The transfer budget requests reserve from: the open session's client's share, else the
-  // daemon's.
-  TransferBudget& Transfers() const;
+  // A resume (OpenRequest.resume_token).
+  void DoResume(uint64_t id, const v1::OpenRequest& request, Responses* out);
+  // The OpenResponse of the open session.
+  void ReplyOpened(uint64_t id, Responses* out);
+  // Who may resume this stream's sessions: its tenant, or "" without tenants.
+  std::string Owner() const { return principal_.has_value() ? principal_->tenant : ""; }
 
   SessionManager* const manager_;
+  Resumer* const resumer_;
   const std::string peer_;
   const std::optional<Principal> principal_;
   SessionManager::Listener* const listener_;
   const SessionLimits limits_;
-  const absl::Time started_;
+  absl::Time started_;  // of the session (a resumed one keeps its own)
 
   // Read-path state.
   std::optional<PendingUpload> upload_;
   // The id of an upload that ended early, whose later messages are discarded up to its last.
   std::optional<uint64_t> discarding_;
   bool open_seen_ = false;  // the first open fixes the chunk size
+  // The open was a resume: uploads are checked only when they run (a resent upload's early
+  // check would see the session as later requests left it).
+  bool resuming_ = false;
 
   // Job state: touched only by the job running now (jobs never overlap).
   std::unique_ptr<SessionManager::Ticket> ticket_;
   std::string client_name_;
+  std::string resume_token_;  // of a resumable session
   TransferBudget::Hold read_hold_;  // the running read's reservation, until TakeReadHold
-  struct Stats {
-    uint64_t requests = 0, errors = 0, allocations = 0, frees = 0, executes = 0;
-    uint64_t steps = 0, bytes_up = 0, bytes_down = 0;
-  } stats_;
+  Stats stats_;
 
   // Shared by both paths.
   // Negotiated when the first open arrives; the read path checks chunk sizes against it.

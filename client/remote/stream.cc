@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/remote/channel.h"
 #include "proto/codec.h"
@@ -61,19 +63,109 @@ bool Outgoing::Next(v1::SessionRequest* msg, uint32_t chunk) {
   return remaining == 0;
 }
 
-void RemoteDispatch::Stream::Start(const ClientCredentials& credentials) {
-  AddToken(credentials, &context_);
-  stub_->async()->Session(&context_, this);
-  // Writes start from caller threads at any time; the hold keeps OnDone from running until no
-  // write can start any more.
-  AddHold();
-  StartRead(&read_msg_);
-  StartCall();
+// One gRPC call of the session's stream. Its state is guarded by the stream's lock; its
+// callbacks go to the stream.
+class RemoteDispatch::Stream::Link final
+    : public grpc::ClientBidiReactor<v1::SessionRequest, v1::SessionResponse> {
+ public:
+  explicit Link(Stream* stream) : stream_(stream) {}
+
+  // Starts the call; `first` (a resume's open) is written before anything else.
+  void Start(v1::Sluice::Stub* stub, const ClientCredentials& credentials,
+             const v1::SessionRequest* first) {
+    AddToken(credentials, &context);
+    stub->async()->Session(&context, this);
+    // Writes start from caller threads at any time; the hold keeps OnDone from running until
+    // no write can start any more.
+    AddHold();
+    StartRead(&read_msg);
+    if (first != nullptr) {
+      write_msg = *first;
+      StartWrite(&write_msg);
+    }
+    StartCall();
+  }
+
+  grpc::ClientContext context;
+  v1::SessionRequest write_msg;  // owned by the write in flight
+  v1::SessionResponse read_msg;  // owned by the read in flight
+
+  // Guarded by the stream's lock.
+  bool ready = true;          // false while a resume's open waits for its answer
+  uint64_t open_id = 0;       // of that open
+  bool open_answered = false;
+  absl::Status open_status;   // its answer, or why the link ended first
+  uint64_t last_completed = 0;
+  bool writing = false;
+  bool writes_done = false;
+  bool writes_done_complete = false;
+  bool read_ended = false;    // no more replies: OnDone comes next
+  bool write_failed = false;  // no more writes: OnDone comes next
+  bool hold_released = false;
+  bool abandoned = false;     // a resume's link given up
+  bool done = false;
+
+ private:
+  void OnWriteDone(bool ok) override { stream_->OnWriteDone(this, ok); }
+  void OnWritesDoneDone(bool) override { stream_->OnWritesDoneDone(this); }
+  void OnReadDone(bool ok) override { stream_->OnReadDone(this, ok); }
+  void OnDone(const grpc::Status& status) override { stream_->OnDone(this, status); }
+
+  Stream* const stream_;
+};
+
+RemoteDispatch::Stream::Stream(std::shared_ptr<grpc::Channel> channel,
+                               ClientCredentials credentials)
+    : channel_(std::move(channel)),
+      stub_(v1::Sluice::NewStub(channel_)),
+      credentials_(std::move(credentials)) {}
+
+RemoteDispatch::Stream::~Stream() {
+  std::vector<Link*> running;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    if (broken_.ok()) BreakLocked(absl::UnavailableError("the session is closed"));
+    for (const std::unique_ptr<Link>& link : links_) {
+      if (!link->done) running.push_back(link.get());
+    }
+  }
+  if (resumer_.joinable()) resumer_.join();
+  for (Link* link : running) link->context.TryCancel();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](std::vector<std::unique_ptr<Link>>* links) {
+        for (const std::unique_ptr<Link>& link : *links) {
+          if (!link->done) return false;
+        }
+        return true;
+      },
+      &links_));
+}
+
+void RemoteDispatch::Stream::Start() {
+  Link* link = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    links_.push_back(std::make_unique<Link>(this));
+    link = link_ = links_.back().get();
+  }
+  link->Start(stub_.get(), credentials_, nullptr);
 }
 
 void RemoteDispatch::Stream::set_chunk_size(uint32_t chunk) {
   absl::MutexLock lock(&mu_);
   chunk_size_ = chunk;
+}
+
+void RemoteDispatch::Stream::set_resumable(std::string token, absl::Duration grace) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (token.empty() || grace <= absl::ZeroDuration() || !resume_token_.empty()) return;
+    resume_token_ = std::move(token);
+    resume_grace_ = grace;
+  }
+  resumer_ = std::thread([this] { ResumeLoop(); });
 }
 
 std::optional<absl::Time> RemoteDispatch::Stream::draining_until() const {
@@ -86,28 +178,36 @@ RemoteDispatch::Counters RemoteDispatch::Stream::counters() const {
   return counters_;
 }
 
+void RemoteDispatch::Stream::QueueLocked(Outgoing out, Call* call, Actions* actions) {
+  call->id = next_id_++;
+  out.call_id = call->id;
+  out.head.set_id(call->id);
+  if (!resume_token_.empty()) {
+    // Every reply of the requests before the oldest one still waiting has arrived.
+    out.head.set_settled_through((calls_.empty() ? call->id : calls_.front()->id) - 1);
+    call->pristine = out;
+  }
+  calls_.push_back(call);
+  outgoing_.push_back(std::move(out));
+  AdvanceLocked(actions);
+}
+
 absl::Status RemoteDispatch::Stream::Send(Outgoing out, Call* call, absl::Time deadline) {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
-    call->id = next_id_++;
-    out.call_id = call->id;
-    out.head.set_id(call->id);
-    calls_.push_back(call);
-    outgoing_.push_back(std::move(out));
-    AdvanceLocked(&actions);
+    QueueLocked(std::move(out), call, &actions);
   }
   Apply(actions);
   absl::Status result;
-  bool timed_out = false;
+  Link* cancel = nullptr;
   {
     absl::MutexLock lock(&mu_);
     if (mu_.AwaitWithDeadline(absl::Condition(&call->done), deadline)) {
       ++counters_.round_trips;
       return call->status;
     }
-    timed_out = true;
     calls_.erase(std::remove(calls_.begin(), calls_.end(), call), calls_.end());
     // This call timed out; every other call, now or later, finds the session gone.
     const bool first = broken_.ok();
@@ -116,10 +216,11 @@ absl::Status RemoteDispatch::Stream::Send(Outgoing out, Call* call, absl::Time d
     result = first ? absl::DeadlineExceededError(
                          "no reply from sluiced before the call deadline; the session is closed")
                    : broken_;
+    cancel = link_;
     AdvanceLocked(&actions);
   }
   Apply(actions);
-  if (timed_out) context_.TryCancel();
+  if (cancel != nullptr) cancel->context.TryCancel();
   return result;
 }
 
@@ -131,13 +232,9 @@ absl::Status RemoteDispatch::Stream::SendDetached(Outgoing out) {
     while (!detached_.empty() && detached_.front()->done) detached_.pop_front();
     auto call = std::make_unique<Call>();
     call->detached = true;
-    call->id = next_id_++;
-    out.call_id = call->id;
-    out.head.set_id(call->id);
-    calls_.push_back(call.get());
+    Call* raw = call.get();
     detached_.push_back(std::move(call));
-    outgoing_.push_back(std::move(out));
-    AdvanceLocked(&actions);
+    QueueLocked(std::move(out), raw, &actions);
   }
   Apply(actions);
   return absl::OkStatus();
@@ -151,55 +248,59 @@ void RemoteDispatch::Stream::Close(absl::Duration grace) {
     AdvanceLocked(&actions);
   }
   Apply(actions);
+  Link* link = nullptr;
   bool finished = false;
   {
     absl::MutexLock lock(&mu_);
-    finished = mu_.AwaitWithDeadline(absl::Condition(&done_), absl::Now() + grace);
+    const auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !broken_.ok() || link_ == nullptr || link_->done;
+    };
+    finished = mu_.AwaitWithDeadline(absl::Condition(&ended), absl::Now() + grace);
+    link = link_;
   }
-  if (!finished) context_.TryCancel();
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(&done_));  // OnDone always comes once the call is cancelled
+  if (!finished && link != nullptr) link->context.TryCancel();
+  // The destructor waits for every link to end.
 }
 
-void RemoteDispatch::Stream::OnWriteDone(bool ok) {
+void RemoteDispatch::Stream::OnWriteDone(Link* link, bool ok) {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
-    writing_ = false;
-    // The stream is broken: no more writes; OnDone follows with why, and completes every call.
-    if (!ok) write_failed_ = true;
+    link->writing = false;
+    // The link is broken: no more writes; OnDone follows with why.
+    if (!ok) link->write_failed = true;
     AdvanceLocked(&actions);
   }
   Apply(actions);
 }
 
-void RemoteDispatch::Stream::OnWritesDoneDone(bool) {
+void RemoteDispatch::Stream::OnWritesDoneDone(Link* link) {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
-    writing_ = false;
-    writes_done_complete_ = true;
+    link->writing = false;
+    link->writes_done_complete = true;
     AdvanceLocked(&actions);
   }
   Apply(actions);
 }
 
-void RemoteDispatch::Stream::OnReadDone(bool ok) {
+void RemoteDispatch::Stream::OnReadDone(Link* link, bool ok) {
   Actions actions;
   bool keep_reading = false;
   {
     absl::MutexLock lock(&mu_);
     if (!ok) {
-      // The stream is ending; OnDone follows with why (the daemon's status, or gRPC's: a
-      // connection refused, a name that does not resolve), and completes every waiting call.
-      read_ended_ = true;
-    } else {
+      // The link is ending; OnDone follows with why (the daemon's status, or gRPC's: a
+      // connection refused or lost).
+      link->read_ended = true;
+    } else if (link == link_ || !link->ready) {
       ++counters_.messages_received;
-      counters_.bytes_received += read_msg_.ByteSizeLong();
-      absl::Status delivered = DeliverLocked();
+      counters_.bytes_received += link->read_msg.ByteSizeLong();
+      absl::Status delivered = DeliverLocked(link);
       if (delivered.ok()) {
         keep_reading = true;
-      } else {
+      } else if (link == link_) {
         BreakLocked(delivered);
       }
     }
@@ -207,29 +308,167 @@ void RemoteDispatch::Stream::OnReadDone(bool ok) {
   }
   Apply(actions);
   if (keep_reading) {
-    StartRead(&read_msg_);
+    link->StartRead(&link->read_msg);
   } else if (ok) {
-    context_.TryCancel();  // a reply broke the protocol: end the session
+    link->context.TryCancel();  // a reply broke the protocol, or the link is no longer used
   }
 }
 
-void RemoteDispatch::Stream::OnDone(const grpc::Status& status) {
+bool RemoteDispatch::Stream::ResumableEndLocked(const grpc::Status& status) const {
+  if (resume_token_.empty() || closing_ || stopping_ || !broken_.ok()) return false;
+  // The daemon's refusals of the caller are final; any other end may be a lost connection
+  // (an end the daemon chose is learnt when the resume finds no session).
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::OK:
+      return false;
+    default:
+      return true;
+  }
+}
+
+void RemoteDispatch::Stream::OnDone(Link* link, const grpc::Status& status) {
   absl::MutexLock lock(&mu_);
+  link->done = true;
   // A daemon that refuses the caller's credentials says so with its own code (the session is
   // gone all the same); every other end is Unavailable.
   const bool refused = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
                        status.error_code() == grpc::StatusCode::PERMISSION_DENIED;
-  BreakLocked(closing_ && status.ok()
-                  ? absl::UnavailableError("the session is closed")
-                  : absl::Status(refused ? static_cast<absl::StatusCode>(status.error_code())
-                                         : absl::StatusCode::kUnavailable,
-                                 absl::StrFormat("the session ended: %s",
-                                                 status.error_message())));
-  done_ = true;
+  const absl::Status why =
+      closing_ && status.ok()
+          ? absl::UnavailableError("the session is closed")
+          : absl::Status(refused ? static_cast<absl::StatusCode>(status.error_code())
+                                 : absl::StatusCode::kUnavailable,
+                         absl::StrFormat("the session ended: %s", status.error_message()));
+  if (!link->ready && !link->open_answered) {  // a resume's link that ended first
+    link->open_answered = true;
+    link->open_status = why;
+  }
+  if (link != link_) return;
+  link_ = nullptr;
+  if (ResumableEndLocked(status)) {
+    resuming_ = true;
+    lost_ = why;
+    resume_deadline_ = absl::Now() + resume_grace_;
+    return;
+  }
+  BreakLocked(why);
 }
 
-absl::Status RemoteDispatch::Stream::DeliverLocked() {
-  v1::SessionResponse& r = read_msg_;
+void RemoteDispatch::Stream::ResumeLoop() {
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    mu_.Await(absl::Condition(
+        +[](Stream* s) ABSL_NO_THREAD_SAFETY_ANALYSIS { return s->resuming_ || s->stopping_; },
+        this));
+    if (stopping_) return;
+    ResumeLocked();
+  }
+}
+
+void RemoteDispatch::Stream::ResumeLocked() {
+  absl::Duration backoff = absl::Milliseconds(50);
+  for (;;) {
+    if (stopping_ || closing_ || !broken_.ok()) {
+      resuming_ = false;
+      if (broken_.ok()) BreakLocked(lost_);
+      return;
+    }
+    if (absl::Now() >= resume_deadline_) {
+      resuming_ = false;
+      BreakLocked(absl::Status(lost_.code(),
+                               absl::StrCat(lost_.message(),
+                                            "; it could not be resumed within the daemon's "
+                                            "grace of ",
+                                            absl::FormatDuration(resume_grace_))));
+      return;
+    }
+    links_.push_back(std::make_unique<Link>(this));
+    Link* link = links_.back().get();
+    link->ready = false;
+    link->open_id = next_id_++;
+    v1::SessionRequest open;
+    open.set_id(link->open_id);
+    open.mutable_open()->set_resume_token(resume_token_);
+    ++counters_.messages_sent;
+    counters_.bytes_sent += open.ByteSizeLong();
+    link->writing = true;
+    mu_.Unlock();
+    link->Start(stub_.get(), credentials_, &open);
+    mu_.Lock();
+    // The daemon answers once the old stream, if it still holds the session, has let go.
+    const absl::Time attempt_until = std::min(resume_deadline_, absl::Now() + absl::Seconds(90));
+    const auto answered = [this, link]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return link->open_answered || stopping_ || !broken_.ok();
+    };
+    mu_.AwaitWithDeadline(absl::Condition(&answered), attempt_until);
+    if (link->open_answered && link->open_status.ok()) {
+      // Resumed: every request still waiting for its final reply goes again, in order.
+      link->ready = true;
+      link_ = link;
+      resuming_ = false;
+      ++counters_.resumes;
+      outgoing_.clear();
+      for (Call* call : calls_) {
+        call->received = 0;
+        call->cursor = 0;
+        call->cursor_offset = 0;
+        call->sized = false;
+        outgoing_.push_back(*call->pristine);
+      }
+      Actions actions;
+      AdvanceLocked(&actions);
+      mu_.Unlock();
+      Apply(actions);
+      mu_.Lock();
+      return;
+    }
+    const absl::Status failed =
+        link->open_answered ? link->open_status
+                            : absl::DeadlineExceededError("the resume got no answer");
+    // The link is given up: its hold goes, and it is cancelled.
+    link->abandoned = true;
+    Actions actions;
+    AdvanceLocked(&actions);
+    mu_.Unlock();
+    Apply(actions);
+    link->context.TryCancel();
+    mu_.Lock();
+    // Final: the daemon has no such session (its grace ended, the daemon restarted, or it
+    // ended the session itself), or refuses; nothing listens at the address any more.
+    const bool final = absl::IsNotFound(failed) || absl::IsFailedPrecondition(failed) ||
+                       absl::IsUnauthenticated(failed) || absl::IsPermissionDenied(failed) ||
+                       absl::StrContains(failed.message(), "Connection refused");
+    if (final) {
+      resuming_ = false;
+      BreakLocked(absl::Status(
+          absl::IsUnauthenticated(failed) || absl::IsPermissionDenied(failed) ? failed.code()
+                                                                            : lost_.code(),
+          absl::StrCat(lost_.message(), "; resuming it failed: ", failed.message())));
+      return;
+    }
+    mu_.AwaitWithTimeout(
+        absl::Condition(+[](bool* stopping) { return *stopping; }, &stopping_), backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(2));
+  }
+}
+
+absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
+  v1::SessionResponse& r = link->read_msg;
+  if (!link->ready) {  // a resume's link: its open is answered first
+    if (r.id() != link->open_id || !r.last()) {
+      return absl::InternalError("sluiced replied to a resume with something else");
+    }
+    link->open_answered = true;
+    link->open_status = StatusFromProto(r.status());
+    if (link->open_status.ok() && !r.open().resumed()) {
+      link->open_status = absl::InternalError("sluiced opened a new session instead of resuming");
+    }
+    link->last_completed = r.open().last_completed_id();
+    return link->open_status.ok() ? absl::OkStatus() : link->open_status;
+  }
   if (r.has_notice()) {  // answers no request
     if (r.notice().kind() == v1::Notice::DRAINING) {
       draining_until_ = absl::FromUnixMillis(r.notice().deadline_unix_ms());
@@ -306,6 +545,7 @@ absl::Status RemoteDispatch::Stream::DeliverLocked() {
 
 void RemoteDispatch::Stream::BreakLocked(absl::Status status) {
   if (broken_.ok()) broken_ = std::move(status);
+  resuming_ = false;
   outgoing_.clear();
   for (Call* call : calls_) {
     call->status = broken_;
@@ -315,30 +555,38 @@ void RemoteDispatch::Stream::BreakLocked(absl::Status status) {
 }
 
 void RemoteDispatch::Stream::AdvanceLocked(Actions* actions) {
-  if (!writing_ && broken_.ok() && !read_ended_ && !write_failed_ && !writes_done_) {
+  Link* link = link_;
+  if (link != nullptr && link->ready && !link->writing && broken_.ok() && !link->read_ended &&
+      !link->write_failed && !link->writes_done) {
     if (!outgoing_.empty()) {
-      if (outgoing_.front().Next(&write_msg_, chunk_size_)) outgoing_.pop_front();
+      if (outgoing_.front().Next(&link->write_msg, chunk_size_)) outgoing_.pop_front();
       ++counters_.messages_sent;
-      counters_.bytes_sent += write_msg_.ByteSizeLong();
-      writing_ = true;
-      actions->write = true;
+      counters_.bytes_sent += link->write_msg.ByteSizeLong();
+      link->writing = true;
+      actions->write = link;
     } else if (closing_) {
-      writes_done_ = true;
-      writing_ = true;
-      actions->writes_done = true;
+      link->writes_done = true;
+      link->writing = true;
+      actions->writes_done = link;
     }
   }
-  if (!hold_released_ && !writing_ &&
-      (!broken_.ok() || read_ended_ || write_failed_ || writes_done_complete_)) {
-    hold_released_ = true;
-    actions->release_hold = true;
+  for (const std::unique_ptr<Link>& l : links_) {
+    if (l->hold_released || l->writing) continue;
+    const bool current = l.get() == link_;
+    // A resume's link keeps its hold until it is given up or breaks (OnDone then says why).
+    if (!current && !l->ready && !l->abandoned && !l->read_ended && !l->write_failed) continue;
+    if (!current || !broken_.ok() || l->read_ended || l->write_failed ||
+        l->writes_done_complete) {
+      l->hold_released = true;
+      actions->release_holds.push_back(l.get());
+    }
   }
 }
 
 void RemoteDispatch::Stream::Apply(const Actions& actions) {
-  if (actions.write) StartWrite(&write_msg_);
-  if (actions.writes_done) StartWritesDone();
-  if (actions.release_hold) RemoveHold();
+  if (actions.write != nullptr) actions.write->StartWrite(&actions.write->write_msg);
+  if (actions.writes_done != nullptr) actions.writes_done->StartWritesDone();
+  for (Link* link : actions.release_holds) link->RemoveHold();
 }
 
 }  // namespace sluice

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -50,6 +51,8 @@ struct Outgoing {
 
 // A request waiting for its reply. Read bytes land directly in `outputs`.
 struct RemoteDispatch::Call {
+  // The request as first queued, for a resumed session to send it again (resumable only).
+  std::optional<Outgoing> pristine;
   std::vector<std::vector<uint8_t>*> outputs;
   std::vector<uint64_t> lengths;
   uint64_t expected = 0;
@@ -66,16 +69,24 @@ struct RemoteDispatch::Call {
   v1::SessionResponse reply;  // the final response
 };
 
-class RemoteDispatch::Stream final
-    : public grpc::ClientBidiReactor<v1::SessionRequest, v1::SessionResponse> {
+// The session's stream. Its gRPC call is a Link; a resumable session (see set_resumable) whose
+// link breaks gets a new one that resumes the session, and every request whose final reply had
+// not arrived is sent again on it, with its id (the daemon answers those it completed from its
+// record): callers waiting for replies see nothing of it.
+class RemoteDispatch::Stream {
  public:
-  explicit Stream(std::shared_ptr<grpc::Channel> channel)
-      : channel_(std::move(channel)), stub_(v1::Sluice::NewStub(channel_)) {}
+  Stream(std::shared_ptr<grpc::Channel> channel, ClientCredentials credentials);
+  // Stops resuming, cancels what still runs and waits for every link to end.
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
 
-  // Starts the call, with the token of `credentials` if any. Once, before anything is sent.
-  void Start(const ClientCredentials& credentials);
+  // Starts the first call. Once, before anything is sent.
+  void Start();
 
   void set_chunk_size(uint32_t chunk);
+  // The session survives its stream for `grace` and resumes with `token` (the open's reply).
+  void set_resumable(std::string token, absl::Duration grace);
   Counters counters() const;
   // When a DRAINING notice came: the daemon's deadline for this session's work.
   std::optional<absl::Time> draining_until() const;
@@ -92,51 +103,62 @@ class RemoteDispatch::Stream final
   void Close(absl::Duration grace);
 
  private:
+  class Link;
   struct Actions {
-    bool write = false;
-    bool writes_done = false;
-    bool release_hold = false;
+    Link* write = nullptr;
+    Link* writes_done = nullptr;
+    std::vector<Link*> release_holds;
   };
 
-  void OnWriteDone(bool ok) override;
-  void OnWritesDoneDone(bool) override;
-  void OnReadDone(bool ok) override;
-  void OnDone(const grpc::Status& status) override;
+  // Queues `out` for `call` (its id set here) and returns what to start.
+  void QueueLocked(Outgoing out, Call* call, Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Routes the reply in read_msg_ to the oldest waiting call.
-  absl::Status DeliverLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Link callbacks, under no lock.
+  void OnWriteDone(Link* link, bool ok);
+  void OnWritesDoneDone(Link* link);
+  void OnReadDone(Link* link, bool ok);
+  void OnDone(Link* link, const grpc::Status& status);
 
+  // Routes the reply in `link`'s read_msg to the oldest waiting call (or, on a link that
+  // resumes the session, to its open).
+  absl::Status DeliverLocked(Link* link) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the stream unusable: every waiting call completes with `status`.
   void BreakLocked(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
   // Decides the next gRPC operations; they are started by Apply, outside the lock.
   void AdvanceLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
   void Apply(const Actions& actions);
+
+  // Whether a link that ended with `status` is worth resuming the session for.
+  bool ResumableEndLocked(const grpc::Status& status) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The thread that resumes the session when its link breaks.
+  void ResumeLoop();
+  // Resumes the session on new links until one succeeds, or breaks the stream saying why.
+  void ResumeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<v1::Sluice::Stub> stub_;
-  grpc::ClientContext context_;
-  v1::SessionRequest write_msg_;  // owned by the write in flight
-  v1::SessionResponse read_msg_;  // owned by the read in flight
+  const ClientCredentials credentials_;
 
   mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);  // every link made
+  Link* link_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one requests go out on
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint32_t chunk_size_ ABSL_GUARDED_BY(mu_) = 1 << 20;
   std::deque<Outgoing> outgoing_ ABSL_GUARDED_BY(mu_);
   std::deque<Call*> calls_ ABSL_GUARDED_BY(mu_);
   std::deque<std::unique_ptr<Call>> detached_ ABSL_GUARDED_BY(mu_);  // sent without a waiter
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
-  bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool writes_done_complete_ ABSL_GUARDED_BY(mu_) = false;
-  bool hold_released_ ABSL_GUARDED_BY(mu_) = false;
-  bool read_ended_ ABSL_GUARDED_BY(mu_) = false;    // no more replies: OnDone comes next
-  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;  // no more writes: OnDone comes next
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status broken_ ABSL_GUARDED_BY(mu_);  // OK while the stream is healthy
   std::optional<absl::Time> draining_until_ ABSL_GUARDED_BY(mu_);
   Counters counters_ ABSL_GUARDED_BY(mu_);
+  // Resuming.
+  std::string resume_token_ ABSL_GUARDED_BY(mu_);  // empty: not resumable
+  absl::Duration resume_grace_ ABSL_GUARDED_BY(mu_);
+  bool resuming_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the link broke, while resuming
+  absl::Time resume_deadline_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread resumer_;  // started with set_resumable
 };
 
 }  // namespace sluice

@@ -139,6 +139,8 @@ void Daemon::Shutdown(absl::Duration grace) {
   const absl::Time deadline = absl::Now() + grace;
   // New sessions are refused at once, saying why; open ones are told until when they may run.
   manager_->BeginDrain(deadline);
+  // Sessions waiting for their client cannot resume any more: they are freed now.
+  if (service_ != nullptr) service_->resumable().DropAll();
   if (server_ == nullptr) {  // it never started (Start failed to listen)
     executor_.reset();
     return;

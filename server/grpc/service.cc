@@ -23,6 +23,13 @@ constexpr std::string_view kBearer = "Bearer ";
 
 }  // namespace
 
+SluiceService::SluiceService(SessionManager* manager, Executor* executor, const Options& options)
+    : manager_(manager), executor_(executor), options_(options), watch_(absl::Seconds(1)) {
+  watch_.Add(&resumable_);  // frees the sessions whose grace ended
+}
+
+SluiceService::~SluiceService() { watch_.Remove(&resumable_); }
+
 std::shared_ptr<const TenantTable> SluiceService::tenants() const {
   absl::MutexLock lock(&tenants_mu_);
   return tenants_;
@@ -79,7 +86,7 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Sess
   if (!who.ok()) return new RefusedStream(ToGrpc(who.status()));
   // It counts itself among the unopened streams until it opens a session or ends.
   return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_,
-                            std::move(*who), context);
+                            &resumable_, std::move(*who), context);
 }
 
 grpc::ServerUnaryReactor* SluiceService::GetInfo(grpc::CallbackServerContext* context,
@@ -114,6 +121,8 @@ void FillInfo(const SessionManager& manager, const SluiceService& service, const
   info->set_max_queued_bytes(StreamBounds::kQueuedBytes);
   info->set_max_unsent_reply_bytes(StreamBounds::kUnsentReplyBytes);
   info->set_grpc_memory(service.options().grpc_memory);
+  info->set_resume_grace_ms(
+      static_cast<uint64_t>(absl::ToInt64Milliseconds(service.options().resume_grace)));
   info->set_transfer_bytes_in_use(manager.transfers().in_use());
   info->set_transfer_bytes_limit(manager.transfers().limit());
   ToProto(manager.options().limits, info->mutable_default_limits());

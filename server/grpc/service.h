@@ -13,6 +13,7 @@
 #include "base/executor.h"
 #include "engine/session_manager.h"
 #include "grpcpp/grpcpp.h"
+#include "server/grpc/resumable_sessions.h"
 #include "server/grpc/session_reactor.h"
 #include "server/grpc/stream_watch.h"
 #include "server/tenants.h"
@@ -37,11 +38,14 @@ class SluiceService final
     // The tenants whose tokens the service takes (see TenantTable); null: no tenants, every
     // caller is served as the client its host and client name make it.
     std::shared_ptr<const TenantTable> tenants;
+    // How long a resumable session waits for its client once its stream breaks (0: sessions
+    // end with their stream).
+    absl::Duration resume_grace = absl::Minutes(1);
   };
 
   // Neither is owned; both must outlive the server.
-  SluiceService(SessionManager* manager, Executor* executor, const Options& options)
-      : manager_(manager), executor_(executor), options_(options), watch_(absl::Seconds(1)) {}
+  SluiceService(SessionManager* manager, Executor* executor, const Options& options);
+  ~SluiceService() override;
 
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Session(
       grpc::CallbackServerContext* context) override;
@@ -52,6 +56,10 @@ class SluiceService final
   // Streams that have not opened a session yet.
   uint32_t unopened_streams() const { return unopened_.size(); }
   const Options& options() const { return options_; }
+
+  // Sessions that wait for their client to resume them.
+  ResumableSessions& resumable() { return resumable_; }
+  const ResumableSessions& resumable() const { return resumable_; }
 
   // The tenants now (null: none). Thread-safe.
   std::shared_ptr<const TenantTable> tenants() const ABSL_LOCKS_EXCLUDED(tenants_mu_);
@@ -69,6 +77,7 @@ class SluiceService final
   Executor* const executor_;
   const Options options_;
   UnopenedStreams unopened_{options_.max_unopened_streams};
+  ResumableSessions resumable_{options_.resume_grace, executor_};
   mutable absl::Mutex tenants_mu_;
   std::shared_ptr<const TenantTable> tenants_ ABSL_GUARDED_BY(tenants_mu_) = options_.tenants;
   StreamWatch watch_;  // last: its thread stops before the rest goes

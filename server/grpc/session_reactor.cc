@@ -5,21 +5,24 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/log.h"
+#include "base/status_macros.h"
 #include "proto/codec.h"
 
 namespace sluice {
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                                const StreamTimeouts& timeouts, UnopenedStreams* unopened,
+                               ResumableSessions* resumable,
                                std::optional<Principal> principal,
                                grpc::CallbackServerContext* context)
     : executor_(executor),
       watch_(watch),
       timeouts_(timeouts),
       unopened_(unopened),
+      resumable_(resumable),
       context_(context),
       peer_(context->peer()),
-      protocol_(manager, context->peer(), this, std::move(principal)),
+      protocol_(manager, context->peer(), this, std::move(principal), this),
       started_(absl::Now()) {
   {
     absl::MutexLock lock(&mu_);
@@ -122,7 +125,17 @@ void SessionReactor::OnReadDone(bool ok) {
     malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
                                                                           &request_)
                      .ok();
-    if (!malformed) protocol_.Accept(request_, &jobs);
+    if (!malformed) {
+      if (request_.settled_through() != 0) {
+        std::shared_ptr<ReplyRecord> record;
+        {
+          absl::MutexLock lock(&mu_);
+          record = record_;
+        }
+        if (record != nullptr) record->Settle(request_.settled_through());
+      }
+      protocol_.Accept(request_, &jobs);
+    }
   } else {
     protocol_.EndOfInput(&jobs);
   }
@@ -155,9 +168,10 @@ void SessionReactor::OnWriteDone(bool ok) {
     write_bytes_ -= writes_.front().buffer.Length();
     writes_.pop_front();  // and with it any transfer memory it held
     if (!ok) {
-      // The client is gone; nothing more can be delivered.
+      // The client is gone; nothing more can be delivered. A resumable session's running
+      // request finishes (its replies are recorded) for the client to get them on resuming.
       write_failed_ = true;
-      protocol_.Cancel();
+      if (!ResumableLocked()) protocol_.Cancel();
     }
     ContinueLocked(&actions);
   }
@@ -169,7 +183,7 @@ void SessionReactor::OnCancel() {
   {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
-    protocol_.Cancel();
+    if (!ResumableLocked()) protocol_.Cancel();
     ContinueLocked(&actions);
   }
   Perform(actions);
@@ -184,8 +198,27 @@ void SessionReactor::OnDone() {
     else if (write_failed_) why = "connection lost";
     else if (malformed_) why = "malformed message";
   }
+  std::string token;
+  std::shared_ptr<ReplyRecord> record;
+  bool park = false;
+  {
+    absl::MutexLock lock(&mu_);
+    token = token_;
+    record = record_;
+    // A resumable session waits for its client when its connection broke, or another stream
+    // resumes it; a close, an end the daemon chose, or a malformed message end it.
+    park = !token.empty() && protocol_.open() && !malformed_ &&
+           (let_go_ || (ended_.ok() && (cancelled_ || write_failed_)));
+    if (let_go_) why = "resumed on another stream";
+  }
   watch_->Remove(this);
   CountOpened();
+  if (park) {
+    resumable_->Park(token, {protocol_.Detach(why), std::move(record)});
+    delete this;
+    return;
+  }
+  if (!token.empty()) resumable_->Forget(token);
   // Freeing the session's buffers may wait for the device (cudaFree does): not on a gRPC
   // thread. The executor outlives every reactor and runs what is queued before it goes.
   if (std::unique_ptr<SessionManager::Ticket> ticket = protocol_.Close(why); ticket != nullptr) {
@@ -223,6 +256,41 @@ void SessionReactor::EndWith(const absl::Status& why, bool cancel_call) {
   ended_ = why;
   cancel_call_ = cancel_call;
   protocol_.Cancel();  // running work stops at its next step, iteration or chunk
+  ++kicks_;
+  executor_->Schedule([this] { Kick(); });
+}
+
+std::string SessionReactor::RegisterResumable(const std::string& owner) {
+  std::string token = resumable_->Register(owner, this);
+  absl::MutexLock lock(&mu_);
+  token_ = token;
+  record_ = std::make_shared<ReplyRecord>();
+  return token;
+}
+
+absl::StatusOr<SessionProtocol::Resumer::Resumed> SessionReactor::Resume(
+    const std::string& token, const std::string& owner) {
+  // The old stream finishes its running request first: a bounded wait, on the executor.
+  ASSIGN_OR_RETURN(ResumableSessions::Parked parked,
+                   resumable_->Take(token, owner, this, timeouts_.stall));
+  Resumed resumed;
+  resumed.last_completed = parked.record->last_completed();
+  resumed.carried = std::move(parked.carried);
+  absl::MutexLock lock(&mu_);
+  token_ = token;
+  record_ = std::move(parked.record);
+  resume_point_ = resumed.last_completed;
+  return resumed;
+}
+
+void SessionReactor::LetGo() {
+  absl::MutexLock lock(&mu_);
+  if (finished_ || !ended_.ok()) return;
+  // Its running request finishes and is recorded (the work is not cancelled); queued ones
+  // never run here: the client sends them again on the new stream.
+  let_go_ = true;
+  ended_ = absl::UnavailableError("the session was resumed on another stream");
+  cancel_call_ = true;  // the old connection may be half dead: no write waits for it
   ++kicks_;
   executor_->Schedule([this] { Kick(); });
 }
@@ -337,21 +405,69 @@ void SessionReactor::RunNextJob() {
 }
 
 void SessionReactor::RunJob(SessionProtocol::Job& job) {
-  SessionProtocol::Responses out;
-  protocol_.Run(job, &out);
-  if (protocol_.open()) CountOpened();
-  std::vector<grpc::ByteBuffer> serialized(out.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    bool own = false;
-    grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
-    v1::SessionResponse().Swap(&out[i]);  // release each reply's bytes once serialized
+  std::vector<grpc::ByteBuffer> serialized;
+  TransferBudget::Hold hold;
+  bool answered = false;
+  {
+    std::shared_ptr<ReplyRecord> record;
+    uint64_t resume_point = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      record = record_;
+      resume_point = resume_point_;
+    }
+    if (record != nullptr && job.id <= resume_point) {
+      // Sent again after a resume: never run twice.
+      ReplyRecord::Answer answer = record->Resend(job.id);
+      if (answer.kind != ReplyRecord::Answer::kRun) {
+        if (answer.kind == ReplyRecord::Answer::kReplay) {
+          serialized = std::move(answer.replies);
+        } else {
+          SessionProtocol::Responses lost(1);
+          lost[0].set_id(job.id);
+          lost[0].set_last(true);
+          ToProto(absl::DataLossError(absl::StrFormat(
+                      "request %d completed before the stream broke, but its replies were not "
+                      "kept (over %d bytes, or not settled): its outcome is unknown",
+                      job.id, ReplyRecord::kMaxBytes)),
+                  lost[0].mutable_status());
+          serialized.resize(1);
+          bool own = false;
+          grpc::SerializationTraits<v1::SessionResponse>::Serialize(lost[0], &serialized[0],
+                                                                  &own);
+        }
+        protocol_.Skip(job);
+        answered = true;
+      }
+    }
   }
-  // A read's replies are serialized now (the protos are released); its reservation stays with
-  // the last of them until it has been sent.
-  TransferBudget::Hold hold = protocol_.TakeReadHold();
-  uint64_t bytes = 0;
-  for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
-  hold.Shrink(bytes);
+  if (!answered) {
+    SessionProtocol::Responses out;
+    protocol_.Run(job, &out);
+    if (protocol_.open()) CountOpened();
+    serialized.resize(out.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      bool own = false;
+      grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
+      v1::SessionResponse().Swap(&out[i]);  // release each reply's bytes once serialized
+    }
+    // A read's replies are serialized now (the protos are released); its reservation stays
+    // with the last of them until it has been sent.
+    hold = protocol_.TakeReadHold();
+    uint64_t bytes = 0;
+    for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
+    hold.Shrink(bytes);
+    std::shared_ptr<ReplyRecord> record;
+    {
+      absl::MutexLock lock(&mu_);
+      record = record_;
+    }
+    // A resumable session remembers what it replied (sharing the serialized slices) until the
+    // client settles it.
+    if (record != nullptr && protocol_.open()) {
+      record->Add(job.id, serialized, job.read_only, protocol_.Transfers());
+    }
+  }
   absl::MutexLock lock(&mu_);
   last_activity_ = absl::Now();
   for (size_t i = 0; i < serialized.size(); ++i) {

@@ -22,6 +22,7 @@
 #include "engine/session_manager.h"
 #include "engine/transfer_budget.h"
 #include "grpcpp/grpcpp.h"
+#include "server/grpc/resumable_sessions.h"
 #include "server/grpc/stream_watch.h"
 #include "server/session_protocol.h"
 #include "sluice/v1/sluice.grpc.pb.h"
@@ -73,9 +74,16 @@ class UnopenedStreams {
 
 // Messages travel as raw ByteBuffers and are parsed here, so that bytes which are not a
 // SessionRequest end the stream with INVALID_ARGUMENT instead of looking like a half-close.
+//
+// A resumable session (OpenRequest.resumable) keeps the replies of its completed requests
+// (ReplyRecord) and, when its stream breaks, lets its running request finish and parks the
+// session in `resumable` instead of closing it; a stream that resumes it answers the requests
+// sent again from that record.
 class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
                              private SessionManager::Listener,
-                             private StreamWatch::Watched {
+                             private StreamWatch::Watched,
+                             private SessionProtocol::Resumer,
+                             private ResumableSessions::Holder {
  public:
   // `manager`, `executor`, `watch` and `unopened` must outlive every reactor (the server drains
   // before they go). `unopened` counts the streams that have not opened a session yet: the
@@ -85,7 +93,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // nullopt (the client its host and client name make it).
   SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                  const StreamTimeouts& timeouts, UnopenedStreams* unopened,
-                 std::optional<Principal> principal, grpc::CallbackServerContext* context);
+                 ResumableSessions* resumable, std::optional<Principal> principal,
+                 grpc::CallbackServerContext* context);
 
  private:
   // StreamWatch::Watched: ends the stream, saying why, once it waited too long (see
@@ -106,6 +115,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void Draining(absl::Time deadline) override;
   void End(const absl::Status& why) override;
   void Kick();
+  // SessionProtocol::Resumer, through `resumable_`.
+  absl::Duration resume_grace() const override { return resumable_->grace(); }
+  std::string RegisterResumable(const std::string& owner) override;
+  absl::StatusOr<Resumed> Resume(const std::string& token, const std::string& owner) override;
+  // ResumableSessions::Holder: another stream resumes this one's session.
+  void LetGo() override;
+  // Whether the session is resumable (its running work then outlives a broken stream).
+  bool ResumableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return record_ != nullptr; }
 
   // A serialized reply; the last reply of a read keeps the read's transfer memory reserved
   // until it has been sent.
@@ -142,6 +159,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   StreamWatch* const watch_;
   const StreamTimeouts timeouts_;
   UnopenedStreams* const unopened_;
+  ResumableSessions* const resumable_;
   grpc::CallbackServerContext* const context_;
   const std::string peer_;  // for the log context of what parsing a message logs
   // Its read path runs in OnReadDone (one read is outstanding at a time), its jobs one at a
@@ -174,6 +192,12 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   absl::Time last_activity_ ABSL_GUARDED_BY(mu_);  // a message read, a job done, a reply sent
   absl::Time write_started_ ABSL_GUARDED_BY(mu_);  // of the write in flight
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // A resumable session's token and record of replies; requests with ids up to resume_point_
+  // (the last the session completed before this stream resumed it) are answered from it.
+  std::string token_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ReplyRecord> record_ ABSL_GUARDED_BY(mu_);
+  uint64_t resume_point_ ABSL_GUARDED_BY(mu_) = 0;
+  bool let_go_ ABSL_GUARDED_BY(mu_) = false;  // another stream resumes the session
 };
 
 }  // namespace sluice

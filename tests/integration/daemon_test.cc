@@ -40,6 +40,13 @@ class DaemonTest : public ::testing::Test {
  protected:
   void StartDaemon(std::vector<std::string> flags = {}) {
     flags.push_back("--backend=cpu");
+    // A session whose connection drops waits this long for its client to resume it, then is
+    // freed: the tests below see dropped sessions freed within their bounded waits.
+    if (std::none_of(flags.begin(), flags.end(), [](const std::string& f) {
+          return absl::StartsWith(f, "--resume_grace=");
+        })) {
+      flags.push_back("--resume_grace=1s");
+    }
     if (std::none_of(flags.begin(), flags.end(), [](const std::string& f) {
           return absl::StartsWith(f, "--cpu_memory=");
         })) {

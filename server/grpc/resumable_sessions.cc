@@ -1,0 +1,227 @@
+#include "server/grpc/resumable_sessions.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/random.h"
+
+namespace sluice {
+
+// ---- ReplyRecord ------------------------------------------------------------------------------
+
+void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies, bool read_only,
+                      TransferBudget& budget) {
+  uint64_t size = 0;
+  for (const grpc::ByteBuffer& reply : replies) size += reply.Length();
+  absl::MutexLock lock(&mu_);
+  last_completed_ = std::max(last_completed_, id);
+  Entry entry;
+  entry.read_only = read_only;
+  if (read_only) {
+    // A read is run again instead (see Resend): nothing of its replies is held.
+    entry.kept = false;
+    entries_[id] = std::move(entry);
+    return;
+  }
+  last_writer_ = std::max(last_writer_, id);
+  if (size <= kSmallBytes && small_bytes_ + size <= kMaxSmallBytes) {
+    // Small replies (a status, a handle) are kept without a reservation, up to a bound.
+    entry.replies = replies;
+    entry.small = true;
+    small_bytes_ += size;
+    bytes_ += size;
+    entries_[id] = std::move(entry);
+    return;
+  }
+  // Room first: the oldest replies go (most likely settled already, unacknowledged).
+  for (auto it = entries_.begin();
+       size <= kMaxBytes && bytes_ + size > kMaxBytes && it != entries_.end(); ++it) {
+    Forget(it->second);
+  }
+  absl::StatusOr<TransferBudget::Hold> hold =
+      size <= kMaxBytes ? budget.Reserve(size, "the record of a resumable session's replies")
+                        : absl::ResourceExhaustedError("too large");
+  if (hold.ok()) {
+    entry.replies = replies;  // shares the slices
+    entry.hold = *std::move(hold);
+    bytes_ += size;
+  } else {
+    entry.kept = false;
+  }
+  entries_[id] = std::move(entry);
+}
+
+void ReplyRecord::Forget(Entry& entry) {
+  uint64_t size = 0;
+  for (const grpc::ByteBuffer& reply : entry.replies) size += reply.Length();
+  bytes_ -= size;
+  if (entry.small) small_bytes_ -= size;
+  entry.replies.clear();
+  entry.hold.Release();
+  entry.kept = false;
+  entry.small = false;
+}
+
+void ReplyRecord::Settle(uint64_t through) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = entries_.begin(); it != entries_.end() && it->first <= through;) {
+    Forget(it->second);
+    it = entries_.erase(it);
+  }
+}
+
+ReplyRecord::Answer ReplyRecord::Resend(uint64_t id) const {
+  Answer answer;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) {
+    answer.kind = Answer::kLost;
+  } else if (it->second.kept) {
+    answer.kind = Answer::kReplay;
+    answer.replies = it->second.replies;
+  } else {
+    // A read changes nothing: when only reads completed after it, running it again gives its
+    // answer.
+    answer.kind = it->second.read_only && id > last_writer_ ? Answer::kRun : Answer::kLost;
+  }
+  return answer;
+}
+
+uint64_t ReplyRecord::last_completed() const {
+  absl::MutexLock lock(&mu_);
+  return last_completed_;
+}
+
+uint64_t ReplyRecord::bytes() const {
+  absl::MutexLock lock(&mu_);
+  return bytes_;
+}
+
+// ---- ResumableSessions ------------------------------------------------------------------------
+
+ResumableSessions::~ResumableSessions() { DropAll(); }
+
+std::string ResumableSessions::Register(const std::string& owner, Holder* holder) {
+  std::string token = RandomHexId() + RandomHexId();
+  absl::MutexLock lock(&mu_);
+  entries_[token] = Entry{.owner = owner, .holder = holder};
+  return token;
+}
+
+void ResumableSessions::Park(const std::string& token, Parked parked) {
+  std::vector<Parked> freed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(token);
+    if (it == entries_.end() || dropping_) {
+      if (it != entries_.end()) entries_.erase(it);
+      freed.push_back(std::move(parked));
+    } else {
+      it->second.holder = nullptr;
+      it->second.letting_go = false;
+      it->second.parked = std::move(parked);
+      it->second.expires = absl::Now() + grace_;
+    }
+  }
+  Free(std::move(freed), "its stream broke while the daemon drains");
+}
+
+void ResumableSessions::Forget(const std::string& token) {
+  std::vector<Parked> freed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(token);
+    if (it == entries_.end()) return;
+    if (it->second.parked.has_value()) freed.push_back(*std::move(it->second.parked));
+    entries_.erase(it);
+  }
+  Free(std::move(freed), "closed");
+}
+
+absl::StatusOr<ResumableSessions::Parked> ResumableSessions::Take(const std::string& token,
+                                                                 const std::string& owner,
+                                                                 Holder* holder,
+                                                                 absl::Duration wait) {
+  const absl::Status not_found = absl::NotFoundError(
+      "no session waits to be resumed under this token (its grace ended, it was closed, or "
+      "the token is not this tenant's)");
+  const absl::Time deadline = absl::Now() + wait;
+  absl::MutexLock lock(&mu_);
+  {
+    auto it = entries_.find(token);
+    if (it == entries_.end() || it->second.owner != owner || dropping_) return not_found;
+    if (!it->second.parked.has_value() && !it->second.letting_go &&
+        it->second.holder != nullptr) {
+      // Under the lock, so that the holder cannot park and go meanwhile (LetGo does not block
+      // and does not call back). It parks the session once its running request is done.
+      it->second.letting_go = true;
+      it->second.holder->LetGo();
+    }
+  }
+  const auto parked = [this, &token]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = entries_.find(token);
+    return it == entries_.end() || it->second.parked.has_value();
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&parked), deadline);
+  auto it = entries_.find(token);
+  if (it == entries_.end() || it->second.owner != owner || dropping_) return not_found;
+  if (!it->second.parked.has_value()) {
+    return absl::UnavailableError(absl::StrFormat(
+        "the session is still busy on its previous stream after %s; resume again",
+        absl::FormatDuration(wait)));
+  }
+  Parked taken = *std::move(it->second.parked);
+  it->second.parked.reset();
+  it->second.holder = holder;
+  it->second.expires = absl::InfiniteFuture();
+  return taken;
+}
+
+void ResumableSessions::DropAll() {
+  std::vector<Parked> freed;
+  {
+    absl::MutexLock lock(&mu_);
+    dropping_ = true;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.parked.has_value()) {
+        freed.push_back(*std::move(it->second.parked));
+        entries_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  Free(std::move(freed), "the daemon drains: no session can be resumed");
+}
+
+size_t ResumableSessions::parked() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [token, entry] : entries_) n += entry.parked.has_value() ? 1 : 0;
+  return n;
+}
+
+void ResumableSessions::Tick(absl::Time now) {
+  std::vector<Parked> freed;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.parked.has_value() && now >= it->second.expires) {
+        freed.push_back(*std::move(it->second.parked));
+        entries_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  Free(std::move(freed), "its client did not come back within the resume grace");
+}
+
+void ResumableSessions::Free(std::vector<Parked> parked, const char* why) {
+  for (Parked& p : parked) {
+    if (p.carried != nullptr) p.carried->Log(why);
+    executor_->Schedule([p = std::move(p)]() mutable { p = Parked(); });
+  }
+}
+
+}  // namespace sluice
