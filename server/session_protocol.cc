@@ -251,6 +251,7 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
                                     : manager_->options().NegotiateChunkSize(
                                           request.open().chunk_size()));
       }
+      job.open = true;
       job.run = [this, id, open = std::move(*request.mutable_open())](Responses* out) {
         DoOpen(id, open, out);
       };

@@ -90,6 +90,8 @@ class SessionProtocol {
     TransferBudget::Hold hold;
     // It only reads: running it again changes nothing.
     bool read_only = false;
+    // An open (never answered from a resumable session's record).
+    bool open = false;
     // Set by a CancelRequest naming it: queued, it is answered CANCELLED without running;
     // running (an execute), it stops at its next step, iteration or chunk. Null for the replies
     // a request gets without running (refusals, cancels).

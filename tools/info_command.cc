@@ -69,6 +69,13 @@ int RunInfo() {
               info->max_queued_requests(), HumanBytes(info->max_queued_bytes()).c_str(),
               HumanBytes(info->max_unsent_reply_bytes()).c_str(),
               HumanBytes(info->grpc_memory()).c_str());
+  if (info->resume_grace_ms() > 0) {
+    std::printf("resume:    a resumable session waits %.1f s for its client after its connection "
+                "breaks\n",
+                static_cast<double>(info->resume_grace_ms()) / 1000);
+  } else {
+    std::printf("resume:    sessions end with their connection (--resume_grace=0)\n");
+  }
   const v1::SessionLimits& l = info->default_limits();
   std::printf(
       "limits:    chunk %s (%s to %s), quota %s per session, %llu buffers, %llu steps, "

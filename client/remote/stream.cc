@@ -267,11 +267,14 @@ void RemoteDispatch::Stream::OnWriteDone(Link* link, bool ok) {
   {
     absl::MutexLock lock(&mu_);
     link->writing = false;
-    // The link is broken: no more writes; OnDone follows with why.
+    // The link is broken: no more writes. Its reads may still go on (a call that gRPC moved
+    // to a new connection can fail a write it had started on the old one), so it is
+    // cancelled: OnDone follows with why, and a resumable session resumes on a new link.
     if (!ok) link->write_failed = true;
     AdvanceLocked(&actions);
   }
   Apply(actions);
+  if (!ok) link->context.TryCancel();
 }
 
 void RemoteDispatch::Stream::OnWritesDoneDone(Link* link) {

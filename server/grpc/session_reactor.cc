@@ -290,7 +290,9 @@ void SessionReactor::LetGo() {
   // never run here: the client sends them again on the new stream.
   let_go_ = true;
   ended_ = absl::UnavailableError("the session was resumed on another stream");
-  cancel_call_ = true;  // the old connection may be half dead: no write waits for it
+  // The old connection may be half dead: a write still in flight would wait for it, so the
+  // call is cancelled then (else the stream ends with the reason).
+  cancel_call_ = writing_;
   ++kicks_;
   executor_->Schedule([this] { Kick(); });
 }
@@ -416,7 +418,7 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
       record = record_;
       resume_point = resume_point_;
     }
-    if (record != nullptr && job.id <= resume_point) {
+    if (record != nullptr && job.id <= resume_point && !job.open) {
       // Sent again after a resume: never run twice.
       ReplyRecord::Answer answer = record->Resend(job.id);
       if (answer.kind != ReplyRecord::Answer::kRun) {
@@ -464,7 +466,7 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
     }
     // A resumable session remembers what it replied (sharing the serialized slices) until the
     // client settles it.
-    if (record != nullptr && protocol_.open()) {
+    if (record != nullptr && protocol_.open() && !job.open) {
       record->Add(job.id, serialized, job.read_only, protocol_.Transfers());
     }
   }

@@ -22,6 +22,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/wait.h"
 
 namespace sluice::testing {
 namespace {
@@ -34,17 +35,6 @@ uint64_t ResidentBytesOf(pid_t pid) {
   const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
   std::fclose(statm);
   return read == 2 ? resident * 4096ull : 0;
-}
-
-// Waits at most `timeout` for `done`, checking every few milliseconds.
-template <class Done>
-bool WaitUntil(absl::Duration timeout, Done done) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
 }
 
 std::unique_ptr<RemoteDispatch> Connect(const std::string& address) {

@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/wait.h"
 
 namespace sluice::testing {
 namespace {
@@ -61,16 +62,6 @@ std::string TenantsFile(bool with_a = true, bool with_a2 = true) {
   }
   absl::StrAppend(&text, "[tenants.team-b]\ntokens = [\"", Digest(kTokenB), "\"]\n");
   return text;
-}
-
-template <typename Fn>
-bool WaitUntil(absl::Duration bound, Fn done) {
-  const absl::Time until = absl::Now() + bound;
-  while (!done()) {
-    if (absl::Now() > until) return false;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
 }
 
 absl::StatusOr<std::unique_ptr<RemoteDispatch>> ConnectAs(const std::string& target,
@@ -242,6 +233,7 @@ TEST_F(TenantsTest, TheCliTakesTheTokenFromTheEnvironmentOrAFlag) {
        "--server=" + daemon_->address()});
   EXPECT_EQ(info.exit_code, 0) << info.err;
   EXPECT_THAT(info.out, HasSubstr("tenant:    team-b: 0 sessions"));
+  EXPECT_THAT(info.out, HasSubstr("resume:    a resumable session waits 60.0 s"));
   ProgramRun flag = RunProgram(
       {sluice, "info", "--server=" + daemon_->address(), absl::StrCat("--token=", kTokenA)});
   EXPECT_EQ(flag.exit_code, 0) << flag.err;

@@ -17,10 +17,12 @@ namespace sluice::testing {
 
 class RawSession {
  public:
-  explicit RawSession(const std::string& target)
+  // `token`: a tenant's bearer token, for a daemon with tenants.
+  explicit RawSession(const std::string& target, const std::string& token = "")
       : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
         stub_(v1::Sluice::NewStub(channel_)) {
     context_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
     stream_ = stub_->Session(&context_);
   }
   ~RawSession() {
@@ -69,6 +71,24 @@ class RawSession {
     if (!status.ok()) return status;
     return response.open();
   }
+
+  // Opens a resumable session (OpenRequest.resumable), or resumes the one `resume_token`
+  // names; returns the daemon's reply.
+  absl::StatusOr<v1::OpenResponse> OpenResumable(const std::string& resume_token = "") {
+    v1::SessionRequest request;
+    request.mutable_open()->set_client_name("raw");
+    if (resume_token.empty()) {
+      request.mutable_open()->set_resumable(true);
+    } else {
+      request.mutable_open()->set_resume_token(resume_token);
+    }
+    v1::SessionResponse response;
+    absl::Status status = Call(request, next_id_++, &response);
+    if (!status.ok()) return status;
+    return response.open();
+  }
+  // Ids from `next` on.
+  void SetNextId(uint64_t next) { next_id_ = next; }
 
   absl::StatusOr<uint64_t> Allocate(uint64_t bytes) {
     v1::SessionRequest request;

@@ -1,0 +1,279 @@
+// Sessions that survive a dropped connection, against the real sluiced: a solve whose
+// connection is cut mid-window (through a proxy) finishes with the reference solver's answer;
+// requests whose outcome was unknown are answered from the daemon's record, never run twice;
+// a resume token works only for its own tenant; a stream that still holds the session lets
+// go of it; and a session whose client does not come back is freed after the grace.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/random.h"
+#include "base/token.h"
+#include "client/remote_dispatch.h"
+#include "client/server_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ifds/generator.h"
+#include "ifds/reference_solver.h"
+#include "ifds/resident_solver.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/raw_session.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/wait.h"
+#include "tests/testing/tcp_proxy.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using Code = absl::StatusCode;
+
+int PortOf(const std::string& address) {
+  int port = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
+  return port;
+}
+
+v1::GetInfoResponse Info(const std::string& address) {
+  absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(address, absl::Seconds(20));
+  EXPECT_TRUE(info.ok()) << info.status();
+  return info.ok() ? *info : v1::GetInfoResponse();
+}
+
+uint64_t Launches(const std::string& address) {
+  const v1::GetInfoResponse info = Info(address);
+  return info.devices_size() > 0 ? info.devices(0).counters().launches() : 0;
+}
+
+// An execute adding 1 to the word `handle` once.
+v1::SessionRequest AddOne(uint64_t handle) {
+  v1::SessionRequest request;
+  v1::Step& step = *request.mutable_execute()->add_prefix();
+  step.set_kernel("atomic_add_u32");
+  step.add_params(0);
+  step.add_params(1);
+  step.add_handles(handle);
+  return request;
+}
+
+uint32_t Word(const std::string& bytes) {
+  uint32_t word = 0;
+  std::memcpy(&word, bytes.data(), sizeof(word));
+  return word;
+}
+
+TEST(ResumeTest, ASolveWhoseConnectionIsCutMidWindowFinishesWithTheRightAnswer) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=2G"}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TcpProxy> proxy,
+                       TcpProxy::Start(PortOf(daemon->address())));
+  ifds::GeneratorOptions generated;
+  generated.seed = 29;
+  generated.procedures = 120;
+  generated.facts = 48;
+  generated.nodes_per_procedure = 12;
+  ASSERT_OK_AND_ASSIGN(ifds::Problem problem, ifds::Generate(generated));
+  const ifds::Solution reference = ifds::SolveReference(problem);
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
+                       RemoteDispatch::Connect({.target = proxy->address(),
+                                                .client_name = "cut-mid-window",
+                                                .call_timeout = absl::Minutes(2)}));
+  // Windows of one iteration make many windows; after the 1st, 3rd and 5th, the
+  // connection is cut as soon as the daemon is running passes of the next one.
+  ifds::ResidentOptions options;
+  options.initial_window = 1;
+  options.max_window = 1;
+  std::atomic<int> windows{0};
+  options.progress = [&](const ifds::ResidentProgress&) { windows.fetch_add(1); };
+  std::atomic<int> cuts{0};
+  std::atomic<bool> solved{false};
+  std::thread cutter([&] {
+    for (int cut = 0; cut < 3; ++cut) {
+      if (!WaitUntil(absl::Seconds(120),
+                     [&] { return windows.load() >= 2 * cut + 1 || solved.load(); }) ||
+          solved.load()) {
+        return;
+      }
+      const uint64_t launches = Launches(daemon->address());
+      if (!WaitUntil(absl::Seconds(120), [&] {
+            return solved.load() || Launches(daemon->address()) > launches;
+          }) ||
+          solved.load()) {
+        return;
+      }
+      proxy->CutAll();
+      cuts.fetch_add(1);
+    }
+  });
+  ifds::ResidentStats stats;
+  absl::StatusOr<ifds::Solution> solution = ifds::SolveResident(*d, problem, options, &stats);
+  solved = true;
+  cutter.join();
+  ASSERT_OK(solution.status()) << daemon->process().Stderr();
+  EXPECT_EQ(*solution, reference);
+  EXPECT_GE(stats.windows, 6u);
+  EXPECT_EQ(cuts.load(), 3);
+  // Each cut costs a resume (a link gRPC itself breaks on the way costs one more).
+  EXPECT_GE(d->counters().resumes, static_cast<uint64_t>(cuts.load()));
+  EXPECT_GE(proxy->connections(), 4);
+  EXPECT_THAT(daemon->process().Stderr(), HasSubstr("lost its stream"));
+  EXPECT_THAT(daemon->process().Stderr(), HasSubstr("resumed from"));
+  EXPECT_OK(d->Ping()) << "the session goes on";
+}
+
+TEST(ResumeTest, RequestsCompletedBeforeTheBreakAreAnsweredFromTheRecordNotRunAgain) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  auto first = std::make_unique<RawSession>(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, first->OpenResumable());
+  ASSERT_FALSE(opened.resume_token().empty());
+  EXPECT_EQ(opened.resume_grace_ms(), 60000u);
+  ASSERT_OK_AND_ASSIGN(uint64_t word, first->Allocate(4));  // id 2
+  v1::SessionRequest add = AddOne(word);
+  ASSERT_OK(first->Call(add, 3));
+  ASSERT_OK(first->Call(add, 4));
+  first->SetNextId(5);
+  ASSERT_OK_AND_ASSIGN(std::string before, first->Read(word, 0, 4));  // id 5
+  EXPECT_EQ(Word(before), 2u);
+  first->Cancel();  // the connection is lost
+  first.reset();
+
+  RawSession second(daemon->address());
+  second.SetNextId(10);
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse resumed, second.OpenResumable(opened.resume_token()));
+  EXPECT_TRUE(resumed.resumed());
+  EXPECT_EQ(resumed.last_completed_id(), 5u);
+  EXPECT_EQ(resumed.session_id(), opened.session_id());
+  // The client did not see the replies of 4 and 5: it sends them again, with their ids.
+  v1::SessionResponse reply;
+  ASSERT_OK(second.Call(add, 4, &reply));
+  std::string again;
+  ASSERT_OK(second.Call([&] {
+    v1::SessionRequest read;
+    v1::Range& r = *read.mutable_read()->add_ranges();
+    r.set_handle(word);
+    r.set_length(4);
+    return read;
+  }(), 5, nullptr, &again));
+  EXPECT_EQ(Word(again), 2u) << "the add of request 4 ran once";
+  // A new request runs as usual.
+  ASSERT_OK(second.Call(add, 11));
+  ASSERT_OK_AND_ASSIGN(std::string after, second.Read(word, 0, 4));
+  EXPECT_EQ(Word(after), 3u);
+  // A request the client had settled and sends again is not run either: its outcome is
+  // unknown to the daemon by then (DATA_LOSS), never a second run.
+  v1::SessionRequest settled = AddOne(word);
+  settled.set_settled_through(11);
+  ASSERT_OK(second.Call(settled, 13));
+  EXPECT_THAT(second.Call(add, 3), StatusIs(Code::kDataLoss, HasSubstr("outcome is unknown")));
+  ASSERT_OK_AND_ASSIGN(std::string last, second.Read(word, 0, 4));
+  EXPECT_EQ(Word(last), 4u);
+}
+
+TEST(ResumeTest, AStreamThatStillHoldsTheSessionLetsGoOfIt) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  RawSession first(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, first.OpenResumable());
+  ASSERT_OK_AND_ASSIGN(uint64_t word, first.Allocate(4));
+  RawSession second(daemon->address());
+  second.SetNextId(100);
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse resumed, second.OpenResumable(opened.resume_token()));
+  EXPECT_EQ(resumed.last_completed_id(), 2u);
+  const grpc::Status old = first.AwaitEnd();
+  EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(old.error_message(), HasSubstr("resumed on another stream"));
+  ASSERT_OK_AND_ASSIGN(std::string bytes, second.Read(word, 0, 4));
+  EXPECT_EQ(Word(bytes), 0u);
+}
+
+TEST(ResumeTest, ASessionWhoseClientDoesNotComeBackIsFreedAfterTheGrace) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--resume_grace=1s"}));
+  {
+    RawSession raw(daemon->address());
+    ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, raw.OpenResumable());
+    EXPECT_EQ(opened.resume_grace_ms(), 1000u);
+    ASSERT_OK(raw.Allocate(8 << 20).status());
+    ASSERT_OK(raw.Allocate(1 << 20).status());
+    raw.Cancel();
+  }
+  // Parked: still held, for the grace...
+  EXPECT_EQ(Info(daemon->address()).devices(0).memory().used(), uint64_t{9} << 20);
+  // ...then every byte is freed.
+  EXPECT_TRUE(WaitUntil(absl::Seconds(20), [&] {
+    const v1::GetInfoResponse info = Info(daemon->address());
+    return info.devices(0).memory().used() == 0 && info.active_sessions() == 0 &&
+           info.transfer_bytes_in_use() == 0;
+  })) << daemon->process().Stderr();
+  EXPECT_THAT(daemon->process().Stderr(),
+              HasSubstr("its client did not come back within the resume grace"));
+  // A session that is closed, not lost, is freed at once and cannot be resumed.
+  RawSession closed(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, closed.OpenResumable());
+  ASSERT_OK(closed.Allocate(4096).status());
+  EXPECT_TRUE(closed.Finish().ok());
+  RawSession late(daemon->address());
+  EXPECT_THAT(late.OpenResumable(opened.resume_token()), StatusIs(Code::kNotFound));
+}
+
+TEST(ResumeTest, WithoutAGraceSessionsAreNotResumable) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--resume_grace=0s"}));
+  RawSession raw(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, raw.OpenResumable());
+  EXPECT_TRUE(opened.resume_token().empty());
+  RawSession other(daemon->address());
+  EXPECT_THAT(other.OpenResumable("0123456789abcdef"), StatusIs(Code::kFailedPrecondition));
+  // RemoteDispatch then runs a plain session.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
+                       RemoteDispatch::Connect({.target = daemon->address()}));
+  EXPECT_OK(d->Ping());
+}
+
+TEST(ResumeTest, AResumeTokenWorksOnlyForItsOwnTenant) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/resume-", getpid(), "-",
+                                       SecureRandom64());
+  ASSERT_EQ(RunProgram({"/bin/mkdir", "-p", dir}).exit_code, 0);
+  const std::string tenants = dir + "/tenants.toml";
+  {
+    std::ofstream out(tenants);
+    out << "[tenants.a]\ntokens = [\"" << FormatTokenDigest(DigestToken("token-a"))
+        << "\"]\n[tenants.b]\ntokens = [\"" << FormatTokenDigest(DigestToken("token-b"))
+        << "\"]\n";
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--tenants_file=" + tenants}));
+  std::string token;
+  {
+    RawSession b(daemon->address(), "token-b");
+    ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, b.OpenResumable());
+    token = opened.resume_token();
+    ASSERT_OK(b.Allocate(4096).status());
+    b.Cancel();
+  }
+  RawSession a(daemon->address(), "token-a");
+  EXPECT_THAT(a.OpenResumable(token),
+              StatusIs(Code::kNotFound, HasSubstr("no session waits to be resumed")));
+  RawSession b_again(daemon->address(), "token-b");
+  b_again.SetNextId(50);
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse resumed, b_again.OpenResumable(token));
+  EXPECT_TRUE(resumed.resumed());
+}
+
+}  // namespace
+}  // namespace sluice::testing
