@@ -78,6 +78,12 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
   if (!buffer.ok()) {
     bytes_ -= bytes;
     if (options_.shared_quota != nullptr) options_.shared_quota->Release(bytes);
+    if (options_.discreet && absl::IsResourceExhausted(buffer.status())) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the device has no room for %d more bytes now (its memory is shared with other "
+          "sessions): retry, or allocate less",
+          bytes));
+    }
     return buffer.status();
   }
   uint64_t handle = SecureRandom64();

@@ -28,6 +28,9 @@ class ResourceTable {
     // When set, buffers are also reserved from it: a quota several tables share (the memory of
     // all of one client's sessions).
     std::shared_ptr<MemoryAccountant> shared_quota;
+    // The device's refusals of an allocation state no figures (they count every session's
+    // buffers): for a daemon whose tenants must not learn of each other's use.
+    bool discreet = false;
   };
 
   // Buffers pinned for one operation. Unpins on destruction; a buffer freed while pinned is

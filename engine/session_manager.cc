@@ -270,6 +270,7 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
     }
     ++holder.sessions;
     session_options.table.shared_quota = holder.memory;
+    session_options.table.discreet = !who.tenant.empty();
     session_options.share = holder.device_turns;
     transfers = holder.transfers != nullptr
                     ? holder.transfers

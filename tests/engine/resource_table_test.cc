@@ -96,6 +96,22 @@ TEST_F(ResourceTableTest, QuotaAndBufferLimitAreResourceExhausted) {
   EXPECT_EQ(table.bytes_in_use(), 100u);
 }
 
+TEST_F(ResourceTableTest, ADiscreetTableSaysNothingOfOtherSessionsUseOfTheDevice) {
+  // The device holds 1 MiB; another session holds most of it.
+  ResourceTable other(device_.get(), {});
+  ASSERT_OK(other.Allocate(900 << 10).status());
+  ResourceTable plain(device_.get(), {});
+  EXPECT_THAT(plain.Allocate(200 << 10),
+              StatusIs(Code::kResourceExhausted, ::testing::HasSubstr("921600")))
+      << "a daemon without tenants states the device's figures";
+  ResourceTable discreet(device_.get(), {.discreet = true});
+  const absl::StatusOr<uint64_t> refused = discreet.Allocate(200 << 10);
+  EXPECT_THAT(refused, StatusIs(Code::kResourceExhausted,
+                                ::testing::HasSubstr("the device has no room for 204800 more")));
+  EXPECT_THAT(refused.status().message(), ::testing::Not(::testing::HasSubstr("921600")));
+  EXPECT_EQ(discreet.bytes_in_use(), 0u);
+}
+
 // A CPU device whose first allocation waits until the test lets it finish.
 class GatedDevice final : public Device {
  public:
