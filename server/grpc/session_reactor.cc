@@ -73,6 +73,8 @@ void SessionReactor::Evict(uint32_t max) {
     absl::MutexLock lock(&mu_);
     if (!counted_unopened_) return;  // it opened its session meanwhile: it stays
     counted_unopened_ = false;
+    // A resume under way keeps the session it takes (parked again for its client).
+    stream_only_end_ = true;
   }
   EndWith(absl::ResourceExhaustedError(absl::StrFormat(
               "no session opened on this stream while %d newer streams waited to open theirs "
@@ -88,7 +90,8 @@ void SessionReactor::Tick(absl::Time now) {
     absl::MutexLock lock(&mu_);
     if (finished_ || !ended_.ok()) return;
     const bool open = protocol_.open();
-    if (!open && now - started_ > timeouts_.open) {
+    // An open that runs (a resume waiting, bounded, for the old stream to let go) is not late.
+    if (!open && !job_running_ && now - started_ > timeouts_.open) {
       why = absl::DeadlineExceededError(absl::StrFormat(
           "no session opened within %s of the stream's start (the daemon's --open_timeout)",
           absl::FormatDuration(timeouts_.open)));
@@ -208,7 +211,7 @@ void SessionReactor::OnDone() {
     // A resumable session waits for its client when its connection broke, or another stream
     // resumes it; a close, an end the daemon chose, or a malformed message end it.
     park = !token.empty() && protocol_.open() && !malformed_ &&
-           (let_go_ || (ended_.ok() && (cancelled_ || write_failed_)));
+           (let_go_ || stream_only_end_ || (ended_.ok() && (cancelled_ || write_failed_)));
     if (let_go_) why = "resumed on another stream";
   }
   watch_->Remove(this);

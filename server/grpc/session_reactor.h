@@ -198,6 +198,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   std::shared_ptr<ReplyRecord> record_ ABSL_GUARDED_BY(mu_);
   uint64_t resume_point_ ABSL_GUARDED_BY(mu_) = 0;
   bool let_go_ ABSL_GUARDED_BY(mu_) = false;  // another stream resumes the session
+  // The stream was ended for itself (evicted before its open finished), not its session.
+  bool stream_only_end_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sluice
