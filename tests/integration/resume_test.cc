@@ -3,6 +3,8 @@
 // requests whose outcome was unknown are answered from the daemon's record, never run twice;
 // a resume token works only for its own tenant; a stream that still holds the session lets
 // go of it; and a session whose client does not come back is freed after the grace.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -130,6 +132,40 @@ TEST(ResumeTest, ASolveWhoseConnectionIsCutMidWindowFinishesWithTheRightAnswer) 
   EXPECT_THAT(daemon->process().Stderr(), HasSubstr("lost its stream"));
   EXPECT_THAT(daemon->process().Stderr(), HasSubstr("resumed from"));
   EXPECT_OK(d->Ping()) << "the session goes on";
+}
+
+TEST(ResumeTest, AClientPausedForThirtySecondsFinishesItsSolve) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=2G"}));
+  const std::string sluice = BinaryPath("sluice");
+  const std::string problem = absl::StrCat(::testing::TempDir(), "/paused-", getpid(), ".bin");
+  const ProgramRun generated =
+      RunProgram({sluice, "gen", "--seed=5", "--procedures=2000", "--facts=64", "--binary",
+                  "--out=" + problem});
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  const ProgramRun reference = RunProgram({sluice, "solve", problem, "--solver=reference"});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+
+  // The client (the CLI, through RemoteDispatch) is stopped once its windows run, for 30 s:
+  // its keepalive pings go unanswered meanwhile, and whether its connection survives or not,
+  // it must finish with the right answer.
+  const uint64_t launches_before = Launches(daemon->address());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ChildProcess> client,
+                       ChildProcess::Spawn({sluice, "solve", problem,
+                                            "--server=" + daemon->address()}));
+  ASSERT_TRUE(WaitUntil(absl::Seconds(60),
+                        [&] { return Launches(daemon->address()) > launches_before; }))
+      << "the solve never started";
+  ASSERT_EQ(::kill(client->pid(), SIGSTOP), 0);
+  ASSERT_THAT(client->Wait(absl::ZeroDuration()), StatusIs(Code::kDeadlineExceeded))
+      << "the client is paused mid-solve, not after it";
+  absl::SleepFor(absl::Seconds(30));  // the pause is the scenario
+  ASSERT_EQ(::kill(client->pid(), SIGCONT), 0);
+  ASSERT_OK_AND_ASSIGN(std::string out, client->ReadAll(absl::Seconds(120)));
+  ASSERT_OK_AND_ASSIGN(int status, client->Wait(absl::Seconds(30)));
+  ASSERT_TRUE(WIFEXITED(status)) << client->Stderr();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << client->Stderr();
+  EXPECT_EQ(out, reference.out);
 }
 
 TEST(ResumeTest, RequestsCompletedBeforeTheBreakAreAnsweredFromTheRecordNotRunAgain) {
