@@ -431,7 +431,8 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
 
   if (request.resumable() && resumer_ != nullptr &&
       resumer_->resume_grace() > absl::ZeroDuration()) {
-    resume_token_ = resumer_->RegisterResumable(Owner());
+    resume_token_ = resumer_->RegisterResumable(
+        Owner(), principal_.has_value() ? principal_->credential : "");
   }
   ReplyOpened(id, out);
 }

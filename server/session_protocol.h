@@ -68,9 +68,10 @@ class SessionProtocol {
     virtual ~Resumer() = default;
     // How long a session outlives its stream (0: sessions are not resumable).
     virtual absl::Duration resume_grace() const = 0;
-    // Registers the session opened now as resumable by `owner` (its tenant, or ""); returns
-    // its resume token.
-    virtual std::string RegisterResumable(const std::string& owner) = 0;
+    // Registers the session opened now as resumable by `owner` (its tenant, or ""), opened
+    // with `credential` (its token's digest, or ""); returns its resume token.
+    virtual std::string RegisterResumable(const std::string& owner,
+                                          const std::string& credential) = 0;
     struct Resumed {
       std::unique_ptr<Carried> carried;
       uint64_t last_completed = 0;  // the highest request id completed on the session

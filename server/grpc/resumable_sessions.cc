@@ -101,11 +101,31 @@ uint64_t ReplyRecord::bytes() const {
 
 ResumableSessions::~ResumableSessions() { DropAll(); }
 
-std::string ResumableSessions::Register(const std::string& owner, Holder* holder) {
+std::string ResumableSessions::Register(const std::string& owner, const std::string& credential,
+                                        Holder* holder) {
   std::string token = RandomHexId() + RandomHexId();
   absl::MutexLock lock(&mu_);
-  entries_[token] = Entry{.owner = owner, .holder = holder};
+  entries_[token] = Entry{.owner = owner, .credential = credential, .holder = holder};
   return token;
+}
+
+void ResumableSessions::DropRevoked(
+    absl::FunctionRef<bool(const std::string& owner, const std::string& credential)> revoked) {
+  std::vector<Parked> freed;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.parked.has_value() && revoked(it->second.owner, it->second.credential)) {
+        freed.push_back(*std::move(it->second.parked));
+        entries_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  Free(std::move(freed),
+       "the daemon's tenants file, reloaded, no longer lists its tenant or the token it opened "
+       "with");
 }
 
 void ResumableSessions::Park(const std::string& token, Parked parked) {

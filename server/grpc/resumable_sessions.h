@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -105,8 +106,9 @@ class ResumableSessions final : public StreamWatch::Watched {
   absl::Duration grace() const { return grace_; }
 
   // Registers a resumable session held by `holder`, owned by `owner` (its tenant; "" without
-  // tenants), and returns its token.
-  std::string Register(const std::string& owner, Holder* holder) ABSL_LOCKS_EXCLUDED(mu_);
+  // tenants) and opened with `credential` (its token's digest), and returns its token.
+  std::string Register(const std::string& owner, const std::string& credential, Holder* holder)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The session's stream is gone: it waits for its client until the grace ends (freed at once
   // while draining).
   void Park(const std::string& token, Parked parked) ABSL_LOCKS_EXCLUDED(mu_);
@@ -120,6 +122,10 @@ class ResumableSessions final : public StreamWatch::Watched {
                               Holder* holder, absl::Duration wait) ABSL_LOCKS_EXCLUDED(mu_);
   // Frees every parked session, and from now on frees what is parked at once (a drain).
   void DropAll() ABSL_LOCKS_EXCLUDED(mu_);
+  // Frees the parked sessions for which `revoked(owner, credential)` is true (a reloaded
+  // tenants file no longer lists their tenant or token). Called under the registry's lock.
+  void DropRevoked(absl::FunctionRef<bool(const std::string& owner, const std::string& credential)>
+                       revoked) ABSL_LOCKS_EXCLUDED(mu_);
   // Sessions waiting for their client now.
   size_t parked() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -129,6 +135,7 @@ class ResumableSessions final : public StreamWatch::Watched {
  private:
   struct Entry {
     std::string owner;
+    std::string credential;
     Holder* holder = nullptr;        // the stream holding it, or null when parked
     std::optional<Parked> parked;    // set while it waits
     absl::Time expires = absl::InfiniteFuture();

@@ -52,6 +52,10 @@ void SluiceService::SetTenants(std::shared_ptr<const TenantTable> tenants) {
       absl::UnauthenticatedError(
           "the daemon's tenants file, reloaded, no longer lists this session's tenant or the "
           "token it opened with: the session is ended and its buffers freed"));
+  // Sessions waiting for their client to resume them go too.
+  resumable_.DropRevoked([&](const std::string& owner, const std::string& credential) {
+    return !owner.empty() && (tenants == nullptr || tenants->Accepts(owner, credential) == nullptr);
+  });
 }
 
 absl::StatusOr<std::optional<Principal>> SluiceService::Authenticate(

@@ -263,8 +263,9 @@ void SessionReactor::EndWith(const absl::Status& why, bool cancel_call) {
   executor_->Schedule([this] { Kick(); });
 }
 
-std::string SessionReactor::RegisterResumable(const std::string& owner) {
-  std::string token = resumable_->Register(owner, this);
+std::string SessionReactor::RegisterResumable(const std::string& owner,
+                                             const std::string& credential) {
+  std::string token = resumable_->Register(owner, credential, this);
   absl::MutexLock lock(&mu_);
   token_ = token;
   record_ = std::make_shared<ReplyRecord>();

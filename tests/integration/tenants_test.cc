@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/wait.h"
 
@@ -190,7 +191,6 @@ TEST_F(TenantsTest, ReloadingEndsTheSessionsOfRemovedTenantsAndTokensOnly) {
                        ConnectAs(daemon_->address(), kTokenA2));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> b, ConnectAs(daemon_->address(), kTokenB));
   ASSERT_OK_AND_ASSIGN(Resource kept, b->Allocate(4096));
-
   // A file that does not parse changes nothing.
   WriteFile(tenants_, "[tenants.team-b\n");
   ASSERT_EQ(::kill(daemon_->process().pid(), SIGHUP), 0);
@@ -211,7 +211,19 @@ TEST_F(TenantsTest, ReloadingEndsTheSessionsOfRemovedTenantsAndTokensOnly) {
   EXPECT_OK(a1->Ping());
   EXPECT_THAT(ConnectAs(daemon_->address(), kTokenA2), StatusIs(Code::kUnauthenticated));
 
-  // team-a is removed: its sessions end; team-b's session and buffer live on.
+  // A session of team-a that lost its connection waits to be resumed.
+  {
+    RawSession parked(daemon_->address(), kTokenA);
+    ASSERT_OK(parked.OpenResumable().status());
+    ASSERT_OK(parked.Allocate(4096).status());
+    parked.Cancel();
+  }
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] {
+    return absl::StrContains(daemon_->process().Stderr(), "lost its stream");
+  })) << daemon_->process().Stderr();
+
+  // team-a is removed: its sessions end (the one waiting to be resumed too); team-b's session
+  // and buffer live on.
   WriteFile(tenants_, TenantsFile(/*with_a=*/false));
   ASSERT_EQ(::kill(daemon_->process().pid(), SIGHUP), 0);
   ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] {
@@ -219,6 +231,10 @@ TEST_F(TenantsTest, ReloadingEndsTheSessionsOfRemovedTenantsAndTokensOnly) {
   })) << daemon_->process().Stderr();
   EXPECT_THAT(a1->Ping(), StatusIs(Code::kUnauthenticated));
   EXPECT_THAT(ConnectAs(daemon_->address(), kTokenA), StatusIs(Code::kUnauthenticated));
+  EXPECT_THAT(daemon_->process().Stderr(),
+              HasSubstr("closed (the daemon's tenants file, reloaded, no longer lists its "
+                        "tenant or the token it opened with)"))
+      << "the parked session is freed too";
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> bytes, b->DownloadRange(kept, 0, 8));
   EXPECT_EQ(bytes, std::vector<uint8_t>(8, 0));
 }
