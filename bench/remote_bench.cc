@@ -30,6 +30,9 @@ ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");
 ABSL_FLAG(int, latency_samples, 1000, "samples per method per round");
 ABSL_FLAG(int, upload_mib, 256, "bytes per throughput transfer, in MiB");
 ABSL_FLAG(int, upload_repeats, 5, "throughput transfers per method (the median is reported)");
+ABSL_FLAG(bool, resumable, true,
+          "open the session resumable (the daemon records replies, the client keeps requests "
+          "until answered), as RemoteDispatch does by default");
 
 namespace sluice::bench {
 namespace {
@@ -160,8 +163,11 @@ int Main() {
   auto echo_channel =
       grpc::CreateCustomChannel(echo_address, grpc::InsecureChannelCredentials(), args);
   auto echo_stub = Echo::NewStub(echo_channel);
-  absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote = RemoteDispatch::Connect(
-      {.target = (*daemon)->address(), .client_name = "bench", .chunk_size = kChunk});
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote =
+      RemoteDispatch::Connect({.target = (*daemon)->address(),
+                               .client_name = "bench",
+                               .chunk_size = kChunk,
+                               .resumable = absl::GetFlag(FLAGS_resumable)});
   if (!remote.ok()) {
     std::fprintf(stderr, "%s\n", remote.status().ToString().c_str());
     return 1;

@@ -7,8 +7,12 @@
 // next call's deadline covers the frees queued before it. Transfers are chunked below gRPC's message limit
 // and reassembled, invisibly to the caller; ranged reads move only their ranges.
 //
-// Every call waits at most `call_timeout`; when the daemon or the connection is gone, calls
-// fail promptly with Unavailable (and all later calls too: the session's buffers are gone).
+// Every call waits at most `call_timeout`. A resumable session (Options::resumable, the
+// default) whose connection breaks is resumed on a new one within the daemon's grace, its
+// unanswered requests sent again and answered once (callers wait a little longer and see no
+// error); when the daemon is gone (nothing listens any more), the session was ended or its
+// grace passed, calls fail promptly with Unavailable (and all later calls too: the session's
+// buffers are gone).
 // A daemon with tenants refuses a missing or wrong token with Unauthenticated; a session it
 // ends because its tenant or token was removed fails its calls with Unauthenticated too.
 #ifndef SLUICE_CLIENT_REMOTE_DISPATCH_H_
