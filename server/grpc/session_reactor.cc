@@ -152,7 +152,13 @@ void SessionReactor::OnReadDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     reading_ = false;
-    if (!ok) read_closed_ = true;
+    if (!ok) {
+      read_closed_ = true;
+      // The client half-closed (it is done with the session), as opposed to a call that broke.
+      if (!cancelled_ && ended_.ok() && !finished_ && !context_->IsCancelled()) {
+        half_closed_ = true;
+      }
+    }
     if (malformed) {
       malformed_ = true;
       protocol_.Cancel();
@@ -186,7 +192,8 @@ void SessionReactor::OnCancel() {
   {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
-    if (!ResumableLocked()) protocol_.Cancel();
+    // A client that closed and then gave up waiting is done: its work stops as any other's.
+    if (!ResumableLocked() || half_closed_) protocol_.Cancel();
     ContinueLocked(&actions);
   }
   Perform(actions);
@@ -210,7 +217,7 @@ void SessionReactor::OnDone() {
     record = record_;
     // A resumable session waits for its client when its connection broke, or another stream
     // resumes it; a close, an end the daemon chose, or a malformed message end it.
-    park = !token.empty() && protocol_.open() && !malformed_ &&
+    park = !token.empty() && protocol_.open() && !malformed_ && !half_closed_ &&
            (let_go_ || stream_only_end_ || (ended_.ok() && (cancelled_ || write_failed_)));
     if (let_go_) why = "resumed on another stream";
   }
