@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/random.h"
 #include "base/status_macros.h"
+#include "client/remote/channel.h"
 #include "client/remote/stream.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/codec.h"
@@ -61,8 +62,19 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   dispatch->backend_version_ = opened.backend_version();
   ASSIGN_OR_RETURN(dispatch->limits_, GrantedLimitsFromProto(opened.limits()));
   dispatch->stream_->set_chunk_size(dispatch->limits_.chunk_size);
+  // A session that a balanced target placed on one of its daemons resumes on that daemon.
+  std::shared_ptr<grpc::Channel> pinned;
+  if (!opened.resume_token().empty() && NamesSeveralDaemons(options.target)) {
+    const std::string peer = dispatch->stream_->peer();
+    if (!peer.empty()) {
+      ASSIGN_OR_RETURN(pinned,
+                       MakePinnedChannel(peer, options.credentials,
+                                         PinnedServerName(options.target, options.credentials)));
+    }
+  }
   dispatch->stream_->set_resumable(
-      opened.resume_token(), absl::Milliseconds(static_cast<int64_t>(opened.resume_grace_ms())));
+      opened.resume_token(), absl::Milliseconds(static_cast<int64_t>(opened.resume_grace_ms())),
+      std::move(pinned));
   return dispatch;
 }
 

@@ -41,6 +41,7 @@ absl::Status DeviceHealth::Start(bool graph_loops) {
 bool DeviceHealth::MarkFailed(const std::string& what) {
   absl::MutexLock lock(&state_mu_);
   if (failed_.exchange(true)) return false;
+  failures_.fetch_add(1);
   failure_ = what;
   return true;
 }
@@ -53,7 +54,7 @@ absl::Status DeviceHealth::Fail(Severity severity, const std::string& what,
     return otherwise;
   }
   if (MarkFailed(what)) {
-    Log("%s failed: %s; sessions on it are lost, the next one resets it", name_, what);
+    LogError("%s failed: %s; sessions on it are lost, the next one resets it", name_, what);
   }
   return absl::UnavailableError(absl::StrFormat(
       "the GPU failed (%s); this session's buffers are gone, open a new session", what));
@@ -90,7 +91,7 @@ absl::Status DeviceHealth::ResetIfFailed() {
     if (absl::Status reset = runtime_->Reset(); !reset.ok()) {
       // CUDA promises recovery from a sticky error only to a new process.
       lost_.store(true);
-      Log("%s could not be reset after a failure (%s); it is lost to this process", name_,
+      LogError("%s could not be reset after a failure (%s); it is lost to this process", name_,
           reset.message());
       return LostError();
     }
@@ -105,6 +106,7 @@ absl::Status DeviceHealth::ResetIfFailed() {
   }
   absl::MutexLock lock(&state_mu_);
   failed_.store(false);
+  resets_.fetch_add(1);
   Log("%s reset after a failure (%s); serving new sessions", name_, failure_);
   failure_.clear();
   return absl::OkStatus();

@@ -87,6 +87,9 @@ class DeviceHealth {
   bool failed() const { return failed_.load(); }
   // A reset failed: nothing runs on the device again in this process.
   bool lost() const { return lost_.load(); }
+  // Failures marked, and resets that brought the device back, since creation.
+  uint64_t failures() const { return failures_.load(); }
+  uint64_t resets() const { return resets_.load(); }
   // Whether repeated groups run as graph loops on the current context.
   bool graph_loops() const { return graph_loops_.load(); }
 
@@ -106,6 +109,8 @@ class DeviceHealth {
   std::atomic<bool> failed_{false};
   std::atomic<bool> lost_{false};
   std::atomic<uint64_t> epoch_{1};
+  std::atomic<uint64_t> failures_{0};
+  std::atomic<uint64_t> resets_{0};
   // Changed only with use_mu_ held exclusively (at start and by a reset).
   std::atomic<bool> graph_loops_{false};
 };

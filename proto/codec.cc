@@ -124,6 +124,8 @@ void ToProto(const DeviceInfo& info, const MemoryInfo& memory, const DeviceCount
   c.set_launches(counters.launches);
   c.set_allocations(counters.allocations);
   c.set_frees(counters.frees);
+  c.set_failures(counters.failures);
+  c.set_resets(counters.resets);
 }
 
 void ToProto(const KernelCatalog& catalog, v1::GetInfoResponse* out) {

@@ -100,6 +100,8 @@ struct DeviceCounters {
                                   // loop guard skipped in the last batches count too)
   uint64_t allocations = 0;
   uint64_t frees = 0;
+  uint64_t failures = 0;  // times the device failed (its context broke; the CPU device never)
+  uint64_t resets = 0;    // resets that brought it back after a failure
 };
 
 struct DeviceInfo {

@@ -10,7 +10,8 @@ SLUICE_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev ccache pkg-config
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libtcmalloc-minimal4 libssl-dev openssl libtomlplusplus-dev
+  libtcmalloc-minimal4 libssl-dev openssl libtomlplusplus-dev nlohmann-json3-dev
+  prometheus-cpp-dev prometheus
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

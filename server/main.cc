@@ -122,6 +122,13 @@ ABSL_FLAG(sluice::ByteSize, grpc_memory, sluice::ByteSize{0},
 ABSL_FLAG(absl::Duration, resume_grace, sluice::SluiceService::Options{}.resume_grace,
           "how long a resumable session keeps its buffers once its connection breaks, for its "
           "client to resume it (0: sessions end with their stream)");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port to serve Prometheus metrics on (GET /metrics; port 0 picks a free port, "
+          "logged at start); empty: none. Metrics name no token and no tenant's data, but show "
+          "the daemon's whole load: serve them where only monitoring reaches");
+ABSL_FLAG(sluice::LogFormat, log_format, sluice::LogFormat::kText,
+          "log lines on stderr: text, or json (one object a line: time, level, program, "
+          "session, peer, client, tenant, message)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running sessions may take before they are cancelled");
 
@@ -136,12 +143,13 @@ void LogFromProtobuf(google::protobuf::LogLevel level, const char* file, int lin
                      : level == google::protobuf::LOGLEVEL_WARNING ? "WARNING"
                      : level == google::protobuf::LOGLEVEL_ERROR   ? "ERROR"
                                                                    : "FATAL";
-  // Limited per client host: the context is the peer, "ipv4:10.0.0.7:51234".
-  const std::string context = LogContext::Current();
+  // Limited per client host: the context's peer, "ipv4:10.0.0.7:51234".
+  const std::string context = LogContext::Current().peer;
   const size_t port = context.rfind(':');
   const std::string host = port == std::string::npos ? context : context.substr(0, port);
   LogLimited(absl::StrCat("libprotobuf ", host),
-             absl::StrFormat("libprotobuf %s %s:%d: %s", name, file, line, message));
+             absl::StrFormat("libprotobuf %s %s:%d: %s", name, file, line, message), {},
+             level == google::protobuf::LOGLEVEL_INFO ? LogLevel::kInfo : LogLevel::kWarning);
 }
 
 // Signals that drain the daemon: those a supervisor or a user sends to stop a process, and the
@@ -189,6 +197,7 @@ void ReloadTenants(Daemon& daemon, const std::string& path) {
 
 int Main() {
   SetLogTag("sluiced");
+  SetLogFormat(absl::GetFlag(FLAGS_log_format));
   google::protobuf::SetLogHandler(&LogFromProtobuf);
   // A log or stdout whose reader went away fails the write instead of ending the daemon; a
   // file grown past its limit fails the write too.
@@ -222,6 +231,7 @@ int Main() {
     options.streams.tenants = *std::move(tenants);
   }
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.streams.timeouts = {.open = absl::GetFlag(FLAGS_open_timeout),
                               .idle = absl::GetFlag(FLAGS_idle_timeout),
                               .stall = absl::GetFlag(FLAGS_stall_timeout)};
@@ -328,6 +338,9 @@ int Main() {
       AbslUnparseFlag(ByteSize{options.sessions.client_memory}),
       AbslUnparseFlag(ByteSize{options.sessions.max_transfer_bytes}),
       AbslUnparseFlag(ByteSize{limits.max_request_bytes}));
+  if (!(*daemon)->metrics_address().empty()) {
+    Log("metrics on http://%s/metrics", (*daemon)->metrics_address());
+  }
   std::printf("sluiced listening on %s\n", (*daemon)->address().c_str());
   std::fflush(stdout);
 

@@ -49,9 +49,11 @@ absl::Status NotOpenError() {
 
 SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer,
                                  SessionManager::Listener* listener,
-                                 std::optional<Principal> principal, Resumer* resumer)
+                                 std::optional<Principal> principal, Resumer* resumer,
+                                 Metrics* metrics)
     : manager_(manager),
       resumer_(resumer),
+      metrics_(metrics),
       peer_(std::move(peer)),
       principal_(std::move(principal)),
       listener_(listener),
@@ -92,7 +94,7 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
     absl::StatusOr<TransferBudget::Hold> reserved =
         Transfers().Reserve(bytes, "a queued request");
     if (!reserved.ok()) {
-      jobs->push_back(ReplyJob(request.id(), reserved.status()));
+      jobs->push_back(ReplyJob(request.id(), request.op_case(), reserved.status()));
       return;
     }
     hold = *std::move(reserved);
@@ -192,11 +194,13 @@ void SessionProtocol::EndUpload(absl::Status error, std::vector<Job>* jobs,
     // Nothing of it will be written: its data and reservation go now, its reply is queued
     // now, and its later messages are dropped as they come.
     if (more_may_follow) discarding_ = up.id;
-    jobs->push_back(ReplyJob(up.id, std::move(error)));
+    jobs->push_back(ReplyJob(up.id, v1::SessionRequest::kUpload, std::move(error)));
     return;
   }
   Job job;
   job.id = up.id;
+  job.op = v1::SessionRequest::kUpload;
+  job.accepted = absl::Now();
   job.cheap = up.expected <= kCheapBytes;
   job.staged = up.received;
   job.cancelled = NewCancelFlag(up.id);
@@ -204,9 +208,12 @@ void SessionProtocol::EndUpload(absl::Status error, std::vector<Job>* jobs,
   jobs->push_back(std::move(job));
 }
 
-SessionProtocol::Job SessionProtocol::ReplyJob(uint64_t id, absl::Status status) {
+SessionProtocol::Job SessionProtocol::ReplyJob(uint64_t id, v1::SessionRequest::OpCase op,
+                                               absl::Status status) {
   Job job;
   job.id = id;
+  job.op = op;
+  job.accepted = absl::Now();
   job.cheap = true;
   job.run = [id, status = std::move(status)](Responses* out) { Reply(id, status, out); };
   return job;
@@ -233,6 +240,8 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
   Job job;
   const uint64_t id = request.id();
   job.id = id;
+  job.op = request.op_case();
+  job.accepted = absl::Now();
   // Every request that runs can be cancelled before it does.
   if (request.op_case() != v1::SessionRequest::kCancel &&
       request.op_case() != v1::SessionRequest::OP_NOT_SET &&
@@ -284,7 +293,7 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
       break;
     case v1::SessionRequest::kCancel: {
       const int found = CancelPending(request.cancel().target());
-      return ReplyJob(id, found > 0 ? absl::OkStatus()
+      return ReplyJob(id, v1::SessionRequest::kCancel, found > 0 ? absl::OkStatus()
                                     : absl::NotFoundError(absl::StrFormat(
                                           "no unfinished request with id %d to cancel",
                                           request.cancel().target())));
@@ -298,7 +307,8 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
       break;
     case v1::SessionRequest::kUpload:  // assembled by AcceptUpload
     case v1::SessionRequest::OP_NOT_SET:
-      return ReplyJob(id, absl::InvalidArgumentError("the request carries no operation"));
+      return ReplyJob(id, request.op_case(),
+                      absl::InvalidArgumentError("the request carries no operation"));
   }
   return job;
 }
@@ -306,6 +316,7 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
 // ---- Job path ---------------------------------------------------------------------------------
 
 void SessionProtocol::Run(Job& job, Responses* out) {
+  const absl::Time start = absl::Now();
   if (job.cancelled != nullptr && job.cancelled->load()) {
     Reply(job.id, absl::CancelledError("cancelled before it ran"), out);
   } else {
@@ -313,7 +324,13 @@ void SessionProtocol::Run(Job& job, Responses* out) {
   }
   Skip(job);
   ++stats_.requests;
-  if (!out->empty() && out->back().status().code() != 0) ++stats_.errors;
+  const int code = out->empty() ? 0 : out->back().status().code();
+  if (code != 0) ++stats_.errors;
+  if (metrics_ != nullptr) {
+    metrics_->RequestDone(job.op, static_cast<absl::StatusCode>(code),
+                          job.accepted == absl::Time() ? absl::ZeroDuration() : start - job.accepted,
+                          absl::Now() - start);
+  }
 }
 
 void SessionProtocol::Skip(Job& job) {
@@ -334,17 +351,24 @@ std::string SessionProtocol::LogKey() const {
   return absl::StrFormat("%s \"%s\"", PeerHost(peer_), client_name_);
 }
 
+LogFields SessionProtocol::Fields() const {
+  return {.session = ticket_ != nullptr ? ticket_->id() : "",
+          .peer = peer_,
+          .client = client_name_,
+          .tenant = Owner()};
+}
+
 void SessionProtocol::Carried::Log(const char* why) const {
   if (ticket == nullptr) return;
-  LogLimited(log_key,
-             absl::StrFormat(
+  LogLimited(log_key, absl::StrFormat(
                  "session %s closed (%s) after %.3fs: %d requests (%d failed), %d allocations, "
                  "%d frees, %d executes (%d kernel steps), %d bytes up, %d bytes down; "
                  "%d buffers (%d bytes) freed at close",
                  ticket->id(), why, absl::ToDoubleSeconds(absl::Now() - started), stats.requests,
                  stats.errors, stats.allocations, stats.frees, stats.executes, stats.steps,
                  stats.bytes_up, stats.bytes_down, ticket->session().buffer_count(),
-                 ticket->session().bytes_in_use()));
+                 ticket->session().bytes_in_use()),
+             log_fields);
 }
 
 std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* why) {
@@ -353,6 +377,7 @@ std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* wh
   if (ticket_ == nullptr) return nullptr;
   ticket_->Listen(nullptr);
   auto carried = std::make_unique<Carried>();
+  carried->log_fields = Fields();
   carried->ticket = std::move(ticket_);
   carried->client_name = client_name_;
   carried->log_key = LogKey();
@@ -364,7 +389,8 @@ std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* wh
              absl::StrFormat("session %s lost its stream (%s): it waits %s for its client to "
                              "resume it",
                              carried->ticket->id(), why,
-                             absl::FormatDuration(resumer_->resume_grace())));
+                             absl::FormatDuration(resumer_->resume_grace())),
+             carried->log_fields);
   return carried;
 }
 
@@ -374,6 +400,7 @@ std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) 
   if (ticket_ != nullptr) {
     ticket_->Listen(nullptr);
     Carried summary;
+    summary.log_fields = Fields();
     summary.ticket = std::move(ticket_);
     summary.log_key = LogKey();
     summary.stats = stats_;
@@ -427,7 +454,8 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
                              principal_.has_value()
                                  ? absl::StrFormat(" of tenant %s", principal_->tenant)
                                  : "",
-                             peer_, device.id, chunk_size_.load()));
+                             peer_, device.id, chunk_size_.load()),
+             Fields());
 
   if (request.resumable() && resumer_ != nullptr &&
       resumer_->resume_grace() > absl::ZeroDuration()) {
@@ -481,8 +509,10 @@ void SessionProtocol::DoResume(uint64_t id, const v1::OpenRequest& request, Resp
   transfers_.store(&ticket_->transfers());
   session_.store(&ticket_->session());
   ticket_->Listen(listener_);
-  LogLimited(LogKey(), absl::StrFormat("session %s resumed from %s after request %d",
-                                       ticket_->id(), peer_, resumed->last_completed));
+  LogLimited(LogKey(),
+             absl::StrFormat("session %s resumed from %s after request %d", ticket_->id(), peer_,
+                             resumed->last_completed),
+             Fields());
   ReplyOpened(id, out);
   out->back().mutable_open()->set_resumed(true);
   out->back().mutable_open()->set_last_completed_id(resumed->last_completed);
@@ -620,8 +650,10 @@ void SessionProtocol::DoExecute(uint64_t id, const v1::ExecuteRequest& request,
       },
       out);
   if (ran) {
+    const uint64_t steps = prefix.size() + uint64_t{request.repeat_count()} * repeated.size();
     ++stats_.executes;
-    stats_.steps += prefix.size() + uint64_t{request.repeat_count()} * repeated.size();
+    stats_.steps += steps;
+    if (metrics_ != nullptr) metrics_->Executed(steps, request.repeat_count());
   }
 }
 

@@ -30,10 +30,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/log.h"
 #include "engine/session.h"
 #include "engine/session_manager.h"
 #include "engine/transfer_budget.h"
 #include "proto/contract.h"
+#include "server/metrics.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {
@@ -53,6 +55,7 @@ class SessionProtocol {
     std::unique_ptr<SessionManager::Ticket> ticket;
     std::string client_name;
     std::string log_key;  // whose lines these are, for the log's rate limit
+    LogFields log_fields;  // who they are about
     uint32_t chunk_size = 0;
     std::string resume_token;
     Stats stats;
@@ -93,6 +96,10 @@ class SessionProtocol {
     bool read_only = false;
     // An open (never answered from a resumable session's record).
     bool open = false;
+    // The request's operation (kUpload for an upload's chunks), for the metrics.
+    v1::SessionRequest::OpCase op = v1::SessionRequest::OP_NOT_SET;
+    // When its last message arrived: from then on it waits for the requests before it.
+    absl::Time accepted;
     // Set by a CancelRequest naming it: queued, it is answered CANCELLED without running;
     // running (an execute), it stops at its next step, iteration or chunk. Null for the replies
     // a request gets without running (refusals, cancels).
@@ -104,9 +111,11 @@ class SessionProtocol {
   // stream) is told of drains and ends once the session is open, until Close. `principal`:
   // who the stream is from when the transport authenticated it (a tenant); nullopt: the
   // client that the peer's host and the open's client name make.
-  // `resumer` (may be null: no session is resumable) must outlive the protocol.
+  // `resumer` (may be null: no session is resumable) and `metrics` (may be null) must outlive
+  // the protocol.
   SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener,
-                  std::optional<Principal> principal = std::nullopt, Resumer* resumer = nullptr);
+                  std::optional<Principal> principal = std::nullopt, Resumer* resumer = nullptr,
+                  Metrics* metrics = nullptr);
 
   // ---- Read path: one message at a time, in arrival order (not concurrently). ----
 
@@ -170,7 +179,7 @@ class SessionProtocol {
   // an upload that ended early (`more_may_follow`) are discarded up to its last.
   void EndUpload(absl::Status error, std::vector<Job>* jobs, bool more_may_follow);
   Job MakeJob(v1::SessionRequest& request);
-  Job ReplyJob(uint64_t id, absl::Status status);
+  Job ReplyJob(uint64_t id, v1::SessionRequest::OpCase op, absl::Status status);
   // A flag a CancelRequest for `id` sets, registered until the job it belongs to has run.
   std::shared_ptr<std::atomic<bool>> NewCancelFlag(uint64_t id) ABSL_LOCKS_EXCLUDED(cancel_mu_);
   // Sets the flags of every unfinished request with id `target`; returns how many there were.
@@ -191,6 +200,8 @@ class SessionProtocol {
   absl::Status RequireOpen() const;
   // Whose lines these are, for the log's rate limit: the client's host and name.
   std::string LogKey() const;
+  // What the session's lines say of it: its id, peer, client name and tenant.
+  LogFields Fields() const;
   static void Reply(uint64_t id, const absl::Status& status, Responses* out);
 
   // A resume (OpenRequest.resume_token).
@@ -202,6 +213,7 @@ class SessionProtocol {
 
   SessionManager* const manager_;
   Resumer* const resumer_;
+  Metrics* const metrics_;
   const std::string peer_;
   const std::optional<Principal> principal_;
   SessionManager::Listener* const listener_;

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 
@@ -45,6 +46,27 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ta
     args.SetSslTargetNameOverride(credentials.tls_server_name);
   }
   return grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args);
+}
+
+bool NamesSeveralDaemons(const std::string& target) {
+  return absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:") ||
+         absl::StartsWith(target, "dns:");
+}
+
+std::string PinnedServerName(const std::string& target, const ClientCredentials& credentials) {
+  if (!credentials.tls_server_name.empty()) return credentials.tls_server_name;
+  if (!absl::StartsWith(target, "dns:")) return "";
+  // dns:[//authority/]host[:port]
+  absl::string_view rest = absl::string_view(target).substr(4);
+  if (absl::StartsWith(rest, "//")) {
+    const size_t slash = rest.find('/', 2);
+    rest = slash == absl::string_view::npos ? absl::string_view() : rest.substr(slash + 1);
+  }
+  if (absl::StartsWith(rest, "[")) {
+    const size_t close = rest.find(']');
+    return std::string(close == absl::string_view::npos ? rest : rest.substr(1, close - 1));
+  }
+  return std::string(rest.substr(0, rest.rfind(':')));
 }
 
 void AddToken(const ClientCredentials& credentials, grpc::ClientContext* context) {

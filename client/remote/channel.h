@@ -18,6 +18,17 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ta
                                                            const ClientCredentials& credentials,
                                                            grpc::ChannelArguments args);
 
+// Whether `target` is a gRPC name-resolver URI that may name several daemons:
+// "ipv4:10.0.0.1:7450,10.0.0.2:7450", "ipv6:[::1]:7450,[::1]:7451" or "dns:///sluice:7450". Its
+// sessions are balanced over the daemons it names (see MakeSessionChannel); a plain
+// host:port names one daemon.
+bool NamesSeveralDaemons(const std::string& target);
+
+// The name a daemon's certificate must carry when a session that `target` balanced is pinned
+// to the address of its daemon: `credentials.tls_server_name`, else the host of a "dns:" target,
+// else "" (gRPC's default for the address).
+std::string PinnedServerName(const std::string& target, const ClientCredentials& credentials);
+
 // Adds the token, if any, to a call's metadata.
 void AddToken(const ClientCredentials& credentials, grpc::ClientContext* context);
 

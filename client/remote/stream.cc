@@ -7,14 +7,18 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 #include "client/remote/channel.h"
 #include "proto/codec.h"
 #include "proto/contract.h"
 
 namespace sluice {
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
-    const std::string& target, const ClientCredentials& credentials) {
+namespace {
+
+grpc::ChannelArguments SessionChannelArguments() {
   grpc::ChannelArguments args;
   // Notice a vanished daemon host within half a minute even while a long call runs: pinged
   // every 10 s, given 20 s to answer (a busy daemon answers pings from its I/O threads).
@@ -24,9 +28,46 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // Replies are at most one chunk plus a little framing.
   args.SetMaxReceiveMessageSize(kMaxChunkSize + (1 << 20));
-  // A connection per session: one job's transfer never queues behind another's.
+  return args;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
+    const std::string& target, const ClientCredentials& credentials) {
+  grpc::ChannelArguments args = SessionChannelArguments();
+  if (!NamesSeveralDaemons(target)) {
+    // A connection per session: one job's transfer never queues behind another's.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return MakeChannel(target, credentials, std::move(args));
+  }
+  // Balanced: round_robin turns among the target's daemons on one channel, so the sessions of
+  // this process share it (kept for the process's life: a fresh channel would start over at
+  // the first daemon). Tokens travel per call, so only the TLS settings tell channels apart.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* const channels =
+      new absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>>();  // never freed
+  const std::string key = absl::StrCat(target, "\n", credentials.tls_ca, "\n",
+                                       credentials.tls_cert, "\n", credentials.tls_key, "\n",
+                                       credentials.tls_server_name, "\n",
+                                       credentials.uses_tls());
+  absl::MutexLock lock(&mu);
+  if (auto it = channels->find(key); it != channels->end()) return it->second;
+  args.SetLoadBalancingPolicyName("round_robin");
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   MakeChannel(target, credentials, std::move(args)));
+  channels->emplace(key, channel);
+  return channel;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakePinnedChannel(
+    const std::string& peer, const ClientCredentials& credentials,
+    const std::string& server_name) {
+  grpc::ChannelArguments args = SessionChannelArguments();
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return MakeChannel(target, credentials, std::move(args));
+  ClientCredentials pinned = credentials;
+  pinned.tls_server_name = server_name;
+  return MakeChannel(peer, pinned, std::move(args));
 }
 
 bool Outgoing::Next(v1::SessionRequest* msg, uint32_t chunk) {
@@ -158,14 +199,21 @@ void RemoteDispatch::Stream::set_chunk_size(uint32_t chunk) {
   chunk_size_ = chunk;
 }
 
-void RemoteDispatch::Stream::set_resumable(std::string token, absl::Duration grace) {
+void RemoteDispatch::Stream::set_resumable(std::string token, absl::Duration grace,
+                                           std::shared_ptr<grpc::Channel> pinned) {
   {
     absl::MutexLock lock(&mu_);
     if (token.empty() || grace <= absl::ZeroDuration() || !resume_token_.empty()) return;
     resume_token_ = std::move(token);
     resume_grace_ = grace;
+    resume_stub_ = v1::Sluice::NewStub(pinned != nullptr ? std::move(pinned) : channel_);
   }
   resumer_ = std::thread([this] { ResumeLoop(); });
+}
+
+std::string RemoteDispatch::Stream::peer() const {
+  absl::MutexLock lock(&mu_);
+  return link_ != nullptr ? link_->context.peer() : "";
 }
 
 std::optional<absl::Time> RemoteDispatch::Stream::draining_until() const {
@@ -399,7 +447,7 @@ void RemoteDispatch::Stream::ResumeLocked() {
     counters_.bytes_sent += open.ByteSizeLong();
     link->writing = true;
     mu_.Unlock();
-    link->Start(stub_.get(), credentials_, &open);
+    link->Start(resume_stub_.get(), credentials_, &open);
     mu_.Lock();
     // The daemon answers once the old stream, if it still holds the session, has let go.
     const absl::Time attempt_until = std::min(resume_deadline_, absl::Now() + absl::Seconds(90));

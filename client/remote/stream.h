@@ -27,10 +27,22 @@
 
 namespace sluice {
 
-// A channel for one session: keepalive to notice a dead daemon within seconds, replies of up to
-// a chunk, a connection of its own, and `credentials` (see MakeChannel).
+// A channel for sessions with `target`: keepalive to notice a dead daemon within seconds,
+// replies of up to a chunk, and `credentials` (see MakeChannel). For a plain host:port, a
+// channel of the session's own (a connection of its own: no session's transfer queues behind
+// another's). For a target that names several daemons (NamesSeveralDaemons), one channel per
+// target and TLS settings in the process, shared by its sessions, balancing them with gRPC's
+// round_robin policy: each new session goes to the next daemon that is up, and a session's
+// stream stays on its daemon.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
     const std::string& target, const ClientCredentials& credentials);
+
+// A channel of its own to the daemon `peer` (a call's peer, "ipv4:10.0.0.7:7450"), for
+// resuming a session that a balanced target placed there; its certificate must carry
+// `server_name` when not empty (see PinnedServerName).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakePinnedChannel(
+    const std::string& peer, const ClientCredentials& credentials,
+    const std::string& server_name);
 
 // One logical request, turned into messages as the stream is ready for them. Upload data is
 // copied from the caller's memory chunk by chunk (under the stream lock), never all at once.
@@ -86,7 +98,13 @@ class RemoteDispatch::Stream {
 
   void set_chunk_size(uint32_t chunk);
   // The session survives its stream for `grace` and resumes with `token` (the open's reply).
-  void set_resumable(std::string token, absl::Duration grace);
+  // A resume goes to the channel's target, or to `pinned` when given (the session's own
+  // daemon, when the target balances sessions over several).
+  void set_resumable(std::string token, absl::Duration grace,
+                     std::shared_ptr<grpc::Channel> pinned = nullptr);
+  // The daemon the current call goes to, as gRPC names it ("ipv4:10.0.0.7:7450"), once the
+  // call has its first reply.
+  std::string peer() const;
   Counters counters() const;
   // When a DRAINING notice came: the daemon's deadline for this session's work.
   std::optional<absl::Time> draining_until() const;
@@ -153,6 +171,8 @@ class RemoteDispatch::Stream {
   Counters counters_ ABSL_GUARDED_BY(mu_);
   // Resuming.
   std::string resume_token_ ABSL_GUARDED_BY(mu_);  // empty: not resumable
+  // What resumes go to (set with resume_token_): the channel's target, or the session's daemon.
+  std::unique_ptr<v1::Sluice::Stub> resume_stub_ ABSL_GUARDED_BY(mu_);
   absl::Duration resume_grace_ ABSL_GUARDED_BY(mu_);
   bool resuming_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the link broke, while resuming

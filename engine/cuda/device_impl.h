@@ -60,7 +60,12 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   void Free(DeviceBuffer buffer) override;
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   MemoryInfo memory() const override;
-  DeviceCounters counters() const override { return counters_.Snapshot(); }
+  DeviceCounters counters() const override {
+    DeviceCounters counters = counters_.Snapshot();
+    counters.failures = health_.failures();
+    counters.resets = health_.resets();
+    return counters;
+  }
   bool lost() const override { return health_.lost(); }
 
   // Converts a CUDA error into a Status naming the call and its place; a sticky error marks

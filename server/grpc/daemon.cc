@@ -14,6 +14,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
+#include "server/grpc/daemon_metrics.h"
 
 namespace sluice {
 namespace {
@@ -62,6 +63,33 @@ bool IsLoopbackHost(std::string_view host) {
   return false;
 }
 
+absl::Status Daemon::ServeMetrics(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("metrics address \"%s\" is not host:port", listen));
+  }
+  // civetweb takes IPv6 hosts in brackets too, and port 0 for a free port.
+  std::string host = listen.substr(0, colon);
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(
+        std::vector<std::string>{"listening_ports", listen, "num_threads", "2"});
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot serve metrics on %s (in use, or not a local address): %s", listen, e.what()));
+  }
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  if (ports.empty()) {
+    exposer_.reset();
+    return absl::UnavailableError(absl::StrFormat("cannot serve metrics on %s", listen));
+  }
+  state_ = std::make_shared<DaemonStateCollector>(manager_.get(), service_.get());
+  exposer_->RegisterCollectable(metrics_->registry());
+  exposer_->RegisterCollectable(state_);
+  metrics_address_ = absl::StrFormat("%s:%d", host, ports.front());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> device,
                                                       const DaemonOptions& options) {
   const size_t colon = options.listen.rfind(':');
@@ -81,6 +109,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
                    ServerCredentials(options.tls));
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->device_ = std::move(device);
+  daemon->metrics_ = std::make_unique<Metrics>();
   daemon->manager_ = std::make_unique<SessionManager>(daemon->device_, options.sessions);
   // A thread per session (a session runs one job at a time), started as sessions need them:
   // no session's work waits behind another's long window for a thread. A few more serve the
@@ -92,6 +121,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
                                                 kMaxExecutorThreads));
   daemon->executor_ = std::make_unique<Executor>(threads);
   SluiceService::Options streams = options.streams;
+  streams.metrics = daemon->metrics_.get();
   if (streams.grpc_memory == 0) {
     streams.grpc_memory = daemon->manager_->transfers().limit() + (uint64_t{256} << 20);
   }
@@ -128,6 +158,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   if (grpc::HealthCheckServiceInterface* health = daemon->server_->GetHealthCheckService()) {
     health->SetServingStatus(v1::Sluice::service_full_name(), true);
   }
+  if (!options.metrics_listen.empty()) RETURN_IF_ERROR(daemon->ServeMetrics(options.metrics_listen));
   return daemon;
 }
 
@@ -137,6 +168,7 @@ void Daemon::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   const absl::Time deadline = absl::Now() + grace;
+  metrics_->Drained();
   // New sessions are refused at once, saying why; open ones are told until when they may run.
   manager_->BeginDrain(deadline);
   // Sessions waiting for their client cannot resume any more: they are freed now.

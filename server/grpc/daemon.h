@@ -14,7 +14,10 @@
 #include "engine/device.h"
 #include "engine/session_manager.h"
 #include "grpcpp/grpcpp.h"
+#include "prometheus/collectable.h"
+#include "prometheus/exposer.h"
 #include "server/grpc/service.h"
+#include "server/metrics.h"
 
 namespace sluice {
 
@@ -44,14 +47,18 @@ struct DaemonOptions {
   // session and a few more (sessions.max_sessions + 16, at most kMaxExecutorThreads).
   int executor_threads = 0;
   SessionManager::Options sessions;
-  SluiceService::Options streams;  // timeouts, unopened streams
+  SluiceService::Options streams;  // timeouts, unopened streams (its metrics are the daemon's)
+  // host:port to serve Prometheus metrics on (GET /metrics); port 0 picks a free port (see
+  // Daemon::metrics_address()); empty: no metrics endpoint (the metrics are still counted).
+  std::string metrics_listen;
 };
 
 class Daemon {
  public:
-  // Starts serving. Unavailable if the address cannot be bound; InvalidArgument for a
-  // malformed address or TLS files that cannot be read; FailedPrecondition for an address
-  // other than loopback without tenants or allow_unauthenticated.
+  // Starts serving. Unavailable if the address (or the metrics address) cannot be bound;
+  // InvalidArgument for a malformed address or TLS files that cannot be read;
+  // FailedPrecondition for an address other than loopback without tenants or
+  // allow_unauthenticated.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(std::shared_ptr<Device> device,
                                                        const DaemonOptions& options);
   // Shuts down with no grace period if Shutdown was not called.
@@ -60,6 +67,9 @@ class Daemon {
   // The address actually bound, as host:port.
   const std::string& address() const { return address_; }
   int port() const { return port_; }
+  // Where the metrics are served, as host:port ("" without metrics_listen).
+  const std::string& metrics_address() const { return metrics_address_; }
+  Metrics& metrics() { return *metrics_; }
   SessionManager& sessions() { return *manager_; }
   Device& device() { return *device_; }
   SluiceService& service() { return *service_; }
@@ -78,13 +88,20 @@ class Daemon {
 
  private:
   Daemon() = default;
+  // Serves the metrics on `listen` (host:port).
+  absl::Status ServeMetrics(const std::string& listen);
 
   std::shared_ptr<Device> device_;
+  std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<SessionManager> manager_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<SluiceService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // Scraped until the daemon is destroyed (a drain shows), and gone before what it reads.
+  std::shared_ptr<prometheus::Collectable> state_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
   std::string address_;
+  std::string metrics_address_;
   int port_ = 0;
   bool shut_down_ = false;
 };

@@ -41,6 +41,8 @@ class SluiceService final
     // How long a resumable session waits for its client once its stream breaks (0: sessions
     // end with their stream).
     absl::Duration resume_grace = absl::Minutes(1);
+    // Where the service counts what it serves (may be null: not counted). Must outlive it.
+    Metrics* metrics = nullptr;
   };
 
   // Neither is owned; both must outlive the server.

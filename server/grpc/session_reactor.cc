@@ -12,7 +12,7 @@ namespace sluice {
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                                const StreamTimeouts& timeouts, UnopenedStreams* unopened,
-                               ResumableSessions* resumable,
+                               ResumableSessions* resumable, Metrics* metrics,
                                std::optional<Principal> principal,
                                grpc::CallbackServerContext* context)
     : executor_(executor),
@@ -22,7 +22,8 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, Stre
       resumable_(resumable),
       context_(context),
       peer_(context->peer()),
-      protocol_(manager, context->peer(), this, std::move(principal), this),
+      metrics_(metrics),
+      protocol_(manager, context->peer(), this, std::move(principal), this, metrics),
       started_(absl::Now()) {
   {
     absl::MutexLock lock(&mu_);
@@ -124,7 +125,8 @@ void SessionReactor::OnReadDone(bool ok) {
   bool malformed = false;
   std::vector<SessionProtocol::Job> jobs;
   if (ok) {
-    const LogContext context(peer_);  // protobuf logs what it refuses (invalid UTF-8, say)
+    if (metrics_ != nullptr) metrics_->Received(read_buffer_.Length());
+    const LogContext context(LogFields{.peer = peer_});  // protobuf logs what it refuses (invalid UTF-8, say)
     malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
                                                                           &request_)
                      .ok();
@@ -480,6 +482,11 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
     if (record != nullptr && protocol_.open() && !job.open) {
       record->Add(job.id, serialized, job.read_only, protocol_.Transfers());
     }
+  }
+  if (metrics_ != nullptr) {
+    uint64_t bytes = 0;
+    for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
+    metrics_->Sent(bytes);
   }
   absl::MutexLock lock(&mu_);
   last_activity_ = absl::Now();

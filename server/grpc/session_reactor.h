@@ -93,8 +93,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // nullopt (the client its host and client name make it).
   SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                  const StreamTimeouts& timeouts, UnopenedStreams* unopened,
-                 ResumableSessions* resumable, std::optional<Principal> principal,
-                 grpc::CallbackServerContext* context);
+                 ResumableSessions* resumable, Metrics* metrics,
+                 std::optional<Principal> principal, grpc::CallbackServerContext* context);
 
  private:
   // StreamWatch::Watched: ends the stream, saying why, once it waited too long (see
@@ -162,6 +162,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   ResumableSessions* const resumable_;
   grpc::CallbackServerContext* const context_;
   const std::string peer_;  // for the log context of what parsing a message logs
+  Metrics* const metrics_;  // may be null
   // Its read path runs in OnReadDone (one read is outstanding at a time), its jobs one at a
   // time (job_running_); it synchronizes what the two share itself.
   SessionProtocol protocol_;

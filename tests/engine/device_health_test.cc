@@ -134,6 +134,7 @@ TEST_F(DeviceHealthTest, TheFirstFaultIsTheOneReported) {
   EXPECT_THAT(Fault("second"), StatusIs(Code::kUnavailable, HasSubstr("second")));
   EXPECT_THAT(health_.Usable(health_.epoch()),
               StatusIs(Code::kUnavailable, HasSubstr("(first)")));
+  EXPECT_EQ(health_.failures(), 1u) << "one failure until a reset, however many calls see it";
 }
 
 TEST_F(DeviceHealthTest, AnErrorIsThatCallsAloneAndNeedsNoCheck) {
@@ -174,6 +175,8 @@ TEST_F(DeviceHealthTest, AResetBringsTheDeviceBackForNewWorkOnly) {
   EXPECT_EQ(gpu_.probes, 2);
   EXPECT_OK(health_.Usable(health_.epoch()));
   EXPECT_THAT(health_.Usable(old_epoch), StatusIs(Code::kUnavailable, HasSubstr("reset")));
+  EXPECT_EQ(health_.failures(), 1u);
+  EXPECT_EQ(health_.resets(), 1u);
 }
 
 TEST_F(DeviceHealthTest, AHealthyDeviceIsNotReset) {

@@ -1,0 +1,112 @@
+#include "server/metrics.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/histogram.h"
+
+namespace sluice {
+namespace {
+
+using Op = v1::SessionRequest::OpCase;
+
+// Operations, by KindIndex.
+constexpr Op kOps[] = {Op::OP_NOT_SET, Op::kOpen, Op::kAllocate, Op::kUpload, Op::kRead,
+                       Op::kFree,      Op::kExecute, Op::kPing,  Op::kCancel};
+
+// From 50 us (a ping's, a small read's queue wait) by fourfold steps to 3.5 minutes (a long
+// window; a request's own limit is --max_request_seconds).
+prometheus::Histogram::BucketBoundaries Buckets() {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double bound = 50e-6; bound < 300; bound *= 4) bounds.push_back(bound);
+  return bounds;
+}
+
+prometheus::Counter& Single(prometheus::Registry& registry, const std::string& name,
+                            const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
+}
+
+}  // namespace
+
+std::string_view Metrics::KindName(Op op) {
+  switch (op) {
+    case Op::kOpen:
+      return "open";
+    case Op::kAllocate:
+      return "allocate";
+    case Op::kUpload:
+      return "upload";
+    case Op::kRead:
+      return "read";
+    case Op::kFree:
+      return "free";
+    case Op::kExecute:
+      return "execute";
+    case Op::kPing:
+      return "ping";
+    case Op::kCancel:
+      return "cancel";
+    case Op::OP_NOT_SET:
+      break;
+  }
+  return "none";
+}
+
+int Metrics::KindIndex(Op op) {
+  for (int i = 0; i < kKinds; ++i) {
+    if (kOps[i] == op) return i;
+  }
+  return 0;
+}
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(prometheus::BuildCounter()
+                    .Name("sluice_requests_total")
+                    .Help("Requests answered, by operation and the status code of their final "
+                          "reply")
+                    .Register(*registry_)),
+      received_(Single(*registry_, "sluice_received_bytes_total",
+                       "Bytes of request messages read from sessions' streams")),
+      sent_(Single(*registry_, "sluice_sent_bytes_total",
+                   "Bytes of reply messages made for sessions' streams")),
+      steps_(Single(*registry_, "sluice_kernel_steps_total",
+                    "Kernel steps run by executes that completed")),
+      iterations_(Single(*registry_, "sluice_repeated_iterations_total",
+                         "Iterations of repeated step groups run by executes that completed")),
+      drains_(Single(*registry_, "sluice_drains_total",
+                     "Drains begun (a stop signal, or a device lost for good)")) {
+  auto& queued = prometheus::BuildHistogram()
+                     .Name("sluice_request_queue_seconds")
+                     .Help("How long a request waited behind its session's earlier requests "
+                           "before it ran, by operation")
+                     .Register(*registry_);
+  auto& ran = prometheus::BuildHistogram()
+                  .Name("sluice_request_seconds")
+                  .Help("How long a request ran (device work and transfers), by operation")
+                  .Register(*registry_);
+  for (int i = 0; i < kKinds; ++i) {
+    const std::string kind(KindName(kOps[i]));
+    queued_[i] = &queued.Add({{"kind", kind}}, Buckets());
+    ran_[i] = &ran.Add({{"kind", kind}}, Buckets());
+  }
+}
+
+void Metrics::RequestDone(Op op, absl::StatusCode code, absl::Duration queued,
+                          absl::Duration ran) {
+  const int kind = KindIndex(op);
+  requests_
+      .Add({{"kind", std::string(KindName(op))}, {"code", absl::StatusCodeToString(code)}})
+      .Increment();
+  queued_[kind]->Observe(absl::ToDoubleSeconds(queued));
+  ran_[kind]->Observe(absl::ToDoubleSeconds(ran));
+}
+
+void Metrics::Executed(uint64_t steps, uint64_t iterations) {
+  steps_.Increment(static_cast<double>(steps));
+  iterations_.Increment(static_cast<double>(iterations));
+}
+
+}  // namespace sluice
