@@ -6,6 +6,8 @@
 #include "base/status_macros.h"
 #include "client/remote/channel.h"
 #include "proto/codec.h"
+#include "absl/strings/str_format.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
@@ -24,6 +26,32 @@ absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
   const grpc::Status status = stub->GetInfo(&context, v1::GetInfoRequest(), &info);
   if (!status.ok()) return StatusFromGrpc(status);
   return info;
+}
+
+absl::Status CheckServing(const std::string& target, const std::string& service,
+                          absl::Duration timeout, const ClientCredentials& credentials) {
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   MakeChannel(target, credentials, grpc::ChannelArguments()));
+  std::unique_ptr<grpc::health::v1::Health::Stub> stub =
+      grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return StatusFromGrpc(status);
+  switch (response.status()) {
+    case grpc::health::v1::HealthCheckResponse::SERVING:
+      return absl::OkStatus();
+    case grpc::health::v1::HealthCheckResponse::NOT_SERVING:
+      return absl::UnavailableError(absl::StrFormat("%s is NOT_SERVING (it drains)", target));
+    default:
+      return absl::UnavailableError(absl::StrFormat(
+          "%s answered %s", target,
+          grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())));
+  }
 }
 
 }  // namespace sluice

@@ -19,6 +19,13 @@ absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
                                                   absl::Duration timeout,
                                                   const ClientCredentials& credentials = {});
 
+// Asks the daemon at `target` whether it serves (gRPC's health checking protocol): OK when it
+// does; Unavailable when it does not (it drains) or cannot be reached; NotFound when it knows
+// no service named `service` ("" asks after the whole server, "sluice.v1.Sluice" after the
+// Sluice service); DeadlineExceeded past `timeout`. No token is needed.
+absl::Status CheckServing(const std::string& target, const std::string& service,
+                          absl::Duration timeout, const ClientCredentials& credentials = {});
+
 }  // namespace sluice
 
 #endif  // SLUICE_CLIENT_SERVER_INFO_H_

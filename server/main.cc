@@ -126,6 +126,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (GET /metrics; port 0 picks a free port, "
           "logged at start); empty: none. Metrics name no token and no tenant's data, but show "
           "the daemon's whole load: serve them where only monitoring reaches");
+ABSL_FLAG(std::string, health_listen, "",
+          "host:port of a plaintext port serving only gRPC's health service (for probes that "
+          "cannot do TLS or send a token, as Kubernetes' gRPC probe); empty: none (health is "
+          "served on --listen too)");
 ABSL_FLAG(sluice::LogFormat, log_format, sluice::LogFormat::kText,
           "log lines on stderr: text, or json (one object a line: time, level, program, "
           "session, peer, client, tenant, message)");
@@ -232,6 +236,7 @@ int Main() {
   }
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.health_listen = absl::GetFlag(FLAGS_health_listen);
   options.streams.timeouts = {.open = absl::GetFlag(FLAGS_open_timeout),
                               .idle = absl::GetFlag(FLAGS_idle_timeout),
                               .stall = absl::GetFlag(FLAGS_stall_timeout)};
@@ -340,6 +345,9 @@ int Main() {
       AbslUnparseFlag(ByteSize{limits.max_request_bytes}));
   if (!(*daemon)->metrics_address().empty()) {
     Log("metrics on http://%s/metrics", (*daemon)->metrics_address());
+  }
+  if (!(*daemon)->health_address().empty()) {
+    Log("health checks (plaintext, health service only) on %s", (*daemon)->health_address());
   }
   std::printf("sluiced listening on %s\n", (*daemon)->address().c_str());
   std::fflush(stdout);

@@ -44,6 +44,7 @@ inline constexpr int kExitUsage = kExitUsageError;
 // The commands.
 int RunBfs();
 int RunInfo();
+int RunHealth();
 int RunGen();
 int RunSolve(const std::string& problem_path);
 // `sluice token`: a new token and the digest a tenants file lists; `sluice token hash` reads

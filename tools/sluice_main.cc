@@ -20,6 +20,8 @@ constexpr char kUsage[] =
     "         host BFS: --nodes --degree --seed --source --window [--server | --backend]\n"
     "  info   what a daemon serves: backend, devices, memory, sessions, limits, kernel\n"
     "         catalog: --server HOST:PORT\n"
+    "  health whether a daemon serves (exit 0) or not (exit 1), by gRPC health checking:\n"
+    "         --server HOST:PORT [--service sluice.v1.Sluice] [--timeout 5s]\n"
     "  gen    a seeded random IFDS problem: [--seed N] [--out FILE] [--binary]\n"
     "         [--procedures --nodes-per-procedure --facts --call-density --recursion\n"
     "          --max-callees --unreachable --identity --gen-rate --kill-rate --pair-rate\n"
@@ -61,6 +63,7 @@ int Run(int argc, char** argv) {
   }
   if (command == "bfs") return sluice::RunBfs();
   if (command == "info") return sluice::RunInfo();
+  if (command == "health") return sluice::RunHealth();
   if (command == "gen") return sluice::RunGen();
   std::fprintf(stderr, "sluice: unknown command '%s'\n\n%s\n", command.c_str(), kUsage);
   return sluice::kExitUsage;

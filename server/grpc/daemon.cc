@@ -90,6 +90,37 @@ absl::Status Daemon::ServeMetrics(const std::string& listen) {
   return absl::OkStatus();
 }
 
+absl::Status Daemon::ServeHealth(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("health address \"%s\" is not host:port", listen));
+  }
+  // A server of no service of its own: gRPC's default health service is all it has (it holds
+  // no secret and takes no token, so plaintext on any address is safe).
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  health_server_ = builder.BuildAndStart();
+  if (health_server_ == nullptr || port == 0) {
+    health_server_.reset();
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot serve health checks on %s (in use, or not a local address)", listen));
+  }
+  health_address_ = absl::StrFormat("%s:%d", listen.substr(0, colon), port);
+  return absl::OkStatus();
+}
+
+void Daemon::SetServing(bool serving) {
+  for (grpc::Server* server : {server_.get(), health_server_.get()}) {
+    if (server == nullptr) continue;
+    if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService()) {
+      health->SetServingStatus(serving);
+      health->SetServingStatus(v1::Sluice::service_full_name(), serving);
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> device,
                                                       const DaemonOptions& options) {
   const size_t colon = options.listen.rfind(':');
@@ -153,12 +184,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
         absl::StrFormat("cannot listen on %s (in use, or not a local address)", options.listen));
   }
   daemon->address_ = absl::StrFormat("%s:%d", options.listen.substr(0, colon), daemon->port_);
+  if (!options.health_listen.empty()) RETURN_IF_ERROR(daemon->ServeHealth(options.health_listen));
+  if (!options.metrics_listen.empty()) RETURN_IF_ERROR(daemon->ServeMetrics(options.metrics_listen));
   // The health of the whole server ("") and of the Sluice service by name, for checkers that
   // ask for the service.
-  if (grpc::HealthCheckServiceInterface* health = daemon->server_->GetHealthCheckService()) {
-    health->SetServingStatus(v1::Sluice::service_full_name(), true);
-  }
-  if (!options.metrics_listen.empty()) RETURN_IF_ERROR(daemon->ServeMetrics(options.metrics_listen));
+  daemon->SetServing(true);
   return daemon;
 }
 
@@ -177,9 +207,7 @@ void Daemon::Shutdown(absl::Duration grace) {
     executor_.reset();
     return;
   }
-  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
-    health->SetServingStatus(false);
-  }
+  SetServing(false);
   // The server keeps accepting calls meanwhile, so that a new client hears why it is refused
   // instead of waiting to connect.
   if (!manager_->WaitUntilIdle(deadline)) {
@@ -195,6 +223,10 @@ void Daemon::Shutdown(absl::Duration grace) {
   // cancelled now.
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+  }
   // Every reactor has finished; the executor runs what they left (the teardown of sessions,
   // freeing their buffers) and stops.
   executor_.reset();

@@ -51,6 +51,11 @@ struct DaemonOptions {
   // host:port to serve Prometheus metrics on (GET /metrics); port 0 picks a free port (see
   // Daemon::metrics_address()); empty: no metrics endpoint (the metrics are still counted).
   std::string metrics_listen;
+  // host:port of a plaintext port that serves only gRPC's health service, for probes that
+  // cannot speak TLS or send a token (Kubernetes' native gRPC probe) beside a TLS `listen`;
+  // port 0 picks a free port (see Daemon::health_address()). Empty: none (the health service
+  // is still served on `listen`).
+  std::string health_listen;
 };
 
 class Daemon {
@@ -70,6 +75,8 @@ class Daemon {
   // Where the metrics are served, as host:port ("" without metrics_listen).
   const std::string& metrics_address() const { return metrics_address_; }
   Metrics& metrics() { return *metrics_; }
+  // Where the health-only port is, as host:port ("" without health_listen).
+  const std::string& health_address() const { return health_address_; }
   SessionManager& sessions() { return *manager_; }
   Device& device() { return *device_; }
   SluiceService& service() { return *service_; }
@@ -90,6 +97,10 @@ class Daemon {
   Daemon() = default;
   // Serves the metrics on `listen` (host:port).
   absl::Status ServeMetrics(const std::string& listen);
+  // Serves the health service alone, in plaintext, on `listen` (host:port).
+  absl::Status ServeHealth(const std::string& listen);
+  // Sets the health of the server and of the Sluice service, on every port.
+  void SetServing(bool serving);
 
   std::shared_ptr<Device> device_;
   std::unique_ptr<Metrics> metrics_;
@@ -97,11 +108,13 @@ class Daemon {
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<SluiceService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::Server> health_server_;  // health_listen's
   // Scraped until the daemon is destroyed (a drain shows), and gone before what it reads.
   std::shared_ptr<prometheus::Collectable> state_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string address_;
   std::string metrics_address_;
+  std::string health_address_;
   int port_ = 0;
   bool shut_down_ = false;
 };

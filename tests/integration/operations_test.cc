@@ -51,6 +51,16 @@ std::string MetricsAddress(DaemonProcess& daemon) {
   return log.substr(start, log.find("/metrics", start) - start);
 }
 
+// The health-only address a daemon logged at start.
+std::string HealthAddress(DaemonProcess& daemon) {
+  const std::string log = daemon.process().Stderr();
+  const std::string marker = "health checks (plaintext, health service only) on ";
+  const size_t at = log.find(marker);
+  if (at == std::string::npos) return "";
+  const size_t start = at + marker.size();
+  return log.substr(start, log.find('\n', start) - start);
+}
+
 std::map<std::string, double> Scrape(const std::string& address) {
   absl::StatusOr<std::string> text = HttpGet(address, "/metrics");
   EXPECT_OK(text.status());
@@ -165,6 +175,50 @@ TEST(MetricsTest, ADrainIsCountedAndShownWhileTheDaemonLives) {
   std::map<std::string, double> drained = Scrape((*daemon)->metrics_address());
   EXPECT_EQ(drained["sluice_drains_total"], 1);
   EXPECT_EQ(drained["sluice_draining"], 1);
+}
+
+ProgramRun Health(const std::string& address, const std::string& service = "") {
+  return RunProgram({BinaryPath("sluice"), "health", "--server=" + address,
+                     "--service=" + service},
+                    absl::Seconds(30));
+}
+
+TEST(HealthTest, TheHealthPortAndTheMainPortSayServingUntilTheDaemonDrains) {
+  absl::StatusOr<std::unique_ptr<DaemonProcess>> daemon =
+      DaemonProcess::Start({"--health_listen=127.0.0.1:0", "--drain_timeout=60s"});
+  ASSERT_OK(daemon.status());
+  const std::string health = HealthAddress(**daemon);
+  ASSERT_FALSE(health.empty()) << (*daemon)->process().Stderr();
+  for (const std::string& address : {health, (*daemon)->address()}) {
+    ProgramRun run = Health(address);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, "SERVING\n");
+    run = Health(address, "sluice.v1.Sluice");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    run = Health(address, "no.such.Service");
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_THAT(run.err, HasSubstr("NOT_FOUND"));
+  }
+  // The health port serves nothing else: the Sluice service there is UNIMPLEMENTED.
+  EXPECT_THAT(GetServerInfo(health, absl::Seconds(10)).status(),
+              StatusIs(Code::kUnimplemented));
+  // A session keeps the drain going; meanwhile both ports say NOT_SERVING.
+  auto raw = std::make_unique<RawSession>((*daemon)->address());
+  ASSERT_OK(raw->Open().status());
+  ASSERT_EQ(kill((*daemon)->process().pid(), SIGTERM), 0);
+  ProgramRun draining;
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    draining = Health(health);
+    return draining.exit_code == 1;
+  }));
+  EXPECT_EQ(draining.out, "NOT SERVING\n");
+  EXPECT_THAT(draining.err, HasSubstr("NOT_SERVING"));
+  EXPECT_EQ(Health((*daemon)->address()).exit_code, 1);
+  raw.reset();  // the last session ends: the drain finishes
+  absl::StatusOr<int> exit = (*daemon)->process().Wait(absl::Seconds(30));
+  ASSERT_OK(exit.status());
+  EXPECT_TRUE(WIFEXITED(*exit) && WEXITSTATUS(*exit) == 0);
+  EXPECT_EQ(Health(health).exit_code, 1) << "nothing answers once it has exited";
 }
 
 constexpr char kToken[] = "operations-test-token-0123456789abcdef";
