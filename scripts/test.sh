@@ -10,6 +10,11 @@ configure_and_build
 log "running tests"
 ctest --test-dir "$BUILD" --output-on-failure -j "$(jobs)" --timeout 600
 
+# deploy/: the Kubernetes manifests against the Kubernetes schemas, the Dockerfile's structure,
+# the systemd unit (deploy/image-test.sh builds and runs the image; too slow for every run).
+log "checking deploy/ (Kubernetes schemas, Dockerfile, systemd unit)"
+"$ROOT/deploy/check.sh"
+
 # Lock annotations are checked by clang's -Wthread-safety (the tsa preset), compile only.
 if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_TSA:-0}" != 1 ]; then
   log "checking lock annotations (clang -Wthread-safety -Werror)"
