@@ -16,6 +16,9 @@ if ! command -v npm >/dev/null; then
 fi
 (cd "$DEPLOY/check" && npm ci --no-audit --no-fund --loglevel=error >/dev/null && node check.mjs)
 
+log "deploy: the alerting rules"
+promtool check rules "$DEPLOY/prometheus/alerts.yaml"
+
 log "deploy: the systemd unit"
 unit=$(mktemp -d)/sluiced.service
 trap 'rm -rf "$(dirname "$unit")"' EXIT

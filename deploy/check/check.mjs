@@ -224,6 +224,25 @@ for (const [what, mutate] of [
   else pass(`a Dockerfile with ${what} is refused`);
 }
 
+// ---- Dashboard and alerts: every metric they use is one the daemon exports -------------------
+const exported = new Set();
+for (const source of ["server/metrics.cc", "server/grpc/daemon_metrics.cc"]) {
+  for (const [, name] of readFileSync(join(root, source), "utf8").matchAll(/"(sluice_[a-z_]+)"/g)) {
+    exported.add(name);
+    for (const suffix of ["_bucket", "_sum", "_count"]) exported.add(name + suffix);
+  }
+}
+const used = (text) => new Set([...text.matchAll(/\b(sluice_[a-z_]+)/g)].map((m) => m[1]));
+const dashboard = JSON.parse(readFileSync(join(deploy, "grafana", "sluice-dashboard.json"), "utf8"));
+const expressions = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)).join("\n");
+const alerts = readFileSync(join(deploy, "prometheus", "alerts.yaml"), "utf8");
+for (const [what, text] of [["the Grafana dashboard", expressions], ["the alerting rules", alerts]]) {
+  const unknown = [...used(text)].filter((name) => !exported.has(name));
+  if (unknown.length > 0) fail(`${what} use metrics the daemon does not export: ${unknown.join(", ")}`);
+  else pass(`${what}: ${used(text).size} metrics, all exported by sluiced`);
+}
+if (exported.size < 20) fail(`found only ${exported.size} exported metric names in the sources`);
+
 if (failures > 0) {
   console.error(`${failures} check(s) failed`);
   process.exit(1);
