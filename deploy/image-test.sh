@@ -117,7 +117,7 @@ if in_image /usr/local/bin/sluiced --listen=0.0.0.0:0 --tenants_file=/etc/sluice
   fail "sluiced started without its tenants file"
 fi
 grep -q "tenants.toml" "$work/refused.out" || fail "no reason given: $(cat "$work/refused.out")"
-log "without /etc/sluice/tenants.toml: $(tail -1 "$work/refused.out")"
+log "without /etc/sluice/tenants.toml: $(grep -m1 "tenants.toml" "$work/refused.out")"
 
 # ---- 4. sluiced from the image ----------------------------------------------------------------
 # chroot isolation shares the host's network: a loopback port of the image's daemon is the

@@ -97,9 +97,22 @@ Metrics::Metrics()
 void Metrics::RequestDone(Op op, absl::StatusCode code, absl::Duration queued,
                           absl::Duration ran) {
   const int kind = KindIndex(op);
-  requests_
-      .Add({{"kind", std::string(KindName(op))}, {"code", absl::StatusCodeToString(code)}})
-      .Increment();
+  const int code_index = static_cast<int>(code);
+  if (code_index >= 0 && code_index < kCodes) {
+    std::atomic<prometheus::Counter*>& slot = request_counters_[kind][code_index];
+    prometheus::Counter* counter = slot.load(std::memory_order_acquire);
+    if (counter == nullptr) {
+      // Family::Add returns the existing series when another thread added it first.
+      counter = &requests_.Add(
+          {{"kind", std::string(KindName(op))}, {"code", absl::StatusCodeToString(code)}});
+      slot.store(counter, std::memory_order_release);
+    }
+    counter->Increment();
+  } else {
+    requests_
+        .Add({{"kind", std::string(KindName(op))}, {"code", absl::StatusCodeToString(code)}})
+        .Increment();
+  }
   queued_[kind]->Observe(absl::ToDoubleSeconds(queued));
   ran_[kind]->Observe(absl::ToDoubleSeconds(ran));
 }

@@ -7,6 +7,7 @@
 #define SLUICE_SERVER_METRICS_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -51,8 +52,14 @@ class Metrics {
   static constexpr int kKinds = 9;
   static int KindIndex(v1::SessionRequest::OpCase op);
 
+  // The canonical status codes, 0 (OK) to 16 (UNAUTHENTICATED).
+  static constexpr int kCodes = 17;
+
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& requests_;
+  // requests_'s series by kind and code, added to the family the first time each is seen (a
+  // series appears once it counts), then counted without the family's lock.
+  std::array<std::array<std::atomic<prometheus::Counter*>, kCodes>, kKinds> request_counters_{};
   std::array<prometheus::Histogram*, kKinds> queued_{};
   std::array<prometheus::Histogram*, kKinds> ran_{};
   prometheus::Counter& received_;

@@ -446,8 +446,9 @@ void RemoteDispatch::Stream::ResumeLocked() {
     ++counters_.messages_sent;
     counters_.bytes_sent += open.ByteSizeLong();
     link->writing = true;
+    v1::Sluice::Stub* const stub = resume_stub_.get();  // set once, before this thread began
     mu_.Unlock();
-    link->Start(resume_stub_.get(), credentials_, &open);
+    link->Start(stub, credentials_, &open);
     mu_.Lock();
     // The daemon answers once the old stream, if it still holds the session, has let go.
     const absl::Time attempt_until = std::min(resume_deadline_, absl::Now() + absl::Seconds(90));
