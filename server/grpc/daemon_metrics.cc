@@ -14,19 +14,6 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-// Appends a family of one series (labelled `labels`) of `value`.
-void Add(std::vector<MetricFamily>& out, const char* name, MetricType type, const char* help,
-         double value, std::vector<ClientMetric::Label> labels = {}) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  if (type == MetricType::Counter) {
-    metric.counter.value = value;
-  } else {
-    metric.gauge.value = value;
-  }
-  out.push_back(MetricFamily{.name = name, .help = help, .type = type, .metric = {metric}});
-}
-
 // Appends one series to the family `family` (a gauge or a counter).
 void AddSeries(MetricFamily& family, double value, std::vector<ClientMetric::Label> labels) {
   ClientMetric metric;
@@ -37,6 +24,13 @@ void AddSeries(MetricFamily& family, double value, std::vector<ClientMetric::Lab
     metric.gauge.value = value;
   }
   family.metric.push_back(std::move(metric));
+}
+
+// Appends a family of one series (labelled `labels`) of `value`.
+void Add(std::vector<MetricFamily>& out, const char* name, MetricType type, const char* help,
+         double value, std::vector<ClientMetric::Label> labels = {}) {
+  out.push_back(MetricFamily{.name = name, .help = help, .type = type});
+  AddSeries(out.back(), value, std::move(labels));
 }
 
 }  // namespace
