@@ -1,6 +1,6 @@
 # Checks that includes follow the layers (docs/architecture.md):
 #
-#   base, kernels, proto -> engine -> server | client -> ifds, workloads -> tools
+#   base, kernels, proto -> engine -> server | client -> ifds, workloads -> analyzer -> tools
 #
 # Each folder may include only the folders listed for it below; client/ may include engine/
 # only from local_dispatch.*; a public client header may include nothing from kernels/ but the
@@ -22,8 +22,9 @@ set(allowed_server "base;kernels;proto;engine")
 set(allowed_client "base;kernels;proto;engine")
 set(allowed_ifds "base;kernels;client")
 set(allowed_workloads "base;kernels;client")
-set(allowed_tools "base;kernels;proto;engine;client;ifds;workloads")
-set(layers base kernels proto engine server client ifds workloads tools)
+set(allowed_analyzer "base;ifds")
+set(allowed_tools "base;kernels;proto;engine;client;ifds;workloads;analyzer")
+set(layers base kernels proto engine server client ifds workloads analyzer tools)
 # Folders of the tree an include may name; anything else (absl/, grpcpp/, gtest/...) is a
 # library, checked only where it must not appear.
 set(tree_folders ${layers} bench tests)

@@ -14,6 +14,7 @@
 #include "base/command_line.h"
 #include "client/credentials.h"
 #include "client/resident_dispatch.h"
+#include "ifds/problem.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
 ABSL_DECLARE_FLAG(std::string, backend);
@@ -41,12 +42,32 @@ std::string HumanBytes(uint64_t bytes);
 // bad usage, what a bad flag exits with too.
 inline constexpr int kExitUsage = kExitUsageError;
 
+// Solves `problem` with the solver --solver names (the resident one on the dispatcher of
+// OpenDispatch, reporting progress on stderr after two seconds, or the reference solver),
+// with its figures as text lines and as one JSON object.
+struct SolveOutcome {
+  ifds::Solution solution;
+  uint64_t path_edges = 0;
+  uint64_t peak_device_bytes = 0;
+  double seconds = 0;
+  std::string stats_text;
+  std::string stats_json;
+};
+absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
+                                            const std::string& command);
+
+// Writes `bytes` to --out, or stdout without it; WriteFile to a named file.
+absl::Status WriteOutput(const std::string& bytes);
+absl::Status WriteFile(const std::string& path, const std::string& bytes);
+
 // The commands.
 int RunBfs();
 int RunInfo();
 int RunHealth();
 int RunGen();
 int RunSolve(const std::string& problem_path);
+// `sluice analyze FILES...` (built with the analyzer only).
+int RunAnalyze(const std::vector<std::string>& files);
 // `sluice token`: a new token and the digest a tenants file lists; `sluice token hash` reads
 // tokens (one per line) from stdin and prints their digests.
 int RunToken(const std::vector<std::string>& args);

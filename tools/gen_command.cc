@@ -35,6 +35,10 @@ absl::Status WriteOutput(const std::string& bytes) {
     }
     return absl::OkStatus();
   }
+  return WriteFile(path, bytes);
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   file.close();

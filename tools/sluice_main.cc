@@ -30,6 +30,11 @@ constexpr char kUsage[] =
     "         [--server HOST:PORT | --backend auto|cpu|cuda] [--solver resident|reference]\n"
     "         [--out FILE] [--format tsv|json] [--stats] [--include-zero]\n"
     "         [--initial-capacity SLOTS]\n"
+    "  analyze FILES...: IFDS analyses of C/C++ sources or LLVM IR (.ll, .bc), findings with\n"
+    "         source locations: --analysis uninit|taint [--config RULES.toml]\n"
+    "         [--format text|sarif|json] [--out FILE] [--server HOST:PORT | --backend]\n"
+    "         [--solver resident|reference] [--stats] [--emit-problem FILE]\n"
+    "         [--cflags FLAGS] [--compile-commands JSON] [--print-rules]\n"
     "  token  a new bearer token and the digest a tenants file lists for it;\n"
     "         token hash: the digest of each token read from stdin, one per line\n"
     "\n"
@@ -57,6 +62,14 @@ int Run(int argc, char** argv) {
     return sluice::RunSolve(args[2]);
   }
   if (command == "token") return sluice::RunToken(args);
+  if (command == "analyze") {
+#if SLUICE_WITH_ANALYZER
+    return sluice::RunAnalyze({args.begin() + 2, args.end()});
+#else
+    std::fprintf(stderr, "sluice analyze: this sluice was built without LLVM 14 (llvm-14-dev)\n");
+    return sluice::kExitFailed;
+#endif
+  }
   if (args.size() != 2) {
     std::fprintf(stderr, "%s\n", kUsage);
     return sluice::kExitUsage;

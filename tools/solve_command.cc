@@ -16,20 +16,88 @@
 #include "tools/cli.h"
 
 ABSL_DECLARE_FLAG(std::string, out);
-ABSL_FLAG(std::string, solver, "resident", "solve: resident or reference");
-ABSL_FLAG(std::string, format, "tsv", "solve: tsv (node<TAB>fact lines) or json");
-ABSL_FLAG(bool, stats, false, "solve: print statistics on stderr");
+ABSL_FLAG(std::string, solver, "resident", "solve, analyze: resident or reference");
+ABSL_FLAG(std::string, format, "",
+          "solve: tsv (node<TAB>fact lines, the default) or json; analyze: text (the default), "
+          "sarif or json");
+ABSL_FLAG(bool, stats, false, "solve, analyze: print statistics on stderr");
 ABSL_FLAG(bool, include_zero, false, "solve: also list the zero fact");
 ABSL_FLAG(uint64_t, initial_capacity, 0,
           "solve: slots of every device table at the start (0: sized from the problem)");
 
 namespace sluice {
 
-absl::Status WriteOutput(const std::string& bytes);
+
+absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
+                                            const std::string& command) {
+  const std::string solver = absl::GetFlag(FLAGS_solver);
+  SolveOutcome outcome;
+  const absl::Time start = absl::Now();
+  if (solver == "reference") {
+    ifds::ReferenceStats stats;
+    outcome.solution = ifds::SolveReference(problem, &stats);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    outcome.path_edges = stats.path_edges;
+    outcome.seconds = seconds;
+    outcome.stats_text = absl::StrFormat("solver: reference\npath edges: %d\nseconds: %.3f\n",
+                                         stats.path_edges, seconds);
+    outcome.stats_json = absl::StrFormat(
+        "{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f}", stats.path_edges,
+        seconds);
+    return outcome;
+  }
+  absl::StatusOr<OpenedDispatch> opened = OpenDispatch(command);
+  if (!opened.ok()) return opened.status();
+  ifds::ResidentOptions options;
+  options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
+  // Long solves report progress on stderr: after two seconds, at most once a second.
+  absl::Time last_report = start;
+  options.progress = [&](const ifds::ResidentProgress& p) {
+    const absl::Time now = absl::Now();
+    if (now - start < absl::Seconds(2) || now - last_report < absl::Seconds(1)) return;
+    last_report = now;
+    std::fprintf(stderr, "%s: window %u, %u iterations, %llu path edges, %.1fs\n",
+                 command.c_str(), p.windows, p.iterations,
+                 static_cast<unsigned long long>(p.path_edges), absl::ToDoubleSeconds(now - start));
+  };
+  ifds::ResidentStats stats;
+  absl::StatusOr<ifds::Solution> solved =
+      ifds::SolveResident(*opened->dispatch, problem, options, &stats);
+  if (!solved.ok()) return solved.status();
+  outcome.solution = *std::move(solved);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  outcome.path_edges = stats.path_edges;
+  outcome.seconds = seconds;
+  outcome.peak_device_bytes = stats.peak_device_bytes;
+  const std::string traffic = opened->traffic();
+  outcome.stats_text = absl::StrFormat(
+      "solver: resident on %s%s\npath edges: %d\nincoming calls: %d, end summaries: %d, "
+      "summary edges: %d\niterations: %d in %d windows (%d table growths, %d after a full "
+      "table)\n"
+      "device memory: %s at peak\ntraffic: %s\nseconds: %.3f (set-up %.3f, windows %.3f, "
+      "growth %.3f, results %.3f)\n",
+      std::string(opened->dispatch->backend_id()),
+      opened->remote ? " via sluiced at " + absl::GetFlag(FLAGS_server) : " in-process",
+      stats.path_edges, stats.incoming, stats.end_summaries, stats.summaries, stats.iterations,
+      stats.windows, stats.growths, stats.overflow_growths, HumanBytes(stats.peak_device_bytes),
+      traffic, seconds, stats.setup_seconds, stats.window_seconds, stats.growth_seconds,
+      stats.results_seconds);
+  outcome.stats_json = absl::StrFormat(
+      "{\"solver\":\"resident\",\"backend\":\"%s\",\"remote\":%s,\"path_edges\":%d,"
+      "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"overflow_growths\":%d,"
+      "\"peak_device_bytes\":%d,"
+      "\"seconds\":%.6f,\"phase_seconds\":{\"setup\":%.6f,\"windows\":%.6f,"
+      "\"growth\":%.6f,\"results\":%.6f}}",
+      std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
+      stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
+      stats.peak_device_bytes, seconds, stats.setup_seconds, stats.window_seconds,
+      stats.growth_seconds, stats.results_seconds);
+  return outcome;
+}
 
 int RunSolve(const std::string& path) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
-  const std::string format = absl::GetFlag(FLAGS_format);
+  const std::string format = absl::GetFlag(FLAGS_format).empty() ? "tsv" : absl::GetFlag(FLAGS_format);
   if ((solver != "resident" && solver != "reference") || (format != "tsv" && format != "json")) {
     std::fprintf(stderr, "sluice solve: --solver is resident or reference, --format tsv or json\n");
     return kExitUsage;
@@ -44,71 +112,14 @@ int RunSolve(const std::string& path) {
     std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());
     return kExitUsage;
   }
-  const absl::Time start = absl::Now();
-  ifds::Solution solution;
-  std::string stats_json;
-  std::string stats_text;
-  if (solver == "reference") {
-    ifds::ReferenceStats stats;
-    solution = ifds::SolveReference(*problem, &stats);
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    stats_text = absl::StrFormat("solver: reference\npath edges: %d\nseconds: %.3f\n",
-                                 stats.path_edges, seconds);
-    stats_json = absl::StrFormat(
-        "\"stats\":{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f}",
-        stats.path_edges, seconds);
-  } else {
-    absl::StatusOr<OpenedDispatch> opened = OpenDispatch("sluice solve");
-    if (!opened.ok()) {
-      std::fprintf(stderr, "sluice solve: %s\n", opened.status().ToString().c_str());
-      return kExitFailed;
-    }
-    ifds::ResidentOptions options;
-    options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
-    // Long solves report progress on stderr: after two seconds, at most once a second.
-    absl::Time last_report = start;
-    options.progress = [&](const ifds::ResidentProgress& p) {
-      const absl::Time now = absl::Now();
-      if (now - start < absl::Seconds(2) || now - last_report < absl::Seconds(1)) return;
-      last_report = now;
-      std::fprintf(stderr, "sluice solve: window %u, %u iterations, %llu path edges, %.1fs\n",
-                   p.windows, p.iterations, static_cast<unsigned long long>(p.path_edges),
-                   absl::ToDoubleSeconds(now - start));
-    };
-    ifds::ResidentStats stats;
-    absl::StatusOr<ifds::Solution> solved =
-        ifds::SolveResident(*opened->dispatch, *problem, options, &stats);
-    if (!solved.ok()) {
-      std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
-      return kExitFailed;
-    }
-    solution = *std::move(solved);
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    const std::string traffic = opened->traffic();
-    stats_text = absl::StrFormat(
-        "solver: resident on %s%s\npath edges: %d\nincoming calls: %d, end summaries: %d, "
-        "summary edges: %d\niterations: %d in %d windows (%d table growths, %d after a full "
-        "table)\n"
-        "device memory: %s at peak\ntraffic: %s\nseconds: %.3f (set-up %.3f, windows %.3f, "
-        "growth %.3f, results %.3f)\n",
-        std::string(opened->dispatch->backend_id()),
-        opened->remote ? " via sluiced at " + absl::GetFlag(FLAGS_server) : " in-process",
-        stats.path_edges, stats.incoming, stats.end_summaries, stats.summaries,
-        stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
-        HumanBytes(stats.peak_device_bytes),
-        traffic, seconds, stats.setup_seconds, stats.window_seconds, stats.growth_seconds,
-        stats.results_seconds);
-    stats_json = absl::StrFormat(
-        "\"stats\":{\"solver\":\"resident\",\"backend\":\"%s\",\"remote\":%s,\"path_edges\":%d,"
-        "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"overflow_growths\":%d,"
-        "\"peak_device_bytes\":%d,"
-        "\"seconds\":%.6f,\"phase_seconds\":{\"setup\":%.6f,\"windows\":%.6f,"
-        "\"growth\":%.6f,\"results\":%.6f}}",
-        std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
-        stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
-        stats.peak_device_bytes, seconds, stats.setup_seconds, stats.window_seconds,
-        stats.growth_seconds, stats.results_seconds);
+  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve");
+  if (!solved.ok()) {
+    std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
+    return kExitFailed;
   }
+  const ifds::Solution& solution = solved->solution;
+  const std::string stats_json = "\"stats\":" + solved->stats_json;
+  const std::string& stats_text = solved->stats_text;
   const bool zero = absl::GetFlag(FLAGS_include_zero);
   const bool stats = absl::GetFlag(FLAGS_stats);
   const std::string output =

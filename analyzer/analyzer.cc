@@ -1,0 +1,752 @@
+// The analyses as IFDS problems (docs/analyzer.md): facts, the ICFG, flow functions, checks.
+#include "analyzer/analyzer.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "analyzer/front_end.h"
+#include "analyzer/ir_model.h"
+#include "ifds/text_format.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+
+namespace sluice::analyzer {
+
+const char* AnalysisName(Analysis analysis) {
+  return analysis == Analysis::kUninit ? "uninit" : "taint";
+}
+
+// A place a finding can be reported: the node, and the facts that make it a finding there.
+struct Check {
+  uint32_t node = 0;
+  std::vector<std::pair<uint32_t, std::string>> facts;  // fact id, what it names
+  Finding finding;  // message and variable filled in when it fires
+  bool per_fact = false;  // uninit: one finding per fact that holds
+};
+
+struct AnalyzedProgram::Data {
+  ifds::Problem problem;
+  ProgramStats stats;
+  Analysis analysis = Analysis::kUninit;
+  std::vector<Check> checks;
+};
+
+namespace {
+
+constexpr uint32_t kNoFact = ~uint32_t{0};
+
+// Functions that only read what their pointer arguments point to (uninit: they do not
+// initialize it).
+bool OnlyReads(std::string_view name) {
+  static const absl::flat_hash_set<std::string_view> kReaders = {
+      "printf", "fprintf", "sprintf", "snprintf", "dprintf", "vprintf", "vfprintf", "puts",
+      "fputs", "strlen", "strnlen", "strcmp", "strncmp", "strcasecmp", "strncasecmp", "memcmp",
+      "atoi", "atol", "atoll", "atof", "strtol", "strtoul", "strtoll", "strtoull", "strtod",
+      "write", "send", "sendto", "system", "popen", "execl", "execlp", "execle", "execv",
+      "execvp", "execve", "execvpe", "free", "perror", "syslog", "strchr", "strrchr", "strstr",
+      "fwrite", "putchar", "fputc", "putc", "strdup", "strndup", "open", "fopen", "access",
+      "unlink", "remove", "rename", "chdir", "mkdir", "stat", "lstat"};
+  return kReaders.contains(name);
+}
+
+bool AllocatesUninitialized(std::string_view name) {
+  return name == "malloc" || name == "realloc" || name == "aligned_alloc" || name == "valloc" ||
+         name == "memalign" || name == "reallocarray" || name == "_Znwm" || name == "_Znam";
+}
+
+bool CopiesStrings(std::string_view name) {
+  return name == "memcpy" || name == "memmove" || name == "strcpy" || name == "strncpy" ||
+         name == "strcat" || name == "strncat" || name == "stpcpy";
+}
+
+bool FormatsInto(std::string_view name) {
+  return name == "sprintf" || name == "snprintf" || name == "vsprintf" || name == "vsnprintf";
+}
+
+// Replaces what a fact, node or procedure name may not hold (ifds/text_format.h).
+std::string Sanitize(std::string_view raw) {
+  std::string out;
+  for (char c : raw) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    std::string_view("_.$:@'<>[]/+*!?~^&|%=-").find(c) != std::string_view::npos;
+    out += ok ? c : '_';
+  }
+  if (out.empty()) out = "_";
+  for (size_t at = out.find("->"); at != std::string::npos; at = out.find("->")) out[at + 1] = '_';
+  return out;
+}
+
+SourceLocation LocationOf(const llvm::Instruction& instruction) {
+  SourceLocation location;
+  if (const llvm::DILocation* debug = instruction.getDebugLoc().get()) {
+    location.file = debug->getFilename().str();
+    location.directory = debug->getDirectory().str();
+    location.line = debug->getLine();
+    location.column = debug->getColumn();
+  } else if (const llvm::DISubprogram* program = instruction.getFunction()->getSubprogram()) {
+    location.file = program->getFilename().str();
+    location.directory = program->getDirectory().str();
+    location.line = program->getLine();
+  }
+  return location;
+}
+
+bool Skipped(const llvm::Instruction& instruction) {
+  if (llvm::isa<llvm::DbgInfoIntrinsic>(instruction)) return true;
+  if (const auto* intrinsic = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction)) {
+    return intrinsic->isLifetimeStartOrEnd() || intrinsic->isAssumeLikeIntrinsic();
+  }
+  return false;
+}
+
+class ProblemBuilder {
+ public:
+  ProblemBuilder(const IrModel& model, const AnalyzerOptions& options,
+                 AnalyzedProgram::Data* data)
+      : model_(model), options_(options), data_(data), problem_(data->problem) {}
+
+  absl::Status Build() {
+    if (absl::Status s = NumberFacts(); !s.ok()) return s;
+    BuildNodes();
+    BuildEdges();
+    Seed();
+    data_->stats.call_sites = static_cast<uint32_t>(problem_.call_sites.size());
+    data_->stats.checks = static_cast<uint32_t>(data_->checks.size());
+    for (const ifds::Flow& flow : problem_.flows) {
+      data_->stats.flow_pairs += flow.kills.size() + flow.gens.size() + flow.pairs.size();
+    }
+    return ifds::Validate(problem_);
+  }
+
+ private:
+  bool taint() const { return options_.analysis == Analysis::kTaint; }
+
+  // --- facts ---------------------------------------------------------------------------
+
+  bool SharedLeaf(uint32_t leaf) const {
+    const MemoryObject& object = model_.objects()[model_.leaves()[leaf].object];
+    return object.kind != MemoryObject::Kind::kLocal || model_.Escapes(leaf);
+  }
+
+  absl::Status NumberFacts() {
+    const std::vector<Leaf>& leaves = model_.leaves();
+    leaf_fact_.assign(leaves.size(), kNoFact);
+    std::vector<std::string> shared_names;
+    for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
+      if (!SharedLeaf(leaf)) continue;
+      const MemoryObject& object = model_.objects()[leaves[leaf].object];
+      leaf_fact_[leaf] = 1 + static_cast<uint32_t>(shared_names.size());
+      shared_names.push_back(object.kind == MemoryObject::Kind::kGlobal
+                                 ? "@" + leaves[leaf].name
+                             : object.kind == MemoryObject::Kind::kLocal
+                                 ? DisplayName(*object.owner) + ":" + leaves[leaf].name
+                                 : leaves[leaf].name);
+    }
+    // Each function's own facts: its private locals, its arguments, its values.
+    absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> private_leaves;
+    for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
+      if (leaf_fact_[leaf] == kNoFact) {
+        private_leaves[model_.objects()[leaves[leaf].object].owner].push_back(leaf);
+      }
+    }
+    struct Own {
+      std::vector<uint32_t> leaves;
+      std::vector<const llvm::Value*> values;
+    };
+    std::vector<Own> own(model_.functions().size());
+    uint64_t total_private = 0;
+    uint64_t max_private = 0;
+    for (size_t f = 0; f < model_.functions().size(); ++f) {
+      const llvm::Function* function = model_.functions()[f];
+      own[f].leaves = private_leaves[function];
+      for (const llvm::Argument& argument : function->args()) own[f].values.push_back(&argument);
+      for (const llvm::BasicBlock& block : *function) {
+        for (const llvm::Instruction& instruction : block) {
+          if (!instruction.getType()->isVoidTy() && !llvm::isa<llvm::AllocaInst>(instruction) &&
+              !Skipped(instruction)) {
+            own[f].values.push_back(&instruction);
+          }
+        }
+      }
+      const uint64_t count = own[f].leaves.size() + own[f].values.size();
+      total_private += count;
+      max_private = std::max(max_private, count);
+    }
+    const uint64_t shared = shared_names.size();
+    readable_ = 1 + shared + total_private <= ifds::kMaxFacts;
+    if (!readable_ && 1 + shared + max_private > ifds::kMaxFacts) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the problem needs %d facts shared by every function plus %d of the largest "
+          "function's own; the device holds %d facts in all",
+          shared, max_private, ifds::kMaxFacts - 1));
+    }
+    data_->stats.readable_fact_names = readable_;
+    data_->stats.shared_facts = static_cast<uint32_t>(shared);
+    data_->stats.max_private_facts = static_cast<uint32_t>(max_private);
+    data_->stats.locations = static_cast<uint32_t>(leaves.size());
+
+    absl::flat_hash_set<std::string> used;
+    auto unique = [&used](std::string name) {
+      name = Sanitize(name);
+      if (used.insert(name).second) return name;
+      for (int k = 2;; ++k) {
+        std::string candidate = absl::StrCat(name, "~", k);
+        if (used.insert(candidate).second) return candidate;
+      }
+    };
+    problem_.fact_names.push_back("0");
+    used.insert("0");
+    for (std::string& name : shared_names) problem_.fact_names.push_back(unique(std::move(name)));
+    uint32_t next = 1 + static_cast<uint32_t>(shared);
+    for (size_t f = 0; f < own.size(); ++f) {
+      const std::string function = DisplayName(*model_.functions()[f]);
+      uint32_t id = readable_ ? next : 1 + static_cast<uint32_t>(shared);
+      uint32_t unnamed = 0;
+      for (uint32_t leaf : own[f].leaves) {
+        leaf_fact_[leaf] = id++;
+        if (readable_) problem_.fact_names.push_back(unique(function + ":" + leaves[leaf].name));
+      }
+      for (const llvm::Value* value : own[f].values) {
+        value_fact_[value] = id++;
+        if (readable_) {
+          problem_.fact_names.push_back(unique(
+              value->hasName() ? function + ":%" + value->getName().str()
+                               : absl::StrCat(function, ":%", unnamed++)));
+        }
+      }
+      next = id;
+    }
+    if (!readable_) {
+      for (uint64_t slot = 0; slot < max_private; ++slot) {
+        problem_.fact_names.push_back(absl::StrCat("slot", slot));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  uint32_t ValueFact(const llvm::Value* value) const {
+    auto it = value_fact_.find(value);
+    return it == value_fact_.end() ? kNoFact : it->second;
+  }
+
+  // --- nodes -------------------------------------------------------------------------
+
+  uint32_t AddNode(std::string name, uint32_t procedure) {
+    problem_.node_names.push_back(std::move(name));
+    problem_.node_procedure.push_back(procedure);
+    return static_cast<uint32_t>(problem_.node_names.size() - 1);
+  }
+
+  void BuildNodes() {
+    absl::flat_hash_set<std::string> used;
+    for (const llvm::Function* function : model_.functions()) {
+      std::string name = Sanitize(function->getName().str());
+      for (int k = 2; !used.insert(name).second; ++k) {
+        name = absl::StrCat(Sanitize(function->getName().str()), "~", k);
+      }
+      const uint32_t procedure = static_cast<uint32_t>(problem_.procedures.size());
+      procedure_of_[function] = procedure;
+      ifds::Procedure p;
+      p.name = name;
+      p.start = AddNode(name + ":entry", procedure);
+      uint32_t index = 0;
+      for (const llvm::BasicBlock& block : *function) {
+        for (const llvm::Instruction& instruction : block) {
+          if (Skipped(instruction)) continue;
+          node_of_[&instruction] = AddNode(absl::StrCat(name, ":", index++), procedure);
+          data_->stats.ir_instructions++;
+        }
+      }
+      p.exit = AddNode(name + ":exit", procedure);
+      problem_.procedures.push_back(std::move(p));
+    }
+    data_->stats.functions = static_cast<uint32_t>(model_.functions().size());
+  }
+
+  uint32_t FirstNode(const llvm::BasicBlock& block) const {
+    for (const llvm::Instruction& instruction : block) {
+      if (!Skipped(instruction)) return node_of_.at(&instruction);
+    }
+    return kNoFact;  // every block has a terminator, which is never skipped
+  }
+
+  uint32_t NextNode(const llvm::Instruction& instruction) const {
+    for (const llvm::Instruction* next = instruction.getNextNode(); next != nullptr;
+         next = next->getNextNode()) {
+      if (!Skipped(*next)) return node_of_.at(next);
+    }
+    return kNoFact;
+  }
+
+  // --- flows -------------------------------------------------------------------------
+
+  struct FlowSpec {
+    bool identity = true;
+    std::vector<uint32_t> kills;
+    std::vector<uint32_t> gens;
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+
+    void Kill(uint32_t fact) {
+      if (fact != kNoFact) kills.push_back(fact);
+    }
+    void Gen(uint32_t fact) {
+      if (fact != kNoFact) gens.push_back(fact);
+    }
+    void Pair(uint32_t from, uint32_t to) {
+      if (from != kNoFact && to != kNoFact) pairs.emplace_back(from, to);
+    }
+  };
+
+  uint32_t AddFlow(FlowSpec spec) {
+    ifds::Flow flow;
+    flow.identity = spec.identity;
+    flow.kills = std::move(spec.kills);
+    flow.gens = std::move(spec.gens);
+    flow.pairs = std::move(spec.pairs);
+    flow.Normalize();
+    std::string key;
+    key.reserve(16 + 4 * (flow.kills.size() + flow.gens.size() + 2 * flow.pairs.size()));
+    key += flow.identity ? 'I' : 'N';
+    auto put = [&key](uint32_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(static_cast<uint32_t>(flow.kills.size()));
+    for (uint32_t k : flow.kills) put(k);
+    put(static_cast<uint32_t>(flow.gens.size()));
+    for (uint32_t g : flow.gens) put(g);
+    for (const auto& [a, b] : flow.pairs) {
+      put(a);
+      put(b);
+    }
+    auto [it, inserted] = flow_ids_.emplace(std::move(key), problem_.flows.size());
+    if (inserted) problem_.flows.push_back(std::move(flow));
+    return it->second;
+  }
+
+  std::vector<uint32_t> LeafFacts(const std::vector<uint32_t>& leaves) const {
+    std::vector<uint32_t> out;
+    for (uint32_t leaf : leaves) out.push_back(leaf_fact_[leaf]);
+    return out;
+  }
+
+  uint64_t SizeOf(llvm::Type* type) const {
+    const llvm::DataLayout& layout = model_.module().getDataLayout();
+    return type->isSized() ? layout.getTypeStoreSize(type).getFixedSize() : kToEnd;
+  }
+
+  static uint64_t ConstantLength(const llvm::CallBase& call, unsigned index) {
+    if (index < call.arg_size()) {
+      if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(index))) {
+        return c->getZExtValue();
+      }
+    }
+    return kToEnd;
+  }
+
+  // Facts a tainted argument shows as: its value, and what it points to.
+  void ArgumentFacts(const llvm::Value* argument,
+                     std::vector<std::pair<uint32_t, std::string>>* out) const {
+    const uint32_t value = ValueFact(argument);
+    if (value != kNoFact) out->emplace_back(value, model_.SourceName(argument));
+    for (uint32_t leaf : model_.Leaves(argument, kToEnd)) {
+      out->emplace_back(leaf_fact_[leaf], model_.leaves()[leaf].name);
+    }
+  }
+
+  void ExternalFlow(const llvm::CallBase& call, FlowSpec* flow) {
+    const std::string name = model_.ExternalName(call);
+    const uint32_t result = ValueFact(&call);
+    const unsigned args = call.arg_size();
+    if (!taint()) {
+      if (AllocatesUninitialized(name)) {
+        for (uint32_t fact : LeafFacts(model_.CreatedLeaves(call))) flow->Gen(fact);
+      } else if (CopiesStrings(name) && args >= 2) {
+        const uint64_t length = ConstantLength(call, 2);
+        const llvm::Value* dst = call.getArgOperand(0);
+        for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
+        for (auto [s, d] : model_.CopyPairs(dst, call.getArgOperand(1), length)) {
+          flow->Pair(leaf_fact_[s], leaf_fact_[d]);
+        }
+      } else if (name == "memset" && args >= 3) {
+        const uint64_t length = ConstantLength(call, 2);
+        const llvm::Value* dst = call.getArgOperand(0);
+        for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
+        for (uint32_t fact : LeafFacts(model_.Leaves(dst, length))) {
+          flow->Pair(ValueFact(call.getArgOperand(1)), fact);
+        }
+      } else if (!OnlyReads(name) && name != "calloc") {
+        // A library function given a pointer is assumed to write what it points to.
+        for (unsigned a = 0; a < args; ++a) {
+          if (call.getArgOperand(a)->getType()->isPointerTy()) {
+            for (uint32_t fact : LeafFacts(model_.Leaves(call.getArgOperand(a), kToEnd))) {
+              flow->Kill(fact);
+            }
+          }
+        }
+      }
+      return;
+    }
+    // Taint: sanitizers, sources, then how the call moves data.
+    bool sanitized_result = false;
+    for (const TaintRule& rule : options_.taint.sanitizers) {
+      if (rule.function != name) continue;
+      sanitized_result |= rule.result;
+      for (unsigned a = 0; a < args; ++a) {
+        if (!rule.Names(a)) continue;
+        for (uint32_t fact : LeafFacts(model_.Leaves(call.getArgOperand(a), kToEnd))) {
+          flow->Kill(fact);
+        }
+      }
+    }
+    bool source_result = false;
+    for (const TaintRule& rule : options_.taint.sources) {
+      if (rule.function != name) continue;
+      source_result |= rule.result;
+      for (unsigned a = 0; a < args; ++a) {
+        if (!rule.Names(a)) continue;
+        for (uint32_t fact : LeafFacts(model_.Leaves(call.getArgOperand(a), kToEnd))) {
+          flow->Gen(fact);
+        }
+      }
+    }
+    if (source_result) {
+      flow->Gen(result);
+      for (uint32_t fact : LeafFacts(model_.CreatedLeaves(call))) flow->Gen(fact);
+    }
+    if (CopiesStrings(name) && args >= 2) {
+      const uint64_t length = ConstantLength(call, 2);
+      const llvm::Value* dst = call.getArgOperand(0);
+      for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
+      for (auto [s, d] : model_.CopyPairs(dst, call.getArgOperand(1), length)) {
+        flow->Pair(leaf_fact_[s], leaf_fact_[d]);
+      }
+    } else if (name == "memset" && args >= 3) {
+      const uint64_t length = ConstantLength(call, 2);
+      const llvm::Value* dst = call.getArgOperand(0);
+      for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
+      for (uint32_t fact : LeafFacts(model_.Leaves(dst, length))) {
+        flow->Pair(ValueFact(call.getArgOperand(1)), fact);
+      }
+    } else if (FormatsInto(name) && args >= 2) {
+      const llvm::Value* dst = call.getArgOperand(0);
+      const std::vector<uint32_t> written = LeafFacts(model_.Leaves(dst, kToEnd));
+      for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, kToEnd))) flow->Kill(fact);
+      for (unsigned a = 1; a < args; ++a) {
+        std::vector<std::pair<uint32_t, std::string>> from;
+        ArgumentFacts(call.getArgOperand(a), &from);
+        for (const auto& [fact, ignored] : from) {
+          for (uint32_t to : written) flow->Pair(fact, to);
+        }
+      }
+    } else if (name == "strdup" || name == "strndup") {
+      if (args >= 1) {
+        for (uint32_t from : LeafFacts(model_.Leaves(call.getArgOperand(0), kToEnd))) {
+          for (uint32_t to : LeafFacts(model_.CreatedLeaves(call))) flow->Pair(from, to);
+        }
+      }
+    }
+    // The result is tainted when an argument is, or points to tainted memory.
+    if (result != kNoFact && !sanitized_result && !source_result) {
+      for (unsigned a = 0; a < args; ++a) {
+        std::vector<std::pair<uint32_t, std::string>> from;
+        ArgumentFacts(call.getArgOperand(a), &from);
+        for (const auto& [fact, ignored] : from) flow->Pair(fact, result);
+      }
+    }
+  }
+
+  uint32_t NormalFlow(const llvm::Instruction& instruction) {
+    FlowSpec flow;
+    const uint32_t self = ValueFact(&instruction);
+    flow.Kill(self);
+    if (const auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) {
+      for (uint32_t fact : LeafFacts(model_.Leaves(alloca, kToEnd))) {
+        if (taint()) {
+          flow.Kill(fact);
+        } else {
+          flow.Gen(fact);
+        }
+      }
+    } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
+      for (uint32_t fact :
+           LeafFacts(model_.Leaves(load->getPointerOperand(), SizeOf(load->getType())))) {
+        flow.Pair(fact, self);
+      }
+    } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
+      const uint64_t size = SizeOf(store->getValueOperand()->getType());
+      const llvm::Value* pointer = store->getPointerOperand();
+      for (uint32_t fact : LeafFacts(model_.StrongLeaves(pointer, size))) flow.Kill(fact);
+      const uint32_t value = ValueFact(store->getValueOperand());
+      for (uint32_t fact : LeafFacts(model_.Leaves(pointer, size))) flow.Pair(value, fact);
+    } else if (llvm::isa<llvm::AtomicRMWInst>(instruction) ||
+               llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) {
+      const llvm::Value* pointer = instruction.getOperand(0);
+      for (uint32_t fact : LeafFacts(model_.Leaves(pointer, kToEnd))) {
+        flow.Pair(fact, self);
+        for (unsigned o = 1; o < instruction.getNumOperands(); ++o) {
+          flow.Pair(ValueFact(instruction.getOperand(o)), fact);
+        }
+      }
+    } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction)) {
+      ExternalFlow(*call, &flow);
+    } else if (self != kNoFact) {
+      for (const llvm::Value* operand : instruction.operands()) {
+        flow.Pair(ValueFact(operand), self);
+      }
+    }
+    return AddFlow(std::move(flow));
+  }
+
+  // The shared facts of what a callee reads or writes, but for its own locals.
+  const std::vector<uint32_t>& Exported(const llvm::Function* callee) {
+    auto [it, inserted] = exported_.try_emplace(callee);
+    if (inserted) {
+      for (uint32_t leaf : model_.Accessed(*callee)) {
+        const MemoryObject& object = model_.objects()[model_.leaves()[leaf].object];
+        if (object.kind == MemoryObject::Kind::kLocal && object.owner == callee) continue;
+        it->second.push_back(leaf_fact_[leaf]);
+      }
+      std::sort(it->second.begin(), it->second.end());
+    }
+    return it->second;
+  }
+
+  void AddCallSite(const llvm::CallBase& call, uint32_t node, uint32_t return_site) {
+    const std::vector<const llvm::Function*>& callees = model_.Callees(call);
+    ifds::CallSite site;
+    site.call = node;
+    site.return_site = return_site;
+    FlowSpec bypass;
+    bypass.Kill(ValueFact(&call));
+    std::vector<uint32_t> through_all = Exported(callees[0]);
+    for (const llvm::Function* callee : callees) {
+      const std::vector<uint32_t>& exported = Exported(callee);
+      std::vector<uint32_t> both;
+      std::set_intersection(through_all.begin(), through_all.end(), exported.begin(),
+                            exported.end(), std::back_inserter(both));
+      through_all.swap(both);
+      FlowSpec in;
+      in.identity = false;
+      for (unsigned a = 0; a < call.arg_size() && a < callee->arg_size(); ++a) {
+        in.Pair(ValueFact(call.getArgOperand(a)), ValueFact(callee->getArg(a)));
+      }
+      FlowSpec out;
+      out.identity = false;
+      for (uint32_t fact : exported) {
+        in.Pair(fact, fact);
+        out.Pair(fact, fact);
+      }
+      for (const llvm::BasicBlock& block : *callee) {
+        if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator())) {
+          if (ret->getReturnValue() != nullptr) {
+            out.Pair(ValueFact(ret->getReturnValue()), ValueFact(&call));
+          }
+        }
+      }
+      site.callees.push_back({procedure_of_.at(callee), AddFlow(std::move(in)),
+                              AddFlow(std::move(out))});
+    }
+    for (uint32_t fact : through_all) bypass.Kill(fact);
+    site.call_to_return_flow = AddFlow(std::move(bypass));
+    problem_.call_sites.push_back(std::move(site));
+  }
+
+  void AddEdge(uint32_t from, uint32_t to, uint32_t flow) {
+    if (to != kNoFact) problem_.edges.push_back({from, to, flow});
+  }
+
+  void AddChecks(const llvm::Instruction& instruction, uint32_t node) {
+    Finding finding;
+    finding.function = DisplayName(*instruction.getFunction());
+    finding.location = LocationOf(instruction);
+    Check check;
+    check.node = node;
+    if (!taint()) {
+      const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction);
+      if (load == nullptr) return;
+      for (uint32_t leaf : model_.Leaves(load->getPointerOperand(), SizeOf(load->getType()))) {
+        const Leaf& l = model_.leaves()[leaf];
+        if (!model_.objects()[l.object].named) continue;
+        check.facts.emplace_back(leaf_fact_[leaf], l.name);
+      }
+      if (check.facts.empty()) return;
+      finding.rule = "uninitialized-read";
+      check.per_fact = true;
+      check.finding = std::move(finding);
+      data_->checks.push_back(std::move(check));
+      return;
+    }
+    const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+    if (call == nullptr || !model_.Callees(*call).empty()) return;
+    const std::string name = model_.ExternalName(*call);
+    for (const TaintRule& rule : options_.taint.sinks) {
+      if (rule.function != name) continue;
+      for (unsigned a = 0; a < call->arg_size(); ++a) {
+        if (!rule.Names(a)) continue;
+        Check argument;
+        argument.node = node;
+        ArgumentFacts(call->getArgOperand(a), &argument.facts);
+        if (argument.facts.empty()) continue;
+        argument.finding = finding;
+        argument.finding.rule = "tainted-sink";
+        argument.finding.sink = name;
+        argument.finding.argument = a + 1;
+        argument.finding.variable = model_.SourceName(call->getArgOperand(a));
+        data_->checks.push_back(std::move(argument));
+      }
+    }
+  }
+
+  void BuildEdges() {
+    FlowSpec identity;
+    const uint32_t identity_flow = AddFlow(identity);
+    for (const llvm::Function* function : model_.functions()) {
+      const ifds::Procedure& procedure = problem_.procedures[procedure_of_.at(function)];
+      AddEdge(procedure.start, FirstNode(function->getEntryBlock()), identity_flow);
+      for (const llvm::BasicBlock& block : *function) {
+        for (const llvm::Instruction& instruction : block) {
+          if (Skipped(instruction)) continue;
+          const uint32_t node = node_of_.at(&instruction);
+          AddChecks(instruction, node);
+          const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+          if (call != nullptr && !model_.Callees(*call).empty()) {
+            if (const auto* invoke = llvm::dyn_cast<llvm::InvokeInst>(call)) {
+              AddCallSite(*call, node, FirstNode(*invoke->getNormalDest()));
+              // The exceptional path bypasses the callee, as the call-to-return flow does.
+              AddEdge(node, FirstNode(*invoke->getUnwindDest()),
+                      problem_.call_sites.back().call_to_return_flow);
+            } else if (const uint32_t next = NextNode(instruction); next != kNoFact) {
+              AddCallSite(*call, node, next);
+            }
+            continue;
+          }
+          const uint32_t flow = NormalFlow(instruction);
+          if (llvm::isa<llvm::ReturnInst>(instruction)) {
+            AddEdge(node, procedure.exit, flow);
+          } else if (instruction.isTerminator()) {
+            for (unsigned s = 0; s < instruction.getNumSuccessors(); ++s) {
+              AddEdge(node, FirstNode(*instruction.getSuccessor(s)), flow);
+            }
+          } else {
+            AddEdge(node, NextNode(instruction), flow);
+          }
+        }
+      }
+    }
+  }
+
+  void Seed() {
+    const llvm::Function* main = model_.module().getFunction("main");
+    if (main != nullptr && !main->isDeclaration()) {
+      problem_.seeds.emplace_back(problem_.procedures[procedure_of_.at(main)].start,
+                                  ifds::kZeroFact);
+      return;
+    }
+    // A library: every function it exports is an entry.
+    for (const llvm::Function* function : model_.functions()) {
+      if (!function->hasLocalLinkage()) {
+        problem_.seeds.emplace_back(problem_.procedures[procedure_of_.at(function)].start,
+                                    ifds::kZeroFact);
+      }
+    }
+  }
+
+  const IrModel& model_;
+  const AnalyzerOptions& options_;
+  AnalyzedProgram::Data* data_;
+  ifds::Problem& problem_;
+  bool readable_ = true;
+  std::vector<uint32_t> leaf_fact_;
+  absl::flat_hash_map<const llvm::Value*, uint32_t> value_fact_;
+  absl::flat_hash_map<const llvm::Function*, uint32_t> procedure_of_;
+  absl::flat_hash_map<const llvm::Instruction*, uint32_t> node_of_;
+  absl::flat_hash_map<std::string, uint32_t> flow_ids_;
+  absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> exported_;
+};
+
+}  // namespace
+
+AnalyzedProgram::AnalyzedProgram(std::unique_ptr<Data> data) : data_(std::move(data)) {}
+AnalyzedProgram::~AnalyzedProgram() = default;
+
+const ifds::Problem& AnalyzedProgram::problem() const { return data_->problem; }
+const ProgramStats& AnalyzedProgram::stats() const { return data_->stats; }
+
+absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
+    const std::vector<std::string>& inputs, const AnalyzerOptions& options) {
+  absl::Time start = absl::Now();
+  absl::StatusOr<LoadedModule> loaded = LoadModule(inputs, options.front_end, options.progress);
+  if (!loaded.ok()) return loaded.status();
+  auto data = std::make_unique<Data>();
+  data->analysis = options.analysis;
+  data->stats.front_end_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  start = absl::Now();
+  absl::flat_hash_set<std::string> summarized;
+  if (options.analysis == Analysis::kTaint) {
+    for (const auto* rules :
+         {&options.taint.sources, &options.taint.sinks, &options.taint.sanitizers}) {
+      for (const TaintRule& rule : *rules) summarized.insert(rule.function);
+    }
+  }
+  if (options.progress) options.progress("points-to and call graph");
+  IrModel model(*loaded->module, summarized);
+  data->stats.indirect_calls = model.indirect_calls();
+  data->stats.external_functions = model.external_functions();
+  if (options.progress) options.progress(absl::StrFormat("building the %s problem",
+                                                         AnalysisName(options.analysis)));
+  ProblemBuilder builder(model, options, data.get());
+  if (absl::Status s = builder.Build(); !s.ok()) return s;
+  data->stats.build_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return std::unique_ptr<AnalyzedProgram>(new AnalyzedProgram(std::move(data)));
+}
+
+std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) const {
+  auto holds = [&solution](uint32_t node, uint32_t fact) {
+    return std::binary_search(solution.facts.begin(), solution.facts.end(),
+                              std::make_pair(node, fact));
+  };
+  std::vector<Finding> out;
+  std::set<std::tuple<std::string, uint32_t, uint32_t, std::string, uint32_t>> seen;
+  for (const Check& check : data_->checks) {
+    for (const auto& [fact, name] : check.facts) {
+      if (!holds(check.node, fact)) continue;
+      Finding finding = check.finding;
+      if (check.per_fact) {
+        finding.variable = name;
+        finding.message = absl::StrFormat("use of possibly uninitialized '%s'", name);
+      } else {
+        if (finding.variable.empty()) finding.variable = name;
+        finding.message =
+            finding.variable.empty()
+                ? absl::StrFormat("tainted data reaches '%s' (argument %d)", finding.sink,
+                                  finding.argument)
+                : absl::StrFormat("tainted data reaches '%s' (argument %d: '%s')", finding.sink,
+                                  finding.argument, finding.variable);
+      }
+      // Uninit: once per line and variable; taint: once per call and argument.
+      const auto key = check.per_fact
+                           ? std::make_tuple(finding.location.file, finding.location.line,
+                                             uint32_t{0}, finding.variable, uint32_t{0})
+                           : std::make_tuple(finding.location.file, finding.location.line,
+                                             finding.location.column, finding.sink,
+                                             finding.argument);
+      if (seen.insert(key).second) out.push_back(std::move(finding));
+      if (!check.per_fact) break;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.location.file, a.location.line, a.location.column, a.variable, a.sink,
+                    a.argument) < std::tie(b.location.file, b.location.line, b.location.column,
+                                           b.variable, b.sink, b.argument);
+  });
+  return out;
+}
+
+}  // namespace sluice::analyzer

@@ -1,0 +1,104 @@
+// A static analyzer for C and C++ programs over LLVM IR (docs/analyzer.md): it reads .ll/.bc
+// files or compiles sources with Clang, builds the interprocedural CFG, the call graph and a
+// points-to analysis, and turns an analysis (possibly-uninitialized variables, or taint) into
+// an IFDS problem in Sluice's model plus the checks that make findings of its solution. Any
+// IFDS solver may solve the problem; the checks read only the solution.
+//
+// This header knows nothing of LLVM: the module lives only while the problem is built.
+#ifndef SLUICE_ANALYZER_ANALYZER_H_
+#define SLUICE_ANALYZER_ANALYZER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzer/taint_config.h"
+#include "ifds/problem.h"
+
+namespace sluice::analyzer {
+
+enum class Analysis { kUninit, kTaint };
+const char* AnalysisName(Analysis analysis);  // "uninit", "taint"
+
+struct FrontEndOptions {
+  // Clang, for sources (.c, .cc, .cpp, .cxx, .C); empty: the one found at build time.
+  std::string clang;
+  // Extra flags for every source (after -O0 -g -emit-llvm).
+  std::vector<std::string> cflags;
+  // A compile_commands.json: each source given is compiled with the flags its entry names
+  // (defines, includes, the language standard); sources it does not list get `cflags` only.
+  std::string compile_commands;
+  // Where intermediate bitcode goes; empty: a fresh directory under $TMPDIR, removed after.
+  std::string work_dir;
+};
+
+struct AnalyzerOptions {
+  Analysis analysis = Analysis::kUninit;
+  TaintConfig taint;  // the rules of the taint analysis
+  FrontEndOptions front_end;
+  // Phase reports ("compiling 3 sources", "points-to", ...) for long runs; may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+struct SourceLocation {
+  std::string file;  // as the debug info names it: the path given to the compiler
+  std::string directory;  // the compilation directory, for a relative `file`
+  uint32_t line = 0;  // 0 when the instruction has no debug location
+  uint32_t column = 0;
+};
+
+struct Finding {
+  std::string rule;  // "uninitialized-read" or "tainted-sink"
+  std::string message;
+  std::string function;  // the function the finding is in (its source name)
+  std::string variable;  // uninit: the variable read; taint: the tainted variable or value
+  std::string sink;      // taint: the sink function; empty for uninit
+  uint32_t argument = 0;  // taint: the sink's argument, from 1
+  SourceLocation location;
+};
+
+struct ProgramStats {
+  uint64_t ir_instructions = 0;  // in defined functions
+  uint32_t functions = 0;        // defined
+  uint32_t external_functions = 0;
+  uint32_t call_sites = 0;       // calls to defined functions (ICFG call nodes)
+  uint32_t indirect_calls = 0;   // of those, through a pointer
+  uint32_t locations = 0;        // memory locations (fields, arrays, heap sites)
+  uint32_t shared_facts = 0;     // facts numbered once for the program
+  uint32_t max_private_facts = 0;  // the largest function's own facts
+  bool readable_fact_names = true;  // false: facts share ids across functions (slots)
+  uint64_t flow_pairs = 0;  // kills + gens + pairs over the problem's distinct flow functions
+  uint32_t checks = 0;      // places a finding can be reported
+  double front_end_seconds = 0;  // compiling and linking
+  double build_seconds = 0;      // points-to, the ICFG and the problem
+};
+
+// An analysis of one program, ready to solve: the IFDS problem and the checks.
+class AnalyzedProgram {
+ public:
+  // Loads, links (several inputs become one module), analyzes. InvalidArgument for input that
+  // cannot be read or compiled (naming the file and Clang's or LLVM's message), NotFound for a
+  // missing file, ResourceExhausted if the problem needs more facts than the device holds.
+  static absl::StatusOr<std::unique_ptr<AnalyzedProgram>> Build(
+      const std::vector<std::string>& inputs, const AnalyzerOptions& options);
+  ~AnalyzedProgram();
+
+  const ifds::Problem& problem() const;
+  const ProgramStats& stats() const;
+  // The findings the solution shows, sorted by file, line, column, then variable; one per
+  // (place, variable) for uninit and per (place, sink argument) for taint.
+  std::vector<Finding> Findings(const ifds::Solution& solution) const;
+
+  struct Data;
+
+ private:
+  explicit AnalyzedProgram(std::unique_ptr<Data> data);
+  std::unique_ptr<Data> data_;
+};
+
+}  // namespace sluice::analyzer
+
+#endif  // SLUICE_ANALYZER_ANALYZER_H_

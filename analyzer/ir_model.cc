@@ -1,0 +1,699 @@
+#include "analyzer/ir_model.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "llvm/BinaryFormat/Dwarf.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/GetElementPtrTypeIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Operator.h"
+
+namespace sluice::analyzer {
+namespace {
+
+constexpr uint32_t kUnknownOffset = 0xffffffff;
+// An object with more scalar fields than this is one location.
+constexpr uint32_t kMaxLeavesPerObject = 256;
+constexpr int kMaxStructDepth = 8;
+
+uint64_t Pack(uint32_t object, uint64_t offset) {
+  return (uint64_t{object} << 32) | (offset >= kUnknownOffset ? kUnknownOffset : offset);
+}
+uint32_t ObjectOf(uint64_t pointee) { return static_cast<uint32_t>(pointee >> 32); }
+uint32_t OffsetOf(uint64_t pointee) { return static_cast<uint32_t>(pointee); }
+
+bool IsAllocator(std::string_view name) {
+  return name == "malloc" || name == "calloc" || name == "realloc" || name == "aligned_alloc" ||
+         name == "valloc" || name == "memalign" || name == "strdup" || name == "strndup" ||
+         name == "reallocarray" || name == "_Znwm" || name == "_Znam";
+}
+
+// External functions whose result points where their first argument does.
+bool ReturnsFirstArgument(std::string_view name) {
+  return name == "memcpy" || name == "memmove" || name == "memset" || name == "strcpy" ||
+         name == "strncpy" || name == "strcat" || name == "strncat" || name == "stpcpy" ||
+         name == "strchr" || name == "strrchr" || name == "strstr" || name == "strpbrk" ||
+         name == "strtok" || name == "strtok_r" || name == "memchr" || name == "fgets" ||
+         name == "gets" || name == "strchrnul" || name == "rawmemchr";
+}
+
+// External functions that copy memory from their second argument to their first.
+bool CopiesMemory(std::string_view name) {
+  return name == "memcpy" || name == "memmove" || name == "strcpy" || name == "strncpy" ||
+         name == "strcat" || name == "strncat" || name == "stpcpy" || name == "realloc";
+}
+
+const llvm::DIType* StripTypedefs(const llvm::DIType* type) {
+  while (const auto* derived = llvm::dyn_cast_or_null<llvm::DIDerivedType>(type)) {
+    const unsigned tag = derived->getTag();
+    if (tag != llvm::dwarf::DW_TAG_typedef && tag != llvm::dwarf::DW_TAG_const_type &&
+        tag != llvm::dwarf::DW_TAG_volatile_type && tag != llvm::dwarf::DW_TAG_restrict_type &&
+        tag != llvm::dwarf::DW_TAG_atomic_type) {
+      break;
+    }
+    type = derived->getBaseType();
+  }
+  return type;
+}
+
+// The member of a struct's debug type at a byte offset.
+const llvm::DIDerivedType* MemberAt(const llvm::DIType* type, uint64_t byte_offset) {
+  const auto* composite = llvm::dyn_cast_or_null<llvm::DICompositeType>(StripTypedefs(type));
+  if (composite == nullptr) return nullptr;
+  for (const llvm::DINode* element : composite->getElements()) {
+    const auto* member = llvm::dyn_cast_or_null<llvm::DIDerivedType>(element);
+    if (member != nullptr && member->getTag() == llvm::dwarf::DW_TAG_member &&
+        member->getOffsetInBits() == byte_offset * 8 && !member->isBitField()) {
+      return member;
+    }
+  }
+  return nullptr;
+}
+
+std::string SiteName(const llvm::Instruction& instruction, std::string_view prefix) {
+  const llvm::DILocation* location = instruction.getDebugLoc().get();
+  if (location == nullptr) {
+    return absl::StrFormat("%s@%s", prefix, instruction.getFunction()->getName().str());
+  }
+  return absl::StrFormat("%s@%s:%d", prefix,
+                         std::filesystem::path(location->getFilename().str()).filename().string(),
+                         location->getLine());
+}
+
+}  // namespace
+
+std::string DisplayName(const llvm::Function& function) {
+  if (const llvm::DISubprogram* program = function.getSubprogram()) {
+    if (!program->getName().empty()) return program->getName().str();
+  }
+  return function.getName().str();
+}
+
+IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized)
+    : module_(module), layout_(module.getDataLayout()), summarized_(summarized) {
+  for (const llvm::Function& function : module) {
+    if (!function.isDeclaration()) functions_.push_back(&function);
+  }
+  BuildCallGraph();
+  BuildObjects();
+  SolvePointsTo();
+  ComputeAccesses();
+}
+
+void IrModel::BuildCallGraph() {
+  // Indirect calls reach the defined functions of their type whose address is taken.
+  absl::flat_hash_map<const llvm::FunctionType*, std::vector<const llvm::Function*>> by_type;
+  for (const llvm::Function* function : functions_) {
+    if (function->hasAddressTaken()) by_type[function->getFunctionType()].push_back(function);
+  }
+  absl::flat_hash_set<const llvm::Function*> externals;
+  for (const llvm::Function* function : functions_) {
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+        if (call == nullptr || call->isInlineAsm()) continue;
+        const llvm::Value* called = call->getCalledOperand()->stripPointerCasts();
+        std::vector<const llvm::Function*>& callees = callees_[call];
+        if (const auto* direct = llvm::dyn_cast<llvm::Function>(called)) {
+          if (!direct->isDeclaration() && !summarized_.contains(direct->getName().str())) {
+            callees.push_back(direct);
+          } else if (!direct->isIntrinsic()) {
+            externals.insert(direct);
+          }
+          continue;
+        }
+        ++indirect_calls_;
+        auto it = by_type.find(call->getFunctionType());
+        if (it == by_type.end()) continue;
+        for (const llvm::Function* callee : it->second) {
+          if (!summarized_.contains(callee->getName().str())) callees.push_back(callee);
+        }
+      }
+    }
+  }
+  external_functions_ = static_cast<uint32_t>(externals.size());
+}
+
+const std::vector<const llvm::Function*>& IrModel::Callees(const llvm::CallBase& call) const {
+  static const std::vector<const llvm::Function*> kNone;
+  auto it = callees_.find(&call);
+  return it == callees_.end() ? kNone : it->second;
+}
+
+std::string IrModel::ExternalName(const llvm::CallBase& call) const {
+  const auto* function =
+      llvm::dyn_cast<llvm::Function>(call.getCalledOperand()->stripPointerCasts());
+  if (function == nullptr) return "";
+  switch (function->getIntrinsicID()) {
+    case llvm::Intrinsic::memcpy:
+    case llvm::Intrinsic::memcpy_inline:
+      return "memcpy";
+    case llvm::Intrinsic::memmove:
+      return "memmove";
+    case llvm::Intrinsic::memset:
+      return "memset";
+    default:
+      return function->getName().str();
+  }
+}
+
+void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
+                      const llvm::DIType* di_type, uint32_t object, int depth) {
+  auto* structure = llvm::dyn_cast<llvm::StructType>(type);
+  if (structure != nullptr && !structure->isOpaque() && structure->getNumElements() > 0 &&
+      depth < kMaxStructDepth) {
+    const llvm::StructLayout* layout = layout_.getStructLayout(structure);
+    for (unsigned i = 0; i < structure->getNumElements(); ++i) {
+      const uint64_t field_offset = layout->getElementOffset(i);
+      const llvm::DIDerivedType* member = MemberAt(di_type, field_offset);
+      const std::string field =
+          member != nullptr && !member->getName().empty()
+              ? member->getName().str()
+              : absl::StrFormat("field%d", i);
+      Flatten(structure->getElementType(i), offset + field_offset, name + "." + field,
+              member != nullptr ? member->getBaseType() : nullptr, object, depth + 1);
+    }
+    return;
+  }
+  Leaf leaf;
+  leaf.object = object;
+  leaf.offset = offset;
+  leaf.size = type->isSized() ? layout_.getTypeAllocSize(type).getFixedSize() : kToEnd;
+  leaf.array = type->isArrayTy() || type->isVectorTy();
+  leaf.name = name;
+  leaves_.push_back(std::move(leaf));
+}
+
+void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type) {
+  const uint32_t id = static_cast<uint32_t>(objects_.size());
+  object.first_leaf = static_cast<uint32_t>(leaves_.size());
+  if (type != nullptr && type->isSized()) {
+    Flatten(type, 0, object.name, di_type, id, 0);
+  }
+  const uint32_t count = static_cast<uint32_t>(leaves_.size()) - object.first_leaf;
+  if (count == 0 || count > kMaxLeavesPerObject) {
+    leaves_.resize(object.first_leaf);
+    Leaf whole;
+    whole.object = id;
+    whole.size = kToEnd;
+    whole.array = true;
+    whole.name = object.name;
+    leaves_.push_back(std::move(whole));
+  }
+  object.leaf_count = static_cast<uint32_t>(leaves_.size()) - object.first_leaf;
+  object_of_site_[object.site] = id;
+  objects_.push_back(std::move(object));
+}
+
+void IrModel::BuildObjects() {
+  for (const llvm::GlobalVariable& global : module_.globals()) {
+    MemoryObject object;
+    object.kind = MemoryObject::Kind::kGlobal;
+    object.site = &global;
+    object.name = global.getName().str();
+    llvm::SmallVector<llvm::DIGlobalVariableExpression*, 1> debug;
+    global.getDebugInfo(debug);
+    const llvm::DIType* di_type = nullptr;
+    if (!debug.empty() && debug[0]->getVariable() != nullptr) {
+      object.name = debug[0]->getVariable()->getName().str();
+      object.named = true;
+      di_type = debug[0]->getVariable()->getType();
+    }
+    AddObject(std::move(object), global.getValueType(), di_type);
+  }
+  for (const llvm::Function* function : functions_) {
+    absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*> declared;
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        if (const auto* declare = llvm::dyn_cast<llvm::DbgDeclareInst>(&instruction)) {
+          if (declare->getAddress() != nullptr) {
+            declared.emplace(declare->getAddress(), declare->getVariable());
+          }
+        }
+      }
+    }
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        if (const auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) {
+          MemoryObject object;
+          object.kind = MemoryObject::Kind::kLocal;
+          object.owner = function;
+          object.site = alloca;
+          object.name = alloca->getName().str();
+          const llvm::DIType* di_type = nullptr;
+          auto it = declared.find(alloca);
+          if (it != declared.end() && it->second != nullptr) {
+            object.name = it->second->getName().str();
+            object.named = true;
+            di_type = it->second->getType();
+          }
+          llvm::Type* type = alloca->getAllocatedType();
+          if (alloca->isArrayAllocation()) {
+            // alloca T, N (a VLA): one location.
+            AddObject(std::move(object), nullptr, nullptr);
+          } else {
+            AddObject(std::move(object), type, di_type);
+          }
+          continue;
+        }
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+        if (call == nullptr || !Callees(*call).empty()) continue;
+        const std::string name = ExternalName(*call);
+        if (IsAllocator(name)) {
+          MemoryObject object;
+          object.kind = MemoryObject::Kind::kHeap;
+          object.site = call;
+          object.name = SiteName(instruction, "heap");
+          object.named = true;
+          AddObject(std::move(object), nullptr, nullptr);
+        } else if (call->getType()->isPointerTy() && !ReturnsFirstArgument(name)) {
+          MemoryObject object;
+          object.kind = MemoryObject::Kind::kExternal;
+          object.site = call;
+          object.name = SiteName(instruction, name.empty() ? "indirect" : name);
+          object.named = true;
+          AddObject(std::move(object), nullptr, nullptr);
+        }
+      }
+    }
+  }
+}
+
+uint32_t IrModel::ValueId(const llvm::Value* value) {
+  auto [it, inserted] = value_ids_.emplace(value, static_cast<uint32_t>(points_to_.size()));
+  if (!inserted) return it->second;
+  points_to_.emplace_back();
+  if (const auto* constant = llvm::dyn_cast<llvm::Constant>(value)) {
+    llvm::APInt offset(layout_.getIndexTypeSizeInBits(value->getType()->isPointerTy()
+                                                          ? value->getType()
+                                                          : llvm::Type::getInt8PtrTy(
+                                                                value->getContext())),
+                       0);
+    const llvm::Value* base = value->getType()->isPointerTy()
+                                  ? constant->stripAndAccumulateConstantOffsets(
+                                        layout_, offset, /*AllowNonInbounds=*/true)
+                                  : constant;
+    auto object = object_of_site_.find(base);
+    if (object != object_of_site_.end()) {
+      const int64_t delta = offset.getSExtValue();
+      points_to_.back().insert(
+          Pack(object->second, delta < 0 ? kUnknownOffset : static_cast<uint64_t>(delta)));
+    }
+  } else {
+    auto object = object_of_site_.find(value);
+    if (object != object_of_site_.end() && llvm::isa<llvm::AllocaInst>(value)) {
+      points_to_.back().insert(Pack(object->second, 0));
+    }
+  }
+  return it->second;
+}
+
+const IrModel::PointsTo& IrModel::PointsToOf(const llvm::Value* value) const {
+  static const PointsTo kNothing;
+  auto it = value_ids_.find(value);
+  return it == value_ids_.end() ? kNothing : points_to_[it->second];
+}
+
+std::vector<uint32_t> IrModel::LeavesOf(Pointee pointee, uint64_t size) const {
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  std::vector<uint32_t> out;
+  const uint32_t offset = OffsetOf(pointee);
+  if (offset != kUnknownOffset) {
+    const uint64_t end = size == kToEnd ? kToEnd : offset + size;
+    for (uint32_t i = 0; i < object.leaf_count; ++i) {
+      const Leaf& leaf = leaves_[object.first_leaf + i];
+      const uint64_t leaf_end = leaf.size == kToEnd ? kToEnd : leaf.offset + leaf.size;
+      if (leaf.offset < end && offset < leaf_end) out.push_back(object.first_leaf + i);
+    }
+    // An offset past every field (pointer arithmetic out of the object): all of it.
+    if (!out.empty()) return out;
+  }
+  for (uint32_t i = 0; i < object.leaf_count; ++i) out.push_back(object.first_leaf + i);
+  return out;
+}
+
+std::vector<uint32_t> IrModel::Leaves(const llvm::Value* pointer, uint64_t size) const {
+  std::vector<uint32_t> out;
+  for (Pointee pointee : PointsToOf(pointer)) {
+    std::vector<uint32_t> leaves = LeavesOf(pointee, size);
+    out.insert(out.end(), leaves.begin(), leaves.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<uint32_t> IrModel::StrongLeaves(const llvm::Value* pointer, uint64_t size) const {
+  const PointsTo& points_to = PointsToOf(pointer);
+  if (points_to.size() != 1) return {};
+  const Pointee pointee = *points_to.begin();
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  if (object.kind == MemoryObject::Kind::kHeap || object.kind == MemoryObject::Kind::kExternal ||
+      OffsetOf(pointee) == kUnknownOffset) {
+    return {};
+  }
+  const uint64_t start = OffsetOf(pointee);
+  std::vector<uint32_t> out;
+  for (uint32_t leaf_id : LeavesOf(pointee, size)) {
+    const Leaf& leaf = leaves_[leaf_id];
+    if (size == kToEnd) {
+      // A write of unknown length (strcpy, fgets, a library call): it replaces the location
+      // it starts in (the whole array), not the fields after it.
+      if (leaf.offset <= start && (leaf.size == kToEnd || start < leaf.offset + leaf.size)) {
+        out.push_back(leaf_id);
+      }
+      continue;
+    }
+    if (leaf.size != kToEnd && leaf.offset >= start && leaf.offset + leaf.size <= start + size) {
+      out.push_back(leaf_id);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> IrModel::CopyPairs(const llvm::Value* dst,
+                                                              const llvm::Value* src,
+                                                              uint64_t size) const {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  const PointsTo& to = PointsToOf(dst);
+  const PointsTo& from = PointsToOf(src);
+  if (to.size() == 1 && from.size() == 1 && OffsetOf(*to.begin()) != kUnknownOffset &&
+      OffsetOf(*from.begin()) != kUnknownOffset) {
+    // Field to field, by offset from the start of the copy.
+    const uint64_t dst_start = OffsetOf(*to.begin());
+    const uint64_t src_start = OffsetOf(*from.begin());
+    for (uint32_t s : LeavesOf(*from.begin(), size)) {
+      const Leaf& leaf = leaves_[s];
+      const uint64_t relative = leaf.offset > src_start ? leaf.offset - src_start : 0;
+      const uint64_t length = leaf.size == kToEnd ? kToEnd : leaf.size;
+      for (uint32_t d : LeavesOf(Pack(ObjectOf(*to.begin()), dst_start + relative), length)) {
+        out.emplace_back(s, d);
+      }
+    }
+  } else {
+    for (uint32_t s : Leaves(src, size)) {
+      for (uint32_t d : Leaves(dst, size)) out.emplace_back(s, d);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
+  auto it = object_of_site_.find(&call);
+  if (it == object_of_site_.end()) return {};
+  const MemoryObject& object = objects_[it->second];
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < object.leaf_count; ++i) out.push_back(object.first_leaf + i);
+  return out;
+}
+
+void IrModel::SolvePointsTo() {
+  struct Constraint {
+    enum class Kind { kCopy, kLoad, kStore, kCopyContents } kind;
+    uint32_t dst = 0;
+    uint32_t src = 0;
+    int64_t shift = 0;
+    bool unknown = false;  // kCopy: the offset becomes unknown
+    uint64_t size = kToEnd;
+  };
+  std::vector<Constraint> constraints;
+  auto copy = [&](const llvm::Value* dst, const llvm::Value* src, int64_t shift = 0,
+                  bool unknown = false) {
+    constraints.push_back(
+        {Constraint::Kind::kCopy, ValueId(dst), ValueId(src), shift, unknown, kToEnd});
+  };
+  auto size_of = [&](llvm::Type* type) -> uint64_t {
+    return type->isSized() ? layout_.getTypeStoreSize(type).getFixedSize() : kToEnd;
+  };
+  for (const llvm::Function* function : functions_) {
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        const llvm::Instruction* i = &instruction;
+        if (llvm::isa<llvm::AllocaInst>(i)) {
+          ValueId(i);
+        } else if (const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(i)) {
+          // Constant indexes move the offset; a variable index moves within an array, which
+          // is one location, so it counts as 0.
+          int64_t offset = 0;
+          for (auto it = llvm::gep_type_begin(gep), end = llvm::gep_type_end(gep); it != end;
+               ++it) {
+            const auto* index = llvm::dyn_cast<llvm::ConstantInt>(it.getOperand());
+            if (llvm::StructType* structure = it.getStructTypeOrNull()) {
+              offset += static_cast<int64_t>(layout_.getStructLayout(structure)->getElementOffset(
+                  static_cast<unsigned>(index->getZExtValue())));
+            } else if (index != nullptr && it.getIndexedType()->isSized()) {
+              offset += index->getSExtValue() *
+                        static_cast<int64_t>(
+                            layout_.getTypeAllocSize(it.getIndexedType()).getFixedSize());
+            }
+          }
+          copy(i, gep->getPointerOperand(), offset);
+        } else if (llvm::isa<llvm::CastInst>(i) || llvm::isa<llvm::SelectInst>(i) ||
+                   llvm::isa<llvm::PHINode>(i) || llvm::isa<llvm::FreezeInst>(i)) {
+          for (const llvm::Value* operand : i->operands()) {
+            if (!llvm::isa<llvm::BasicBlock>(operand)) copy(i, operand);
+          }
+        } else if (llvm::isa<llvm::BinaryOperator>(i)) {
+          for (const llvm::Value* operand : i->operands()) copy(i, operand, 0, true);
+        } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(i)) {
+          constraints.push_back({Constraint::Kind::kLoad, ValueId(i),
+                                 ValueId(load->getPointerOperand()), 0, false,
+                                 size_of(load->getType())});
+        } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(i)) {
+          constraints.push_back({Constraint::Kind::kStore, ValueId(store->getPointerOperand()),
+                                 ValueId(store->getValueOperand()), 0, false,
+                                 size_of(store->getValueOperand()->getType())});
+        } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(i)) {
+          const std::vector<const llvm::Function*>& callees = Callees(*call);
+          for (const llvm::Function* callee : callees) {
+            for (unsigned a = 0; a < call->arg_size() && a < callee->arg_size(); ++a) {
+              copy(callee->getArg(a), call->getArgOperand(a));
+            }
+            for (const llvm::BasicBlock& callee_block : *callee) {
+              if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(callee_block.getTerminator())) {
+                if (ret->getReturnValue() != nullptr) copy(call, ret->getReturnValue());
+              }
+            }
+          }
+          if (!callees.empty()) continue;
+          const std::string name = ExternalName(*call);
+          auto site = object_of_site_.find(call);
+          if (site != object_of_site_.end()) points_to_[ValueId(call)].insert(Pack(site->second, 0));
+          if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
+          if (CopiesMemory(name) && call->arg_size() > 1) {
+            constraints.push_back({Constraint::Kind::kCopyContents,
+                                   ValueId(name == "realloc" ? call : call->getArgOperand(0)),
+                                   ValueId(call->getArgOperand(name == "realloc" ? 0 : 1)), 0,
+                                   false, kToEnd});
+          }
+        }
+      }
+    }
+  }
+  // Pointers in global initializers.
+  for (const llvm::GlobalVariable& global : module_.globals()) {
+    if (!global.hasInitializer()) continue;
+    const uint32_t object = object_of_site_.at(&global);
+    std::vector<std::pair<const llvm::Constant*, uint64_t>> pending = {
+        {global.getInitializer(), 0}};
+    while (!pending.empty()) {
+      auto [constant, offset] = pending.back();
+      pending.pop_back();
+      if (constant->getType()->isStructTy() && !llvm::isa<llvm::ConstantAggregateZero>(constant)) {
+        const llvm::StructLayout* layout =
+            layout_.getStructLayout(llvm::cast<llvm::StructType>(constant->getType()));
+        for (unsigned e = 0; e < constant->getNumOperands(); ++e) {
+          pending.emplace_back(llvm::cast<llvm::Constant>(constant->getOperand(e)),
+                               offset + layout->getElementOffset(e));
+        }
+      } else if (const auto* array = llvm::dyn_cast<llvm::ConstantArray>(constant)) {
+        const uint64_t element = layout_.getTypeAllocSize(array->getType()->getElementType());
+        for (unsigned e = 0; e < array->getNumOperands(); ++e) {
+          pending.emplace_back(array->getOperand(e), offset + e * element);
+        }
+      } else if (constant->getType()->isPointerTy()) {
+        const PointsTo targets = points_to_[ValueId(constant)];
+        for (uint32_t leaf : LeavesOf(Pack(object, offset), 1)) {
+          contents_.resize(leaves_.size());
+          contents_[leaf].insert(targets.begin(), targets.end());
+        }
+      }
+    }
+  }
+  contents_.resize(leaves_.size());
+
+  auto shift = [](Pointee pointee, const Constraint& c) -> Pointee {
+    if (c.unknown || OffsetOf(pointee) == kUnknownOffset) return Pack(ObjectOf(pointee), kUnknownOffset);
+    const int64_t offset = int64_t{OffsetOf(pointee)} + c.shift;
+    return Pack(ObjectOf(pointee), offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset));
+  };
+  bool changed = true;
+  std::vector<Pointee> scratch;
+  while (changed) {
+    changed = false;
+    for (const Constraint& c : constraints) {
+      switch (c.kind) {
+        case Constraint::Kind::kCopy: {
+          scratch.assign(points_to_[c.src].begin(), points_to_[c.src].end());
+          for (Pointee p : scratch) changed |= points_to_[c.dst].insert(shift(p, c)).second;
+          break;
+        }
+        case Constraint::Kind::kLoad: {
+          scratch.clear();
+          for (Pointee p : points_to_[c.src]) {
+            for (uint32_t leaf : LeavesOf(p, c.size)) {
+              scratch.insert(scratch.end(), contents_[leaf].begin(), contents_[leaf].end());
+            }
+          }
+          for (Pointee p : scratch) changed |= points_to_[c.dst].insert(p).second;
+          break;
+        }
+        case Constraint::Kind::kStore: {
+          if (points_to_[c.src].empty()) break;
+          for (Pointee p : points_to_[c.dst]) {
+            for (uint32_t leaf : LeavesOf(p, c.size)) {
+              for (Pointee q : points_to_[c.src]) changed |= contents_[leaf].insert(q).second;
+            }
+          }
+          break;
+        }
+        case Constraint::Kind::kCopyContents: {
+          scratch.clear();
+          for (Pointee p : points_to_[c.src]) {
+            for (uint32_t leaf : LeavesOf(p, kToEnd)) {
+              scratch.insert(scratch.end(), contents_[leaf].begin(), contents_[leaf].end());
+            }
+          }
+          if (scratch.empty()) break;
+          for (Pointee p : points_to_[c.dst]) {
+            for (uint32_t leaf : LeavesOf(p, kToEnd)) {
+              for (Pointee q : scratch) changed |= contents_[leaf].insert(q).second;
+            }
+          }
+          break;
+        }
+      }
+    }
+  }
+}
+
+void IrModel::DirectAccesses(const llvm::Instruction& instruction,
+                             std::vector<std::pair<const llvm::Value*, uint64_t>>* out) const {
+  auto size_of = [&](llvm::Type* type) -> uint64_t {
+    return type->isSized() ? layout_.getTypeStoreSize(type).getFixedSize() : kToEnd;
+  };
+  if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
+    out->emplace_back(load->getPointerOperand(), size_of(load->getType()));
+  } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
+    out->emplace_back(store->getPointerOperand(), size_of(store->getValueOperand()->getType()));
+  } else if (const auto* rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(&instruction)) {
+    out->emplace_back(rmw->getPointerOperand(), kToEnd);
+  } else if (const auto* xchg = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&instruction)) {
+    out->emplace_back(xchg->getPointerOperand(), kToEnd);
+  } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction)) {
+    if (!Callees(*call).empty() || llvm::isa<llvm::DbgInfoIntrinsic>(call)) return;
+    for (unsigned a = 0; a < call->arg_size(); ++a) {
+      if (call->getArgOperand(a)->getType()->isPointerTy()) {
+        out->emplace_back(call->getArgOperand(a), kToEnd);
+      }
+    }
+  }
+}
+
+void IrModel::ComputeAccesses() {
+  escapes_.assign(leaves_.size(), false);
+  absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> direct;
+  std::vector<std::pair<const llvm::Value*, uint64_t>> accesses;
+  for (const llvm::Function* function : functions_) {
+    std::vector<uint32_t>& mine = direct[function];
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        accesses.clear();
+        DirectAccesses(instruction, &accesses);
+        for (const auto& [pointer, size] : accesses) {
+          std::vector<uint32_t> leaves = Leaves(pointer, size);
+          mine.insert(mine.end(), leaves.begin(), leaves.end());
+        }
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction)) {
+          std::vector<uint32_t> created = CreatedLeaves(*call);
+          mine.insert(mine.end(), created.begin(), created.end());
+        }
+      }
+    }
+    std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    for (uint32_t leaf : mine) {
+      const MemoryObject& object = objects_[leaves_[leaf].object];
+      if (object.kind == MemoryObject::Kind::kLocal && object.owner != function) {
+        escapes_[leaf] = true;
+      }
+    }
+  }
+  // What a function reaches through its callees, to a fixed point (recursion closes cycles).
+  accessed_ = direct;
+  absl::flat_hash_map<const llvm::Function*, std::vector<const llvm::Function*>> calls;
+  for (const llvm::Function* function : functions_) {
+    std::vector<const llvm::Function*>& out = calls[function];
+    for (const auto& [call, callees] : callees_) {
+      if (call->getFunction() == function) out.insert(out.end(), callees.begin(), callees.end());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  bool changed = true;
+  std::vector<uint32_t> merged;
+  while (changed) {
+    changed = false;
+    for (auto it = functions_.rbegin(); it != functions_.rend(); ++it) {
+      std::vector<uint32_t>& mine = accessed_[*it];
+      for (const llvm::Function* callee : calls[*it]) {
+        if (callee == *it) continue;
+        const std::vector<uint32_t>& theirs = accessed_[callee];
+        merged.clear();
+        std::set_union(mine.begin(), mine.end(), theirs.begin(), theirs.end(),
+                       std::back_inserter(merged));
+        if (merged.size() != mine.size()) {
+          mine.swap(merged);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+const std::vector<uint32_t>& IrModel::Accessed(const llvm::Function& function) const {
+  static const std::vector<uint32_t> kNone;
+  auto it = accessed_.find(&function);
+  return it == accessed_.end() ? kNone : it->second;
+}
+
+std::string IrModel::SourceName(const llvm::Value* value) const {
+  value = value->stripPointerCasts();
+  if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(value)) {
+    const llvm::Type* type = load->getType();
+    std::vector<uint32_t> leaves =
+        Leaves(load->getPointerOperand(),
+               type->isSized() ? layout_.getTypeStoreSize(load->getType()).getFixedSize() : 1);
+    if (leaves.size() == 1 && objects_[leaves_[leaves[0]].object].named) {
+      return leaves_[leaves[0]].name;
+    }
+    return "";
+  }
+  if (const auto* cast = llvm::dyn_cast<llvm::CastInst>(value)) return SourceName(cast->getOperand(0));
+  const PointsTo& points_to = PointsToOf(value);
+  if (points_to.size() == 1) {
+    const MemoryObject& object = objects_[ObjectOf(*points_to.begin())];
+    if (!object.named) return "";
+    std::vector<uint32_t> leaves = LeavesOf(*points_to.begin(), 1);
+    return leaves.size() == 1 && !leaves_[leaves[0]].array ? leaves_[leaves[0]].name : object.name;
+  }
+  return "";
+}
+
+}  // namespace sluice::analyzer

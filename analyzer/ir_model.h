@@ -1,0 +1,129 @@
+// What the analyses know of a module (docs/analyzer.md): its memory locations (a leaf per
+// scalar field, one per array, one per heap site), an Andersen points-to analysis over them,
+// the call graph (direct calls, indirect calls resolved by type), and the locations each
+// function reads or writes, itself or through what it calls.
+#ifndef SLUICE_ANALYZER_IR_MODEL_H_
+#define SLUICE_ANALYZER_IR_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/InstrTypes.h"
+#include "llvm/IR/Module.h"
+
+namespace sluice::analyzer {
+
+// Bytes to the end of a location: a write or read whose length is unknown.
+inline constexpr uint64_t kToEnd = ~uint64_t{0};
+
+struct MemoryObject {
+  enum class Kind { kLocal, kGlobal, kHeap, kExternal };
+  Kind kind = Kind::kLocal;
+  const llvm::Function* owner = nullptr;  // the function of a local
+  const llvm::Value* site = nullptr;      // the alloca, global or call
+  std::string name;                       // the source name ("" for compiler temporaries)
+  bool named = false;                     // from debug info: findings may name it
+  uint32_t first_leaf = 0;
+  uint32_t leaf_count = 0;
+};
+
+struct Leaf {
+  uint32_t object = 0;
+  uint64_t offset = 0;
+  uint64_t size = kToEnd;
+  bool array = false;
+  std::string name;  // "x", "s.a", "buf", "heap@f.c:12"
+};
+
+// The source-level name of a function: its debug name, else its IR name.
+std::string DisplayName(const llvm::Function& function);
+
+class IrModel {
+ public:
+  // Calls to functions named in `summarized` are external calls even where the module defines
+  // the function (the taint rules' functions are summarized by their rules).
+  IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized);
+
+  const llvm::Module& module() const { return module_; }
+  const std::vector<MemoryObject>& objects() const { return objects_; }
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  // The defined functions, in module order.
+  const std::vector<const llvm::Function*>& functions() const { return functions_; }
+
+  // The defined functions a call may reach (empty: an external or unresolved call).
+  const std::vector<const llvm::Function*>& Callees(const llvm::CallBase& call) const;
+  // The external function a call with no defined callee names, by its libc name
+  // ("memcpy" for llvm.memcpy.*); "" for an unresolved indirect call.
+  std::string ExternalName(const llvm::CallBase& call) const;
+
+  // The leaves `pointer` may reach in [offset, offset + size) of each object it may point to
+  // (kToEnd: to the object's end; unknown offsets: the whole object), sorted.
+  std::vector<uint32_t> Leaves(const llvm::Value* pointer, uint64_t size) const;
+  // The leaves a write of `size` bytes through `pointer` replaces: all of them when the
+  // pointer may point to one place only, in one object that is not a heap or external one,
+  // and the write covers those leaves entirely; else none (a weak update).
+  std::vector<uint32_t> StrongLeaves(const llvm::Value* pointer, uint64_t size) const;
+  // Leaves of `dst` that a copy from `src` of `size` bytes may write, each with the source
+  // leaves it may receive (matched by offset when both sides are single places).
+  std::vector<std::pair<uint32_t, uint32_t>> CopyPairs(const llvm::Value* dst,
+                                                       const llvm::Value* src,
+                                                       uint64_t size) const;
+  // The leaves of the heap or external object a call creates (none if it creates none).
+  std::vector<uint32_t> CreatedLeaves(const llvm::CallBase& call) const;
+
+  // The leaves `function` reads or writes, itself or through anything it calls.
+  const std::vector<uint32_t>& Accessed(const llvm::Function& function) const;
+  // Whether a local leaf is accessed by a function other than its own.
+  bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }
+
+  // The name a value has in the source ("cmd", "s.a"), following casts, address arithmetic
+  // and loads back to a variable; "" when it has none.
+  std::string SourceName(const llvm::Value* value) const;
+
+  uint32_t indirect_calls() const { return indirect_calls_; }
+  uint32_t external_functions() const { return external_functions_; }
+
+ private:
+  using Pointee = uint64_t;  // object << 32 | offset (kUnknownOffset: anywhere in it)
+  using PointsTo = absl::flat_hash_set<Pointee>;
+
+  void BuildObjects();
+  void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
+  void Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
+               const llvm::DIType* di_type, uint32_t object, int depth);
+  void BuildCallGraph();
+  void SolvePointsTo();
+  void ComputeAccesses();
+
+  const PointsTo& PointsToOf(const llvm::Value* value) const;
+  std::vector<uint32_t> LeavesOf(Pointee pointee, uint64_t size) const;
+  uint32_t ValueId(const llvm::Value* value);
+  // The accesses of one instruction: (pointer, size) pairs it reads or writes through.
+  void DirectAccesses(const llvm::Instruction& instruction,
+                      std::vector<std::pair<const llvm::Value*, uint64_t>>* out) const;
+
+  const llvm::Module& module_;
+  const llvm::DataLayout& layout_;
+  std::vector<MemoryObject> objects_;
+  std::vector<Leaf> leaves_;
+  std::vector<const llvm::Function*> functions_;
+  absl::flat_hash_map<const llvm::Value*, uint32_t> object_of_site_;
+  absl::flat_hash_map<const llvm::CallBase*, std::vector<const llvm::Function*>> callees_;
+  absl::flat_hash_map<const llvm::Value*, uint32_t> value_ids_;
+  std::vector<PointsTo> points_to_;        // by value id
+  std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold
+  absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> accessed_;
+  std::vector<bool> escapes_;
+  uint32_t indirect_calls_ = 0;
+  uint32_t external_functions_ = 0;
+  const absl::flat_hash_set<std::string>& summarized_;
+};
+
+}  // namespace sluice::analyzer
+
+#endif  // SLUICE_ANALYZER_IR_MODEL_H_

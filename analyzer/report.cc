@@ -1,0 +1,146 @@
+#include "analyzer/report.h"
+
+#include <cctype>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace sluice::analyzer {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct RuleText {
+  const char* id;
+  const char* name;
+  const char* short_text;
+  const char* full_text;
+};
+
+constexpr RuleText kUninitRule = {
+    "uninitialized-read", "UninitializedRead",
+    "A variable is read where it may not have been initialized.",
+    "On some path from the program's entry to this read, the variable (or this field, array or "
+    "heap object) is allocated and never written, or written with a value that was itself "
+    "uninitialized. IFDS possibly-uninitialized variables analysis over LLVM IR, "
+    "context-sensitive, path-insensitive."};
+constexpr RuleText kTaintRule = {
+    "tainted-sink", "TaintedSink",
+    "Data from an untrusted source reaches a sensitive argument.",
+    "On some realizable path, data read from a taint source (the environment, input, files, "
+    "sockets) flows through values, memory and calls, without passing a sanitizer, into an "
+    "argument of a sink (a command, a format string, a size). IFDS taint analysis over LLVM IR, "
+    "context-sensitive, path-insensitive."};
+
+const RuleText& RuleOf(Analysis analysis) {
+  return analysis == Analysis::kUninit ? kUninitRule : kTaintRule;
+}
+
+// A file: URI for a path (absolute when the directory is known), percent-encoding what a URI
+// may not hold.
+std::string FileUri(const SourceLocation& location) {
+  std::filesystem::path path(location.file);
+  if (path.is_relative() && !location.directory.empty()) {
+    path = std::filesystem::path(location.directory) / path;
+  }
+  path = path.lexically_normal();
+  std::string encoded;
+  for (unsigned char c : path.string()) {
+    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) !=
+                               std::string_view::npos) {
+      encoded += static_cast<char>(c);
+    } else {
+      encoded += absl::StrFormat("%%%02X", c);
+    }
+  }
+  return path.is_absolute() ? "file://" + encoded : encoded;
+}
+
+}  // namespace
+
+std::string FormatText(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const Finding& f : findings) {
+    out += absl::StrFormat("%s:%d:%d: warning: %s [%s] in %s\n", f.location.file, f.location.line,
+                           f.location.column, f.message, f.rule, f.function);
+  }
+  return out;
+}
+
+std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
+                       const std::string& stats) {
+  Json root;
+  root["analysis"] = AnalysisName(analysis);
+  Json list = Json::array();
+  for (const Finding& f : findings) {
+    Json item;
+    item["rule"] = f.rule;
+    item["message"] = f.message;
+    item["file"] = f.location.file;
+    item["line"] = f.location.line;
+    item["column"] = f.location.column;
+    item["function"] = f.function;
+    item["variable"] = f.variable;
+    if (!f.sink.empty()) {
+      item["sink"] = f.sink;
+      item["argument"] = f.argument;
+    }
+    list.push_back(std::move(item));
+  }
+  root["findings"] = std::move(list);
+  if (!stats.empty()) root["stats"] = Json::parse(stats, nullptr, false);
+  return root.dump(2) + "\n";
+}
+
+std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings) {
+  const RuleText& rule = RuleOf(analysis);
+  Json rule_json;
+  rule_json["id"] = rule.id;
+  rule_json["name"] = rule.name;
+  rule_json["shortDescription"]["text"] = rule.short_text;
+  rule_json["fullDescription"]["text"] = rule.full_text;
+  rule_json["defaultConfiguration"]["level"] = "warning";
+
+  Json driver;
+  driver["name"] = "sluice analyze";
+  driver["version"] = SLUICE_VERSION;
+  driver["rules"] = Json::array({rule_json});
+
+  Json results = Json::array();
+  for (const Finding& f : findings) {
+    Json result;
+    result["ruleId"] = f.rule;
+    result["ruleIndex"] = 0;
+    result["level"] = "warning";
+    result["message"]["text"] = f.message;
+    Json physical;
+    physical["artifactLocation"]["uri"] = FileUri(f.location);
+    if (f.location.line > 0) {
+      physical["region"]["startLine"] = f.location.line;
+      if (f.location.column > 0) physical["region"]["startColumn"] = f.location.column;
+    }
+    Json location;
+    location["physicalLocation"] = std::move(physical);
+    Json logical;
+    logical["name"] = f.function;
+    logical["kind"] = "function";
+    location["logicalLocations"] = Json::array({std::move(logical)});
+    result["locations"] = Json::array({std::move(location)});
+    result["partialFingerprints"]["sluiceFinding/v1"] = absl::StrFormat(
+        "%s:%s:%s:%s:%d", f.rule, f.function, f.variable, f.sink, f.argument);
+    results.push_back(std::move(result));
+  }
+  Json run;
+  run["tool"]["driver"] = std::move(driver);
+  run["invocations"] = Json::array({Json{{"executionSuccessful", true}}});
+  run["columnKind"] = "unicodeCodePoints";
+  run["results"] = std::move(results);
+  Json root;
+  root["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
+  root["version"] = "2.1.0";
+  root["runs"] = Json::array({std::move(run)});
+  return root.dump(2) + "\n";
+}
+
+}  // namespace sluice::analyzer

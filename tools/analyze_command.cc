@@ -1,0 +1,181 @@
+// sluice analyze: C/C++ sources or LLVM IR to an IFDS problem (uninitialized variables or
+// taint), solved by the resident solver (in-process or through a daemon) or the reference
+// solver, reported as text, JSON or SARIF (docs/analyzer.md).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "analyzer/analyzer.h"
+#include "analyzer/report.h"
+#include "analyzer/taint_config.h"
+#include "ifds/binary_format.h"
+#include "ifds/resident_solver.h"
+#include "ifds/text_format.h"
+#include "tools/cli.h"
+
+ABSL_DECLARE_FLAG(std::string, format);
+ABSL_DECLARE_FLAG(std::string, solver);
+ABSL_DECLARE_FLAG(bool, stats);
+ABSL_DECLARE_FLAG(uint64_t, initial_capacity);
+ABSL_FLAG(std::string, analysis, "", "analyze: uninit or taint");
+ABSL_FLAG(std::string, config, "",
+          "analyze: a taint rules file (TOML: [[source]], [[sink]], [[sanitizer]]), added to the "
+          "built-in libc rules unless it says defaults = false");
+ABSL_FLAG(std::string, cflags, "", "analyze: extra flags for Clang, space-separated");
+ABSL_FLAG(std::string, compile_commands, "",
+          "analyze: a compile_commands.json giving each source's flags (without FILES: every "
+          "source it lists)");
+ABSL_FLAG(std::string, clang, "", "analyze: the Clang to compile sources with");
+ABSL_FLAG(std::string, emit_problem, "",
+          "analyze: also write the IFDS problem to this file (binary if it ends in .bin, else "
+          "the text format)");
+ABSL_FLAG(bool, print_rules, false, "analyze: print the built-in taint rules (TOML) and exit");
+
+namespace sluice {
+
+
+namespace {
+
+std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& problem,
+                      const std::string& solver_json, uint64_t findings) {
+  return absl::StrFormat(
+      "{\"program\":{\"functions\":%d,\"external_functions\":%d,\"ir_instructions\":%d,"
+      "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d},"
+      "\"problem\":{\"procedures\":%d,\"nodes\":%d,\"facts\":%d,\"shared_facts\":%d,"
+      "\"max_private_facts\":%d,\"readable_fact_names\":%s,\"flows\":%d,\"flow_pairs\":%d,"
+      "\"edges\":%d,\"call_sites\":%d,\"checks\":%d},"
+      "\"front_end_seconds\":%.6f,\"build_seconds\":%.6f,\"solver\":%s,\"findings\":%d}",
+      s.functions, s.external_functions, s.ir_instructions, s.call_sites, s.indirect_calls,
+      s.locations, problem.procedures.size(), problem.node_count(), problem.fact_count(),
+      s.shared_facts, s.max_private_facts, s.readable_fact_names ? "true" : "false",
+      problem.flows.size(), s.flow_pairs, problem.edges.size(), problem.call_sites.size(),
+      s.checks, s.front_end_seconds, s.build_seconds, solver_json, findings);
+}
+
+}  // namespace
+
+int RunAnalyze(const std::vector<std::string>& files) {
+  if (absl::GetFlag(FLAGS_print_rules)) {
+    std::fputs(std::string(analyzer::DefaultTaintRulesToml()).c_str(), stdout);
+    return kExitOk;
+  }
+  const std::string analysis_name = absl::GetFlag(FLAGS_analysis);
+  const std::string format =
+      absl::GetFlag(FLAGS_format).empty() ? "text" : absl::GetFlag(FLAGS_format);
+  const std::string solver = absl::GetFlag(FLAGS_solver);
+  if (analysis_name != "uninit" && analysis_name != "taint") {
+    std::fprintf(stderr, "sluice analyze: --analysis is uninit or taint\n");
+    return kExitUsage;
+  }
+  if (format != "text" && format != "sarif" && format != "json") {
+    std::fprintf(stderr, "sluice analyze: --format is text, sarif or json\n");
+    return kExitUsage;
+  }
+  if (solver != "resident" && solver != "reference") {
+    std::fprintf(stderr, "sluice analyze: --solver is resident or reference\n");
+    return kExitUsage;
+  }
+  if (absl::GetFlag(FLAGS_initial_capacity) > ifds::kMaxTableSlots) {
+    std::fprintf(stderr, "sluice analyze: --initial-capacity is at most %llu slots\n",
+                 static_cast<unsigned long long>(ifds::kMaxTableSlots));
+    return kExitUsage;
+  }
+  if (files.empty() && absl::GetFlag(FLAGS_compile_commands).empty()) {
+    std::fprintf(stderr,
+                 "sluice analyze: give the files to analyze (.c .cc .cpp sources, .ll or .bc), "
+                 "or --compile-commands\n");
+    return kExitUsage;
+  }
+  analyzer::AnalyzerOptions options;
+  options.analysis =
+      analysis_name == "uninit" ? analyzer::Analysis::kUninit : analyzer::Analysis::kTaint;
+  options.taint = analyzer::DefaultTaintConfig();
+  if (!absl::GetFlag(FLAGS_config).empty()) {
+    absl::StatusOr<analyzer::TaintConfig> config =
+        analyzer::LoadTaintConfig(absl::GetFlag(FLAGS_config));
+    if (!config.ok()) {
+      std::fprintf(stderr, "sluice analyze: %s\n", std::string(config.status().message()).c_str());
+      return kExitUsage;
+    }
+    options.taint = *std::move(config);
+  }
+  options.front_end.clang = absl::GetFlag(FLAGS_clang);
+  options.front_end.compile_commands = absl::GetFlag(FLAGS_compile_commands);
+  for (absl::string_view flag :
+       absl::StrSplit(absl::GetFlag(FLAGS_cflags), ' ', absl::SkipEmpty())) {
+    options.front_end.cflags.emplace_back(flag);
+  }
+  // Phases are reported once a run has taken two seconds.
+  const absl::Time start = absl::Now();
+  options.progress = [start](const std::string& phase) {
+    const absl::Duration elapsed = absl::Now() - start;
+    if (elapsed < absl::Seconds(2)) return;
+    std::fprintf(stderr, "sluice analyze: %s (%.1fs)\n", phase.c_str(),
+                 absl::ToDoubleSeconds(elapsed));
+  };
+  absl::StatusOr<std::unique_ptr<analyzer::AnalyzedProgram>> program =
+      analyzer::AnalyzedProgram::Build(files, options);
+  if (!program.ok()) {
+    std::fprintf(stderr, "sluice analyze: %s\n", std::string(program.status().message()).c_str());
+    return program.status().code() == absl::StatusCode::kResourceExhausted ? kExitFailed
+                                                                            : kExitUsage;
+  }
+  const ifds::Problem& problem = (*program)->problem();
+  const std::string emit = absl::GetFlag(FLAGS_emit_problem);
+  if (!emit.empty()) {
+    const bool binary = emit.size() > 4 && emit.substr(emit.size() - 4) == ".bin";
+    if (absl::Status s = WriteFile(emit, binary ? ifds::WriteBinary(problem)
+                                                : ifds::WriteText(problem));
+        !s.ok()) {
+      std::fprintf(stderr, "sluice analyze: %s\n", std::string(s.message()).c_str());
+      return kExitFailed;
+    }
+  }
+  options.progress(absl::StrFormat("solving: %d nodes, %d facts", problem.node_count(),
+                                   problem.fact_count()));
+  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(problem, "sluice analyze");
+  if (!solved.ok()) {
+    std::fprintf(stderr, "sluice analyze: %s\n", solved.status().ToString().c_str());
+    return kExitFailed;
+  }
+  const std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
+  const std::string stats_json =
+      StatsJson((*program)->stats(), problem, solved->stats_json, findings.size());
+  std::string output;
+  if (format == "text") {
+    output = analyzer::FormatText(findings);
+  } else if (format == "json") {
+    output = analyzer::FormatJson(options.analysis, findings,
+                                  absl::GetFlag(FLAGS_stats) ? stats_json : "");
+  } else {
+    output = analyzer::FormatSarif(options.analysis, findings);
+  }
+  if (absl::Status s = WriteOutput(output); !s.ok()) {
+    std::fprintf(stderr, "sluice analyze: %s\n", std::string(s.message()).c_str());
+    return kExitFailed;
+  }
+  if (absl::GetFlag(FLAGS_stats)) {
+    const analyzer::ProgramStats& s = (*program)->stats();
+    std::fprintf(stderr,
+                 "program: %u functions (%u external), %llu IR instructions, %u call sites "
+                 "(%u indirect calls), %u memory locations\n"
+                 "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
+                 "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
+                 "front end: %.3f s, problem: %.3f s\n%sfindings: %zu\n",
+                 s.functions, s.external_functions,
+                 static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
+                 s.indirect_calls, s.locations, static_cast<uint32_t>(problem.procedures.size()),
+                 problem.node_count(), problem.fact_count(), s.shared_facts, s.max_private_facts,
+                 s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),
+                 static_cast<unsigned long long>(s.flow_pairs), s.checks, s.front_end_seconds,
+                 s.build_seconds, solved->stats_text.c_str(), findings.size());
+  }
+  return kExitOk;
+}
+
+}  // namespace sluice
