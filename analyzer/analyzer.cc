@@ -182,7 +182,7 @@ class ProblemBuilder {
       max_private = std::max(max_private, count);
     }
     const uint64_t shared = shared_names.size();
-    readable_ = 1 + shared + total_private <= ifds::kMaxFacts;
+    readable_ = !options_.shared_slots && 1 + shared + total_private <= ifds::kMaxFacts;
     if (!readable_ && 1 + shared + max_private > ifds::kMaxFacts) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the problem needs %d facts shared by every function plus %d of the largest "
@@ -510,6 +510,9 @@ class ProblemBuilder {
     if (inserted) {
       for (uint32_t leaf : model_.Accessed(*callee)) {
         const MemoryObject& object = model_.objects()[model_.leaves()[leaf].object];
+        // Another function's private locals are only ever touched there (their ids are that
+        // function's own); the callee's own locals are new in each call.
+        if (!SharedLeaf(leaf)) continue;
         if (object.kind == MemoryObject::Kind::kLocal && object.owner == callee) continue;
         it->second.push_back(leaf_fact_[leaf]);
       }

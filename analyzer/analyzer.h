@@ -39,6 +39,9 @@ struct AnalyzerOptions {
   Analysis analysis = Analysis::kUninit;
   TaintConfig taint;  // the rules of the taint analysis
   FrontEndOptions front_end;
+  // Number every function's own facts from the same base, as a program too large for one id
+  // per fact is numbered (tests check both numberings give the same findings).
+  bool shared_slots = false;
   // Phase reports ("compiling 3 sources", "points-to", ...) for long runs; may be empty.
   std::function<void(const std::string&)> progress;
 };

@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
@@ -37,16 +40,9 @@ const RuleText& RuleOf(Analysis analysis) {
   return analysis == Analysis::kUninit ? kUninitRule : kTaintRule;
 }
 
-// A file: URI for a path (absolute when the directory is known), percent-encoding what a URI
-// may not hold.
-std::string FileUri(const SourceLocation& location) {
-  std::filesystem::path path(location.file);
-  if (path.is_relative() && !location.directory.empty()) {
-    path = std::filesystem::path(location.directory) / path;
-  }
-  path = path.lexically_normal();
+std::string PercentEncode(const std::string& path) {
   std::string encoded;
-  for (unsigned char c : path.string()) {
+  for (unsigned char c : path) {
     if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) !=
                                std::string_view::npos) {
       encoded += static_cast<char>(c);
@@ -54,8 +50,62 @@ std::string FileUri(const SourceLocation& location) {
       encoded += absl::StrFormat("%%%02X", c);
     }
   }
-  return path.is_absolute() ? "file://" + encoded : encoded;
+  return encoded;
 }
+
+// Where results point: an absolute path is a file: URI; a relative one stays relative to a
+// base id (SRCROOT, SRCROOT2, ...) per compilation directory, which the run maps to a file:
+// URI (what SARIF viewers and code-scanning services resolve against a checkout).
+class ArtifactLocations {
+ public:
+  Json Locate(const SourceLocation& location) {
+    Json artifact;
+    const std::filesystem::path path(location.file);
+    if (path.is_absolute() || location.directory.empty()) {
+      const std::string encoded = PercentEncode(path.lexically_normal().string());
+      artifact["uri"] = path.is_absolute() ? "file://" + encoded : encoded;
+      return artifact;
+    }
+    auto [it, inserted] = base_ids_.try_emplace(
+        location.directory,
+        base_ids_.empty() ? std::string("SRCROOT") : absl::StrFormat("SRCROOT%d", base_ids_.size() + 1));
+    artifact["uri"] = PercentEncode(path.lexically_normal().string());
+    artifact["uriBaseId"] = it->second;
+    return artifact;
+  }
+  Json BaseIds() const {
+    Json out = Json::object();
+    for (const auto& [directory, id] : base_ids_) {
+      std::string uri = "file://" + PercentEncode(std::filesystem::path(directory).lexically_normal().string());
+      if (uri.back() != '/') uri += '/';
+      out[id]["uri"] = uri;
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::string> base_ids_;
+};
+
+// The source line a finding is on, when the file can be read (a snippet for viewers).
+class Snippets {
+ public:
+  std::string Line(const SourceLocation& location) {
+    std::filesystem::path path(location.file);
+    if (path.is_relative() && !location.directory.empty()) path = location.directory / path;
+    auto [it, inserted] = files_.try_emplace(path.string());
+    if (inserted) {
+      std::ifstream in(path);
+      std::string line;
+      while (in && std::getline(in, line)) it->second.push_back(line);
+    }
+    if (location.line == 0 || location.line > it->second.size()) return "";
+    return it->second[location.line - 1];
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> files_;
+};
 
 }  // namespace
 
@@ -108,6 +158,8 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings)
   driver["rules"] = Json::array({rule_json});
 
   Json results = Json::array();
+  ArtifactLocations artifacts;
+  Snippets snippets;
   for (const Finding& f : findings) {
     Json result;
     result["ruleId"] = f.rule;
@@ -115,10 +167,12 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings)
     result["level"] = "warning";
     result["message"]["text"] = f.message;
     Json physical;
-    physical["artifactLocation"]["uri"] = FileUri(f.location);
+    physical["artifactLocation"] = artifacts.Locate(f.location);
     if (f.location.line > 0) {
       physical["region"]["startLine"] = f.location.line;
       if (f.location.column > 0) physical["region"]["startColumn"] = f.location.column;
+      const std::string line = snippets.Line(f.location);
+      if (!line.empty()) physical["region"]["snippet"]["text"] = line;
     }
     Json location;
     location["physicalLocation"] = std::move(physical);
@@ -133,6 +187,7 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings)
   }
   Json run;
   run["tool"]["driver"] = std::move(driver);
+  if (Json bases = artifacts.BaseIds(); !bases.empty()) run["originalUriBaseIds"] = bases;
   run["invocations"] = Json::array({Json{{"executionSuccessful", true}}});
   run["columnKind"] = "unicodeCodePoints";
   run["results"] = std::move(results);

@@ -34,6 +34,9 @@ ABSL_FLAG(std::string, clang, "", "analyze: the Clang to compile sources with");
 ABSL_FLAG(std::string, emit_problem, "",
           "analyze: also write the IFDS problem to this file (binary if it ends in .bin, else "
           "the text format)");
+ABSL_FLAG(bool, shared_slots, false,
+          "analyze: number every function's own facts from one base (as a program too large "
+          "for one id per fact is numbered): fewer facts, names by slot");
 ABSL_FLAG(bool, print_rules, false, "analyze: print the built-in taint rules (TOML) and exit");
 
 namespace sluice {
@@ -104,6 +107,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
     }
     options.taint = *std::move(config);
   }
+  options.shared_slots = absl::GetFlag(FLAGS_shared_slots);
   options.front_end.clang = absl::GetFlag(FLAGS_clang);
   options.front_end.compile_commands = absl::GetFlag(FLAGS_compile_commands);
   for (absl::string_view flag :

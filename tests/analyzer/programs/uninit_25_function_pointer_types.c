@@ -18,6 +18,10 @@ int main(int argc, char **argv) {
   f(&x);
   // note: both targets of type void(int *) write *p, so x is initialized
   printf("%d\n", x);
+  int y;
+  count_handler(&y, 1);
+  // note: only skip_count has type void(int *, int); init_one and init_two are not targets
+  printf("%d\n", y); // expect: uninit y
   (void)argv;
   return 0;
 }

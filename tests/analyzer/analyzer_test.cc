@@ -1,0 +1,321 @@
+// The analyzer's parts: the taint rules files, the front end (inputs, linking, Clang's errors,
+// compile_commands.json), the problem it builds (valid, written and read back in Sluice's
+// formats with the same solution), library seeds, and the three report formats.
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/analyzer.h"
+#include "analyzer/report.h"
+#include "analyzer/taint_config.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ifds/binary_format.h"
+#include "ifds/reference_solver.h"
+#include "ifds/text_format.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using ::sluice::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "sluice-analyzer-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string Write(const std::string& name, const std::string& text) const {
+    const fs::path file = fs::path(path_) / name;
+    std::ofstream(file) << text;
+    return file.string();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<Finding> Analyze(const std::vector<std::string>& inputs, AnalyzerOptions options) {
+  absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+      AnalyzedProgram::Build(inputs, options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return {};
+  return (*program)->Findings(ifds::SolveReference((*program)->problem()));
+}
+
+AnalyzerOptions Taint() {
+  AnalyzerOptions options;
+  options.analysis = Analysis::kTaint;
+  options.taint = DefaultTaintConfig();
+  return options;
+}
+
+// --- taint rules ---------------------------------------------------------------------------
+
+TEST(TaintConfigTest, BuiltInRulesParseAndNameLibc) {
+  const TaintConfig config = DefaultTaintConfig();
+  EXPECT_GE(config.sources.size(), 10u);
+  EXPECT_GE(config.sinks.size(), 10u);
+  const TaintRule* getenv = TaintConfig::Find(config.sources, "getenv");
+  ASSERT_NE(getenv, nullptr);
+  EXPECT_TRUE(getenv->result);
+  const TaintRule* execl = TaintConfig::Find(config.sinks, "execl");
+  ASSERT_NE(execl, nullptr);
+  EXPECT_TRUE(execl->Names(0));
+  EXPECT_TRUE(execl->Names(7));
+  const TaintRule* snprintf = TaintConfig::Find(config.sinks, "snprintf");
+  ASSERT_NE(snprintf, nullptr);
+  EXPECT_FALSE(snprintf->Names(0));
+  EXPECT_TRUE(snprintf->Names(2));
+}
+
+TEST(TaintConfigTest, AFileAddsToTheDefaultsUnlessItSaysOtherwise) {
+  ASSERT_OK_AND_ASSIGN(TaintConfig added, ParseTaintConfig(R"([[sink]]
+function = "log_line"
+arguments = [1, 0, 1]
+)",
+                                                           "rules.toml"));
+  EXPECT_EQ(added.sinks.size(), DefaultTaintConfig().sinks.size() + 1);
+  const TaintRule* rule = TaintConfig::Find(added.sinks, "log_line");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_THAT(rule->arguments, ElementsAre(0u, 1u));
+
+  ASSERT_OK_AND_ASSIGN(TaintConfig alone, ParseTaintConfig(R"(defaults = false
+[[source]]
+function = "read_secret"
+result = true
+)",
+                                                           "rules.toml"));
+  EXPECT_THAT(alone.sources, SizeIs(1));
+  EXPECT_THAT(alone.sinks, IsEmpty());
+}
+
+TEST(TaintConfigTest, MalformedRulesAreRefusedWithTheirPlace) {
+  EXPECT_THAT(ParseTaintConfig("[[sink]\nfunction = 1", "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("r.toml:1:")));
+  EXPECT_THAT(ParseTaintConfig("[[sinks]]\nfunction = \"f\"\narguments = [0]\n", "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown key \"sinks\"")));
+  EXPECT_THAT(ParseTaintConfig("[[sink]]\narguments = [0]\n", "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs function")));
+  EXPECT_THAT(ParseTaintConfig("[[source]]\nfunction = \"f\"\n", "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("names neither its result nor an argument")));
+  EXPECT_THAT(ParseTaintConfig("[[sink]]\nfunction = \"f\"\narguments = [-1]\n", "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("r.toml:3:")));
+  EXPECT_THAT(ParseTaintConfig("[[sink]]\nfunction = \"f\"\narguments = [0]\ncolour = 1\n",
+                               "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown key \"colour\"")));
+  EXPECT_THAT(ParseTaintConfig("[[sink]]\nfunction = \"f\"\nresult = true\n", "r.toml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a sink is about")));
+  EXPECT_THAT(LoadTaintConfig("/nonexistent/rules.toml"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent/rules.toml")));
+}
+
+// --- the front end -------------------------------------------------------------------------
+
+TEST(FrontEndTest, BadInputsAreRefusedNamingTheFile) {
+  TempDir dir;
+  EXPECT_THAT(AnalyzedProgram::Build({dir.path() + "/missing.c"}, {}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("missing.c")));
+  EXPECT_THAT(AnalyzedProgram::Build({dir.Write("broken.c", "int main( {")}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("broken.c: clang failed")));
+  EXPECT_THAT(AnalyzedProgram::Build({dir.Write("garbage.ll", "this is not IR")}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("garbage.ll")));
+  EXPECT_THAT(AnalyzedProgram::Build({dir.Write("garbage.bc", std::string("BC\xc0\xde\x01", 5))},
+                                     {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("garbage.bc")));
+  EXPECT_THAT(AnalyzedProgram::Build({dir.Write("notes.txt", "hello")}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("notes.txt: not an input")));
+  EXPECT_THAT(AnalyzedProgram::Build({}, {}), StatusIs(absl::StatusCode::kInvalidArgument));
+  // Two definitions of main cannot be linked.
+  const std::string a = dir.Write("a.c", "int main(void) { return 0; }\n");
+  const std::string b = dir.Write("b.c", "int main(void) { return 1; }\n");
+  EXPECT_THAT(AnalyzedProgram::Build({a, b}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cannot link")));
+}
+
+TEST(FrontEndTest, SourcesAndIrAreLinkedIntoOneProgram) {
+  TempDir dir;
+  // The source is in C; its helper, in another file, is given as IR compiled beforehand.
+  const std::string helper = dir.Write("helper.c", R"(#include <stdlib.h>
+char *config_path(void) { return getenv("CONFIG"); }
+)");
+  const std::string helper_ll = dir.path() + "/helper.ll";
+  ASSERT_EQ(std::system(("\"" + std::string(SLUICE_CLANG) + "\" -O0 -g -S -emit-llvm -o " +
+                         helper_ll + " " + helper)
+                            .c_str()),
+            0);
+  const std::string main_c = dir.Write("main.c", R"(#include <stdlib.h>
+char *config_path(void);
+int main(void) {
+  char *path = config_path();
+  return system(path);
+}
+)");
+  const std::vector<Finding> findings = Analyze({main_c, helper_ll}, Taint());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].sink, "system");
+  EXPECT_EQ(findings[0].argument, 1u);
+  EXPECT_EQ(findings[0].variable, "path");
+  EXPECT_EQ(findings[0].location.line, 5u);
+  EXPECT_EQ(findings[0].function, "main");
+  EXPECT_THAT(findings[0].location.file, HasSubstr("main.c"));
+}
+
+TEST(FrontEndTest, CompileCommandsGiveEachSourceItsFlags) {
+  TempDir dir;
+  const std::string source = dir.Write("tool.c", R"(#include <stdio.h>
+int main(void) {
+  int x;
+#ifdef INIT
+  x = 1;
+#endif
+  printf("%d\n", x);
+  return 0;
+}
+)");
+  AnalyzerOptions options;
+  EXPECT_THAT(Analyze({source}, options), SizeIs(1));
+  const std::string commands = dir.Write("compile_commands.json",
+                                         nlohmann::json::array({{{"directory", dir.path()},
+                                                                 {"file", "tool.c"},
+                                                                 {"command",
+                                                                  "cc -DINIT -O2 -c -o tool.o "
+                                                                  "tool.c"}}})
+                                             .dump());
+  options.front_end.compile_commands = commands;
+  EXPECT_THAT(Analyze({source}, options), IsEmpty());
+  // Without files, every source the database lists.
+  EXPECT_THAT(Analyze({}, options), IsEmpty());
+  options.front_end.compile_commands = dir.Write("bad.json", "{\"not\": \"a list\"}");
+  EXPECT_THAT(AnalyzedProgram::Build({source}, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bad.json")));
+}
+
+// --- the problem ---------------------------------------------------------------------------
+
+TEST(ProblemTest, WrittenInSluicesFormatsItSolvesTheSame) {
+  TempDir dir;
+  const std::string source = dir.Write("p.c", R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static void copy(char *to, const char *from) { strcpy(to, from); }
+int main(void) {
+  char buf[64];
+  char *env = getenv("X");
+  if (env) copy(buf, env);
+  printf(buf);
+  return 0;
+}
+)");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> program,
+                       AnalyzedProgram::Build({source}, Taint()));
+  const ifds::Problem& problem = program->problem();
+  EXPECT_OK(ifds::Validate(problem));
+  EXPECT_EQ(program->stats().functions, 2u);
+  EXPECT_EQ(program->stats().call_sites, 1u);
+  EXPECT_TRUE(program->stats().readable_fact_names);
+  const ifds::Solution solution = ifds::SolveReference(problem);
+  EXPECT_THAT(program->Findings(solution), ElementsAre(Field(&Finding::sink, "printf")));
+
+  ASSERT_OK_AND_ASSIGN(ifds::Problem text, ifds::ParseText(ifds::WriteText(problem), "p.ifds"));
+  ASSERT_OK_AND_ASSIGN(ifds::Problem binary,
+                       ifds::ParseBinary(ifds::WriteBinary(problem), "p.bin"));
+  EXPECT_EQ(ifds::SolveReference(binary), solution);
+  // The text format may renumber; compare by names.
+  EXPECT_EQ(ifds::SolveReference(text).facts.size(), solution.facts.size());
+}
+
+TEST(ProblemTest, ALibraryWithoutMainSeedsEveryExportedFunction) {
+  TempDir dir;
+  const std::string source = dir.Write("lib.c", R"(#include <stdlib.h>
+static int helper(int *p) { return *p; }
+int api_one(void) { int x; return helper(&x); }
+int api_two(void) { int y = 2; return helper(&y); }
+)");
+  AnalyzerOptions options;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> program,
+                       AnalyzedProgram::Build({source}, options));
+  EXPECT_THAT(program->problem().seeds, SizeIs(2));
+  const std::vector<Finding> findings =
+      program->Findings(ifds::SolveReference(program->problem()));
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].variable, "x");
+  EXPECT_EQ(findings[0].function, "helper");
+}
+
+// --- reports -------------------------------------------------------------------------------
+
+std::vector<Finding> TwoFindings() {
+  Finding a;
+  a.rule = "tainted-sink";
+  a.message = "tainted data reaches 'system' (argument 1: 'cmd')";
+  a.function = "main";
+  a.variable = "cmd";
+  a.sink = "system";
+  a.argument = 1;
+  a.location = {.file = "src/my tool.c", .directory = "/home/dev/proj", .line = 12, .column = 3};
+  Finding b = a;
+  b.location = {.file = "/abs/other.c", .directory = "", .line = 40, .column = 0};
+  return {a, b};
+}
+
+TEST(ReportTest, TextIsOneCompilerStyleLinePerFinding) {
+  EXPECT_EQ(FormatText(TwoFindings()),
+            "src/my tool.c:12:3: warning: tainted data reaches 'system' (argument 1: 'cmd') "
+            "[tainted-sink] in main\n"
+            "/abs/other.c:40:0: warning: tainted data reaches 'system' (argument 1: 'cmd') "
+            "[tainted-sink] in main\n");
+}
+
+TEST(ReportTest, SarifIsVersion210WithRulesLocationsAndFileUris) {
+  const nlohmann::json log = nlohmann::json::parse(FormatSarif(Analysis::kTaint, TwoFindings()));
+  EXPECT_EQ(log["version"], "2.1.0");
+  ASSERT_EQ(log["runs"].size(), 1u);
+  const nlohmann::json& run = log["runs"][0];
+  EXPECT_EQ(run["tool"]["driver"]["rules"][0]["id"], "tainted-sink");
+  ASSERT_EQ(run["results"].size(), 2u);
+  const nlohmann::json& first = run["results"][0];
+  EXPECT_EQ(first["ruleId"], "tainted-sink");
+  EXPECT_EQ(first["level"], "warning");
+  const nlohmann::json& where = first["locations"][0]["physicalLocation"];
+  EXPECT_EQ(where["artifactLocation"]["uri"], "src/my%20tool.c");
+  EXPECT_EQ(where["artifactLocation"]["uriBaseId"], "SRCROOT");
+  EXPECT_EQ(run["originalUriBaseIds"]["SRCROOT"]["uri"], "file:///home/dev/proj/");
+  EXPECT_EQ(where["region"]["startLine"], 12);
+  EXPECT_EQ(where["region"]["startColumn"], 3);
+  EXPECT_EQ(first["locations"][0]["logicalLocations"][0]["name"], "main");
+  const nlohmann::json& second = run["results"][1]["locations"][0]["physicalLocation"];
+  EXPECT_EQ(second["artifactLocation"]["uri"], "file:///abs/other.c");
+  EXPECT_FALSE(second["region"].contains("startColumn"));
+}
+
+TEST(ReportTest, JsonListsEveryFindingWithItsFields) {
+  const nlohmann::json out =
+      nlohmann::json::parse(FormatJson(Analysis::kTaint, TwoFindings(), "{\"x\":1}"));
+  EXPECT_EQ(out["analysis"], "taint");
+  ASSERT_EQ(out["findings"].size(), 2u);
+  EXPECT_EQ(out["findings"][0]["sink"], "system");
+  EXPECT_EQ(out["findings"][0]["argument"], 1);
+  EXPECT_EQ(out["findings"][0]["line"], 12);
+  EXPECT_EQ(out["stats"]["x"], 1);
+}
+
+}  // namespace
+}  // namespace sluice::analyzer

@@ -1,0 +1,184 @@
+// Every annotated program in tests/analyzer/programs/ (README.md there): the findings equal the
+// annotations exactly, with the reference solver, with the resident solver in-process on the
+// CPU device, and with the resident solver through a real sluiced (gRPC builds); and with each
+// function's facts numbered from a shared base (as large programs are), on the reference solver.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "analyzer/analyzer.h"
+#include "client/local_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ifds/reference_solver.h"
+#include "ifds/resident_solver.h"
+#include "tests/testing/status_matchers.h"
+#if SLUICE_TEST_DAEMON
+#include "client/remote_dispatch.h"
+#include "tests/testing/daemon_process.h"
+#endif
+
+namespace sluice::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kPrograms = fs::path(SLUICE_SOURCE_DIR) / "tests/analyzer/programs";
+
+// (line, kind, name): what a finding is compared by.
+using Key = std::tuple<uint32_t, std::string, std::string>;
+
+struct Annotations {
+  Analysis analysis = Analysis::kUninit;
+  std::set<Key> expected;
+};
+
+std::vector<std::string> ProgramNames() {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(kPrograms)) {
+    if (entry.path().extension() == ".c") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Annotations ReadAnnotations(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  Annotations out;
+  const std::regex header("^// analysis: (uninit|taint)$");
+  const std::regex expect("// expect: (.*)$");
+  std::smatch m;
+  uint32_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1) {
+      EXPECT_TRUE(std::regex_match(line, m, header)) << path << ": line 1 names the analysis";
+      out.analysis = m.size() > 1 && m[1] == "taint" ? Analysis::kTaint : Analysis::kUninit;
+      continue;
+    }
+    if (!std::regex_search(line, m, expect)) continue;
+    for (absl::string_view part : absl::StrSplit(m[1].str(), ',')) {
+      std::vector<std::string> words =
+          absl::StrSplit(absl::StripAsciiWhitespace(part), ' ', absl::SkipEmpty());
+      EXPECT_EQ(words.size(), 2u) << path << ":" << number << ": expect KIND NAME";
+      if (words.size() == 2) out.expected.emplace(number, words[0], words[1]);
+    }
+  }
+  return out;
+}
+
+std::set<Key> Keys(Analysis analysis, const std::vector<Finding>& findings) {
+  std::set<Key> out;
+  for (const Finding& f : findings) {
+    out.emplace(f.location.line, AnalysisName(analysis),
+                analysis == Analysis::kTaint ? f.sink : f.variable);
+  }
+  return out;
+}
+
+class ProgramsTest : public ::testing::TestWithParam<std::string> {
+ protected:
+#if SLUICE_TEST_DAEMON
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<testing::DaemonProcess>> daemon =
+        testing::DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"});
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = std::move(*daemon).release();
+  }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+  static testing::DaemonProcess* daemon_;
+#endif
+
+  static AnalyzerOptions Options(Analysis analysis) {
+    AnalyzerOptions options;
+    options.analysis = analysis;
+    if (analysis == Analysis::kTaint) {
+      absl::StatusOr<TaintConfig> config = LoadTaintConfig((kPrograms / "taint.toml").string());
+      EXPECT_TRUE(config.ok()) << config.status();
+      if (config.ok()) options.taint = *std::move(config);
+    }
+    return options;
+  }
+};
+
+#if SLUICE_TEST_DAEMON
+testing::DaemonProcess* ProgramsTest::daemon_ = nullptr;
+#endif
+
+TEST_P(ProgramsTest, FindingsEqualTheAnnotationsWithEverySolver) {
+  const fs::path path = kPrograms / (GetParam() + ".c");
+  const Annotations annotations = ReadAnnotations(path);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> program,
+                       AnalyzedProgram::Build({path.string()}, Options(annotations.analysis)));
+  const ifds::Problem& problem = program->problem();
+
+  const ifds::Solution reference = ifds::SolveReference(problem);
+  EXPECT_EQ(Keys(annotations.analysis, program->Findings(reference)), annotations.expected)
+      << "reference solver";
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalDispatch> local, LocalDispatch::CreateCpu());
+  ASSERT_OK_AND_ASSIGN(ifds::Solution in_process, ifds::SolveResident(*local, problem));
+  EXPECT_EQ(in_process, reference) << "resident solver, in-process";
+  EXPECT_EQ(Keys(annotations.analysis, program->Findings(in_process)), annotations.expected)
+      << "resident solver, in-process";
+
+#if SLUICE_TEST_DAEMON
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> remote,
+                       RemoteDispatch::Connect({.target = daemon_->address()}));
+  ASSERT_OK_AND_ASSIGN(ifds::Solution through_daemon, ifds::SolveResident(*remote, problem));
+  EXPECT_EQ(through_daemon, reference) << "resident solver, through sluiced";
+  EXPECT_EQ(Keys(annotations.analysis, program->Findings(through_daemon)), annotations.expected)
+      << "resident solver, through sluiced";
+#endif
+
+  // Facts numbered per function from one base: the same findings.
+  AnalyzerOptions slots = Options(annotations.analysis);
+  slots.shared_slots = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> slotted,
+                       AnalyzedProgram::Build({path.string()}, slots));
+  EXPECT_FALSE(slotted->stats().readable_fact_names);
+  EXPECT_LE(slotted->problem().fact_count(), problem.fact_count());
+  EXPECT_EQ(Keys(annotations.analysis,
+                 slotted->Findings(ifds::SolveReference(slotted->problem()))),
+            annotations.expected)
+      << "facts in shared slots";
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, ProgramsTest, ::testing::ValuesIn(ProgramNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(ProgramsSuiteTest, HasAtLeastFortyAnnotatedProgramsOfEachKindOfCase) {
+  const std::vector<std::string> names = ProgramNames();
+  EXPECT_GE(names.size(), 40u);
+  size_t uninit = 0;
+  size_t taint = 0;
+  size_t without_findings = 0;
+  for (const std::string& name : names) {
+    const Annotations a = ReadAnnotations(kPrograms / (name + ".c"));
+    (a.analysis == Analysis::kTaint ? taint : uninit)++;
+    if (a.expected.empty()) ++without_findings;
+  }
+  EXPECT_GE(uninit, 20u);
+  EXPECT_GE(taint, 20u);
+  // Every program expects something: "no finding" cases sit beside findings, so a program
+  // that silently analyzes nothing cannot pass.
+  EXPECT_EQ(without_findings, 0u);
+}
+
+}  // namespace
+}  // namespace sluice::analyzer

@@ -1,0 +1,156 @@
+// `sluice analyze` as a user runs it: C to findings in-process and through a real daemon, SARIF,
+// --stats, --emit-problem (solved by `sluice solve` to the same answer), and bad input of every
+// kind refused with exit 2 and a message that names it.
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kPrograms = std::string(SLUICE_SOURCE_DIR) + "/tests/analyzer/programs/";
+
+ProgramRun RunSluice(std::vector<std::string> args) {
+  args.insert(args.begin(), BinaryPath("sluice"));
+  return RunProgram(args, absl::Seconds(120));
+}
+
+class AnalyzeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "sluice-analyze-cli-XXXXXX").string();
+    dir_ = mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+    return dir_ + "/" + name;
+  }
+  std::string dir_;
+};
+
+TEST_F(AnalyzeCliTest, ThroughADaemonTheFindingsAreTheInProcessOnes) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  const std::vector<std::string> args = {"analyze", "--analysis=taint", "--config",
+                                         kPrograms + "taint.toml",
+                                         kPrograms + "taint_07_strcpy_strcat.c"};
+  const ProgramRun local = RunSluice(args);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  std::vector<std::string> remote_args = args;
+  remote_args.push_back("--server=" + daemon->address());
+  remote_args.push_back("--stats");
+  const ProgramRun remote = RunSluice(remote_args);
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_THAT(local.out, HasSubstr("taint_07_strcpy_strcat.c:"));
+  EXPECT_THAT(local.out, HasSubstr("warning: tainted data reaches 'system'"));
+  EXPECT_THAT(remote.err, HasSubstr("via sluiced at " + daemon->address()));
+  EXPECT_THAT(remote.err, HasSubstr("problem: "));
+  EXPECT_THAT(remote.err, HasSubstr(" nodes, "));
+  EXPECT_THAT(remote.err, HasSubstr("findings: "));
+}
+
+TEST_F(AnalyzeCliTest, SarifAndJsonCarryTheSameFindings) {
+  const std::string program = kPrograms + "uninit_18_struct_fields.c";
+  const ProgramRun sarif =
+      RunSluice({"analyze", "--analysis=uninit", "--format=sarif", program});
+  ASSERT_EQ(sarif.exit_code, 0) << sarif.err;
+  const ProgramRun json =
+      RunSluice({"analyze", "--analysis=uninit", "--format=json", "--stats", program});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json log = nlohmann::json::parse(sarif.out);
+  const nlohmann::json out = nlohmann::json::parse(json.out);
+  EXPECT_EQ(log["version"], "2.1.0");
+  ASSERT_GT(out["findings"].size(), 0u);
+  ASSERT_EQ(log["runs"][0]["results"].size(), out["findings"].size());
+  for (size_t i = 0; i < out["findings"].size(); ++i) {
+    EXPECT_EQ(log["runs"][0]["results"][i]["message"]["text"], out["findings"][i]["message"]);
+    EXPECT_EQ(log["runs"][0]["results"][i]["locations"][0]["physicalLocation"]["region"]
+                 ["startLine"],
+              out["findings"][i]["line"]);
+  }
+  EXPECT_GT(out["stats"]["problem"]["nodes"].get<int>(), 0);
+  EXPECT_GT(out["stats"]["solver"]["path_edges"].get<int>(), 0);
+  EXPECT_EQ(out["stats"]["findings"], out["findings"].size());
+}
+
+TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
+  const std::string problem = dir_ + "/problem.ifds";
+  const ProgramRun run = RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + problem,
+                                    kPrograms + "taint_16_context_identity.c"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const ProgramRun resident = RunSluice({"solve", problem});
+  const ProgramRun reference = RunSluice({"solve", "--solver=reference", problem});
+  ASSERT_EQ(resident.exit_code, 0) << resident.err;
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_EQ(resident.out, reference.out);
+  EXPECT_THAT(resident.out, HasSubstr("main:"));
+  const std::string binary = dir_ + "/problem.bin";
+  ASSERT_EQ(RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + binary,
+                       kPrograms + "taint_16_context_identity.c"})
+                .exit_code,
+            0);
+  EXPECT_EQ(RunSluice({"solve", "--solver=reference", binary}).out, reference.out);
+}
+
+TEST_F(AnalyzeCliTest, BadInputIsRefusedWithExit2NamingIt) {
+  const std::string program = kPrograms + "uninit_01_straight_line.c";
+  ProgramRun run = RunSluice({"analyze", program});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--analysis is uninit or taint"));
+  run = RunSluice({"analyze", "--analysis=uninit", "--format=xml", program});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--format is text, sarif or json"));
+  run = RunSluice({"analyze", "--analysis=uninit"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("give the files to analyze"));
+  run = RunSluice({"analyze", "--analysis=uninit", dir_ + "/nothing.c"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("nothing.c: no such source file"));
+  run = RunSluice({"analyze", "--analysis=uninit", Write("broken.c", "int f( {\n")});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("broken.c: clang failed"));
+  EXPECT_THAT(run.err, HasSubstr("error:"));
+  run = RunSluice({"analyze", "--analysis=taint", "--config",
+                   Write("rules.toml", "[[sink]]\nfunction = \"f\"\n"), program});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("rules.toml:1:1: the sink rule for f names neither"));
+  run = RunSluice({"analyze", "--analysis=uninit", Write("bad.ll", "define i32 @f( {\n")});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("bad.ll: not LLVM IR"));
+  EXPECT_THAT(run.out, Not(HasSubstr("warning")));
+}
+
+TEST_F(AnalyzeCliTest, PrintRulesPrintsTheBuiltInRulesAsAFileItReads) {
+  const ProgramRun rules = RunSluice({"analyze", "--print-rules"});
+  ASSERT_EQ(rules.exit_code, 0) << rules.err;
+  EXPECT_THAT(rules.out, HasSubstr("function = \"getenv\""));
+  // A file of the built-in rules with defaults = false analyzes as the defaults do.
+  const std::string file = Write("rules.toml", "defaults = false\n" + rules.out);
+  const std::string program = kPrograms + "taint_01_getenv_system.c";
+  const ProgramRun with_file =
+      RunSluice({"analyze", "--analysis=taint", "--config", file, program});
+  const ProgramRun built_in = RunSluice({"analyze", "--analysis=taint", program});
+  ASSERT_EQ(with_file.exit_code, 0) << with_file.err;
+  EXPECT_EQ(with_file.out, built_in.out);
+  EXPECT_THAT(built_in.out, HasSubstr("'system'"));
+}
+
+}  // namespace
+}  // namespace sluice::testing
