@@ -39,8 +39,10 @@ RUN if [ -n "$CUDA" ]; then \
     fi
 ENV PATH=/usr/local/cuda/bin:${PATH}
 COPY . /src
+# The analyzer (`sluice analyze`, LLVM 14) runs where the sources are, not in the daemon's
+# image: it is left out here (a client machine builds it, or uses `sluice analyze --server`).
 RUN cmake -S /src -B /build -G Ninja \
-      -DCMAKE_BUILD_TYPE=Release -DSLUICE_TESTS=OFF -DSLUICE_GRPC=ON \
+      -DCMAKE_BUILD_TYPE=Release -DSLUICE_TESTS=OFF -DSLUICE_GRPC=ON -DSLUICE_LLVM=OFF \
       -DSLUICE_CUDA="$([ -n "$CUDA" ] && echo ON || echo OFF)" \
  && cmake --build /build -j "$JOBS" --target sluiced sluice_cli \
  && install -D -m 0755 /build/bin/sluiced /out/usr/local/bin/sluiced \

@@ -12,6 +12,7 @@ SLUICE_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtcmalloc-minimal4 libssl-dev openssl libtomlplusplus-dev nlohmann-json3-dev
   prometheus-cpp-dev prometheus
+  llvm-14-dev llvm-14 clang-14
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
