@@ -13,9 +13,11 @@
 #include "absl/time/time.h"
 #include "analyzer/front_end.h"
 #include "analyzer/ir_model.h"
+#include "analyzer/liveness.h"
 #include "ifds/text_format.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 
@@ -132,6 +134,14 @@ class ProblemBuilder {
 
   // --- facts ---------------------------------------------------------------------------
 
+  // A constant global (a string literal, a `static const` table) can never be written, so it
+  // is never uninitialized nor tainted: it has no fact.
+  bool ReadOnly(uint32_t leaf) const {
+    const MemoryObject& object = model_.objects()[model_.leaves()[leaf].object];
+    const auto* global = llvm::dyn_cast_or_null<llvm::GlobalVariable>(object.site);
+    return object.kind == MemoryObject::Kind::kGlobal && global != nullptr && global->isConstant();
+  }
+
   bool SharedLeaf(uint32_t leaf) const {
     const MemoryObject& object = model_.objects()[model_.leaves()[leaf].object];
     return object.kind != MemoryObject::Kind::kLocal || model_.Escapes(leaf);
@@ -142,7 +152,7 @@ class ProblemBuilder {
     leaf_fact_.assign(leaves.size(), kNoFact);
     std::vector<std::string> shared_names;
     for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
-      if (!SharedLeaf(leaf)) continue;
+      if (!SharedLeaf(leaf) || ReadOnly(leaf)) continue;
       const MemoryObject& object = model_.objects()[leaves[leaf].object];
       leaf_fact_[leaf] = 1 + static_cast<uint32_t>(shared_names.size());
       shared_names.push_back(object.kind == MemoryObject::Kind::kGlobal
@@ -154,7 +164,7 @@ class ProblemBuilder {
     // Each function's own facts: its private locals, its arguments, its values.
     absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> private_leaves;
     for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
-      if (leaf_fact_[leaf] == kNoFact) {
+      if (leaf_fact_[leaf] == kNoFact && !SharedLeaf(leaf)) {
         private_leaves[model_.objects()[leaves[leaf].object].owner].push_back(leaf);
       }
     }
@@ -304,7 +314,25 @@ class ProblemBuilder {
     void Pair(uint32_t from, uint32_t to) {
       if (from != kNoFact && to != kNoFact) pairs.emplace_back(from, to);
     }
+    // `fact` is never made (a value nothing reads afterwards).
+    void Drop(uint32_t fact) {
+      if (fact == kNoFact) return;
+      gens.erase(std::remove(gens.begin(), gens.end(), fact), gens.end());
+      pairs.erase(std::remove_if(pairs.begin(), pairs.end(),
+                                 [fact](const auto& p) { return p.second == fact; }),
+                  pairs.end());
+    }
   };
+
+  // Values are facts only while they are live: each one's fact is killed where it dies, and a
+  // value nothing reads is never made.
+  void KillDying(const std::vector<const llvm::Value*>& dying, const llvm::Value* self,
+                 FlowSpec* flow) const {
+    for (const llvm::Value* value : dying) {
+      flow->Kill(ValueFact(value));
+      if (value == self) flow->Drop(ValueFact(value));
+    }
+  }
 
   uint32_t AddFlow(FlowSpec spec) {
     ifds::Flow flow;
@@ -332,7 +360,9 @@ class ProblemBuilder {
 
   std::vector<uint32_t> LeafFacts(const std::vector<uint32_t>& leaves) const {
     std::vector<uint32_t> out;
-    for (uint32_t leaf : leaves) out.push_back(leaf_fact_[leaf]);
+    for (uint32_t leaf : leaves) {
+      if (leaf_fact_[leaf] != kNoFact) out.push_back(leaf_fact_[leaf]);
+    }
     return out;
   }
 
@@ -356,7 +386,9 @@ class ProblemBuilder {
     const uint32_t value = ValueFact(argument);
     if (value != kNoFact) out->emplace_back(value, model_.SourceName(argument));
     for (uint32_t leaf : model_.Leaves(argument, kToEnd)) {
-      out->emplace_back(leaf_fact_[leaf], model_.leaves()[leaf].name);
+      if (leaf_fact_[leaf] != kNoFact) {
+        out->emplace_back(leaf_fact_[leaf], model_.leaves()[leaf].name);
+      }
     }
   }
 
@@ -462,7 +494,7 @@ class ProblemBuilder {
     }
   }
 
-  uint32_t NormalFlow(const llvm::Instruction& instruction) {
+  FlowSpec NormalFlow(const llvm::Instruction& instruction, const ValueLiveness& liveness) {
     FlowSpec flow;
     const uint32_t self = ValueFact(&instruction);
     flow.Kill(self);
@@ -501,7 +533,8 @@ class ProblemBuilder {
         flow.Pair(ValueFact(operand), self);
       }
     }
-    return AddFlow(std::move(flow));
+    KillDying(liveness.DyingAt(instruction), &instruction, &flow);
+    return flow;
   }
 
   // The shared facts of what a callee reads or writes, but for its own locals.
@@ -512,7 +545,7 @@ class ProblemBuilder {
         const MemoryObject& object = model_.objects()[model_.leaves()[leaf].object];
         // Another function's private locals are only ever touched there (their ids are that
         // function's own); the callee's own locals are new in each call.
-        if (!SharedLeaf(leaf)) continue;
+        if (!SharedLeaf(leaf) || ReadOnly(leaf)) continue;
         if (object.kind == MemoryObject::Kind::kLocal && object.owner == callee) continue;
         it->second.push_back(leaf_fact_[leaf]);
       }
@@ -521,13 +554,17 @@ class ProblemBuilder {
     return it->second;
   }
 
-  void AddCallSite(const llvm::CallBase& call, uint32_t node, uint32_t return_site) {
+  void AddCallSite(const llvm::CallBase& call, uint32_t node, uint32_t return_site,
+                   const ValueLiveness& liveness) {
     const std::vector<const llvm::Function*>& callees = model_.Callees(call);
     ifds::CallSite site;
     site.call = node;
     site.return_site = return_site;
     FlowSpec bypass;
     bypass.Kill(ValueFact(&call));
+    const std::vector<const llvm::Value*> dying = liveness.DyingAt(call);
+    KillDying(dying, &call, &bypass);
+    const bool result_read = std::find(dying.begin(), dying.end(), &call) == dying.end();
     std::vector<uint32_t> through_all = Exported(callees[0]);
     for (const llvm::Function* callee : callees) {
       const std::vector<uint32_t>& exported = Exported(callee);
@@ -548,7 +585,7 @@ class ProblemBuilder {
       }
       for (const llvm::BasicBlock& block : *callee) {
         if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator())) {
-          if (ret->getReturnValue() != nullptr) {
+          if (ret->getReturnValue() != nullptr && result_read) {
             out.Pair(ValueFact(ret->getReturnValue()), ValueFact(&call));
           }
         }
@@ -576,7 +613,7 @@ class ProblemBuilder {
       if (load == nullptr) return;
       for (uint32_t leaf : model_.Leaves(load->getPointerOperand(), SizeOf(load->getType()))) {
         const Leaf& l = model_.leaves()[leaf];
-        if (!model_.objects()[l.object].named) continue;
+        if (!model_.objects()[l.object].named || leaf_fact_[leaf] == kNoFact) continue;
         check.facts.emplace_back(leaf_fact_[leaf], l.name);
       }
       if (check.facts.empty()) return;
@@ -613,6 +650,9 @@ class ProblemBuilder {
     for (const llvm::Function* function : model_.functions()) {
       const ifds::Procedure& procedure = problem_.procedures[procedure_of_.at(function)];
       AddEdge(procedure.start, FirstNode(function->getEntryBlock()), identity_flow);
+      const ValueLiveness liveness(
+          *function, [this](const llvm::Value* v) { return ValueFact(v) != kNoFact; },
+          [](const llvm::Instruction& i) { return !Skipped(i); });
       for (const llvm::BasicBlock& block : *function) {
         for (const llvm::Instruction& instruction : block) {
           if (Skipped(instruction)) continue;
@@ -621,24 +661,30 @@ class ProblemBuilder {
           const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
           if (call != nullptr && !model_.Callees(*call).empty()) {
             if (const auto* invoke = llvm::dyn_cast<llvm::InvokeInst>(call)) {
-              AddCallSite(*call, node, FirstNode(*invoke->getNormalDest()));
+              AddCallSite(*call, node, FirstNode(*invoke->getNormalDest()), liveness);
               // The exceptional path bypasses the callee, as the call-to-return flow does.
               AddEdge(node, FirstNode(*invoke->getUnwindDest()),
                       problem_.call_sites.back().call_to_return_flow);
             } else if (const uint32_t next = NextNode(instruction); next != kNoFact) {
-              AddCallSite(*call, node, next);
+              AddCallSite(*call, node, next, liveness);
             }
             continue;
           }
-          const uint32_t flow = NormalFlow(instruction);
+          const FlowSpec flow = NormalFlow(instruction, liveness);
           if (llvm::isa<llvm::ReturnInst>(instruction)) {
-            AddEdge(node, procedure.exit, flow);
+            AddEdge(node, procedure.exit, AddFlow(flow));
           } else if (instruction.isTerminator()) {
+            // Each successor also loses the values only the others read.
             for (unsigned s = 0; s < instruction.getNumSuccessors(); ++s) {
-              AddEdge(node, FirstNode(*instruction.getSuccessor(s)), flow);
+              const llvm::BasicBlock& successor = *instruction.getSuccessor(s);
+              FlowSpec edge = flow;
+              for (const llvm::Value* value : liveness.DeadOnEdge(instruction, successor)) {
+                edge.Kill(ValueFact(value));
+              }
+              AddEdge(node, FirstNode(successor), AddFlow(std::move(edge)));
             }
           } else {
-            AddEdge(node, NextNode(instruction), flow);
+            AddEdge(node, NextNode(instruction), AddFlow(flow));
           }
         }
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "llvm/BinaryFormat/Dwarf.h"
@@ -300,8 +301,8 @@ uint32_t IrModel::ValueId(const llvm::Value* value) {
     auto object = object_of_site_.find(base);
     if (object != object_of_site_.end()) {
       const int64_t delta = offset.getSExtValue();
-      points_to_.back().insert(
-          Pack(object->second, delta < 0 ? kUnknownOffset : static_cast<uint64_t>(delta)));
+      points_to_.back().insert(Normalize(
+          Pack(object->second, delta < 0 ? kUnknownOffset : static_cast<uint64_t>(delta))));
     }
   } else {
     auto object = object_of_site_.find(value);
@@ -414,14 +415,6 @@ std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
 }
 
 void IrModel::SolvePointsTo() {
-  struct Constraint {
-    enum class Kind { kCopy, kLoad, kStore, kCopyContents } kind;
-    uint32_t dst = 0;
-    uint32_t src = 0;
-    int64_t shift = 0;
-    bool unknown = false;  // kCopy: the offset becomes unknown
-    uint64_t size = kToEnd;
-  };
   std::vector<Constraint> constraints;
   auto copy = [&](const llvm::Value* dst, const llvm::Value* src, int64_t shift = 0,
                   bool unknown = false) {
@@ -528,59 +521,149 @@ void IrModel::SolvePointsTo() {
   }
   contents_.resize(leaves_.size());
 
-  auto shift = [](Pointee pointee, const Constraint& c) -> Pointee {
-    if (c.unknown || OffsetOf(pointee) == kUnknownOffset) return Pack(ObjectOf(pointee), kUnknownOffset);
-    const int64_t offset = int64_t{OffsetOf(pointee)} + c.shift;
-    return Pack(ObjectOf(pointee), offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset));
+  Solve(constraints);
+}
+
+// Andersen's analysis by difference propagation. Nodes are the values (their ids) and, after
+// them, the contents of every leaf. Copies are edges; a load, store or memory copy adds edges
+// once the pointer it goes through is known to point somewhere; each node passes on only what
+// it has not passed on before. Offsets are normalized (IrModel::Normalize), so every object
+// has finitely many pointees and a pointer stepped in a loop still reaches the fixed point.
+void IrModel::Solve(const std::vector<Constraint>& constraints) {
+  const uint32_t values = static_cast<uint32_t>(points_to_.size());
+  // A memory copy gets a node of its own between the leaves it reads and those it writes, so
+  // that it costs edges in the sum of the two, not their product.
+  std::vector<uint32_t> copy_node(constraints.size(), 0);
+  uint32_t nodes = values + static_cast<uint32_t>(leaves_.size());
+  for (uint32_t i = 0; i < constraints.size(); ++i) {
+    if (constraints[i].kind == Constraint::Kind::kCopyContents) copy_node[i] = nodes++;
+  }
+  std::vector<PointsTo> pts(nodes);
+  for (uint32_t v = 0; v < values; ++v) pts[v] = std::move(points_to_[v]);
+  for (uint32_t l = 0; l < leaves_.size(); ++l) pts[values + l] = std::move(contents_[l]);
+
+  struct Edge {
+    uint32_t dst;
+    int64_t shift;
+    bool unknown;
   };
-  bool changed = true;
+  std::vector<std::vector<Edge>> edges(nodes);
+  absl::flat_hash_set<std::tuple<uint32_t, uint32_t, int64_t, bool>> edge_set;
+  // The load, store and memory-copy constraints that go through each value.
+  std::vector<std::vector<uint32_t>> through(nodes);
+  for (uint32_t i = 0; i < constraints.size(); ++i) {
+    const Constraint& c = constraints[i];
+    switch (c.kind) {
+      case Constraint::Kind::kCopy:
+        if (edge_set.emplace(c.src, c.dst, c.shift, c.unknown).second) {
+          edges[c.src].push_back({c.dst, c.shift, c.unknown});
+        }
+        break;
+      case Constraint::Kind::kLoad:
+        through[c.src].push_back(i);
+        break;
+      case Constraint::Kind::kStore:
+        through[c.dst].push_back(i);
+        break;
+      case Constraint::Kind::kCopyContents:
+        through[c.src].push_back(i);
+        if (c.dst != c.src) through[c.dst].push_back(i);
+        break;
+    }
+  }
+
+  std::vector<std::vector<Pointee>> pending(nodes);
+  std::vector<uint32_t> worklist;
+  std::vector<bool> queued(nodes, false);
+  const auto add = [&](uint32_t node, Pointee pointee) {
+    if (!pts[node].insert(pointee).second) return;
+    pending[node].push_back(pointee);
+    if (!queued[node]) {
+      queued[node] = true;
+      worklist.push_back(node);
+    }
+  };
+  const auto moved = [&](Pointee pointee, const Edge& e) -> Pointee {
+    if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
+      return Pack(ObjectOf(pointee), kUnknownOffset);
+    }
+    const int64_t offset = int64_t{OffsetOf(pointee)} + e.shift;
+    return Normalize(Pack(ObjectOf(pointee),
+                          offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset)));
+  };
   std::vector<Pointee> scratch;
-  while (changed) {
-    changed = false;
-    for (const Constraint& c : constraints) {
-      switch (c.kind) {
-        case Constraint::Kind::kCopy: {
-          scratch.assign(points_to_[c.src].begin(), points_to_[c.src].end());
-          for (Pointee p : scratch) changed |= points_to_[c.dst].insert(shift(p, c)).second;
-          break;
-        }
-        case Constraint::Kind::kLoad: {
-          scratch.clear();
-          for (Pointee p : points_to_[c.src]) {
-            for (uint32_t leaf : LeavesOf(p, c.size)) {
-              scratch.insert(scratch.end(), contents_[leaf].begin(), contents_[leaf].end());
-            }
+  // A new plain edge passes on everything its source holds now; later arrivals follow it.
+  const auto add_edge = [&](uint32_t src, uint32_t dst) {
+    if (src == dst || !edge_set.emplace(src, dst, 0, false).second) return;
+    edges[src].push_back({dst, 0, false});
+    scratch.assign(pts[src].begin(), pts[src].end());
+    for (Pointee p : scratch) add(dst, p);
+  };
+  for (uint32_t n = 0; n < nodes; ++n) {
+    if (pts[n].empty()) continue;
+    pending[n].assign(pts[n].begin(), pts[n].end());
+    queued[n] = true;
+    worklist.push_back(n);
+  }
+
+  std::vector<Pointee> delta;
+  while (!worklist.empty()) {
+    const uint32_t n = worklist.back();
+    worklist.pop_back();
+    queued[n] = false;
+    delta.swap(pending[n]);
+    pending[n].clear();
+    for (size_t e = 0; e < edges[n].size(); ++e) {
+      const Edge edge = edges[n][e];
+      for (Pointee p : delta) add(edge.dst, moved(p, edge));
+    }
+    for (uint32_t i : through[n]) {
+      const Constraint& c = constraints[i];
+      for (Pointee p : delta) {
+        const std::vector<uint32_t> leaves =
+            LeavesOf(p, c.kind == Constraint::Kind::kCopyContents ? kToEnd : c.size);
+        for (uint32_t leaf : leaves) {
+          switch (c.kind) {
+            case Constraint::Kind::kLoad:
+              add_edge(values + leaf, c.dst);
+              break;
+            case Constraint::Kind::kStore:
+              add_edge(c.src, values + leaf);
+              break;
+            case Constraint::Kind::kCopyContents:
+              // Every source leaf's contents reach every destination leaf, through the copy.
+              if (n == c.src) add_edge(values + leaf, copy_node[i]);
+              if (n == c.dst) add_edge(copy_node[i], values + leaf);
+              break;
+            case Constraint::Kind::kCopy:
+              break;
           }
-          for (Pointee p : scratch) changed |= points_to_[c.dst].insert(p).second;
-          break;
-        }
-        case Constraint::Kind::kStore: {
-          if (points_to_[c.src].empty()) break;
-          for (Pointee p : points_to_[c.dst]) {
-            for (uint32_t leaf : LeavesOf(p, c.size)) {
-              for (Pointee q : points_to_[c.src]) changed |= contents_[leaf].insert(q).second;
-            }
-          }
-          break;
-        }
-        case Constraint::Kind::kCopyContents: {
-          scratch.clear();
-          for (Pointee p : points_to_[c.src]) {
-            for (uint32_t leaf : LeavesOf(p, kToEnd)) {
-              scratch.insert(scratch.end(), contents_[leaf].begin(), contents_[leaf].end());
-            }
-          }
-          if (scratch.empty()) break;
-          for (Pointee p : points_to_[c.dst]) {
-            for (uint32_t leaf : LeavesOf(p, kToEnd)) {
-              for (Pointee q : scratch) changed |= contents_[leaf].insert(q).second;
-            }
-          }
-          break;
         }
       }
     }
+    delta.clear();
   }
+  for (uint32_t v = 0; v < values; ++v) points_to_[v] = std::move(pts[v]);
+  contents_.clear();
+}
+
+IrModel::Pointee IrModel::Normalize(Pointee pointee) const {
+  const uint32_t offset = OffsetOf(pointee);
+  if (offset == kUnknownOffset) return pointee;
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  const auto begin = leaves_.begin() + object.first_leaf;
+  const auto end = begin + object.leaf_count;
+  // The last leaf starting at or before the offset (leaves are in offset order).
+  auto it = std::upper_bound(begin, end, uint64_t{offset},
+                             [](uint64_t o, const Leaf& leaf) { return o < leaf.offset; });
+  if (it != begin) {
+    const Leaf& leaf = *(it - 1);
+    if (leaf.size == kToEnd || offset < leaf.offset + leaf.size) {
+      // Inside an array every element is the one location: its start stands for all of them.
+      return leaf.array ? Pack(ObjectOf(pointee), leaf.offset) : pointee;
+    }
+  }
+  return Pack(ObjectOf(pointee), kUnknownOffset);
 }
 
 void IrModel::DirectAccesses(const llvm::Instruction& instruction,
@@ -635,34 +718,74 @@ void IrModel::ComputeAccesses() {
       }
     }
   }
-  // What a function reaches through its callees, to a fixed point (recursion closes cycles).
-  accessed_ = direct;
-  absl::flat_hash_map<const llvm::Function*, std::vector<const llvm::Function*>> calls;
-  for (const llvm::Function* function : functions_) {
-    std::vector<const llvm::Function*>& out = calls[function];
-    for (const auto& [call, callees] : callees_) {
-      if (call->getFunction() == function) out.insert(out.end(), callees.begin(), callees.end());
-    }
+  // What a function reaches through its callees: the functions of one strongly connected
+  // component of the call graph (recursion) reach the same, the union of what each accesses
+  // and of what the components they call reach. Tarjan's algorithm finds the components
+  // callees first, so each is complete when its callers need it.
+  absl::flat_hash_map<const llvm::Function*, uint32_t> index_of;
+  for (uint32_t f = 0; f < functions_.size(); ++f) index_of[functions_[f]] = f;
+  std::vector<std::vector<uint32_t>> calls(functions_.size());
+  for (const auto& [call, callees] : callees_) {
+    std::vector<uint32_t>& out = calls[index_of.at(call->getFunction())];
+    for (const llvm::Function* callee : callees) out.push_back(index_of.at(callee));
+  }
+  for (std::vector<uint32_t>& out : calls) {
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
-  bool changed = true;
+  constexpr uint32_t kUnvisited = ~uint32_t{0};
+  std::vector<uint32_t> order(functions_.size(), kUnvisited), low(functions_.size(), 0);
+  std::vector<bool> on_stack(functions_.size(), false);
+  std::vector<uint32_t> stack;
+  std::vector<std::pair<uint32_t, uint32_t>> frames;  // (function, next callee to visit)
+  uint32_t visited = 0;
   std::vector<uint32_t> merged;
-  while (changed) {
-    changed = false;
-    for (auto it = functions_.rbegin(); it != functions_.rend(); ++it) {
-      std::vector<uint32_t>& mine = accessed_[*it];
-      for (const llvm::Function* callee : calls[*it]) {
-        if (callee == *it) continue;
-        const std::vector<uint32_t>& theirs = accessed_[callee];
+  for (uint32_t root = 0; root < functions_.size(); ++root) {
+    if (order[root] != kUnvisited) continue;
+    frames.emplace_back(root, 0);
+    order[root] = low[root] = visited++;
+    stack.push_back(root);
+    on_stack[root] = true;
+    while (!frames.empty()) {
+      auto& [f, next] = frames.back();
+      if (next < calls[f].size()) {
+        const uint32_t callee = calls[f][next++];
+        if (order[callee] == kUnvisited) {
+          order[callee] = low[callee] = visited++;
+          stack.push_back(callee);
+          on_stack[callee] = true;
+          frames.emplace_back(callee, 0);
+        } else if (on_stack[callee]) {
+          low[f] = std::min(low[f], order[callee]);
+        }
+        continue;
+      }
+      const uint32_t done = f;
+      frames.pop_back();
+      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+      if (low[done] != order[done]) continue;
+      // `done` roots a component: its members are on the stack above it.
+      const auto first = std::find(stack.begin(), stack.end(), done);
+      const std::vector<uint32_t> members(first, stack.end());
+      stack.erase(first, stack.end());
+      std::vector<uint32_t> reach;
+      for (uint32_t m : members) {
+        on_stack[m] = false;
+        const std::vector<uint32_t>& own = direct[functions_[m]];
         merged.clear();
-        std::set_union(mine.begin(), mine.end(), theirs.begin(), theirs.end(),
+        std::set_union(reach.begin(), reach.end(), own.begin(), own.end(),
                        std::back_inserter(merged));
-        if (merged.size() != mine.size()) {
-          mine.swap(merged);
-          changed = true;
+        reach.swap(merged);
+        for (uint32_t callee : calls[m]) {
+          auto it = accessed_.find(functions_[callee]);
+          if (it == accessed_.end()) continue;  // a member of this component
+          merged.clear();
+          std::set_union(reach.begin(), reach.end(), it->second.begin(), it->second.end(),
+                         std::back_inserter(merged));
+          reach.swap(merged);
         }
       }
+      for (uint32_t m : members) accessed_[functions_[m]] = reach;
     }
   }
 }

@@ -97,7 +97,21 @@ class IrModel {
   void Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
                const llvm::DIType* di_type, uint32_t object, int depth);
   void BuildCallGraph();
+  // A points-to constraint: dst = src (+ shift), dst = *src, *dst = src, or a memory copy
+  // from what src points to into what dst points to. Ids are value ids.
+  struct Constraint {
+    enum class Kind { kCopy, kLoad, kStore, kCopyContents } kind;
+    uint32_t dst = 0;
+    uint32_t src = 0;
+    int64_t shift = 0;
+    bool unknown = false;  // kCopy: the offset becomes unknown
+    uint64_t size = kToEnd;  // kLoad, kStore: the bytes accessed
+  };
   void SolvePointsTo();
+  void Solve(const std::vector<Constraint>& constraints);
+  // The pointee a pointer at this offset stands for: an offset inside an array is the array's
+  // start, one outside every field of its object is unknown.
+  Pointee Normalize(Pointee pointee) const;
   void ComputeAccesses();
 
   const PointsTo& PointsToOf(const llvm::Value* value) const;

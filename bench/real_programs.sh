@@ -4,7 +4,11 @@
 #   bench/real_programs.sh prepare [NAME...]   fetch Debian sources, compile, link; one line per
 #                                              program: name, .bc, files compiled/skipped, size
 #   bench/real_programs.sh list                the programs and their .bc (after prepare)
-#   bench/real_programs.sh run [NAME...]       prepare, then run_analyzer on each (see below)
+#   bench/real_programs.sh run [NAME...]       prepare, build Sluice, then measure `sluice analyze`
+#                                              on each (both analyses; resident in-process,
+#                                              reference, resident through sluiced): results.tsv
+#                                              and a Markdown table (see "Measuring" below)
+#   bench/real_programs.sh report              the table of the last run again
 #
 # Every source comes from a Debian 12 package, through apt only:
 #   binutils-source  (installed; ships the upstream binutils tarball in /usr/src/binutils):
@@ -56,7 +60,7 @@ PROGRAMS=(chew cp-demangle minigzip lua size objdump)
 EXTRA_PROGRAMS=(cxxfilt)
 
 # Debian packages needed to prepare (installed when missing).
-REAL_PROGRAMS_PACKAGES=(binutils-source clang-14 llvm-14 make xz-utils dpkg-dev)
+REAL_PROGRAMS_PACKAGES=(binutils-source clang-14 llvm-14 make xz-utils dpkg-dev jq time)
 
 # The binutils libraries, in the order a link lists them (a library before what it uses), the
 # make target of each and the libraries each one needs (from the Makefiles' LIBADD).
@@ -71,22 +75,6 @@ BINUTILS_TOOLS=(cxxfilt size objdump)
 MARK=SLUICE_REAL_PROGRAMS_CC
 
 die() { printf 'real_programs.sh: %s\n' "$*" >&2; exit 1; }
-
-ensure_real_programs_packages() {
-  local missing=()
-  for p in "${REAL_PROGRAMS_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing missing packages: ${missing[*]}"
-  local sudo=()
-  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-  export DEBIAN_FRONTEND=noninteractive
-  if ! "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
-    "${sudo[@]}" apt-get update -q >/dev/null
-    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-  fi
-}
 
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
 
@@ -535,7 +523,7 @@ record_versions() {
 prepare() {
   local names=("$@")
   [ ${#names[@]} -gt 0 ] || names=("${PROGRAMS[@]}")
-  ensure_real_programs_packages
+  ensure_packages "${REAL_PROGRAMS_PACKAGES[@]}"
   mkdir -p "$CACHE" "$LOGS"
   local start=$SECONDS name
 
@@ -593,31 +581,142 @@ list() {
   column -t -s $'\t' "$CACHE/programs.tsv"
 }
 
-# ===============================================================================================
-# run_analyzer NAME BC: measure `sluice analyze` on one prepared program.
-#
-# TODO(analyzer): the other half of this benchmark. Run `sluice analyze` on "$bc" (a linked .bc
-# of a whole program) for each analysis and solver of interest, and record at least the wall
-# time, the peak memory (/usr/bin/time -v) and the analyzer's own counts (ICFG nodes, facts,
-# findings), one line per program and configuration, e.g. into "$CACHE/results.tsv".
-# ===============================================================================================
+# ---------------------------------------------------------------------------------------------
+# Measuring: `sluice analyze` on each prepared program, once per analysis and solver.
+
+RESULTS="$CACHE/results"
+ANALYSES=(uninit taint)
+DAEMON_PID=""
+DAEMON_ADDRESS=""
+
+stop_daemon() {
+  if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+    kill -TERM "$DAEMON_PID" 2>/dev/null || true
+    wait "$DAEMON_PID" 2>/dev/null || true
+  fi
+  DAEMON_PID=""
+}
+
+# start_daemon: sluiced on a free loopback port, the CPU device, every limit at its default.
+start_daemon() {
+  local out="$RESULTS/sluiced.stdout"
+  "$BUILD/bin/sluiced" --listen=127.0.0.1:0 --backend=cpu >"$out" 2>"$RESULTS/sluiced.log" &
+  DAEMON_PID=$!
+  trap stop_daemon EXIT
+  local _
+  for _ in $(seq 1 300); do # up to 30 s for the daemon to report its port
+    DAEMON_ADDRESS=$(sed -n 's/^sluiced listening on //p' "$out")
+    [ -n "$DAEMON_ADDRESS" ] && return 0
+    kill -0 "$DAEMON_PID" 2>/dev/null || die "sluiced exited; see $RESULTS/sluiced.log"
+    sleep 0.1
+  done
+  die "sluiced did not report its port; see $RESULTS/sluiced.log"
+}
+
+# analyze_once NAME ANALYSIS MODE: one `sluice analyze --stats --format=json` run (MODE is
+# resident, reference or remote) into results/NAME.ANALYSIS.MODE.{json,time,err}; the resident
+# run also writes the problem (NAME.ANALYSIS.bin). Returns the command's status.
+analyze_once() {
+  local name=$1 analysis=$2 mode=$3 bc="$OUT/$1.bc"
+  local base="$RESULTS/$name.$analysis.$mode"
+  local args=(analyze --analysis="$analysis" --stats --format=json --out="$base.json")
+  case "$mode" in
+    resident) args+=(--solver=resident --emit-problem="$RESULTS/$name.$analysis.bin") ;;
+    reference) args+=(--solver=reference) ;;
+    remote) args+=(--solver=resident --server="$DAEMON_ADDRESS") ;;
+  esac
+  rm -f "$base.json"
+  /usr/bin/time -f '%e %M' -o "$base.time" "$BUILD/bin/sluice" "${args[@]}" "$bc" 2>"$base.err"
+}
+
+# json FILE FILTER: one value of a run's JSON.
+json() { jq -r "$2" "$1"; }
+
+# run_analyzer NAME: both analyses of one program, each solved three ways; one row of
+# results.tsv per analysis (or a row saying which run failed, and why).
 run_analyzer() {
-  local name=$1 bc=$2
-  log "run_analyzer: not written yet (TODO); would analyze $name: $bc"
+  local name=$1 analysis mode
+  for analysis in "${ANALYSES[@]}"; do
+    log "$name: $analysis (resident in-process, reference, resident through sluiced)"
+    local failed=""
+    for mode in resident reference remote; do
+      if ! analyze_once "$name" "$analysis" "$mode"; then
+        failed="$mode: $(grep -v '^sluice analyze: window' "$RESULTS/$name.$analysis.$mode.err" | tail -1)"
+        break
+      fi
+    done
+    if [ -n "$failed" ]; then
+      printf '%s\t%s\tFAILED\t%s\n' "$name" "$analysis" "$failed" >>"$RESULTS/results.tsv"
+      log "$name $analysis FAILED ($failed)"
+      continue
+    fi
+    local r="$RESULTS/$name.$analysis"
+    # Exact agreement: the three solutions' digests, and the three findings, are the same.
+    local agree=yes digest
+    digest=$(json "$r.resident.json" .stats.solver.solution_digest)
+    for mode in reference remote; do
+      [ "$(json "$r.$mode.json" .stats.solver.solution_digest)" = "$digest" ] || agree=NO
+      cmp -s <(jq -c .findings "$r.resident.json") <(jq -c .findings "$r.$mode.json") || agree=NO
+    done
+    local t_res t_ref t_rem rss_res rss_ref _
+    read -r t_res rss_res <"$r.resident.time"
+    read -r t_ref rss_ref <"$r.reference.time"
+    read -r t_rem _ <"$r.remote.time"
+    local s=.stats
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+      "$name" "$analysis" \
+      "$(json "$r.resident.json" $s.program.ir_instructions)" \
+      "$(json "$r.resident.json" $s.program.functions)" \
+      "$(json "$r.resident.json" $s.problem.nodes)" \
+      "$(json "$r.resident.json" $s.problem.facts)" \
+      "$(json "$r.resident.json" $s.problem.flow_pairs)" \
+      "$(json "$r.resident.json" $s.solver.path_edges)" \
+      "$(json "$r.resident.json" $s.front_end_seconds)" \
+      "$(json "$r.resident.json" $s.build_seconds)" \
+      "$(json "$r.resident.json" $s.solver.seconds)" \
+      "$(json "$r.reference.json" $s.solver.seconds)" \
+      "$(json "$r.remote.json" $s.solver.seconds)" \
+      "$rss_res" "$rss_ref" \
+      "$(json "$r.resident.json" $s.solver.peak_device_bytes)" \
+      "$(json "$r.resident.json" $s.findings)" \
+      "$agree" "$t_res/$t_ref/$t_rem" >>"$RESULTS/results.tsv"
+    [ "$agree" = yes ] || log "$name $analysis: the solvers DISAGREE (see $r.*.json)"
+  done
+}
+
+RESULT_COLUMNS='program	analysis	ir_instructions	functions	nodes	facts	flow_pairs	path_edges	front_end_s	problem_s	resident_s	reference_s	remote_s	rss_resident_kib	rss_reference_kib	device_bytes	findings	agree	wall_s'
+
+# report: results.tsv as the Markdown table docs/benchmarks.md shows.
+report() {
+  [ -f "$RESULTS/results.tsv" ] || die "nothing measured yet: run '$0 run'"
+  echo "| program | analysis | IR instructions | functions | nodes | facts | path edges | front end | problem | resident | reference | via sluiced | peak RSS resident / reference | device memory | findings | agree |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  awk -F'\t' '
+    function mib(kib) { return sprintf("%.0f MiB", kib / 1024) }
+    function n(x) { s = sprintf("%d", x); while (s ~ /[0-9]{4}/) sub(/[0-9]{3}($|,)/, ",&", s); gsub(/,,/, ",", s); return s }
+    NR == 1 { next }
+    $3 == "FAILED" { printf "| %s | %s | %s |\n", $1, $2, "not solved: " $4; next }
+    { printf "| %s | %s | %s | %s | %s | %s | %s | %.3f s | %.3f s | %.3f s | %.3f s | %.3f s | %s / %s | %.0f MiB | %s | %s |\n",
+        $1, $2, n($3), n($4), n($5), n($6), n($8), $9, $10, $11, $12, $13, mib($14), mib($15), $16 / 1048576, n($17), $18 }
+  ' "$RESULTS/results.tsv"
 }
 
 run() {
   prepare "$@"
-  local names=("$@") name row
+  configure_and_build -DSLUICE_LLVM=ON >/dev/null
+  mkdir -p "$RESULTS"
+  printf '%s\n' "$RESULT_COLUMNS" >"$RESULTS/results.tsv"
+  start_daemon
+  local names=("$@") name
   [ ${#names[@]} -gt 0 ] || names=("${PROGRAMS[@]}")
-  for name in "${names[@]}"; do
-    IFS=$'\t' read -r -a row <"$OUT/$name.row"
-    run_analyzer "$name" "${row[1]}"
-  done
+  for name in "${names[@]}"; do run_analyzer "$name"; done
+  stop_daemon
+  log "results in $RESULTS/results.tsv; as a table:"
+  report
 }
 
 usage() {
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -625,5 +724,6 @@ case "${1:-}" in
   prepare) shift; prepare "$@" ;;
   list) list ;;
   run) shift; run "$@" ;;
+  report) report ;;
   *) usage ;;
 esac

@@ -96,4 +96,19 @@ std::string FormatJson(const Problem& p, const Solution& s, bool include_zero,
   return out;
 }
 
+uint64_t SolutionDigest(const Solution& solution) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  const auto add = [&hash](uint32_t word) {
+    for (int byte = 0; byte < 4; ++byte) {
+      hash ^= (word >> (8 * byte)) & 0xff;
+      hash *= 0x100000001b3ull;
+    }
+  };
+  for (const auto& [node, fact] : solution.facts) {
+    add(node);
+    add(fact);
+  }
+  return hash;
+}
+
 }  // namespace sluice::ifds

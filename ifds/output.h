@@ -2,6 +2,7 @@
 #ifndef SLUICE_IFDS_OUTPUT_H_
 #define SLUICE_IFDS_OUTPUT_H_
 
+#include <cstdint>
 #include <string>
 
 #include "ifds/problem.h"
@@ -16,6 +17,12 @@ std::string FormatTsv(const Problem& problem, const Solution& solution, bool inc
 // (already JSON, e.g. "\"stats\":{...}") when not empty.
 std::string FormatJson(const Problem& problem, const Solution& solution, bool include_zero,
                        const std::string& extra = "");
+
+// A 64-bit FNV-1a digest of the solution's (node id, fact id) pairs in order (the order every
+// solver returns: by node, then fact): two solutions of one problem are equal exactly when
+// their digests are, up to hash collisions. `sluice solve --stats` and `sluice analyze
+// --stats` print it, so solvers, runs and machines can be compared without the full answer.
+uint64_t SolutionDigest(const Solution& solution);
 
 }  // namespace sluice::ifds
 

@@ -17,9 +17,12 @@ SLUICE_PACKAGES=(
 
 log() { printf '==> %s\n' "$*" >&2; }
 
+# ensure_packages [PACKAGE...]: install those of the packages (default: SLUICE_PACKAGES) that
+# are missing.
 ensure_packages() {
-  local missing=()
-  for p in "${SLUICE_PACKAGES[@]}"; do
+  local wanted=("$@") missing=()
+  [ ${#wanted[@]} -gt 0 ] || wanted=("${SLUICE_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -26,7 +26,18 @@ ABSL_FLAG(uint64_t, initial_capacity, 0,
           "solve: slots of every device table at the start (0: sized from the problem)");
 
 namespace sluice {
+namespace {
 
+// The solution's size and digest, in the text and the (still open) JSON object, which it closes.
+void AddSolutionStats(SolveOutcome* outcome) {
+  const std::string digest = absl::StrFormat("%016x", ifds::SolutionDigest(outcome->solution));
+  outcome->stats_text += absl::StrFormat("solution: %d node/fact pairs, digest %s\n",
+                                         outcome->solution.facts.size(), digest);
+  outcome->stats_json += absl::StrFormat(",\"solution_pairs\":%d,\"solution_digest\":\"%s\"}",
+                                         outcome->solution.facts.size(), digest);
+}
+
+}  // namespace
 
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command) {
@@ -42,8 +53,9 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
     outcome.stats_text = absl::StrFormat("solver: reference\npath edges: %d\nseconds: %.3f\n",
                                          stats.path_edges, seconds);
     outcome.stats_json = absl::StrFormat(
-        "{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f}", stats.path_edges,
+        "{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f", stats.path_edges,
         seconds);
+    AddSolutionStats(&outcome);
     return outcome;
   }
   absl::StatusOr<OpenedDispatch> opened = OpenDispatch(command);
@@ -87,11 +99,12 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"overflow_growths\":%d,"
       "\"peak_device_bytes\":%d,"
       "\"seconds\":%.6f,\"phase_seconds\":{\"setup\":%.6f,\"windows\":%.6f,"
-      "\"growth\":%.6f,\"results\":%.6f}}",
+      "\"growth\":%.6f,\"results\":%.6f}",
       std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
       stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
       stats.peak_device_bytes, seconds, stats.setup_seconds, stats.window_seconds,
       stats.growth_seconds, stats.results_seconds);
+  AddSolutionStats(&outcome);
   return outcome;
 }
 

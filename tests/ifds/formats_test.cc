@@ -148,6 +148,23 @@ TEST(FormatsTest, TextAndBinaryRoundTripsKeepTheSolution) {
   }
 }
 
+TEST(SolutionDigestTest, EqualSolutionsShareADigestAndAnyChangedPairChangesIt) {
+  const Solution empty;
+  EXPECT_EQ(SolutionDigest(empty), 0xcbf29ce484222325ull) << "FNV-1a's offset basis";
+  const Solution a{{{0, 0}, {1, 2}, {3, 4}}};
+  EXPECT_EQ(SolutionDigest(a), SolutionDigest(Solution{a}));
+  Solution fact_changed = a;
+  fact_changed.facts[1].second = 3;
+  Solution node_changed = a;
+  node_changed.facts[2].first = 5;
+  Solution shorter = a;
+  shorter.facts.pop_back();
+  Solution swapped{{{0, 0}, {2, 1}, {3, 4}}};
+  for (const Solution* other : {&fact_changed, &node_changed, &shorter, &swapped}) {
+    EXPECT_NE(SolutionDigest(*other), SolutionDigest(a));
+  }
+}
+
 TEST(BinaryFormatTest, ANamelessFileMayHaveMoreFactsThanWords) {
   // Without names, facts take no bytes: 200 facts in a file of a few dozen words.
   std::string text = "facts";
