@@ -1,6 +1,7 @@
 // The analyzer's parts: the taint rules files, the front end (inputs, linking, Clang's errors,
 // compile_commands.json), the problem it builds (valid, written and read back in Sluice's
 // formats with the same solution), library seeds, and the three report formats.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -240,6 +241,84 @@ int main(void) {
   EXPECT_EQ(ifds::SolveReference(binary), solution);
   // The text format may renumber; compare by names.
   EXPECT_EQ(ifds::SolveReference(text).facts.size(), solution.facts.size());
+}
+
+// Whether fact `fact` (by name) holds at node `node` (by name).
+bool HoldsAt(const ifds::Problem& problem, const ifds::Solution& solution,
+             const std::string& node, const std::string& fact) {
+  const auto n = std::find(problem.node_names.begin(), problem.node_names.end(), node);
+  const auto f = std::find(problem.fact_names.begin(), problem.fact_names.end(), fact);
+  EXPECT_NE(n, problem.node_names.end()) << node;
+  EXPECT_NE(f, problem.fact_names.end()) << fact;
+  const std::pair<uint32_t, uint32_t> pair(n - problem.node_names.begin(),
+                                           f - problem.fact_names.begin());
+  return std::binary_search(solution.facts.begin(), solution.facts.end(), pair);
+}
+
+TEST(ProblemTest, AValueIsAFactUntilItsLastUseOnEachPath) {
+  TempDir dir;
+  // Nodes: entry; %v = 0, %c = 1, br = 2; use: call = 3, br = 4; skip: br = 5; done: ret = 6.
+  const std::string ir = dir.Write("branch.ll", R"(declare i32 @source()
+declare void @sink(i32)
+define i32 @main(i32 %argc) {
+entry:
+  %v = call i32 @source()
+  %c = icmp sgt i32 %argc, 1
+  br i1 %c, label %use, label %skip
+use:
+  call void @sink(i32 %v)
+  br label %done
+skip:
+  br label %done
+done:
+  ret i32 0
+}
+)");
+  AnalyzerOptions options = Taint();
+  ASSERT_OK_AND_ASSIGN(options.taint, ParseTaintConfig(R"(defaults = false
+[[source]]
+function = "source"
+result = true
+[[sink]]
+function = "sink"
+arguments = [0]
+)",
+                                                       "rules.toml"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> program,
+                       AnalyzedProgram::Build({ir}, options));
+  const ifds::Problem& problem = program->problem();
+  const ifds::Solution solution = ifds::SolveReference(problem);
+  EXPECT_THAT(program->Findings(solution), ElementsAre(Field(&Finding::sink, "sink")));
+  EXPECT_TRUE(HoldsAt(problem, solution, "main:1", "main:%v"));
+  EXPECT_TRUE(HoldsAt(problem, solution, "main:3", "main:%v")) << "read by the sink";
+  EXPECT_FALSE(HoldsAt(problem, solution, "main:4", "main:%v")) << "after its last use";
+  EXPECT_FALSE(HoldsAt(problem, solution, "main:5", "main:%v")) << "on the path not reading it";
+  EXPECT_FALSE(HoldsAt(problem, solution, "main:exit", "main:%v"));
+}
+
+TEST(ProblemTest, ConstantGlobalsHaveNoFacts) {
+  TempDir dir;
+  const std::string source = dir.Write("c.c", R"(#include <stdio.h>
+#include <stdlib.h>
+static const char *const kNames[] = {"a", "b"};
+static char greeting[16] = "hello";
+int main(void) {
+  printf("%s %s\n", kNames[0], greeting);
+  system(getenv("CMD"));
+  return 0;
+}
+)");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> program,
+                       AnalyzedProgram::Build({source}, Taint()));
+  const std::vector<std::string>& facts = program->problem().fact_names;
+  for (const std::string& fact : facts) {
+    EXPECT_THAT(fact, ::testing::Not(HasSubstr(".str"))) << "string literals are constants";
+    EXPECT_NE(fact, "@kNames");
+  }
+  EXPECT_NE(std::find(facts.begin(), facts.end(), "@greeting"), facts.end())
+      << "a global that may be written has its fact";
+  EXPECT_THAT(program->Findings(ifds::SolveReference(program->problem())),
+              ElementsAre(Field(&Finding::sink, "system")));
 }
 
 TEST(ProblemTest, ALibraryWithoutMainSeedsEveryExportedFunction) {

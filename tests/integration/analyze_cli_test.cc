@@ -1,6 +1,7 @@
 // `sluice analyze` as a user runs it: C to findings in-process and through a real daemon, SARIF,
 // --stats, --emit-problem (solved by `sluice solve` to the same answer), and bad input of every
 // kind refused with exit 2 and a message that names it.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -107,6 +108,40 @@ TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
                 .exit_code,
             0);
   EXPECT_EQ(RunSluice({"solve", "--solver=reference", binary}).out, reference.out);
+}
+
+TEST_F(AnalyzeCliTest, TheReadmeExampleHasItsTwoFindingsWithEitherSolver) {
+  const std::string example = std::string(SLUICE_SOURCE_DIR) + "/examples/c/viewer.c";
+  const ProgramRun taint = RunSluice({"analyze", "--analysis=taint", example});
+  ASSERT_EQ(taint.exit_code, 0) << taint.err;
+  // One line, the path as the reader's directory makes it.
+  EXPECT_THAT(taint.out, ::testing::EndsWith("viewer.c:10:10: warning: tainted data reaches "
+                                             "'system' (argument 1: 'command') [tainted-sink] "
+                                             "in view\n"));
+  EXPECT_EQ(std::count(taint.out.begin(), taint.out.end(), '\n'), 1);
+  const ProgramRun uninit = RunSluice({"analyze", "--analysis=uninit", example});
+  ASSERT_EQ(uninit.exit_code, 0) << uninit.err;
+  EXPECT_THAT(uninit.out, ::testing::EndsWith("viewer.c:20:30: warning: use of possibly "
+                                              "uninitialized 'status' [uninitialized-read] in "
+                                              "main\n"));
+  EXPECT_EQ(std::count(uninit.out.begin(), uninit.out.end(), '\n'), 1);
+  // --stats shows each solver's answer by its digest: the same answer, the same digest.
+  nlohmann::json runs[2];
+  const char* solvers[2] = {"--solver=resident", "--solver=reference"};
+  for (int i = 0; i < 2; ++i) {
+    const ProgramRun run =
+        RunSluice({"analyze", "--analysis=taint", "--format=json", "--stats", solvers[i], example});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    runs[i] = nlohmann::json::parse(run.out);
+    EXPECT_THAT(run.err, HasSubstr("solution: "));
+  }
+  EXPECT_EQ(runs[0]["findings"], runs[1]["findings"]);
+  EXPECT_EQ(runs[0]["stats"]["solver"]["solver"], "resident");
+  EXPECT_EQ(runs[1]["stats"]["solver"]["solver"], "reference");
+  EXPECT_EQ(runs[0]["stats"]["solver"]["solution_digest"].get<std::string>().size(), 16u);
+  EXPECT_EQ(runs[0]["stats"]["solver"]["solution_digest"],
+            runs[1]["stats"]["solver"]["solution_digest"]);
+  EXPECT_GT(runs[0]["stats"]["solver"]["solution_pairs"].get<int>(), 0);
 }
 
 TEST_F(AnalyzeCliTest, BadInputIsRefusedWithExit2NamingIt) {
