@@ -572,16 +572,28 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     }
   }
 
+  // Nodes on a cycle of plain copies end up with the same set: each such cycle is collapsed
+  // into one node (its representative), found again whenever the edges have grown by half.
+  std::vector<uint32_t> rep(nodes);
+  for (uint32_t n = 0; n < nodes; ++n) rep[n] = n;
+  const auto find = [&rep](uint32_t n) {
+    while (rep[n] != n) n = rep[n] = rep[rep[n]];
+    return n;
+  };
   std::vector<std::vector<Pointee>> pending(nodes);
   std::vector<uint32_t> worklist;
   std::vector<bool> queued(nodes, false);
-  const auto add = [&](uint32_t node, Pointee pointee) {
-    if (!pts[node].insert(pointee).second) return;
-    pending[node].push_back(pointee);
+  const auto enqueue = [&](uint32_t node) {
     if (!queued[node]) {
       queued[node] = true;
       worklist.push_back(node);
     }
+  };
+  const auto add = [&](uint32_t node, Pointee pointee) {
+    node = find(node);
+    if (!pts[node].insert(pointee).second) return;
+    pending[node].push_back(pointee);
+    enqueue(node);
   };
   const auto moved = [&](Pointee pointee, const Edge& e) -> Pointee {
     if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
@@ -592,32 +604,103 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
                           offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset)));
   };
   std::vector<Pointee> scratch;
+  size_t edge_count = edge_set.size();
   // A new plain edge passes on everything its source holds now; later arrivals follow it.
   const auto add_edge = [&](uint32_t src, uint32_t dst) {
+    src = find(src);
+    dst = find(dst);
     if (src == dst || !edge_set.emplace(src, dst, 0, false).second) return;
     edges[src].push_back({dst, 0, false});
+    ++edge_count;
     scratch.assign(pts[src].begin(), pts[src].end());
     for (Pointee p : scratch) add(dst, p);
+  };
+  // Tarjan's algorithm over the representatives and their plain edges; every component of
+  // several nodes becomes one, which then passes its whole set on once more.
+  std::vector<uint32_t> order, low, stack, members;
+  std::vector<bool> on_stack;
+  std::vector<std::pair<uint32_t, size_t>> frames;
+  const auto collapse = [&] {
+    constexpr uint32_t kUnvisited = ~uint32_t{0};
+    order.assign(nodes, kUnvisited);
+    low.assign(nodes, 0);
+    on_stack.assign(nodes, false);
+    uint32_t visited = 0;
+    for (uint32_t root = 0; root < nodes; ++root) {
+      if (find(root) != root || order[root] != kUnvisited) continue;
+      order[root] = low[root] = visited++;
+      stack.push_back(root);
+      on_stack[root] = true;
+      frames.emplace_back(root, 0);
+      while (!frames.empty()) {
+        const uint32_t n = frames.back().first;
+        if (frames.back().second < edges[n].size()) {
+          const Edge& e = edges[n][frames.back().second++];
+          if (e.shift != 0 || e.unknown) continue;
+          const uint32_t d = find(e.dst);
+          if (order[d] == kUnvisited) {
+            order[d] = low[d] = visited++;
+            stack.push_back(d);
+            on_stack[d] = true;
+            frames.emplace_back(d, 0);
+          } else if (on_stack[d]) {
+            low[n] = std::min(low[n], order[d]);
+          }
+          continue;
+        }
+        frames.pop_back();
+        if (!frames.empty()) {
+          low[frames.back().first] = std::min(low[frames.back().first], low[n]);
+        }
+        if (low[n] != order[n]) continue;
+        members.clear();
+        uint32_t m;
+        do {
+          m = stack.back();
+          stack.pop_back();
+          on_stack[m] = false;
+          members.push_back(m);
+        } while (m != n);
+        if (members.size() == 1) continue;
+        for (uint32_t other : members) {
+          if (other == n) continue;
+          rep[other] = n;
+          pts[n].insert(pts[other].begin(), pts[other].end());
+          PointsTo().swap(pts[other]);
+          edges[n].insert(edges[n].end(), edges[other].begin(), edges[other].end());
+          std::vector<Edge>().swap(edges[other]);
+          through[n].insert(through[n].end(), through[other].begin(), through[other].end());
+          std::vector<uint32_t>().swap(through[other]);
+          std::vector<Pointee>().swap(pending[other]);
+        }
+        pending[n].assign(pts[n].begin(), pts[n].end());
+        enqueue(n);
+      }
+    }
   };
   for (uint32_t n = 0; n < nodes; ++n) {
     if (pts[n].empty()) continue;
     pending[n].assign(pts[n].begin(), pts[n].end());
-    queued[n] = true;
-    worklist.push_back(n);
+    enqueue(n);
   }
+  collapse();
+  size_t edges_at_collapse = edge_count;
 
   std::vector<Pointee> delta;
   while (!worklist.empty()) {
     const uint32_t n = worklist.back();
     worklist.pop_back();
     queued[n] = false;
+    if (find(n) != n) continue;  // collapsed into another node, which was queued
     delta.swap(pending[n]);
     pending[n].clear();
     for (size_t e = 0; e < edges[n].size(); ++e) {
       const Edge edge = edges[n][e];
+      if (edge.shift == 0 && !edge.unknown && find(edge.dst) == n) continue;
       for (Pointee p : delta) add(edge.dst, moved(p, edge));
     }
-    for (uint32_t i : through[n]) {
+    for (size_t t = 0; t < through[n].size(); ++t) {
+      const uint32_t i = through[n][t];
       const Constraint& c = constraints[i];
       for (Pointee p : delta) {
         const std::vector<uint32_t> leaves =
@@ -632,8 +715,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
               break;
             case Constraint::Kind::kCopyContents:
               // Every source leaf's contents reach every destination leaf, through the copy.
-              if (n == c.src) add_edge(values + leaf, copy_node[i]);
-              if (n == c.dst) add_edge(copy_node[i], values + leaf);
+              if (find(c.src) == n) add_edge(values + leaf, copy_node[i]);
+              if (find(c.dst) == n) add_edge(copy_node[i], values + leaf);
               break;
             case Constraint::Kind::kCopy:
               break;
@@ -642,8 +725,12 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       }
     }
     delta.clear();
+    if (edge_count - edges_at_collapse > std::max<size_t>(4096, edges_at_collapse / 2)) {
+      collapse();
+      edges_at_collapse = edge_count;
+    }
   }
-  for (uint32_t v = 0; v < values; ++v) points_to_[v] = std::move(pts[v]);
+  for (uint32_t v = 0; v < values; ++v) points_to_[v] = pts[find(v)];
   contents_.clear();
 }
 

@@ -35,6 +35,7 @@
 # Environment:
 #   SLUICE_REAL_PROGRAMS_CACHE  where everything goes (default ~/.cache/sluice-real-programs)
 #   SLUICE_REAL_PROGRAMS_JOBS   parallel compiles (default: the number of cores)
+#   SLUICE_REAL_PROGRAMS_TIMEOUT  seconds one `sluice analyze` may take (default 1800)
 #
 # Work already done (extraction, configure, each compile, each link, each count) is kept in the
 # cache and skipped; remove the cache directory to start over.
@@ -585,6 +586,7 @@ list() {
 # Measuring: `sluice analyze` on each prepared program, once per analysis and solver.
 
 RESULTS="$CACHE/results"
+RUN_TIMEOUT="${SLUICE_REAL_PROGRAMS_TIMEOUT:-1800}" # seconds per analyze run
 ANALYSES=(uninit taint)
 DAEMON_PID=""
 DAEMON_ADDRESS=""
@@ -626,7 +628,11 @@ analyze_once() {
     remote) args+=(--solver=resident --server="$DAEMON_ADDRESS") ;;
   esac
   rm -f "$base.json"
-  /usr/bin/time -f '%e %M' -o "$base.time" "$BUILD/bin/sluice" "${args[@]}" "$bc" 2>"$base.err"
+  local status=0
+  /usr/bin/time -f '%e %M' -o "$base.time" timeout "$RUN_TIMEOUT" "$BUILD/bin/sluice" "${args[@]}" \
+    "$bc" 2>"$base.err" || status=$?
+  [ $status -ne 124 ] || echo "timed out after $RUN_TIMEOUT s" >>"$base.err"
+  return $status
 }
 
 # json FILE FILTER: one value of a run's JSON.

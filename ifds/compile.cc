@@ -3,19 +3,26 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/strings/str_format.h"
 #include "kernels/bodies/ifds.h"
 
 namespace sluice::ifds {
 namespace {
 
 using kernels::ifds::GraphLayout;
+using kernels::ifds::kMaxId;
 using kernels::ifds::kNone;
-
 
 }  // namespace
 
 absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
   const uint32_t nodes = p.node_count();
+  // The device packs nodes, procedures and call edges into 31 bits of a tuple.
+  if (nodes > kMaxId || p.procedures.size() > kMaxId) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the device solver takes at most %d nodes and procedures (the problem has %d and %d)",
+        kMaxId, nodes, p.procedures.size()));
+  }
   std::array<std::vector<uint32_t>, GraphLayout::kNumSections> sections;
 
   // Intraprocedural edges: normal edges and call-to-return edges, grouped by source node.
@@ -59,7 +66,11 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
       ++edge_count;
     }
   }
-  if (edge_count >= kNone) return absl::ResourceExhaustedError("too many call edges");
+  if (edge_count > kMaxId) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the device solver takes at most %d call edges (the problem has %d)", kMaxId,
+        edge_count));
+  }
   call_offsets[nodes] = static_cast<uint32_t>(edge_count);
 
   auto& proc_start = sections[GraphLayout::kProcStart];

@@ -22,29 +22,24 @@ namespace {
 
 namespace k = kernels::ifds;
 using S = k::State;
+constexpr uint32_t kSegments = k::kSegments;
 
 constexpr uint32_t kFill = 0xffffffffu;  // fills u64 tables with kEmpty
-constexpr const char* kRelationNames[k::kNumRelations] = {"path edges", "incoming calls",
-                                                         "end summaries", "summary edges"};
-
-// The least power of two >= v, at least 2; callers keep v at most 2^63.
-uint64_t NextPow2(uint64_t v) {
-  uint64_t p = 2;
-  while (p < v && p < (uint64_t{1} << 63)) p <<= 1;
-  return p;
-}
+constexpr const char* kTableNames[k::kNumTables] = {
+    "path edges", "incoming calls", "end summaries", "summary edges", "path edges at calls"};
+constexpr uint32_t kAllJoined = (1u << k::kNumJoined) - 1;
 
 template <class T>
 absl::Span<const uint8_t> Bytes(const std::vector<T>& v) {
   return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
 }
 
-// A table's new slot count: at least double when it overflowed, grown so that `used` is at most
-// half of it, never shrunk.
-uint64_t Regrow(uint64_t capacity, uint64_t used, bool overflowed) {
-  uint64_t next = std::max(capacity, NextPow2(2 * used + 2));
-  if (overflowed) next = std::max(next, 2 * capacity);
-  return next;
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// A grown segment's slot count: its tuples plus `headroom` more at 3/5 of it, so that it stays
+// clear of the growth threshold (4/5) for a while; always larger than before.
+uint64_t Regrow(uint64_t slots, uint64_t count, uint64_t headroom) {
+  return std::max(slots + 2, CeilDiv(5 * (count + headroom), 3) + 1);
 }
 
 class Solver {
@@ -55,42 +50,50 @@ class Solver {
   absl::StatusOr<Solution> Run(ResidentStats* stats);
 
  private:
-  // Device tables: relation sets and lists, index key tables and entries (slot counts).
-  struct Capacity {
-    std::array<uint64_t, k::kNumRelations> set{}, list{};
-    std::array<uint64_t, k::kNumIndexes> keys{}, entries{};
-  };
-
   absl::Status Init();
-  // A window: on the first, the tables are filled empty; until seeding has completed without
-  // an overflow, the seeds are (re)inserted and become the first delta; then `iterations`.
-  absl::Status Window(bool first, uint32_t iterations);
+  // A window: `prefix_` (the first window's fill and seeding, or what a growth left to do),
+  // then up to `iterations` iterations.
+  absl::Status Window(uint32_t iterations);
+  // Grows every segment, heads table and list that is full or getting full: each segment moves
+  // on its own (a rehash, then the old buffer goes), so old and new coexist for one segment at
+  // a time. What the moves invalidate (chains) is rebuilt by the next window's prefix, and after an
+  // overflow the halted iteration's additions join its delta there.
   absl::Status Grow(bool overflowed);
+  absl::Status MoveSegment(int t, uint32_t s, uint64_t slots);
+  // A list moves to a larger buffer with what it holds: its current delta, and after an overflow
+  // what the halted iteration added (for the merge).
+  absl::Status MoveList(int t, uint64_t half, bool overflowed);
   absl::StatusOr<Solution> Results();
   absl::Status ReadState(const std::vector<uint8_t>& bytes);
   bool Converged() const;
   bool NeedsGrowth() const;
+  uint64_t Total(int t) const;
+  uint64_t TableSlots(int t) const;  // the segments of a table always have one size
   std::vector<Resource> Bindings() const;
-  // The steps that fill fresh set and index tables with the empty marker.
-  void FillSteps(const std::vector<int>& sets, const std::vector<int>& keys,
-                 std::vector<Step>* steps);
+  void Fill(Resource* buffer) { prefix_.push_back(Step{&fill_, {buffer, 1}, std::nullopt}); }
 
   ResidentDispatch& d_;
   const Problem& p_;
   const ResidentOptions& o_;
   ResidentBuffers buffers_;
-  Capacity cap_;
   Resource graph_, state_;
-  std::array<Resource, k::kNumRelations> set_, list_;
-  std::array<Resource, k::kNumIndexes> keys_, entries_;
+  std::array<std::array<Resource, kSegments>, k::kNumTables> table_;
+  std::array<std::array<uint64_t, kSegments>, k::kNumTables> slots_{};
+  std::array<Resource, k::kNumTables> heads_;       // joined tables only
+  std::array<uint64_t, k::kNumTables> head_slots_{};
+  std::array<Resource, k::kNumTables> list_;
+  std::array<uint64_t, k::kNumTables> half_{};  // tuples per half of a list
   std::array<uint32_t, S::kSlots> state_words_{};
   std::vector<Resource> bindings_;
+  // What the next window runs before its iterations. Programs live in `prefix_programs_`.
+  std::vector<Step> prefix_;
+  std::vector<Program> prefix_programs_;
   uint32_t windows_ = 0;
   uint32_t growths_ = 0;
   uint32_t partial_growths_ = 0;
   uint32_t overflow_growths_ = 0;
   ResidentStats phases_;  // the *_seconds fields
-  bool seeded_ = false;  // every seed is in the path-edge list and has been a delta
+  bool seeded_ = false;  // every seed has been inserted, and processed as a delta
 
   // Programs are built once; steps point at them. Each names the kernel version the solver's
   // state layout was written for: a backend with another version refuses it, naming it.
@@ -101,31 +104,28 @@ class Solver {
   const Program inc_ = Program::Of(k::kIncDeltaKernel);
   const Program es_ = Program::Of(k::kEsDeltaKernel);
   const Program sum_ = Program::Of(k::kSumDeltaKernel);
-  const Program index_ = Program::Of(k::kIndexKernel);
+  const Program index_ = Program::Of(k::kIndexKernel, {kAllJoined});
+  const Program merge_ = Program::Of(k::kMergeKernel);
   const Program advance_ = Program::Of(k::kAdvanceKernel);
-  const Program mark_ = Program::Of(k::kMarkIndexedKernel);
+  const Program resume_ = Program::Of(k::kResumeKernel);
+  const Program activate_ = Program::Of(k::kActivateKernel);
 };
 
 std::vector<Resource> Solver::Bindings() const {
   std::vector<Resource> b(k::kNumBindings);
   b[k::kGraph] = graph_;
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    b[k::kPeSet + 2 * r] = set_[r];
-    b[k::kPeList + 2 * r] = list_[r];
-  }
-  for (int m = 0; m < k::kNumIndexes; ++m) {
-    b[k::kMpeKeys + 2 * m] = keys_[m];
-    b[k::kMpeEntries + 2 * m] = entries_[m];
-  }
   b[k::kState] = state_;
+  for (int t = 0; t < k::kNumTables; ++t) {
+    for (uint32_t s = 0; s < kSegments; ++s) b[k::TableBinding(t, s)] = table_[t][s];
+    if (k::Joined(t)) b[k::HeadsBinding(t)] = heads_[t];
+    b[k::kDeltas + t] = list_[t];
+  }
   return b;
 }
 
-void Solver::FillSteps(const std::vector<int>& sets, const std::vector<int>& keys,
-                       std::vector<Step>* steps) {
-  for (int r : sets) steps->push_back(Step{&fill_, {&set_[r], 1}, std::nullopt});
-  for (int m : keys) steps->push_back(Step{&fill_, {&keys_[m], 1}, std::nullopt});
-}
+uint64_t Solver::Total(int t) const { return state_words_[S::Count(t)]; }
+
+uint64_t Solver::TableSlots(int t) const { return kSegments * slots_[t][0]; }
 
 absl::Status Solver::Init() {
   if (o_.initial_capacity > kMaxTableSlots) {
@@ -134,37 +134,45 @@ absl::Status Solver::Init() {
         o_.initial_capacity, kMaxTableSlots));
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, Compile(p_));
-  const uint64_t nodes = p_.node_count();
-  for (int r = 0; r < k::kNumRelations; ++r) {
+  const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
+  for (int t = 0; t < k::kNumTables; ++t) {
     uint64_t slots = o_.initial_capacity;
     if (slots == 0) {
-      // A guess from the problem's shape, twice what it tends to need: filling tables the
-      // problem never uses costs small solves most of their set-up, and a table that turns out
-      // too small grows between iterations, rebuilding only itself.
-      const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
-      slots = r == k::kPe ? std::clamp<uint64_t>(2 * nodes * facts, 1024, 1u << 22)
-                          : std::clamp<uint64_t>(2 * uint64_t{compiled.call_edges} *
-                                                     std::min<uint64_t>(facts, 16),
-                                                 256, 1u << 20);
+      // A guess from the problem's shape, about what it tends to need: filling tables the
+      // problem never uses costs small solves most of their set-up and holds memory, and a
+      // segment that turns out too small grows between iterations, on its own.
+      slots = t == k::kPe    ? std::clamp<uint64_t>(p_.node_count() * facts, 1024, 1u << 22)
+              : t == k::kPec ? std::clamp<uint64_t>(p_.call_sites.size() * facts, 256, 1u << 20)
+                             : std::clamp<uint64_t>(uint64_t{compiled.call_edges} *
+                                                        std::min<uint64_t>(facts, 16),
+                                                    256, 1u << 20);
     }
-    cap_.set[r] = cap_.list[r] = cap_.keys[r] = cap_.entries[r] = NextPow2(slots);
-  }
-  if (o_.initial_capacity == 0) {
-    // Only path edges at call nodes are indexed: a small share of all path edges.
-    const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
-    cap_.keys[k::kPe] = cap_.entries[k::kPe] = NextPow2(
-        std::clamp<uint64_t>(4 * p_.call_sites.size() * facts, 256, 1u << 20));
+    slots_[t].fill(std::max<uint64_t>(2, CeilDiv(slots, kSegments)));
+    if (k::Joined(t)) head_slots_[t] = std::max<uint64_t>(2, slots / 4);
+    half_[t] = std::max<uint64_t>(2, o_.initial_capacity != 0
+                                         ? o_.initial_capacity
+                                         : std::max<uint64_t>(slots / 8, 64));
   }
   ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words.size() * 4));
   ASSIGN_OR_RETURN(state_, buffers_.Allocate(S::kSlots * 4));
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    ASSIGN_OR_RETURN(set_[r], buffers_.Allocate(cap_.set[r] * 8));
-    ASSIGN_OR_RETURN(list_[r], buffers_.Allocate(cap_.list[r] * 8));
-    ASSIGN_OR_RETURN(keys_[r], buffers_.Allocate(cap_.keys[r] * 16));
-    ASSIGN_OR_RETURN(entries_[r], buffers_.Allocate(cap_.entries[r] * 16));
+  for (int t = 0; t < k::kNumTables; ++t) {
+    for (uint32_t s = 0; s < kSegments; ++s) {
+      ASSIGN_OR_RETURN(table_[t][s], buffers_.Allocate(slots_[t][s] * k::SlotBytes(t)));
+    }
+    if (k::Joined(t)) {
+      ASSIGN_OR_RETURN(heads_[t], buffers_.Allocate(head_slots_[t] * k::kHeadBytes));
+    }
+    ASSIGN_OR_RETURN(list_[t], buffers_.Allocate(2 * half_[t] * 8));
   }
   bindings_ = Bindings();
-  // The state starts zeroed (new buffers are); only the problem travels.
+  // The first window fills the tables empty and seeds; the state starts zeroed (new buffers
+  // are), so only the problem travels.
+  for (int t = 0; t < k::kNumTables; ++t) {
+    for (uint32_t s = 0; s < kSegments; ++s) Fill(&table_[t][s]);
+    if (k::Joined(t)) Fill(&heads_[t]);
+  }
+  prefix_.push_back(Step{&seed_, bindings_, std::nullopt});
+  prefix_.push_back(Step{&advance_, bindings_, std::nullopt});
   return d_.Upload(graph_, Bytes(compiled.words));
 }
 
@@ -176,16 +184,7 @@ absl::Status Solver::ReadState(const std::vector<uint8_t>& bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Solver::Window(bool first, uint32_t iterations) {
-  std::vector<Step> prefix;
-  if (first) FillSteps({0, 1, 2, 3}, {0, 1, 2, 3}, &prefix);
-  if (!seeded_) {
-    // Seeds already listed are found present; those an overflow dropped are inserted now. The
-    // delta is still empty until this advance, so the whole list becomes the first delta.
-    prefix.push_back(Step{&seed_, bindings_, std::nullopt});
-    prefix.push_back(Step{&index_, bindings_, std::nullopt});
-    prefix.push_back(Step{&advance_, bindings_, std::nullopt});
-  }
+absl::Status Solver::Window(uint32_t iterations) {
   std::vector<Step> repeated;
   if (o_.early_exit) repeated.push_back(Step{&guard_, {&state_, 1}, std::nullopt});
   for (const Program* program : {&pe_, &inc_, &es_, &sum_, &index_, &advance_}) {
@@ -194,182 +193,223 @@ absl::Status Solver::Window(bool first, uint32_t iterations) {
   std::vector<uint8_t> state;
   std::vector<std::vector<uint8_t>*> outputs = {&state};
   const std::vector<ReadRange> reads = {{state_, 0, sizeof(state_words_)}};
-  RETURN_IF_ERROR(d_.DispatchRepeatedSequenceReadRangesInto(prefix, repeated, iterations, reads,
+  RETURN_IF_ERROR(d_.DispatchRepeatedSequenceReadRangesInto(prefix_, repeated, iterations, reads,
                                                             absl::MakeSpan(outputs)));
   ++windows_;
+  prefix_.clear();
+  prefix_programs_.clear();
   RETURN_IF_ERROR(ReadState(state));
-  // The prefix's advance counts as an iteration unless the seeding halted on an overflow.
-  seeded_ = state_words_[S::kIteration] > 0;
+  // Seeding is done once an iteration has processed the seeds (an overflow halts it before).
+  seeded_ = seeded_ || state_words_[S::kIteration] > 0;
   return absl::OkStatus();
 }
 
 bool Solver::Converged() const {
   for (int r = 0; r < k::kNumRelations; ++r) {
-    if (state_words_[S::DeltaBegin(r)] != state_words_[S::DeltaEnd(r)]) return false;
+    if (state_words_[S::Current(r)] != 0) return false;
   }
   return true;
 }
 
 bool Solver::NeedsGrowth() const {
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    if (k::WantsGrowth(state_words_[S::Count(r)], state_words_[S::Keys(r)],
-                       state_words_[S::Entries(r)],
-                       {cap_.set[r], cap_.list[r], cap_.keys[r], cap_.entries[r]})) {
+  for (int t = 0; t < k::kNumTables; ++t) {
+    const uint64_t current = state_words_[S::Current(t)];
+    if (k::WantsGrowth(Total(t), current, TableSlots(t))) return true;
+    if (k::Joined(t) && k::WantsGrowth(state_words_[S::Heads(t)], current, head_slots_[t])) {
       return true;
     }
+    if (k::ListWantsGrowth(current, half_[t])) return true;
   }
   return false;
+}
+
+absl::Status Solver::MoveSegment(int t, uint32_t s, uint64_t slots) {
+  ASSIGN_OR_RETURN(Resource moved, buffers_.Allocate(slots * k::SlotBytes(t)));
+  const Program rehash = Program::Of(k::kRehashKernel, {static_cast<uint64_t>(t), s});
+  const std::array<Resource, 3> rehash_bindings = {table_[t][s], moved, state_};
+  const std::vector<Step> steps = {{&fill_, {&moved, 1}, std::nullopt},
+                                   {&rehash, rehash_bindings, std::nullopt}};
+  RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, {}, {}));
+  // Freed once the rehash has run (a free of a buffer in use is deferred).
+  RETURN_IF_ERROR(buffers_.Free(table_[t][s]));
+  table_[t][s] = moved;
+  slots_[t][s] = slots;
+  return absl::OkStatus();
+}
+
+absl::Status Solver::MoveList(int t, uint64_t half, bool overflowed) {
+  ASSIGN_OR_RETURN(Resource moved, buffers_.Allocate(2 * half * 8));
+  const uint64_t parity = state_words_[S::kParity] & 1;
+  // Each half keeps its place: [0, half) or [half, 2 half), in u32 words for copy_range_u32.
+  std::vector<Program> copies;
+  const auto copy = [&](uint64_t which, uint64_t tuples) {
+    tuples = std::min(tuples, half_[t]);
+    if (tuples > 0) {
+      copies.push_back(Program::Of(kernels::kCopyRangeU32Kernel,
+                                   {2 * which * half_[t], 2 * which * half, 2 * tuples}));
+    }
+  };
+  copy(parity, state_words_[S::Current(t)]);
+  if (overflowed) copy(parity ^ 1, state_words_[S::Next(t)]);
+  if (!copies.empty()) {
+    const std::array<Resource, 2> copy_bindings = {list_[t], moved};
+    std::vector<Step> steps;
+    for (const Program& program : copies) steps.push_back({&program, copy_bindings, std::nullopt});
+    RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, {}, {}));
+  }
+  RETURN_IF_ERROR(buffers_.Free(list_[t]));
+  list_[t] = moved;
+  half_[t] = half;
+  return absl::OkStatus();
 }
 
 absl::Status Solver::Grow(bool overflowed) {
   ++growths_;
   if (overflowed) ++overflow_growths_;
-  Capacity next = cap_;
-  std::vector<Step> steps;
-  std::vector<Program> copies;  // kept alive until the sequence ran
-  copies.reserve(k::kNumRelations);
-  std::vector<Resource> retired;
-  std::vector<std::array<Resource, 2>> copy_bindings;
-  copy_bindings.reserve(k::kNumRelations);
-  // A growth between iterations also grows the tables that are getting close (more than 3/8
-  // full), so that one growth serves several tables.
-  const auto soon = [overflowed](uint64_t used) { return overflowed ? used : used + used / 3; };
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    const uint64_t count = state_words_[S::Count(r)];
-    const uint64_t kept = std::min<uint64_t>(count, cap_.list[r]);
-    const bool list_overflowed = count > cap_.list[r];
-    next.list[r] = Regrow(cap_.list[r], soon(count), list_overflowed || (overflowed && 4 * count > cap_.list[r]));
-    next.set[r] = std::max(next.list[r], Regrow(cap_.set[r], soon(count), overflowed && 4 * count > cap_.set[r]));
-    // After the rebuild every listed tuple is indexed.
-    const uint64_t keys = uint64_t{state_words_[S::Keys(r)]} + (kept - std::min<uint64_t>(kept, state_words_[S::Indexed(r)]));
-    const uint64_t entries = r == k::kPe ? std::min<uint64_t>(kept, uint64_t{state_words_[S::Entries(r)]} + kept - std::min<uint64_t>(kept, state_words_[S::Indexed(r)]))
-                                         : kept;
-    next.keys[r] = Regrow(cap_.keys[r], soon(std::min<uint64_t>(keys, kept)),
-                          overflowed && 4 * keys > cap_.keys[r]);
-    next.entries[r] = Regrow(cap_.entries[r], soon(entries + entries / 2),
-                             overflowed && 4 * entries > 3 * cap_.entries[r]);
-    state_words_[S::Count(r)] = static_cast<uint32_t>(kept);
-    state_words_[S::DeltaBegin(r)] = std::min<uint32_t>(state_words_[S::DeltaBegin(r)], kept);
-    state_words_[S::DeltaEnd(r)] = std::min<uint32_t>(state_words_[S::DeltaEnd(r)], kept);
-  }
-  if (overflowed) {
-    // Probing can fail at a low load: make sure something grows, or the rerun fails again.
-    bool grew = false;
-    for (int r = 0; r < k::kNumRelations; ++r) {
-      grew = grew || next.set[r] > cap_.set[r] || next.list[r] > cap_.list[r] ||
-             next.keys[r] > cap_.keys[r] || next.entries[r] > cap_.entries[r];
+  uint32_t reindex = 0;  // bit t - 1: joined table t's chains are rebuilt
+  uint32_t moved_segments = 0;
+  bool moved_any = false;
+  const auto grow_table = [&](int t, uint64_t slots) -> absl::Status {
+    if (kSegments * slots > kMaxTableSlots || slots > k::kMaxSegmentSlots - 1) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the problem needs more than %d slots in the table of %s", kMaxTableSlots,
+          kTableNames[t]));
     }
-    if (!grew) {
-      for (int r = 0; r < k::kNumRelations; ++r) {
-        next.set[r] *= 2;
-        next.list[r] *= 2;
-        next.keys[r] *= 2;
-        next.entries[r] *= 2;
+    for (uint32_t s = 0; s < kSegments; ++s) {
+      RETURN_IF_ERROR(MoveSegment(t, s, slots));
+      ++moved_segments;
+    }
+    if (k::Joined(t)) reindex |= 1u << (t - 1);  // its tuples' locations changed
+    moved_any = true;
+    return absl::OkStatus();
+  };
+  const auto grow_heads = [&](int t, uint64_t slots) -> absl::Status {
+    if (slots > k::kMaxSegmentSlots - 1) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the problem needs more than %d chain heads for %s", k::kMaxSegmentSlots - 1,
+          kTableNames[t]));
+    }
+    // Heads are rebuilt, not moved: the next window fills and reindexes them.
+    RETURN_IF_ERROR(buffers_.Free(heads_[t]));
+    ASSIGN_OR_RETURN(heads_[t], buffers_.Allocate(slots * k::kHeadBytes));
+    head_slots_[t] = slots;
+    reindex |= 1u << (t - 1);
+    moved_any = true;
+    return absl::OkStatus();
+  };
+  for (int t = 0; t < k::kNumTables; ++t) {
+    const uint64_t current = state_words_[S::Current(t)];
+    const uint64_t next = overflowed ? state_words_[S::Next(t)] : 0;
+    // Room for about two more iterations like the last one. After an overflow the halted
+    // iteration's additions are in the table but not yet counted.
+    const uint64_t recent = current + next;
+    const uint64_t count = Total(t) + next;
+    if (k::WantsGrowth(count, recent, TableSlots(t))) {
+      RETURN_IF_ERROR(grow_table(t, Regrow(slots_[t][0], CeilDiv(count, kSegments),
+                                           CeilDiv(2 * recent, kSegments))));
+    }
+    if (k::Joined(t)) {
+      const uint64_t groups = state_words_[S::Heads(t)];
+      if (k::WantsGrowth(groups, recent, head_slots_[t])) {
+        RETURN_IF_ERROR(grow_heads(t, Regrow(head_slots_[t], groups, 2 * recent)));
       }
     }
-  }
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    if (std::max({next.set[r], next.list[r], next.keys[r], next.entries[r]}) > kMaxTableSlots) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "the problem needs more than %d slots in a table of %s", kMaxTableSlots,
-          kRelationNames[r]));
+    // A list grows when it is getting full, refused an insert, or (after an overflow) cannot
+    // hold the halted iteration's delta and additions merged.
+    if (k::ListWantsGrowth(recent, half_[t]) || next >= half_[t] ||
+        (overflowed && t < k::kNumRelations && current + next > half_[t])) {
+      const uint64_t half = std::max(2 * half_[t], 8 * recent);
+      if (half > kMaxTableSlots) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "the problem needs more than %d delta entries for %s", kMaxTableSlots,
+            kTableNames[t]));
+      }
+      RETURN_IF_ERROR(MoveList(t, half, overflowed));
+      moved_any = true;
     }
   }
-  // After an overflow every set and index may hold a tuple its list lacks: all are rebuilt.
-  // Otherwise (tables merely getting full) the lists, sets and indexes agree, and only the
-  // sets and indexes that move to new memory are rebuilt.
-  std::vector<int> fill_sets, fill_keys;
-  uint64_t rebuild_mask = 0;
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    if (overflowed || next.set[r] != cap_.set[r]) {
-      fill_sets.push_back(r);
-      rebuild_mask |= uint64_t{1} << r;
+  if (overflowed && !moved_any) {
+    // An insert found neither its tuple nor room within its probe bound although no table is
+    // full (a cluster): the fullest table, or heads table, doubles.
+    int fullest = -1;
+    bool heads = false;
+    double load = -1;
+    for (int t = 0; t < k::kNumTables; ++t) {
+      const double tuples = static_cast<double>(Total(t) + state_words_[S::Next(t)]);
+      if (tuples / static_cast<double>(TableSlots(t)) > load) {
+        load = tuples / static_cast<double>(TableSlots(t));
+        fullest = t;
+        heads = false;
+      }
+      if (k::Joined(t) &&
+          state_words_[S::Heads(t)] / static_cast<double>(head_slots_[t]) > load) {
+        load = state_words_[S::Heads(t)] / static_cast<double>(head_slots_[t]);
+        fullest = t;
+        heads = true;
+      }
     }
-    if (overflowed || next.keys[r] != cap_.keys[r] || next.entries[r] != cap_.entries[r]) {
-      fill_keys.push_back(r);
-      state_words_[S::Indexed(r)] = 0;
-      state_words_[S::Keys(r)] = 0;
-      state_words_[S::Entries(r)] = 0;
-    }
+    RETURN_IF_ERROR(heads ? grow_heads(fullest, 2 * head_slots_[fullest])
+                          : grow_table(fullest, 2 * slots_[fullest][0]));
   }
-  const Program rebuild = Program::Of(k::kRebuildKernel, {rebuild_mask});
-  if (fill_sets.size() < k::kNumRelations || fill_keys.size() < k::kNumIndexes) {
-    ++partial_growths_;
+  if (!moved_any) {
+    return absl::InternalError("a growth was wanted but nothing needed to grow");
   }
-  state_words_[S::kStatus] = 0;
-  // The interrupted (or next) iteration has work exactly when a delta is not empty.
-  state_words_[S::kActive] = Converged() ? 0 : 1;
-
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    if (next.list[r] != cap_.list[r]) {
-      ASSIGN_OR_RETURN(Resource list, buffers_.Allocate(next.list[r] * 8));
-      copies.push_back(Program::Of(kernels::kCopyRangeU32Kernel,
-                                   {0, 0, 2ull * state_words_[S::Count(r)]}));
-      copy_bindings.push_back({list_[r], list});
-      steps.push_back(Step{&copies.back(), copy_bindings.back(), std::nullopt});
-      retired.push_back(list_[r]);
-      list_[r] = list;
-    }
-    // Sets and indexes that move are rebuilt from the lists: their old memory goes first, so
-    // old and new never coexist (only a list's contents are copied).
-    if (next.set[r] != cap_.set[r]) {
-      RETURN_IF_ERROR(buffers_.Free(set_[r]));
-      ASSIGN_OR_RETURN(set_[r], buffers_.Allocate(next.set[r] * 8));
-    }
-    if (next.keys[r] != cap_.keys[r]) {
-      RETURN_IF_ERROR(buffers_.Free(keys_[r]));
-      ASSIGN_OR_RETURN(keys_[r], buffers_.Allocate(next.keys[r] * 16));
-    }
-    if (next.entries[r] != cap_.entries[r]) {
-      RETURN_IF_ERROR(buffers_.Free(entries_[r]));
-      ASSIGN_OR_RETURN(entries_[r], buffers_.Allocate(next.entries[r] * 16));
-    }
-  }
-  cap_ = next;
+  // The halted iteration linked some of what it added, or none: every chain is built again
+  // (linking a tuple twice would close its chain into a loop).
+  if (overflowed) reindex = kAllJoined;
+  if (moved_segments < k::kNumTables * kSegments) ++partial_growths_;
   bindings_ = Bindings();
-  // Fresh tables are rebuilt from the lists: sets first, then the tuples not indexed.
-  FillSteps(fill_sets, fill_keys, &steps);
-  steps.push_back(Step{&rebuild, bindings_, std::nullopt});
-  steps.push_back(Step{&index_, bindings_, std::nullopt});
-  steps.push_back(Step{&mark_, bindings_, std::nullopt});
-  RETURN_IF_ERROR(d_.Upload(state_, absl::MakeConstSpan(
-                                        reinterpret_cast<const uint8_t*>(state_words_.data()),
-                                        sizeof(state_words_))));
-  std::vector<uint8_t> state;
-  std::vector<std::vector<uint8_t>*> outputs = {&state};
-  const std::vector<ReadRange> reads = {{state_, 0, sizeof(state_words_)}};
-  RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outputs)));
-  for (const Resource& r : retired) RETURN_IF_ERROR(buffers_.Free(r));
-  RETURN_IF_ERROR(ReadState(state));
-  if ((state_words_[S::kStatus] & kStatusIndexOutOfBounds) != 0) {
-    return absl::InternalError("the device reported an index outside the compiled problem");
+  prefix_programs_.reserve(2);
+  if (overflowed) prefix_.push_back(Step{&resume_, bindings_, std::nullopt});
+  if (reindex != 0) {
+    for (int t = 1; t < k::kNumTables; ++t) {
+      if ((reindex >> (t - 1)) & 1) Fill(&heads_[t]);
+    }
+    prefix_programs_.push_back(Program::Of(k::kReindexKernel, {reindex}));
+    prefix_.push_back(Step{&prefix_programs_.back(), bindings_, std::nullopt});
   }
-  if ((state_words_[S::kStatus] & kStatusCapacityOverflow) != 0) return Grow(true);
+  // After an overflow the halted iteration's additions join its delta for the rerun.
+  if (overflowed) prefix_.push_back(Step{&merge_, bindings_, std::nullopt});
+  if (!seeded_) {
+    // The seeds that did not fit go in now; merged, they are all the first delta.
+    prefix_.push_back(Step{&seed_, bindings_, std::nullopt});
+    prefix_.push_back(Step{&merge_, bindings_, std::nullopt});
+  }
+  prefix_.push_back(Step{&activate_, bindings_, std::nullopt});
   return absl::OkStatus();
 }
 
 absl::StatusOr<Solution> Solver::Results() {
-  const uint64_t edges = state_words_[S::Count(k::kPe)];
+  // Only the path edges are needed now: the rest goes before the results take memory.
+  for (int t = 0; t < k::kNumTables; ++t) {
+    if (t != k::kPe) {
+      for (uint32_t s = 0; s < kSegments; ++s) RETURN_IF_ERROR(buffers_.Free(table_[t][s]));
+    }
+    if (k::Joined(t)) RETURN_IF_ERROR(buffers_.Free(heads_[t]));
+    RETURN_IF_ERROR(buffers_.Free(list_[t]));
+  }
+  const uint64_t edges = Total(k::kPe);
   // Result keys are node << 16 | fact: sorting them on the device by these bits orders the
   // solution by node, then fact.
   const uint64_t key_bits = 16 + std::bit_width(std::max<uint64_t>(p_.node_count(), 1) - 1);
-  // Distinct (node, fact) pairs: at most one per path edge, and one per node and fact.
-  uint64_t capacity =
-      std::min<uint64_t>(edges, uint64_t{p_.node_count()} * std::max<uint64_t>(p_.fact_count(), 1));
-  uint64_t slots = NextPow2(2 * capacity + 2);
+  // Distinct (node, fact) pairs: at most one per path edge and one per node and fact, and in
+  // practice far fewer (a fifth of the path edges or less): the list starts at a quarter of
+  // the bound (all of a small one) and doubles until it holds them all.
+  const uint64_t bound = std::max<uint64_t>(
+      1, std::min<uint64_t>(edges, uint64_t{p_.node_count()} *
+                                       std::max<uint64_t>(p_.fact_count(), 1)));
+  uint64_t capacity = std::max<uint64_t>(std::min<uint64_t>(bound, 4096), bound / 4);
+  const Program results = Program::Of(k::kResultsKernel);
   for (;;) {
-    ResidentBuffers scratch(d_);
-    // The set doubles as the sort's second buffer (it holds at least 2 * capacity slots).
-    ASSIGN_OR_RETURN(Resource set, scratch.Allocate(slots * 8));
-    ASSIGN_OR_RETURN(Resource out, scratch.Allocate(std::max<uint64_t>(capacity, 1) * 8));
-    ASSIGN_OR_RETURN(Resource out_state, scratch.Allocate(8));
-    ASSIGN_OR_RETURN(
-        Resource sort_scratch,
-        scratch.Allocate(4 * kernels::SortU64::kDigits * kernels::SortU64::Blocks(capacity)));
-    const Program results = Program::Of(k::kResultsKernel);
-    const std::vector<Resource> fill_bindings = {set};
-    const std::vector<Resource> result_bindings = {list_[k::kPe], state_, set, out, out_state};
-    const std::vector<Step> steps = {{&fill_, fill_bindings, std::nullopt},
+    // The set has twice the list's slots, and serves as the sort's second buffer.
+    ASSIGN_OR_RETURN(Resource set, buffers_.Allocate(2 * capacity * 8));
+    ASSIGN_OR_RETURN(Resource out, buffers_.Allocate(capacity * 8));
+    ASSIGN_OR_RETURN(Resource out_state, buffers_.Allocate(8));
+    std::vector<Resource> result_bindings(table_[k::kPe].begin(), table_[k::kPe].end());
+    result_bindings.push_back(set);
+    result_bindings.push_back(out);
+    result_bindings.push_back(out_state);
+    const std::vector<Step> steps = {{&fill_, {&set, 1}, std::nullopt},
                                      {&results, result_bindings, std::nullopt}};
     std::vector<uint8_t> counts;
     std::vector<std::vector<uint8_t>*> outputs = {&counts};
@@ -377,16 +417,22 @@ absl::StatusOr<Solution> Solver::Results() {
     RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outputs)));
     uint32_t c[2];
     std::memcpy(c, counts.data(), sizeof(c));
-    if (c[1] != 0) {
-      if (c[0] > capacity) {
-        capacity = c[0];  // cannot happen by the bound above; grow rather than loop
-        slots = std::max(slots, NextPow2(2 * capacity + 2));
-      } else {
-        slots *= 2;  // probing failed at a low load; try a larger table
-      }
+    if ((c[1] & kStatusCapacityOverflow) != 0 && capacity < bound) {
+      RETURN_IF_ERROR(buffers_.Free(set));
+      RETURN_IF_ERROR(buffers_.Free(out));
+      RETURN_IF_ERROR(buffers_.Free(out_state));
+      capacity = std::min(bound, 2 * capacity);
       continue;
     }
+    if (c[1] != 0) {
+      return absl::InternalError(absl::StrFormat(
+          "the device reported status %#x compacting the results (%d pairs, room for %d)", c[1],
+          c[0], capacity));
+    }
     // Sorted on the device, then read once.
+    ASSIGN_OR_RETURN(Resource sort_scratch,
+                     buffers_.Allocate(4 * kernels::SortU64::kDigits *
+                                       std::max<uint64_t>(kernels::SortU64::Blocks(c[0]), 1)));
     const Program sort = Program::Of(kernels::kSortU64Kernel, {c[0], key_bits});
     const std::vector<Resource> sort_bindings = {out, set, sort_scratch};
     const std::vector<Step> sort_steps = {{&sort, sort_bindings, std::nullopt}};
@@ -431,13 +477,11 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     RETURN_IF_ERROR(Init());
   }
   uint32_t window = std::max<uint32_t>(o_.initial_window, 1);
-  bool first = true;
   for (;;) {
     {
       PhaseTimer timer(&phases_.window_seconds);
-      RETURN_IF_ERROR(Window(first, window));
+      RETURN_IF_ERROR(Window(window));
     }
-    first = false;
     const uint32_t status = state_words_[S::kStatus];
     if ((status & kStatusIndexOutOfBounds) != 0) {
       return absl::InternalError("the device reported an index outside the compiled problem");
@@ -448,10 +492,9 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
       continue;  // the interrupted iteration reruns
     }
     if (o_.progress) {
-      o_.progress(ResidentProgress{windows_, state_words_[S::kIteration],
-                                   state_words_[S::Count(k::kPe)]});
+      o_.progress(ResidentProgress{windows_, state_words_[S::kIteration], Total(k::kPe)});
     }
-    if (Converged()) break;
+    if (seeded_ && Converged()) break;
     if (NeedsGrowth()) {
       PhaseTimer timer(&phases_.growth_seconds);
       RETURN_IF_ERROR(Grow(false));
@@ -462,6 +505,10 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     }
     window = std::min(window * 2, std::max(o_.max_window, 1u));
   }
+  const ResidentStats counts = {.path_edges = Total(k::kPe),
+                                .incoming = Total(k::kInc),
+                                .end_summaries = Total(k::kEs),
+                                .summaries = Total(k::kSum)};
   absl::StatusOr<Solution> results;
   {
     PhaseTimer timer(&phases_.results_seconds);
@@ -469,14 +516,11 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
   }
   ASSIGN_OR_RETURN(Solution solution, std::move(results));
   if (stats != nullptr) {
+    *stats = counts;
     stats->setup_seconds = phases_.setup_seconds;
     stats->window_seconds = phases_.window_seconds;
     stats->growth_seconds = phases_.growth_seconds;
     stats->results_seconds = phases_.results_seconds;
-    stats->path_edges = state_words_[S::Count(k::kPe)];
-    stats->incoming = state_words_[S::Count(k::kInc)];
-    stats->end_summaries = state_words_[S::Count(k::kEs)];
-    stats->summaries = state_words_[S::Count(k::kSum)];
     stats->iterations = state_words_[S::kIteration];
     stats->windows = windows_;
     stats->growths = growths_;

@@ -41,6 +41,14 @@ SLUICE_HD inline uint32_t FetchOr(uint32_t* p, uint32_t v) {
 #endif
 }
 
+SLUICE_HD inline uint64_t FetchAnd(uint64_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  return atomicAnd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+#else
+  return std::atomic_ref<uint64_t>(*p).fetch_and(v, std::memory_order_relaxed);
+#endif
+}
+
 SLUICE_HD inline uint32_t FetchMax(uint32_t* p, uint32_t v) {
 #if defined(__CUDA_ARCH__)
   return atomicMax(p, v);
@@ -77,6 +85,14 @@ SLUICE_HD inline uint64_t CompareExchange(uint64_t* p, uint64_t expected, uint64
 }
 
 // Stores `v` and returns the previous value.
+SLUICE_HD inline uint32_t Exchange(uint32_t* p, uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return atomicExch(p, v);
+#else
+  return std::atomic_ref<uint32_t>(*p).exchange(v, std::memory_order_relaxed);
+#endif
+}
+
 SLUICE_HD inline uint64_t Exchange(uint64_t* p, uint64_t v) {
 #if defined(__CUDA_ARCH__)
   return atomicExch(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));

@@ -15,6 +15,14 @@
   X(kSortU64Offsets##r, ::sluice::kernels::SortU64Offsets<r>)     \
   X(kSortU64Scatter##r, ::sluice::kernels::SortU64Scatter<r>)
 
+// One pass per segment (kernels::ifds::kSegments) of table group `g`: kIfdsReindex1_2 is the
+// reindex pass of joined table 2's segment 2.
+#define SLUICE_IFDS_PER_SEGMENT_(X, name, body, g)                            \
+  X(kIfds##name##g##_0, ::sluice::kernels::ifds::body<4 * g + 0>)             \
+  X(kIfds##name##g##_1, ::sluice::kernels::ifds::body<4 * g + 1>)             \
+  X(kIfds##name##g##_2, ::sluice::kernels::ifds::body<4 * g + 2>)             \
+  X(kIfds##name##g##_3, ::sluice::kernels::ifds::body<4 * g + 3>)
+
 // X(enumerator, body type)
 #define SLUICE_KERNEL_BODIES(X)                                   \
   X(kFillU32, ::sluice::kernels::FillU32)                         \
@@ -44,19 +52,33 @@
   X(kIfdsIncDelta, ::sluice::kernels::ifds::IncDelta)             \
   X(kIfdsEsDelta, ::sluice::kernels::ifds::EsDelta)               \
   X(kIfdsSumDelta, ::sluice::kernels::ifds::SumDelta)             \
-  X(kIfdsIndexPe, ::sluice::kernels::ifds::IndexPass<0>)          \
   X(kIfdsIndexInc, ::sluice::kernels::ifds::IndexPass<1>)         \
   X(kIfdsIndexEs, ::sluice::kernels::ifds::IndexPass<2>)          \
   X(kIfdsIndexSum, ::sluice::kernels::ifds::IndexPass<3>)         \
+  X(kIfdsIndexPec, ::sluice::kernels::ifds::IndexPass<4>)         \
   X(kIfdsAdvance, ::sluice::kernels::ifds::Advance)               \
-  X(kIfdsRebuildPe, ::sluice::kernels::ifds::RebuildPass<0>)      \
-  X(kIfdsRebuildInc, ::sluice::kernels::ifds::RebuildPass<1>)     \
-  X(kIfdsRebuildEs, ::sluice::kernels::ifds::RebuildPass<2>)      \
-  X(kIfdsRebuildSum, ::sluice::kernels::ifds::RebuildPass<3>)     \
-  X(kIfdsMarkIndexed, ::sluice::kernels::ifds::MarkIndexed)       \
-  X(kIfdsResults, ::sluice::kernels::ifds::Results)
+  X(kIfdsMergePe, ::sluice::kernels::ifds::MergePass<0>)          \
+  X(kIfdsMergeInc, ::sluice::kernels::ifds::MergePass<1>)         \
+  X(kIfdsMergeEs, ::sluice::kernels::ifds::MergePass<2>)          \
+  X(kIfdsMergeSum, ::sluice::kernels::ifds::MergePass<3>)         \
+  X(kIfdsMergeFinish, ::sluice::kernels::ifds::MergeFinish)       \
+  X(kIfdsReindexReset, ::sluice::kernels::ifds::ReindexReset)     \
+  SLUICE_IFDS_PER_SEGMENT_(X, Reindex, ReindexPass, 0)           \
+  SLUICE_IFDS_PER_SEGMENT_(X, Reindex, ReindexPass, 1)           \
+  SLUICE_IFDS_PER_SEGMENT_(X, Reindex, ReindexPass, 2)           \
+  SLUICE_IFDS_PER_SEGMENT_(X, Reindex, ReindexPass, 3)           \
+  X(kIfdsResume, ::sluice::kernels::ifds::Resume)                 \
+  X(kIfdsActivate, ::sluice::kernels::ifds::Activate)             \
+  X(kIfdsRehash, ::sluice::kernels::ifds::RehashPass)             \
+  X(kIfdsResults0, ::sluice::kernels::ifds::ResultsPass<0>)       \
+  X(kIfdsResults1, ::sluice::kernels::ifds::ResultsPass<1>)       \
+  X(kIfdsResults2, ::sluice::kernels::ifds::ResultsPass<2>)       \
+  X(kIfdsResults3, ::sluice::kernels::ifds::ResultsPass<3>)
 
 namespace sluice {
+
+static_assert(kernels::ifds::kSegments == 4,
+              "SLUICE_IFDS_PER_SEGMENT_ and the results passes list four segments");
 
 enum class BodyId : uint16_t {
 #define SLUICE_BODY_ENUM_(id, type) id,

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace {
@@ -82,69 +83,80 @@ std::vector<PassSpec> SortPasses() {
   return passes;
 }
 
-bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-// The eighteen bindings every IFDS solver kernel takes (kernels/bodies/ifds.h).
+// The bindings every IFDS solver kernel takes (kernels/bodies/ifds.h).
 std::vector<BindingSpec> IfdsBindings() {
   namespace k = kernels::ifds;
   std::vector<BindingSpec> b(k::kNumBindings);
   b[k::kGraph] = {"graph", 4, Access::kRead, k::GraphLayout::kHeaderWords,
                   "the compiled problem: header and sections"};
-  static const char* const set_names[] = {"pe_set", "inc_set", "es_set", "sum_set"};
-  static const char* const list_names[] = {"pe_list", "inc_list", "es_list", "sum_list"};
-  static const char* const key_names[] = {"mpe_keys", "minc_keys", "mes_keys", "msum_keys"};
-  static const char* const entry_names[] = {"mpe_entries", "minc_entries", "mes_entries",
-                                            "msum_entries"};
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    b[k::kPeSet + 2 * r] = {set_names[r], 8, Access::kReadWrite, 2,
-                            "hash set of packed tuples; a power-of-two number of slots"};
-    b[k::kPeList + 2 * r] = {list_names[r], 8, Access::kReadWrite, 1,
-                             "append-only list of the relation's tuples"};
-  }
-  for (int m = 0; m < k::kNumIndexes; ++m) {
-    b[k::kMpeKeys + 2 * m] = {key_names[m], 8, Access::kReadWrite, 4,
-                              "index key table: [key, head] pairs, a power-of-two count"};
-    b[k::kMpeEntries + 2 * m] = {entry_names[m], 8, Access::kReadWrite, 2,
-                                 "index entries: [value, next] pairs"};
-  }
   b[k::kState] = {"state", 4, Access::kReadWrite, k::State::kSlots,
-                  "status, iteration, per-relation counts and deltas, per-index counts"};
+                  "status, iteration, parity, per-table list and head counts, per-segment counts"};
+  static const char* const table_names[k::kNumTables][k::kSegments] = {
+      {"pe_0", "pe_1", "pe_2", "pe_3"},
+      {"inc_0", "inc_1", "inc_2", "inc_3"},
+      {"es_0", "es_1", "es_2", "es_3"},
+      {"sum_0", "sum_1", "sum_2", "sum_3"},
+      {"pec_0", "pec_1", "pec_2", "pec_3"}};
+  static const char* const head_names[k::kNumJoined] = {"inc_heads", "es_heads", "sum_heads",
+                                                         "pec_heads"};
+  static const char* const list_names[k::kNumTables] = {"pe_list", "inc_list", "es_list",
+                                                         "sum_list", "pec_list"};
+  for (int t = 0; t < k::kNumTables; ++t) {
+    for (uint32_t s = 0; s < k::kSegments; ++s) {
+      b[k::TableBinding(t, s)] = {
+          table_names[t][s], static_cast<uint32_t>(k::SlotBytes(t)), Access::kReadWrite, 1,
+          k::Joined(t) ? "a hash-table segment: u64 packed tuples, then a u32 chain link per "
+                         "slot; fewer than 2^30 slots"
+                       : "a hash-table segment of u64 packed tuples; fewer than 2^30 slots"};
+    }
+    if (k::Joined(t)) {
+      b[k::HeadsBinding(t)] = {head_names[t - 1], static_cast<uint32_t>(k::kHeadBytes),
+                               Access::kReadWrite, 1,
+                               "chain heads: u64 group keys, then a u32 first location per slot"};
+    }
+    b[k::kDeltas + t] = {list_names[t], 8, Access::kReadWrite, 2,
+                         "two halves of packed tuples: the current delta and the next"};
+  }
   return b;
+}
+
+// Slots are placed by scaling a 32-bit hash to a table's size, and chains name them in 30 bits.
+absl::Status ValidateSlots(std::string_view kernel, int binding, uint64_t bytes,
+                           uint64_t slot_bytes) {
+  if (bytes / slot_bytes > kernels::ifds::kMaxSegmentSlots) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: binding %d holds %d slots; a table segment holds fewer than 2^30", kernel, binding,
+        bytes / slot_bytes));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateIfdsTables(const KernelCall& call) {
   namespace k = kernels::ifds;
-  for (int r = 0; r < k::kNumRelations; ++r) {
-    const uint64_t slots = call.binding_bytes[k::kPeSet + 2 * r] / 8;
-    if (!IsPowerOfTwo(slots)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "IFDS: set binding %d holds %d slots; it must be a power of two", k::kPeSet + 2 * r,
-          slots));
+  for (int t = 0; t < k::kNumTables; ++t) {
+    for (uint32_t s = 0; s < k::kSegments; ++s) {
+      const int b = k::TableBinding(t, s);
+      RETURN_IF_ERROR(ValidateSlots("IFDS", b, call.binding_bytes[b], k::SlotBytes(t)));
     }
-  }
-  for (int m = 0; m < k::kNumIndexes; ++m) {
-    const uint64_t slots = call.binding_bytes[k::kMpeKeys + 2 * m] / 16;
-    if (!IsPowerOfTwo(slots)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "IFDS: index key binding %d holds %d slots; it must be a power of two",
-          k::kMpeKeys + 2 * m, slots));
+    if (k::Joined(t)) {
+      const int b = k::HeadsBinding(t);
+      RETURN_IF_ERROR(ValidateSlots("IFDS", b, call.binding_bytes[b], k::kHeadBytes));
     }
   }
   return absl::OkStatus();
 }
 
-ThreadRule StateRange(uint32_t end_slot, int base_slot, int cap_binding) {
+ThreadRule StateCount(uint32_t slot, int cap_binding) {
   return ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
                     .source = kernels::ifds::kState,
-                    .count_index = end_slot,
-                    .cap_binding = cap_binding,
-                    .base_index = base_slot};
+                    .count_index = slot,
+                    .cap_binding = cap_binding};
 }
 
 void AddIfdsKernels(std::vector<KernelSpec>* k) {
   namespace ifds = kernels::ifds;
   using S = ifds::State;
-  // Every IFDS kernel takes the same bindings; their ids (names, versions) are next to their
+  // The solver's kernels take the same bindings; their ids (names, versions) are next to their
   // bodies.
   const auto spec = [&](KernelId id, std::string_view summary, std::vector<PassSpec> passes,
                         std::string_view grid, std::vector<ParamSpec> params = {}) {
@@ -164,9 +176,7 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
                                        .cap_binding = ifds::kGraph}}},
        "one thread per seed (graph header)");
   const auto delta = [&](KernelId id, std::string_view summary, BodyId body, int r) {
-    spec(id, summary,
-         {{body, StateRange(S::DeltaEnd(r), static_cast<int>(S::DeltaBegin(r)),
-                            ifds::kPeList + 2 * r)}},
+    spec(id, summary, {{body, StateCount(S::Current(r), ifds::kDeltas + r)}},
          "one thread per delta tuple (state, read on the device)");
   };
   delta(ifds::kPeDeltaKernel,
@@ -178,50 +188,101 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
         BodyId::kIfdsEsDelta, ifds::kEs);
   delta(ifds::kSumDeltaKernel, "IFDS: new summary edges joined with path edges at call nodes",
         BodyId::kIfdsSumDelta, ifds::kSum);
-  std::vector<PassSpec> index, rebuild;
-  const BodyId index_bodies[] = {BodyId::kIfdsIndexPe, BodyId::kIfdsIndexInc,
-                                 BodyId::kIfdsIndexEs, BodyId::kIfdsIndexSum};
-  const BodyId rebuild_bodies[] = {BodyId::kIfdsRebuildPe, BodyId::kIfdsRebuildInc,
-                                   BodyId::kIfdsRebuildEs, BodyId::kIfdsRebuildSum};
-  for (int r = 0; r < ifds::kNumRelations; ++r) {
-    index.push_back({index_bodies[r], StateRange(S::Count(r), static_cast<int>(S::Indexed(r)),
-                                                 ifds::kPeList + 2 * r)});
-    rebuild.push_back({rebuild_bodies[r], StateRange(S::Count(r), -1, ifds::kPeList + 2 * r)});
+  const BodyId index[] = {BodyId::kIfdsIndexInc, BodyId::kIfdsIndexEs, BodyId::kIfdsIndexSum,
+                          BodyId::kIfdsIndexPec};
+  std::vector<PassSpec> index_passes;
+  for (int t = 1; t < ifds::kNumTables; ++t) {
+    index_passes.push_back({index[t - 1], StateCount(S::Next(t), ifds::kDeltas + t)});
   }
-  spec(ifds::kIndexKernel, "IFDS: index the tuples appended since the last index pass",
-       std::move(index), "per relation, one thread per unindexed tuple");
-  spec(ifds::kAdvanceKernel,
-       "IFDS: the tuples appended this iteration become the next delta; the active word is "
-       "cleared when no delta is left or a table should grow",
+  spec(ifds::kIndexKernel,
+       "IFDS: the tuples an iteration added to the named joined tables linked into their chains",
+       std::move(index_passes), "per joined table, one thread per tuple added",
+       {{"tables", (1u << ifds::kNumJoined) - 1,
+         "bit t - 1 set: link joined table t's additions (inc, es, sum, pec)"}});
+  spec(ifds::kAdvanceKernel, "IFDS: the next lists become the current deltas; the active "
+                              "word is cleared when no delta is left or a table should grow",
        {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");
-  spec(ifds::kRebuildKernel, "IFDS: re-insert every listed tuple into fresh (grown) sets",
-       std::move(rebuild), "per relation, one thread per listed tuple",
-       {{"relations", (1u << ifds::kNumRelations) - 1,
-         "bit r set: rebuild relation r's set (pe, inc, es, sum)"}});
-  spec(ifds::kMarkIndexedKernel, "IFDS: mark whole lists indexed after a rebuild",
-       {{BodyId::kIfdsMarkIndexed, OneThread()}}, "one thread");
+  const BodyId merge[] = {BodyId::kIfdsMergePe, BodyId::kIfdsMergeInc, BodyId::kIfdsMergeEs,
+                          BodyId::kIfdsMergeSum};
+  std::vector<PassSpec> merge_passes;
+  for (int r = 0; r < ifds::kNumRelations; ++r) {
+    merge_passes.push_back({merge[r], StateCount(S::Next(r), ifds::kDeltas + r)});
+  }
+  merge_passes.push_back({BodyId::kIfdsMergeFinish, OneThread()});
+  spec(ifds::kMergeKernel,
+       "IFDS: what a halted iteration added joins the current deltas, for its rerun",
+       std::move(merge_passes), "per relation one thread per tuple added, then one thread");
+#define SLUICE_IFDS_SEGMENT_BODIES_(name, g)                                         \
+  {BodyId::kIfds##name##g##_0, BodyId::kIfds##name##g##_1, BodyId::kIfds##name##g##_2, \
+   BodyId::kIfds##name##g##_3}
+  static constexpr BodyId kReindex[ifds::kNumJoined][ifds::kSegments] = {
+      SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 0), SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 1),
+      SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 2), SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 3)};
+#undef SLUICE_IFDS_SEGMENT_BODIES_
+  std::vector<PassSpec> reindex = {{BodyId::kIfdsReindexReset, OneThread()}};
+  for (int t = 1; t < ifds::kNumTables; ++t) {
+    for (uint32_t s = 0; s < ifds::kSegments; ++s) {
+      reindex.push_back({kReindex[t - 1][s], ElementsOf(ifds::TableBinding(t, s), false)});
+    }
+  }
+  spec(ifds::kReindexKernel,
+       "IFDS: the chains of the named joined tables built again from every tuple, into heads "
+       "filled empty",
+       std::move(reindex), "one thread per slot of every joined table's segments",
+       {{"tables", (1u << ifds::kNumJoined) - 1,
+         "bit t - 1 set: reindex joined table t (inc, es, sum, pec)"}});
+  spec(ifds::kResumeKernel, "IFDS: clear an overflow so that the halted iteration can rerun",
+       {{BodyId::kIfdsResume, OneThread()}}, "one thread");
+  spec(ifds::kActivateKernel, "IFDS: set the active word after a growth",
+       {{BodyId::kIfdsActivate, OneThread()}}, "one thread");
 
+  k->push_back(KernelSpec{
+      .name = ifds::kRehashKernel.name,
+      .version = ifds::kRehashKernel.version,
+      .summary = "IFDS: move the tuples of one table segment into a larger buffer",
+      .bindings = {{"old", 8, Access::kRead, 0, "the segment"},
+                   {"new", 8, Access::kReadWrite, 1, "the new segment, filled empty"},
+                   {"status", 4, Access::kReadWrite, 1,
+                    "status word: a tuple that finds no place is reported out of bounds"}},
+      .params = {{"table", ifds::kNumTables - 1, "pe, inc, es, sum, pec: 0 to 4"},
+                 {"segment", ifds::kSegments - 1, "the segment, 0 to 3"}},
+      .passes = {{BodyId::kIfdsRehash, ElementsOf(ifds::Rehash::kOld, false)}},
+      .default_grid = "one thread per old slot",
+      .validate =
+          [](const KernelCall& call) {
+            return ValidateSlots("ifds_rehash", ifds::Rehash::kNew,
+                                 call.binding_bytes[ifds::Rehash::kNew],
+                                 ifds::SlotBytes(static_cast<int>(call.params[0])));
+          },
+  });
+
+  std::vector<BindingSpec> result_bindings;
+  static const char* const segment_names[] = {"pe_0", "pe_1", "pe_2", "pe_3"};
+  for (uint32_t s = 0; s < ifds::kSegments; ++s) {
+    result_bindings.push_back({segment_names[s], 8, Access::kRead, 1, "a path-edge segment"});
+  }
+  result_bindings.push_back({"set", 8, Access::kReadWrite, 1, "hash set, filled empty"});
+  result_bindings.push_back({"out", 8, Access::kWrite, 1, "results: node << 16 | fact"});
+  result_bindings.push_back({"out_state", 4, Access::kReadWrite, 2, "u32[2]: result count, status"});
+  const BodyId result_bodies[] = {BodyId::kIfdsResults0, BodyId::kIfdsResults1,
+                                  BodyId::kIfdsResults2, BodyId::kIfdsResults3};
+  std::vector<PassSpec> result_passes;
+  for (uint32_t s = 0; s < ifds::kSegments; ++s) {
+    result_passes.push_back(
+        {result_bodies[s], ElementsOf(ifds::Results::kSegment0 + static_cast<int>(s), false)});
+  }
   k->push_back(KernelSpec{
       .name = ifds::kResultsKernel.name,
       .version = ifds::kResultsKernel.version,
       .summary = "IFDS: the distinct (node, fact) pairs of every path edge, compacted",
-      .bindings = {{"pe_list", 8, Access::kRead, 1, "the path-edge list"},
-                   {"state", 4, Access::kRead, ifds::State::kSlots, "the solver state"},
-                   {"set", 8, Access::kReadWrite, 2, "hash set; a power-of-two slot count"},
-                   {"out", 8, Access::kWrite, 1, "results: node << 16 | fact"},
-                   {"out_state", 4, Access::kReadWrite, 2, "u32[2]: result count, status"}},
+      .bindings = std::move(result_bindings),
       .params = {},
-      .passes = {{BodyId::kIfdsResults,
-                  ThreadRule{.kind = ThreadRule::Kind::kCountInBinding,
-                             .source = ifds::Results::kSolverState,
-                             .count_index = S::Count(ifds::kPe),
-                             .cap_binding = ifds::Results::kList}}},
-      .default_grid = "one thread per path edge",
+      .passes = std::move(result_passes),
+      .default_grid = "one thread per path-edge slot",
       .validate =
           [](const KernelCall& call) {
-            if (!IsPowerOfTwo(call.binding_bytes[kernels::ifds::Results::kSet] / 8)) {
-              return absl::InvalidArgumentError(
-                  "ifds_results: the set must hold a power-of-two number of slots");
+            for (int s = 0; s <= ifds::Results::kSet; ++s) {
+              RETURN_IF_ERROR(ValidateSlots("ifds_results", s, call.binding_bytes[s], 8));
             }
             return absl::OkStatus();
           },

@@ -11,7 +11,7 @@
 
 namespace sluice {
 
-inline constexpr int kMaxBindings = 24;
+inline constexpr int kMaxBindings = 32;
 inline constexpr int kMaxParams = 8;
 
 // Bits of a kernel status word (the `status` binding of kernels that can overflow). Kernels

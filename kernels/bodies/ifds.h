@@ -1,27 +1,39 @@
 // Kernel bodies of the semi-naive resident IFDS solver (DESIGN.md section 5).
 //
-// Relations, each an append-only list of packed 64-bit tuples deduplicated by an open-addressing
-// hash set (a tuple enters the list only when its set insertion is new, so a relation's delta is
-// a contiguous range of its list):
-//   PE  (d1, n, d2)  path edges            key d1:16 | n:32 | d2:16
-//   INC (e, d3, d2)  incoming calls        key e:32  | d3:16 | d2:16   (e: call edge id)
-//   ES  (p, d3, d4)  end summaries         key p:32  | d3:16 | d4:16
-//   SUM (c, d2, d5)  summary edges         key c:32  | d2:16 | d5:16   (to c's return site)
-// Join indexes, multimaps from a key to a list of values (heads in the key table, entries linked):
-//   MPE  (c, d2) -> d1        path edges at call nodes
-//   MINC (p, d3) -> (e, d2)
-//   MES  (p, d3) -> d4
-//   MSUM (c, d2) -> d5
+// Each relation is held once: its packed 64-bit tuples are the slots of an open-addressing hash
+// table placed by the whole tuple (so probe runs stay short), split into kSegments segments
+// (separate buffers, so that one segment grows at a time and old and new memory coexist for a
+// quarter of a table only):
+//   PE  (d1, n, d2)  path edges          key n:31 | d2:16 | d1:16
+//   INC (e, d3, d2)  incoming calls      key e:31 | d3:16 | d2:16   joined by (callee(e), d3)
+//   ES  (p, d3, d4)  end summaries       key p:31 | d3:16 | d4:16   joined by (p, d3)
+//   SUM (c, d2, d5)  summary edges       key c:31 | d2:16 | d5:16   joined by (c, d2)
+//   PEC (d1, c, d2)  path edges at calls key c:31 | d2:16 | d1:16   joined by (c, d2)
+// The four joined tables are their own join indexes: a segment's slots are followed by a u32
+// link per slot, and a heads table (group key -> first location) starts, for each group, a
+// chain through the links of every tuple of that group (the textbook's MINC, MES, MSUM and MPE;
+// PEC holds the path edges at call nodes, added as they are processed). A location is
+// segment:2 | slot:30. Chains are written only by the index pass that ends each iteration (for
+// the tuples that iteration added) and read only by the join passes, so no pass reads a chain
+// another thread of it is writing.
 //
-// One iteration: each relation's delta joins with the full indexes (both directions for
-// INC x ES and PE x SUM), new tuples are appended; then the new tuples are indexed and the deltas
-// advance. Indexes are only read during joins and only written by the index pass, so no pass
-// reads what another thread of it writes. Every kernel starts by checking the status word: once
-// something overflowed, the rest of the window does nothing and the host grows and rebuilds.
+// Every tuple a table holds is either processed or listed: the lists hold keys in two halves,
+// the current delta read by this iteration and the next one its inserts append to. An insert
+// reserves its place in the next list before it takes a slot, so a full list refuses the insert
+// (an overflow) rather than losing a tuple; after an overflow the halted iteration reruns with
+// what it added merged into its delta, and no work is ever lost. PEC's list holds what the index
+// pass is to link.
+//
+// One iteration: each relation's delta joins the full relations (both directions for INC x ES
+// and PE x SUM), new tuples are inserted (fresh, into the next delta); then the new tuples of
+// the joined tables are linked into their chains, the current delta's tuples lose their mark
+// and the next delta becomes current. Every kernel starts by checking the status word: once
+// something overflowed, the rest of the window does nothing and the host grows the tables and
+// collects the deltas again.
 //
 // Every index that comes from buffer contents is checked: the compiled graph's header, node,
-// flow, procedure and fact ids, list positions, multimap links. Bad data raises
-// kStatusIndexOutOfBounds; a full table raises kStatusCapacityOverflow.
+// flow, procedure and fact ids, chain locations. Bad data raises kStatusIndexOutOfBounds; a full
+// table or delta list raises kStatusCapacityOverflow.
 #ifndef SLUICE_KERNELS_BODIES_IFDS_H_
 #define SLUICE_KERNELS_BODIES_IFDS_H_
 
@@ -36,48 +48,86 @@ namespace sluice::kernels::ifds {
 
 inline constexpr uint64_t kEmpty = ~uint64_t{0};
 inline constexpr uint32_t kNone = 0xffffffffu;
-// Linear probing gives up after this many slots; the host keeps tables at most half full.
-inline constexpr uint32_t kMaxProbe = 128;
+// Ids in a key's top field (nodes, call edges, procedures) stay below 2^31, so no key is kEmpty.
+inline constexpr uint32_t kMaxId = 0x7fffffffu;
+inline constexpr uint32_t kSegments = 4;
+// A chain location is segment:2 | slot:30; kNone ends a chain.
+inline constexpr uint64_t kMaxSegmentSlots = (uint64_t{1} << 30) - 1;
 
-// ---- Bindings shared by every IFDS kernel -------------------------------------------------
+// ---- Bindings shared by every IFDS solver kernel --------------------------------------------
+
+// The relations processed as deltas come first; PEC, an index of path edges, is not.
+enum Table { kPe, kInc, kEs, kSum, kNumRelations, kPec = kNumRelations, kNumTables };
+inline constexpr int kNumJoined = kNumTables - 1;  // INC, ES, SUM, PEC: chained
+
+SLUICE_HD constexpr bool Joined(int t) { return t != kPe; }
 
 enum Binding {
-  kGraph,                // u32: the compiled problem (see Graph)
-  kPeSet, kPeList,       // u64
-  kIncSet, kIncList,
-  kEsSet, kEsList,
-  kSumSet, kSumList,
-  kMpeKeys, kMpeEntries,     // u64 pairs: keys [key, head], entries [value, next]
-  kMincKeys, kMincEntries,
-  kMesKeys, kMesEntries,
-  kMsumKeys, kMsumEntries,
-  kState,                // u32: see State
-  kNumBindings
+  kGraph,   // u32: the compiled problem (see Graph)
+  kState,   // u32: see State
+  kTables,  // kTables + kSegments * t + s is segment s of table t (see SegmentView)
+  kHeads = kTables + kSegments * kNumTables,  // kHeads + t - 1: joined table t's heads
+  kDeltas = kHeads + kNumJoined,              // u64: kDeltas + t, the two halves of t's list
+  kNumBindings = kDeltas + kNumTables
 };
 
-enum Relation { kPe, kInc, kEs, kSum, kNumRelations };
-enum Index { kMpe, kMinc, kMes, kMsum, kNumIndexes };
+SLUICE_HD constexpr int TableBinding(int t, uint32_t s) {
+  return kTables + static_cast<int>(kSegments) * t + static_cast<int>(s);
+}
+SLUICE_HD constexpr int HeadsBinding(int t) { return kHeads + t - 1; }
 
-// The u32 state words the host reads after every window.
+// Bytes per slot: a path-edge segment holds keys; a joined table's segment and heads hold keys
+// (u64), then one u32 per slot (a link, or a chain's first location).
+SLUICE_HD constexpr uint64_t SlotBytes(int t) { return Joined(t) ? 12 : 8; }
+inline constexpr uint64_t kHeadBytes = 12;
+
+// The u32 state words the host reads after every window. The list counters every insert
+// updates each have a cache line of their own, away from the words every thread reads.
 struct State {
   enum Slot : uint32_t {
     kStatus = 0,     // kStatus* bits
     kIteration = 1,  // iterations completed
     kActive = 2,     // nonzero while another iteration has work and no table should grow: the
                      // windows' loop guard
-    kRelationBase = 3,
-    kIndexBase = kRelationBase + 4 * kNumRelations,
-    kSlots = kIndexBase + 2 * kNumIndexes,
+    kParity = 3,     // which half of every list is the current one
+    kCurrentBase = 4,
+    kCountBase = kCurrentBase + kNumTables,
+    kHeadBase = kCountBase + kNumTables,
+    kHoleBase = kHeadBase + static_cast<uint32_t>(kNumJoined),
+    kNextBase = 32,
+    kNextStride = 16,
+    kSlots = kNextBase + kNextStride * kNumTables,
   };
-  // Per relation: list length, delta [begin, end), and how far the list is indexed.
-  static constexpr uint32_t Count(int r) { return kRelationBase + 4 * r; }
-  static constexpr uint32_t DeltaBegin(int r) { return kRelationBase + 4 * r + 1; }
-  static constexpr uint32_t DeltaEnd(int r) { return kRelationBase + 4 * r + 2; }
-  static constexpr uint32_t Indexed(int r) { return kRelationBase + 4 * r + 3; }
-  // Per index: distinct keys, and entries used.
-  static constexpr uint32_t Keys(int m) { return kIndexBase + 2 * m; }
-  static constexpr uint32_t Entries(int m) { return kIndexBase + 2 * m + 1; }
+  // Per table: tuples in the current list (PEC: what its last iteration added), and appended
+  // to the next one.
+  static constexpr uint32_t Current(int t) { return kCurrentBase + t; }
+  static constexpr uint32_t Next(int t) { return kNextBase + kNextStride * t; }
+  // Per table: the tuples it holds, counted when an iteration ends; the segments share them
+  // evenly, as the hash spreads tuples.
+  static constexpr uint32_t Count(int t) { return kCountBase + t; }
+  // Per joined table: the groups its heads hold.
+  static constexpr uint32_t Heads(int t) { return kHeadBase + t - 1; }
+  // Per table: holes in its next list (places reserved by inserts that lost a race).
+  static constexpr uint32_t Holes(int t) { return kHoleBase + t; }
 };
+static_assert(uint32_t{State::kHoleBase} + kNumTables <= uint32_t{State::kNextBase});
+
+// Growth thresholds, shared by the host (between windows) and ifds_advance (between
+// iterations), so that a window the device ends for growth is always followed by one.
+// A table should grow when an iteration adding twice as much as the last (`recent`) would take
+// it past 4/5 full. Within an iteration an insert probes at most kMaxProbe slots from its home:
+// a table so full (or so clustered) that it finds neither its tuple nor an empty slot by then
+// refuses it (an overflow). With no deletions a tuple always lies before the first empty slot
+// from its home, so the bound never lets a duplicate in.
+inline constexpr uint32_t kMaxProbe = 4096;
+SLUICE_HD inline bool WantsGrowth(uint64_t count, uint64_t recent, uint64_t slots) {
+  return 5 * (count + 2 * recent) > 4 * slots;
+}
+// A list should grow once its current half is more than a quarter used: lists often grow from
+// one iteration to the next.
+SLUICE_HD inline bool ListWantsGrowth(uint64_t current, uint64_t half) {
+  return 4 * current > half;
+}
 
 // The compiled problem: a u32 header, then sections located by (offset, length) pairs.
 struct GraphLayout {
@@ -129,7 +179,8 @@ struct Graph {
     g.flows = w[GraphLayout::kFlows];
     g.call_edges = w[GraphLayout::kCallEdgeCount];
     g.seeds = w[GraphLayout::kSeeds];
-    g.ok = g.facts > 0 && g.facts <= 0xffff && g.nodes < kNone;
+    g.ok = g.facts > 0 && g.facts <= 0xffff && g.nodes <= kMaxId && g.procedures <= kMaxId &&
+           g.call_edges <= kMaxId;
     return g;
   }
   // Section `s`, or an empty span if the header places it outside the buffer.
@@ -139,24 +190,29 @@ struct Graph {
     if (offset > words.size || length > words.size - offset) return DeviceSpan<uint32_t>{words.data, 0};
     return DeviceSpan<uint32_t>{words.data + offset, length};
   }
+  // The callee procedure of call edge `e`, or kNone when the graph has no such edge.
+  SLUICE_HD uint32_t Callee(uint32_t e) const {
+    const DeviceSpan<uint32_t> calls = (*this)[GraphLayout::kCallEdges];
+    return calls.Contains(5ull * e + 4) ? calls[5ull * e + 1] : kNone;
+  }
 };
 
 // ---- Packing ------------------------------------------------------------------------------
 
-SLUICE_HD inline uint64_t Pack(uint32_t high32, uint32_t mid16, uint32_t low16) {
-  return (uint64_t{high32} << 32) | (uint64_t{mid16 & 0xffff} << 16) | (low16 & 0xffff);
+// Every key: top:31 | mid:16 | low:16, bit 63 clear.
+SLUICE_HD inline uint64_t Pack(uint32_t top31, uint32_t mid16, uint32_t low16) {
+  return (uint64_t{top31 & kMaxId} << 32) | (uint64_t{mid16 & 0xffff} << 16) | (low16 & 0xffff);
 }
-SLUICE_HD inline uint64_t PackPe(uint32_t d1, uint32_t n, uint32_t d2) {
-  return (uint64_t{d1 & 0xffff} << 48) | (uint64_t{n} << 16) | (d2 & 0xffff);
-}
-SLUICE_HD inline uint32_t High32(uint64_t k) { return static_cast<uint32_t>(k >> 32); }
-SLUICE_HD inline uint32_t Mid16(uint64_t k) { return static_cast<uint32_t>(k >> 16) & 0xffff; }
-SLUICE_HD inline uint32_t Low16(uint64_t k) { return static_cast<uint32_t>(k) & 0xffff; }
-SLUICE_HD inline uint64_t IndexKey(uint32_t id, uint32_t fact) {
-  return (uint64_t{id} << 16) | (fact & 0xffff);
+SLUICE_HD inline uint64_t PackPe(uint32_t d1, uint32_t n, uint32_t d2) { return Pack(n, d2, d1); }
+SLUICE_HD inline uint32_t Top(uint64_t k) { return static_cast<uint32_t>(k >> 32) & kMaxId; }
+SLUICE_HD inline uint32_t Mid(uint64_t k) { return static_cast<uint32_t>(k >> 16) & 0xffff; }
+SLUICE_HD inline uint32_t Low(uint64_t k) { return static_cast<uint32_t>(k) & 0xffff; }
+// A group: id:31 | fact:16.
+SLUICE_HD inline uint64_t Group(uint32_t id, uint32_t fact) {
+  return (uint64_t{id & kMaxId} << 16) | (fact & 0xffff);
 }
 
-// splitmix64's finalizer: cheap and mixes every input bit into the low bits used as the slot.
+// splitmix64's finalizer: cheap and mixes every input bit into every output bit.
 SLUICE_HD inline uint64_t Mix(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
@@ -164,6 +220,17 @@ SLUICE_HD inline uint64_t Mix(uint64_t x) {
   x *= 0x94d049bb133111ebull;
   x ^= x >> 31;
   return x;
+}
+// Where a key lives: its segment (low bits of its hash) and home slot (the top 32 bits scaled to
+// the table's slot count, which need not be a power of two).
+SLUICE_HD inline uint32_t SegmentOf(uint64_t hash) {
+  return static_cast<uint32_t>(hash & (kSegments - 1));
+}
+SLUICE_HD inline uint64_t HomeOf(uint64_t hash, uint64_t slots) {
+  return ((hash >> 32) * slots) >> 32;  // slots < 2^32 (the catalog checks)
+}
+SLUICE_HD inline uint32_t Location(uint32_t segment, uint64_t slot) {
+  return (segment << 30) | static_cast<uint32_t>(slot);
 }
 
 // ---- Shared device helpers ------------------------------------------------------------------
@@ -178,124 +245,159 @@ SLUICE_HD inline bool Halted(const KernelArgs& a) {
   return atomics::Load(StateWord(a, State::kStatus)) != 0;
 }
 
-enum class Insert { kNew, kPresent, kFull };
-
-// Inserts `key` into a power-of-two table of u64 keys (`stride` words per slot, key first).
-// Returns the slot through `slot_out` when not full.
-SLUICE_HD inline Insert TableInsert(DeviceSpan<uint64_t> table, uint32_t stride, uint64_t key,
-                                    uint64_t* slot_out) {
-  const uint64_t slots = table.size / stride;
-  if (slots == 0) return Insert::kFull;
-  const uint64_t mask = slots - 1;  // slots is a power of two (checked by the catalog)
-  uint64_t slot = Mix(key) & mask;
-  for (uint32_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
-    uint64_t* cell = &table[slot * stride];
-    uint64_t seen = atomics::Load(cell);
-    if (seen == kEmpty) seen = atomics::CompareExchange(cell, kEmpty, key);
-    if (seen == kEmpty) {
-      *slot_out = slot;
-      return Insert::kNew;
-    }
-    if (seen == key) {
-      *slot_out = slot;
-      return Insert::kPresent;
-    }
-    slot = (slot + 1) & mask;
-  }
-  return Insert::kFull;
-}
-
-// Finds `key`; returns its slot or kEmpty.
-SLUICE_HD inline uint64_t TableFind(DeviceSpan<uint64_t> table, uint32_t stride, uint64_t key) {
-  const uint64_t slots = table.size / stride;
-  if (slots == 0) return kEmpty;
-  const uint64_t mask = slots - 1;
-  uint64_t slot = Mix(key) & mask;
-  for (uint32_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
-    const uint64_t seen = table[slot * stride];
-    if (seen == key) return slot;
-    if (seen == kEmpty) return kEmpty;
-    slot = (slot + 1) & mask;
-  }
-  return kEmpty;
-}
-
-// Slot counts of relation r's tables and of its index.
-struct TableSlotCounts {
-  uint64_t set = 0, list = 0, keys = 0, entries = 0;
+// The slots of a table: keys, then (joined tables and heads) a u32 per slot.
+struct SlotView {
+  DeviceSpan<uint64_t> keys;
+  DeviceSpan<uint32_t> links;
 };
-
-SLUICE_HD inline TableSlotCounts TableSlots(const KernelArgs& a, int r) {
-  return {a.As<uint64_t>(kPeSet + 2 * r).size, a.As<uint64_t>(kPeList + 2 * r).size,
-          a.As<uint64_t>(kMpeKeys + 2 * r).size / 2, a.As<uint64_t>(kMpeEntries + 2 * r).size / 2};
-}
-
-// Whether relation r's tables should grow before the next iteration: its set or list more than
-// half full, its index with more than half its key slots or three quarters of its entries used.
-// The host (between windows) and ifds_advance (between iterations) ask this same question, so
-// a window that the device ends for growth is always followed by one.
-SLUICE_HD inline bool WantsGrowth(uint64_t count, uint64_t keys, uint64_t entries,
-                                  const TableSlotCounts& slots) {
-  return 2 * count > slots.set || 2 * count > slots.list || 2 * keys > slots.keys ||
-         4 * entries > 3 * slots.entries;
-}
-
-// Adds a tuple to relation `r` (its set and list); a new tuple is appended to the list.
-SLUICE_HD inline void AddTuple(const KernelArgs& a, int r, uint64_t key) {
-  uint64_t slot = 0;
-  const Insert result = TableInsert(a.As<uint64_t>(kPeSet + 2 * r), 1, key, &slot);
-  if (result == Insert::kFull) {
-    Raise(a, kStatusCapacityOverflow);
-    return;
+SLUICE_HD inline SlotView ViewOf(const BindingView& b, uint64_t slot_bytes) {
+  const uint64_t slots = b.bytes / slot_bytes;
+  SlotView v{DeviceSpan<uint64_t>{reinterpret_cast<uint64_t*>(b.data), slots},
+             DeviceSpan<uint32_t>{nullptr, 0}};
+  if (slot_bytes == 12) {
+    v.links = DeviceSpan<uint32_t>{reinterpret_cast<uint32_t*>(b.data + 8 * slots), slots};
   }
-  if (result == Insert::kPresent) return;
-  DeviceSpan<uint64_t> list = a.As<uint64_t>(kPeList + 2 * r);
-  const uint32_t at = atomics::FetchAdd(StateWord(a, State::Count(r)), 1u);
-  if (list.Contains(at)) {
-    list[at] = key;
-  } else {
-    Raise(a, kStatusCapacityOverflow);  // the host rebuilds the set from the list and reruns
-  }
+  return v;
+}
+SLUICE_HD inline SlotView Segment(const KernelArgs& a, int t, uint32_t s) {
+  return ViewOf(a.binding[TableBinding(t, s)], SlotBytes(t));
+}
+SLUICE_HD inline SlotView HeadsOf(const KernelArgs& a, int t) {
+  return ViewOf(a.binding[HeadsBinding(t)], kHeadBytes);
+}
+// Half `half` of table t's list.
+SLUICE_HD inline DeviceSpan<uint64_t> ListHalf(const KernelArgs& a, int t, uint32_t half) {
+  const DeviceSpan<uint64_t> all = a.As<uint64_t>(kDeltas + t);
+  const uint64_t size = all.size / 2;
+  return DeviceSpan<uint64_t>{all.data + (half & 1) * size, size};
+}
+SLUICE_HD inline DeviceSpan<uint64_t> CurrentList(const KernelArgs& a, int t) {
+  return ListHalf(a, t, *StateWord(a, State::kParity));
+}
+SLUICE_HD inline DeviceSpan<uint64_t> NextList(const KernelArgs& a, int t) {
+  return ListHalf(a, t, *StateWord(a, State::kParity) ^ 1u);
 }
 
-// Calls visit(value) for every value of `key` in index `m`. Traversal is bounded by the entry
-// capacity, so corrupted links cannot loop forever.
-template <class Visit>
-SLUICE_HD void ForEachValue(const KernelArgs& a, int m, uint64_t key, Visit&& visit) {
-  DeviceSpan<uint64_t> keys = a.As<uint64_t>(kMpeKeys + 2 * m);
-  DeviceSpan<uint64_t> entries = a.As<uint64_t>(kMpeEntries + 2 * m);
-  const uint64_t slot = TableFind(keys, 2, key);
-  if (slot == kEmpty) return;
-  const uint64_t capacity = entries.size / 2;
-  uint64_t at = keys[slot * 2 + 1];
-  for (uint64_t steps = 0; at != kEmpty && steps <= capacity; ++steps) {
-    if (at >= capacity) {
-      Raise(a, kStatusIndexOutOfBounds);
-      return;
+// The join group of a key of joined table t: (callee, d3) for INC (kEmpty when the graph has no
+// such call edge), the top 47 bits for the others.
+SLUICE_HD inline uint64_t GroupOfKey(const Graph& g, int t, uint64_t key) {
+  if (t != kInc) return (key >> 16) & ((uint64_t{1} << 47) - 1);
+  const uint32_t callee = g.Callee(Top(key));
+  return callee == kNone ? kEmpty : Group(callee, Mid(key));
+}
+
+// Inserts `key` into table t; a new tuple is appended to the next list. Raises an overflow
+// (inserting nothing) when the table is too full or the list is.
+SLUICE_HD inline void Insert(const KernelArgs& a, int t, uint64_t key) {
+  const uint64_t hash = Mix(key);
+  const uint32_t s = SegmentOf(hash);
+  const DeviceSpan<uint64_t> table = Segment(a, t, s).keys;
+  const uint64_t slots = table.size;
+  uint32_t* listed = StateWord(a, State::Next(t));
+  uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
+  for (uint64_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
+    uint64_t seen = atomics::Load(&table[slot]);
+    if (seen == kEmpty) {
+      // A place in the list is reserved before the slot is taken, so every tuple the table
+      // takes is listed. A refused reservation is given back, so the count ends at the places
+      // handed out (a place below the half is handed out once: the count never falls below
+      // the half again).
+      const DeviceSpan<uint64_t> next = NextList(a, t);
+      const uint32_t at = atomics::FetchAdd(listed, 1u);
+      if (!next.Contains(at)) {
+        atomics::FetchAdd(listed, ~0u);
+        return Raise(a, kStatusCapacityOverflow);
+      }
+      seen = atomics::CompareExchange(&table[slot], kEmpty, key);
+      if (seen == kEmpty) {
+        next[at] = key;
+        return;
+      }
+      // Another thread took the slot: this place in the list stays a hole, and the probe looks
+      // at what that thread wrote.
+      next[at] = kEmpty;
+      atomics::FetchAdd(StateWord(a, State::Holes(t)), 1u);
     }
-    visit(entries[at * 2]);
-    at = entries[at * 2 + 1];
+    if (seen == key) return;
+    slot = slot + 1 == slots ? 0 : slot + 1;
   }
+  Raise(a, kStatusCapacityOverflow);
 }
 
-// Adds `value` under `key` in index `m`.
-SLUICE_HD inline void IndexAdd(const KernelArgs& a, int m, uint64_t key, uint64_t value) {
-  DeviceSpan<uint64_t> keys = a.As<uint64_t>(kMpeKeys + 2 * m);
-  DeviceSpan<uint64_t> entries = a.As<uint64_t>(kMpeEntries + 2 * m);
-  uint64_t slot = 0;
-  const Insert result = TableInsert(keys, 2, key, &slot);
-  if (result == Insert::kFull) {
-    Raise(a, kStatusCapacityOverflow);
-    return;
+// The cell holding `key` in table t, or nullptr (raising out-of-bounds: the key was listed, so
+// it must be there) with its location in *location.
+SLUICE_HD inline uint64_t* Find(const KernelArgs& a, int t, uint64_t key, uint32_t* location) {
+  const uint64_t hash = Mix(key);
+  const uint32_t s = SegmentOf(hash);
+  const DeviceSpan<uint64_t> table = Segment(a, t, s).keys;
+  const uint64_t slots = table.size;
+  uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
+  for (uint64_t probe = 0; probe < slots; ++probe) {
+    const uint64_t seen = atomics::Load(&table[slot]);
+    if (seen == kEmpty) break;
+    if (seen == key) {
+      *location = Location(s, slot);
+      return &table[slot];
+    }
+    slot = slot + 1 == slots ? 0 : slot + 1;
   }
-  if (result == Insert::kNew) atomics::FetchAdd(StateWord(a, State::Keys(m)), 1u);
-  const uint32_t at = atomics::FetchAdd(StateWord(a, State::Entries(m)), 1u);
-  if (uint64_t{at} >= entries.size / 2) {
-    Raise(a, kStatusCapacityOverflow);
-    return;
+  Raise(a, kStatusIndexOutOfBounds);
+  return nullptr;
+}
+
+// The chain head of `group` in joined table t's heads: the existing one, or (when `add`) a
+// new one; nullptr when absent (or, adding, when the heads are full: an overflow).
+SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, bool add) {
+  const SlotView heads = HeadsOf(a, t);
+  const uint64_t slots = heads.keys.size;
+  const uint64_t hash = Mix(group);
+  uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
+  for (uint64_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
+    uint64_t seen = atomics::Load(&heads.keys[slot]);
+    if (seen == kEmpty) {
+      if (!add) return nullptr;
+      seen = atomics::CompareExchange(&heads.keys[slot], kEmpty, group);
+      if (seen == kEmpty) {
+        atomics::FetchAdd(StateWord(a, State::Heads(t)), 1u);
+        return &heads.links[slot];
+      }
+    }
+    if (seen == group) return &heads.links[slot];
+    slot = slot + 1 == slots ? 0 : slot + 1;
   }
-  entries[uint64_t{at} * 2] = value;
-  entries[uint64_t{at} * 2 + 1] = atomics::Exchange(&keys[slot * 2 + 1], at);
+  if (add) Raise(a, kStatusCapacityOverflow);
+  return nullptr;
+}
+
+// Links the tuple `key` at `location` of joined table t into its group's chain.
+SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t key,
+                           uint32_t location) {
+  const uint64_t group = GroupOfKey(g, t, key);
+  if (group == kEmpty) return Raise(a, kStatusIndexOutOfBounds);
+  uint32_t* head = HeadOf(a, t, group, true);
+  if (head == nullptr) return;
+  const SlotView segment = Segment(a, t, location >> 30);
+  const uint64_t slot = location & kMaxSegmentSlots;
+  if (!segment.links.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
+  segment.links[slot] = atomics::Exchange(head, location);
+}
+
+// Calls visit(key) for every tuple of joined table t in `group`, following its chain. The walk
+// is bounded by the table's slots, so corrupted links cannot loop forever.
+template <class Visit>
+SLUICE_HD void ForEachInGroup(const KernelArgs& a, int t, uint64_t group, Visit&& visit) {
+  const uint32_t* head = HeadOf(a, t, group, false);
+  if (head == nullptr) return;
+  uint64_t bound = 0;
+  for (uint32_t s = 0; s < kSegments; ++s) bound += Segment(a, t, s).keys.size;
+  uint32_t at = *head;
+  for (uint64_t steps = 0; at != kNone; ++steps) {
+    const SlotView segment = Segment(a, t, at >> 30);
+    const uint64_t slot = at & kMaxSegmentSlots;
+    if (steps >= bound || !segment.keys.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
+    visit(segment.keys[slot]);
+    at = segment.links[slot];
+  }
 }
 
 // Calls emit(fact) for every fact of f(d), checking the flow's ranges and the facts it names.
@@ -343,19 +445,22 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
   for (uint32_t i = lo; i < h[6] && sources[i] == d; ++i) out(targets[i]);
 }
 
-// The position of delta tuple `t` of relation `r`, or false when it is outside the list.
+SLUICE_HD inline void AddPe(const KernelArgs& a, uint32_t d1, uint32_t n, uint32_t d2) {
+  Insert(a, kPe, PackPe(d1, n, d2));
+}
+
+// Tuple `t` of relation r's current delta; false when there is none (or a hole).
 SLUICE_HD inline bool DeltaTuple(const KernelArgs& a, int r, uint64_t t, uint64_t* key) {
-  DeviceSpan<uint64_t> list = a.As<uint64_t>(kPeList + 2 * r);
-  const uint64_t at = uint64_t{*StateWord(a, State::DeltaBegin(r))} + t;
-  if (!list.Contains(at)) return false;
-  *key = list[at];
-  return true;
+  const DeviceSpan<uint64_t> current = CurrentList(a, r);
+  if (!current.Contains(t)) return false;
+  *key = current[t];
+  return *key != kEmpty;
 }
 
 // ---- Kernels --------------------------------------------------------------------------------
 
 // ifds_seed: thread t inserts the path edge (d, s, d) for seed t = (s, d).
-inline constexpr KernelId kSeedKernel{"ifds_seed", 2};
+inline constexpr KernelId kSeedKernel{"ifds_seed", 3};
 struct Seed {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -366,25 +471,23 @@ struct Seed {
     const uint32_t node = seeds[2 * t];
     const uint32_t fact = seeds[2 * t + 1];
     if (node >= g.nodes || fact >= g.facts) return Raise(a, kStatusIndexOutOfBounds);
-    AddTuple(a, kPe, PackPe(fact, node, fact));
+    AddPe(a, fact, node, fact);
   }
 };
 
 // ifds_pe_delta: for a new path edge (d1, n, d2):
 //   intraprocedural edges n -> m:     PE(d1, m, d3)        for d3 in f(d2)
 //   call edges e at n to callee p:    INC(e, d3, d2), PE(d3, start(p), d3)  for d3 in call(d2)
-//   summaries at n:                   PE(d1, return(n), d5) for d5 in MSUM(n, d2)
+//   n a call node:                    PEC(d1, n, d2), PE(d1, return(n), d5) for SUM(n, d2, d5)
 //   n the exit of p:                  ES(p, d1, d2)
-inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 2};
+inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 3};
 struct PeDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kPe, t, &key)) return;
-    const uint32_t d1 = static_cast<uint32_t>(key >> 48);
-    const uint32_t n = static_cast<uint32_t>(key >> 16);
-    const uint32_t d2 = Low16(key);
+    const uint32_t n = Top(key), d2 = Mid(key), d1 = Low(key);
     if (n >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
 
     const DeviceSpan<uint32_t> intra_offsets = g[GraphLayout::kIntraOffsets];
@@ -398,7 +501,7 @@ struct PeDelta {
         Raise(a, kStatusIndexOutOfBounds);
         continue;
       }
-      ApplyFlow(a, g, intra[2 * e + 1], d2, [&](uint32_t d3) { AddTuple(a, kPe, PackPe(d1, m, d3)); });
+      ApplyFlow(a, g, intra[2 * e + 1], d2, [&](uint32_t d3) { AddPe(a, d1, m, d3); });
     }
 
     const DeviceSpan<uint32_t> call_offsets = g[GraphLayout::kCallOffsets];
@@ -419,24 +522,24 @@ struct PeDelta {
         continue;
       }
       ApplyFlow(a, g, calls[5ull * e + 3], d2, [&](uint32_t d3) {
-        AddTuple(a, kInc, Pack(e, d3, d2));
-        AddTuple(a, kPe, PackPe(d3, start, d3));
+        Insert(a, kInc, Pack(e, d3, d2));
+        AddPe(a, d3, start, d3);
       });
     }
     if (cb < ce) {
       const DeviceSpan<uint32_t> return_site = g[GraphLayout::kReturnSite];
       const uint32_t r = return_site.Contains(n) ? return_site[n] : kNone;
       if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-      ForEachValue(a, kMsum, IndexKey(n, d2), [&](uint64_t d5) {
-        AddTuple(a, kPe, PackPe(d1, r, static_cast<uint32_t>(d5)));
-      });
+      // Indexed for the summaries still to come (a rerun adds it again: no harm).
+      Insert(a, kPec, key);
+      ForEachInGroup(a, kSum, Group(n, d2), [&](uint64_t sum) { AddPe(a, d1, r, Low(sum)); });
     }
     const DeviceSpan<uint32_t> exit_proc = g[GraphLayout::kExitProc];
     if (!exit_proc.Contains(n)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t p = exit_proc[n];
     if (p != kNone) {
       if (p >= g.procedures) return Raise(a, kStatusIndexOutOfBounds);
-      AddTuple(a, kEs, Pack(p, d1, d2));
+      Insert(a, kEs, Pack(p, d1, d2));
     }
   }
 };
@@ -448,178 +551,288 @@ SLUICE_HD inline void Summarize(const KernelArgs& a, const Graph& g, uint32_t e,
   if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
   const uint32_t c = calls[5ull * e];
   if (c >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-  ApplyFlow(a, g, calls[5ull * e + 4], d4, [&](uint32_t d5) { AddTuple(a, kSum, Pack(c, d2, d5)); });
+  ApplyFlow(a, g, calls[5ull * e + 4], d4,
+            [&](uint32_t d5) { Insert(a, kSum, Pack(c, d2, d5)); });
 }
 
-// ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary MES(p_e, d3) -> d4.
-inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 2};
+// ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary ES(p_e, d3, d4).
+inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 3};
 struct IncDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kInc, t, &key)) return;
-    const uint32_t e = High32(key), d3 = Mid16(key), d2 = Low16(key);
-    const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
-    if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
-    const uint32_t p = calls[5ull * e + 1];
-    ForEachValue(a, kMes, IndexKey(p, d3),
-                 [&](uint64_t d4) { Summarize(a, g, e, d2, static_cast<uint32_t>(d4)); });
+    const uint32_t e = Top(key), d3 = Mid(key), d2 = Low(key);
+    const uint32_t p = g.Callee(e);
+    if (p == kNone) return Raise(a, kStatusIndexOutOfBounds);
+    ForEachInGroup(a, kEs, Group(p, d3), [&](uint64_t es) { Summarize(a, g, e, d2, Low(es)); });
   }
 };
 
-// ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call MINC(p, d3) -> (e, d2).
-inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 2};
+// ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call INC(e, d3, d2) of p.
+inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 3};
 struct EsDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kEs, t, &key)) return;
-    const uint32_t p = High32(key), d3 = Mid16(key), d4 = Low16(key);
-    ForEachValue(a, kMinc, IndexKey(p, d3), [&](uint64_t v) {
-      Summarize(a, g, static_cast<uint32_t>(v >> 16), static_cast<uint32_t>(v & 0xffff), d4);
-    });
+    const uint32_t p = Top(key), d3 = Mid(key), d4 = Low(key);
+    ForEachInGroup(a, kInc, Group(p, d3),
+                   [&](uint64_t inc) { Summarize(a, g, Top(inc), Low(inc), d4); });
   }
 };
 
-// ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge MPE(c, d2) -> d1.
-inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 2};
+// ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge PE(d1, c, d2) (in PEC).
+inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 3};
 struct SumDelta {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kSum, t, &key)) return;
-    const uint32_t c = High32(key), d2 = Mid16(key), d5 = Low16(key);
+    const uint32_t c = Top(key), d2 = Mid(key), d5 = Low(key);
     const DeviceSpan<uint32_t> return_site = g[GraphLayout::kReturnSite];
     if (!return_site.Contains(c)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t r = return_site[c];
     if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-    ForEachValue(a, kMpe, IndexKey(c, d2), [&](uint64_t d1) {
-      AddTuple(a, kPe, PackPe(static_cast<uint32_t>(d1), r, d5));
-    });
+    ForEachInGroup(a, kPec, Group(c, d2), [&](uint64_t pe) { AddPe(a, Low(pe), r, d5); });
   }
 };
 
-// ifds_index: four passes, one per relation, each indexing the tuples appended since the last
-// index pass: list positions [Indexed(r), Count(r)).
-inline constexpr KernelId kIndexKernel{"ifds_index", 2};
-template <int R>
+// ifds_index: four passes linking the tuples an iteration added to INC, ES, SUM and PEC (their
+// next lists) into their groups' chains; param 0 says which (bit t - 1).
+inline constexpr KernelId kIndexKernel{"ifds_index", 4};
+template <int T>
 struct IndexPass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
-    if (Halted(a)) return;
-    DeviceSpan<uint64_t> list = a.As<uint64_t>(kPeList + 2 * R);
-    const uint64_t at = uint64_t{*StateWord(a, State::Indexed(R))} + t;
-    if (!list.Contains(at)) return;
-    const uint64_t key = list[at];
-    if constexpr (R == kPe) {
-      const Graph g = Graph::Open(a);
-      if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
-      const uint32_t n = static_cast<uint32_t>(key >> 16);
-      const DeviceSpan<uint32_t> call_offsets = g[GraphLayout::kCallOffsets];
-      if (!call_offsets.Contains(uint64_t{n} + 1)) return Raise(a, kStatusIndexOutOfBounds);
-      if (call_offsets[n] == call_offsets[n + 1]) return;  // only path edges at call nodes
-      IndexAdd(a, kMpe, IndexKey(n, Low16(key)), key >> 48);
-    } else if constexpr (R == kInc) {
-      const Graph g = Graph::Open(a);
-      if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
-      const uint32_t e = High32(key);
-      const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
-      if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
-      const uint32_t p = calls[5ull * e + 1];
-      IndexAdd(a, kMinc, IndexKey(p, Mid16(key)), (uint64_t{e} << 16) | Low16(key));
-    } else if constexpr (R == kEs) {
-      IndexAdd(a, kMes, IndexKey(High32(key), Mid16(key)), Low16(key));
-    } else {
-      IndexAdd(a, kMsum, IndexKey(High32(key), Mid16(key)), Low16(key));
-    }
+    if (((a.param[0] >> (T - 1)) & 1) == 0 || Halted(a)) return;
+    const DeviceSpan<uint64_t> next = NextList(a, T);
+    if (!next.Contains(t) || next[t] == kEmpty) return;
+    const Graph g = Graph::Open(a);
+    uint32_t location = 0;
+    if (Find(a, T, next[t], &location) == nullptr) return;
+    Link(a, g, T, next[t], location);
   }
 };
 
-// ifds_advance (one thread): the tuples appended this iteration become the next delta.
-inline constexpr KernelId kAdvanceKernel{"ifds_advance", 3};
+// All slots of table t.
+SLUICE_HD inline uint64_t TableSlots(const KernelArgs& a, int t) {
+  uint64_t slots = 0;
+  for (uint32_t s = 0; s < kSegments; ++s) slots += Segment(a, t, s).keys.size;
+  return slots;
+}
+
+// Whether any table, heads table or list should grow before the next iteration.
+SLUICE_HD inline bool AnyWantsGrowth(const KernelArgs& a) {
+  for (int t = 0; t < kNumTables; ++t) {
+    const uint32_t current = *StateWord(a, State::Current(t));
+    if (WantsGrowth(*StateWord(a, State::Count(t)), current, TableSlots(a, t))) return true;
+    if (Joined(t) && WantsGrowth(*StateWord(a, State::Heads(t)), current,
+                                 HeadsOf(a, t).keys.size)) {
+      return true;
+    }
+    if (ListWantsGrowth(current, ListHalf(a, t, 0).size)) return true;
+  }
+  return false;
+}
+
+// The active word: another iteration has work, and nothing wants to grow.
+SLUICE_HD inline void SetActive(const KernelArgs& a) {
+  uint32_t active = 0;
+  if (!Halted(a)) {
+    for (int r = 0; r < kNumRelations; ++r) {
+      if (*StateWord(a, State::Current(r)) != 0) active = 1;
+    }
+    if (AnyWantsGrowth(a)) active = 0;
+  }
+  *StateWord(a, State::kActive) = active;
+}
+
+// ifds_advance (one thread): the next lists become current. A halted iteration leaves
+// everything for the rerun, and ends the window.
+inline constexpr KernelId kAdvanceKernel{"ifds_advance", 5};
 struct Advance {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
-    // A halted iteration leaves its delta for the rerun, and ends the window.
-    uint32_t active = 0;
     if (!Halted(a)) {
-      bool grow = false;
-      for (int r = 0; r < kNumRelations; ++r) {
-        const uint64_t capacity = a.As<uint64_t>(kPeList + 2 * r).size;
-        uint32_t count = *StateWord(a, State::Count(r));
-        if (count > capacity) count = static_cast<uint32_t>(capacity);
-        const uint32_t begin = *StateWord(a, State::DeltaEnd(r));
-        *StateWord(a, State::DeltaBegin(r)) = begin;
-        *StateWord(a, State::DeltaEnd(r)) = count;
-        *StateWord(a, State::Indexed(r)) = count;
-        if (count != begin) active = 1;
-        grow = grow || WantsGrowth(count, *StateWord(a, State::Keys(r)),
-                                   *StateWord(a, State::Entries(r)), TableSlots(a, r));
+      for (int t = 0; t < kNumTables; ++t) {
+        const uint32_t next = *StateWord(a, State::Next(t));
+        *StateWord(a, State::Current(t)) = next;
+        *StateWord(a, State::Count(t)) += next - *StateWord(a, State::Holes(t));
+        *StateWord(a, State::Next(t)) = 0;
+        *StateWord(a, State::Holes(t)) = 0;
       }
+      *StateWord(a, State::kParity) ^= 1u;
       *StateWord(a, State::kIteration) += 1;
-      // Tables the host would grow end the window here, at an iteration boundary, rather than
-      // filling up until an insert fails mid-iteration (which costs a full rebuild and a rerun).
-      if (grow) active = 0;
     }
-    *StateWord(a, State::kActive) = active;
+    // Tables the host would grow end the window here, at an iteration boundary, rather than
+    // filling up until an insert fails mid-iteration (which costs a rerun).
+    SetActive(a);
   }
 };
 
-// ifds_rebuild: four passes re-inserting every listed tuple into its (fresh) set, after the host
-// grew the tables; param 0 says which relations' sets to rebuild (bit r). Lists are not
-// appended to.
-inline constexpr KernelId kRebuildKernel{"ifds_rebuild", 3};
+// ifds_merge: after an overflow, what the halted iteration added (its next lists) joins the
+// current deltas, so that the rerun processes it too; the next lists start empty. One pass per
+// relation moves, then one thread counts. The host makes room in the current halves first.
+inline constexpr KernelId kMergeKernel{"ifds_merge", 1};
 template <int R>
-struct RebuildPass {
+struct MergePass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
-    if (((a.param[0] >> R) & 1) == 0) return;
-    DeviceSpan<uint64_t> list = a.As<uint64_t>(kPeList + 2 * R);
-    if (!list.Contains(t)) return;
-    uint64_t slot = 0;
-    if (TableInsert(a.As<uint64_t>(kPeSet + 2 * R), 1, list[t], &slot) == Insert::kFull) {
-      Raise(a, kStatusCapacityOverflow);
+    if (Halted(a)) return;
+    const DeviceSpan<uint64_t> next = NextList(a, R);
+    const DeviceSpan<uint64_t> current = CurrentList(a, R);
+    const uint64_t at = uint64_t{*StateWord(a, State::Current(R))} + t;
+    if (!next.Contains(t)) return;
+    if (current.Contains(at)) {
+      current[at] = next[t];
+    } else {
+      Raise(a, kStatusIndexOutOfBounds);  // the host sized the halves for this
+    }
+  }
+};
+struct MergeFinish {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    if (Halted(a)) return;
+    for (int t = 0; t < kNumTables; ++t) {
+      const uint32_t next = *StateWord(a, State::Next(t));
+      if (t < kNumRelations) {
+        const uint64_t merged = uint64_t{*StateWord(a, State::Current(t))} + next;
+        const uint64_t room = CurrentList(a, t).size;
+        *StateWord(a, State::Current(t)) = static_cast<uint32_t>(merged < room ? merged : room);
+      }
+      *StateWord(a, State::Count(t)) += next - *StateWord(a, State::Holes(t));
+      *StateWord(a, State::Next(t)) = 0;
+      *StateWord(a, State::Holes(t)) = 0;
     }
   }
 };
 
-// ifds_mark_indexed (one thread): after a rebuild indexed whole lists.
-inline constexpr KernelId kMarkIndexedKernel{"ifds_mark_indexed", 2};
-struct MarkIndexed {
+// ifds_reindex: the chains of the joined tables in param 0 (bit t - 1) built again from every
+// tuple they hold, into heads the host filled empty: after a segment moved (its locations
+// changed) or the heads grew. One pass
+// resets the head counts, then one pass per segment links.
+inline constexpr KernelId kReindexKernel{"ifds_reindex", 1};
+struct ReindexReset {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
-    for (int r = 0; r < kNumRelations; ++r) {
-      *StateWord(a, State::Indexed(r)) = *StateWord(a, State::Count(r));
+    for (int t = 1; t < kNumTables; ++t) {
+      if (((a.param[0] >> (t - 1)) & 1) != 0) *StateWord(a, State::Heads(t)) = 0;
     }
+  }
+};
+// Pass I links segment I % kSegments of joined table I / kSegments + 1.
+template <int I>
+struct ReindexPass {
+  static constexpr int T = I / static_cast<int>(kSegments) + 1;
+  static constexpr uint32_t S = static_cast<uint32_t>(I) % kSegments;
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+    if (((a.param[0] >> (T - 1)) & 1) == 0) return;
+    const DeviceSpan<uint64_t> table = Segment(a, T, S).keys;
+    if (!table.Contains(t) || table[t] == kEmpty) return;
+    Link(a, Graph::Open(a), T, table[t], Location(S, t));
+  }
+};
+
+// ifds_resume (one thread), first after a growth that followed an overflow: clears it, so that
+// the iteration it halted can rerun once the host has grown what was full. Out-of-bounds
+// reports stay (they mean a bug or bad data).
+inline constexpr KernelId kResumeKernel{"ifds_resume", 2};
+struct Resume {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    uint32_t* status = StateWord(a, State::kStatus);
+    *status &= ~kStatusCapacityOverflow;
+  }
+};
+
+// ifds_activate (one thread), last after every growth: sets the active word again (the window
+// before ended for the growth).
+inline constexpr KernelId kActivateKernel{"ifds_activate", 1};
+struct Activate {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) { SetActive(a); }
+};
+
+// ifds_rehash: moves the keys of segment `segment` of table `table` into a new, larger buffer (a
+// joined table's links are rebuilt by ifds_reindex). Bindings: the old segment, the new one
+// (filled empty), a status word. One thread per old slot re-inserts its tuple, probing as far
+// as it must (the host sizes the new segment well below full). A tuple that does not belong in
+// this segment, or finds no room, is reported in the status word out of bounds.
+inline constexpr KernelId kRehashKernel{"ifds_rehash", 3};
+struct Rehash {
+  enum Binding { kOld, kNew, kRehashStatus };
+  enum Param { kTable, kSegmentIndex };
+};
+struct RehashPass {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
+    const int t = static_cast<int>(a.param[Rehash::kTable]);
+    const uint32_t s = static_cast<uint32_t>(a.param[Rehash::kSegmentIndex]);
+    const DeviceSpan<uint64_t> from = ViewOf(a.binding[Rehash::kOld], SlotBytes(t)).keys;
+    const DeviceSpan<uint64_t> to = ViewOf(a.binding[Rehash::kNew], SlotBytes(t)).keys;
+    if (!from.Contains(i)) return;
+    const uint64_t v = from[i];
+    if (v == kEmpty) return;
+    const uint64_t hash = Mix(v);
+    const uint64_t slots = to.size;
+    if (SegmentOf(hash) == s && slots != 0) {
+      uint64_t slot = HomeOf(hash, slots);
+      for (uint64_t probe = 0; probe < slots; ++probe) {
+        if (atomics::CompareExchange(&to[slot], kEmpty, v) == kEmpty) return;
+        slot = slot + 1 == slots ? 0 : slot + 1;
+      }
+    }
+    a.RaiseStatus(Rehash::kRehashStatus, kStatusIndexOutOfBounds);
   }
 };
 
 // ---- Results --------------------------------------------------------------------------------
 
-// ifds_results: the distinct (n, d2) of every path edge, appended to `out` (u64: n << 16 | d2).
-// Bindings: path-edge list, state, result set, result list, result state (u32 [count, status]).
-inline constexpr KernelId kResultsKernel{"ifds_results", 2};
+// ifds_results: the distinct (n, d2) of every path edge, appended to `out` (u64: n << 16 | d2),
+// deduplicated in a hash set. Bindings: the path-edge segments, the set (filled empty), the
+// result list, the result state (u32 [count, status]). One pass per segment.
+inline constexpr KernelId kResultsKernel{"ifds_results", 3};
 struct Results {
-  enum Binding { kList, kSolverState, kSet, kOut, kOutState };
+  enum Binding {
+    kSegment0,
+    kSet = kSegment0 + static_cast<int>(kSegments),
+    kOut,
+    kOutState,
+  };
+};
+template <uint32_t S>
+struct ResultsPass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
-    DeviceSpan<uint64_t> list = a.As<uint64_t>(kList);
-    DeviceSpan<uint32_t> out_state = a.As<uint32_t>(kOutState);
-    if (!list.Contains(t)) return;
-    const uint64_t key = list[t];
-    const uint64_t fact = key & 0xffffffffffffull;  // the low 48 bits: n:32 | d2:16
-    uint64_t slot = 0;
-    const Insert result = TableInsert(a.As<uint64_t>(kSet), 1, fact, &slot);
-    if (result == Insert::kPresent) return;
-    if (result == Insert::kFull) {
-      atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
-      return;
+    const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
+    DeviceSpan<uint32_t> out_state = a.As<uint32_t>(Results::kOutState);
+    if (!table.Contains(t) || table[t] == kEmpty) return;
+    DeviceSpan<uint64_t> out = a.As<uint64_t>(Results::kOut);
+    const uint64_t pair = (table[t] >> 16) & ((uint64_t{1} << 47) - 1);
+    const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
+    const uint64_t slots = set.size;
+    const uint64_t hash = Mix(pair);
+    uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
+    for (uint64_t probe = 0; probe < slots; ++probe) {
+      uint64_t seen = atomics::Load(&set[slot]);
+      if (seen == kEmpty) {
+        // A set that has taken as many pairs as the list holds takes no more: its empty slots
+        // end every probe run, and the host retries with more room.
+        if (atomics::Load(&out_state[0]) >= out.size) {
+          atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
+          return;
+        }
+        seen = atomics::CompareExchange(&set[slot], kEmpty, pair);
+      }
+      if (seen == pair) return;
+      if (seen == kEmpty) {
+        const uint32_t at = atomics::FetchAdd(&out_state[0], 1u);
+        if (out.Contains(at)) {
+          out[at] = pair;
+        } else {
+          atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
+        }
+        return;
+      }
+      slot = slot + 1 == slots ? 0 : slot + 1;
     }
-    DeviceSpan<uint64_t> out = a.As<uint64_t>(kOut);
-    const uint32_t at = atomics::FetchAdd(&out_state[0], 1u);
-    if (out.Contains(at)) {
-      out[at] = fact;
-    } else {
-      atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
-    }
+    atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
   }
 };
 
