@@ -36,10 +36,10 @@ absl::Span<const uint8_t> Bytes(const std::vector<T>& v) {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-// A grown segment's slot count: its tuples plus `headroom` more at 3/5 of it, so that it stays
-// clear of the growth threshold (4/5) for a while; always larger than before.
+// A grown table's slot count: its tuples plus `headroom` more at 7/10 of it, so that it stays
+// clear of the growth threshold (17/20) for a while; always larger than before.
 uint64_t Regrow(uint64_t slots, uint64_t count, uint64_t headroom) {
-  return std::max(slots + 2, CeilDiv(5 * (count + headroom), 3) + 1);
+  return std::max(slots + 2, CeilDiv(10 * (count + headroom), 7) + 1);
 }
 
 class Solver {
@@ -315,10 +315,13 @@ absl::Status Solver::Grow(bool overflowed) {
       }
     }
     // A list grows when it is getting full, refused an insert, or (after an overflow) cannot
-    // hold the halted iteration's delta and additions merged.
+    // hold the halted iteration's delta and additions merged; before the seeding is done, the
+    // path edges' must hold every seed (those that went in and the rest, merged).
+    const uint64_t seeds = !seeded_ && t == k::kPe ? p_.seeds.size() : 0;
     if (k::ListWantsGrowth(recent, half_[t]) || next >= half_[t] ||
-        (overflowed && t < k::kNumRelations && current + next > half_[t])) {
-      const uint64_t half = std::max(2 * half_[t], 8 * recent);
+        (overflowed && t < k::kNumRelations && current + next > half_[t]) ||
+        seeds > half_[t]) {
+      const uint64_t half = std::max({2 * half_[t], 4 * recent, seeds});
       if (half > kMaxTableSlots) {
         return absl::ResourceExhaustedError(absl::StrFormat(
             "the problem needs more than %d delta entries for %s", kMaxTableSlots,
@@ -381,6 +384,7 @@ absl::Status Solver::Grow(bool overflowed) {
 
 absl::StatusOr<Solution> Solver::Results() {
   // Only the path edges are needed now: the rest goes before the results take memory.
+  const uint64_t held = buffers_.bytes();
   for (int t = 0; t < k::kNumTables; ++t) {
     if (t != k::kPe) {
       for (uint32_t s = 0; s < kSegments; ++s) RETURN_IF_ERROR(buffers_.Free(table_[t][s]));
@@ -393,12 +397,15 @@ absl::StatusOr<Solution> Solver::Results() {
   // solution by node, then fact.
   const uint64_t key_bits = 16 + std::bit_width(std::max<uint64_t>(p_.node_count(), 1) - 1);
   // Distinct (node, fact) pairs: at most one per path edge and one per node and fact, and in
-  // practice far fewer (a fifth of the path edges or less): the list starts at a quarter of
-  // the bound (all of a small one) and doubles until it holds them all.
+  // practice far fewer (a fifth of the path edges or less). A pair costs 24 bytes here (twice
+  // its 8 in the set, 8 in the list): the list holds the bound when that fits in what the
+  // solve held before (so the results never raise its peak), else a quarter of it at least,
+  // doubling until it holds them all.
   const uint64_t bound = std::max<uint64_t>(
       1, std::min<uint64_t>(edges, uint64_t{p_.node_count()} *
                                        std::max<uint64_t>(p_.fact_count(), 1)));
-  uint64_t capacity = std::max<uint64_t>(std::min<uint64_t>(bound, 4096), bound / 4);
+  const uint64_t room = (held - buffers_.bytes()) / 24;
+  uint64_t capacity = std::min(bound, std::max({uint64_t{4096}, bound / 4, room}));
   const Program results = Program::Of(k::kResultsKernel);
   for (;;) {
     // The set has twice the list's slots, and serves as the sort's second buffer.

@@ -115,18 +115,18 @@ static_assert(uint32_t{State::kHoleBase} + kNumTables <= uint32_t{State::kNextBa
 // Growth thresholds, shared by the host (between windows) and ifds_advance (between
 // iterations), so that a window the device ends for growth is always followed by one.
 // A table should grow when an iteration adding twice as much as the last (`recent`) would take
-// it past 4/5 full. Within an iteration an insert probes at most kMaxProbe slots from its home:
+// it past 17/20 full. Within an iteration an insert probes at most kMaxProbe slots from its home:
 // a table so full (or so clustered) that it finds neither its tuple nor an empty slot by then
 // refuses it (an overflow). With no deletions a tuple always lies before the first empty slot
 // from its home, so the bound never lets a duplicate in.
 inline constexpr uint32_t kMaxProbe = 4096;
 SLUICE_HD inline bool WantsGrowth(uint64_t count, uint64_t recent, uint64_t slots) {
-  return 5 * (count + 2 * recent) > 4 * slots;
+  return 20 * (count + 2 * recent) > 17 * slots;
 }
-// A list should grow once its current half is more than a quarter used: lists often grow from
-// one iteration to the next.
+// A list should grow once its current half is more than a third used: deltas often grow from
+// one iteration to the next (and one that outgrows its half costs a rerun, not an answer).
 SLUICE_HD inline bool ListWantsGrowth(uint64_t current, uint64_t half) {
-  return 4 * current > half;
+  return 3 * current > half;
 }
 
 // The compiled problem: a u32 header, then sections located by (offset, length) pairs.
