@@ -61,6 +61,7 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   dispatch->backend_id_ = opened.backend_id();
   dispatch->backend_version_ = opened.backend_version();
   ASSIGN_OR_RETURN(dispatch->limits_, GrantedLimitsFromProto(opened.limits()));
+  dispatch->pipelined_ = options.pipelined && opened.client_handles();
   dispatch->stream_->set_chunk_size(dispatch->limits_.chunk_size);
   // A session that a balanced target placed on one of its daemons resumes on that daemon.
   std::shared_ptr<grpc::Channel> pinned;
@@ -121,6 +122,7 @@ absl::Status RemoteDispatch::CheckKnownRange(uint64_t handle, uint64_t offset, u
 }
 
 absl::StatusOr<Resource> RemoteDispatch::Allocate(size_t byte_len) {
+  if (pipelined_) return AllocatePipelined(byte_len);
   Outgoing out;
   out.head.mutable_allocate()->set_bytes(byte_len);
   Call call;
@@ -131,6 +133,47 @@ absl::StatusOr<Resource> RemoteDispatch::Allocate(size_t byte_len) {
     sizes_[handle] = byte_len;
   }
   return Resource::Make(owner_, handle);
+}
+
+absl::StatusOr<Resource> RemoteDispatch::AllocatePipelined(size_t byte_len) {
+  // The session's own limits are checked here, as the daemon words them; what only the daemon
+  // knows (device memory, quotas shared with other sessions) is reported by the next call
+  // that waits.
+  uint64_t handle = 0;
+  {
+    absl::MutexLock lock(&sizes_mu_);
+    if (sizes_.size() >= limits_.max_buffers) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("session holds the most buffers allowed (%d)", limits_.max_buffers));
+    }
+    uint64_t held = 0;
+    for (const auto& [h, bytes] : sizes_) held += bytes;
+    if (byte_len > limits_.memory_quota || held > limits_.memory_quota - byte_len) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("session memory quota: %d bytes requested, %d of %d in use", byte_len,
+                          held, limits_.memory_quota));
+    }
+    do {
+      handle = SecureRandom64();
+    } while (sizes_.contains(handle));
+    sizes_[handle] = byte_len;
+  }
+  Outgoing out;
+  v1::AllocateRequest& request = *out.head.mutable_allocate();
+  request.set_bytes(byte_len);
+  request.set_handle(handle);
+  absl::Status sent =
+      stream_->SendPipelined(std::move(out), "an allocation", [this, handle] { Forget(handle); });
+  if (!sent.ok()) {
+    Forget(handle);
+    return sent;
+  }
+  return Resource::Make(owner_, handle);
+}
+
+void RemoteDispatch::Forget(uint64_t handle) {
+  absl::MutexLock lock(&sizes_mu_);
+  sizes_.erase(handle);
 }
 
 absl::Status RemoteDispatch::Upload(const Resource& resource, absl::Span<const uint8_t> bytes) {
@@ -245,7 +288,10 @@ absl::Status RemoteDispatch::Free(Resource resource) {
   }
   Outgoing out;
   out.head.mutable_free()->set_handle(handle);
-  absl::Status sent = stream_->SendDetached(std::move(out));
+  // Pipelined, a free may follow an allocation the daemon has yet to refuse: its failure is
+  // that one's, reported by the next call that waits, and must not end the session.
+  absl::Status sent = pipelined_ ? stream_->SendPipelined(std::move(out), "a free")
+                                 : stream_->SendDetached(std::move(out));
   if (!sent.ok()) {  // not sent (the session is gone): a retry says so again, not "freed"
     absl::MutexLock lock(&sizes_mu_);
     sizes_.emplace(handle, bytes);
@@ -295,6 +341,8 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
       handles.clear();
       for (const Resource& r : step.resources) {
         ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r));
+        // Pipelined, a dispatch naming a buffer this session no longer holds fails now.
+        if (pipelined_) RETURN_IF_ERROR(KnownSize(handle).status());
         handles.push_back(handle);
       }
       ToProto(StepRef{step.program->kernel, step.program->params, handles, step.grid,
@@ -322,6 +370,9 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
     return absl::InvalidArgumentError(absl::StrFormat(
         "the request takes %d bytes; the daemon accepts messages of at most %d bytes",
         out.head.ByteSizeLong(), limits_.max_message_bytes));
+  }
+  if (pipelined_ && ranges.empty()) {
+    return stream_->SendPipelined(std::move(out), "a dispatch");
   }
   return stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
 }

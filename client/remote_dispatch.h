@@ -7,6 +7,9 @@
 // next call's deadline covers the frees queued before it. Transfers are chunked below gRPC's message limit
 // and reassembled, invisibly to the caller; ranged reads move only their ranges.
 //
+// With Options::pipelined, allocations and dispatches without reads go without waiting too,
+// and a failure only the daemon sees is reported by the next call that waits.
+//
 // Every call waits at most `call_timeout`. A resumable session (Options::resumable, the
 // default) whose connection breaks is resumed on a new one within the daemon's grace, its
 // unanswered requests sent again and answered once (callers wait a little longer and see no
@@ -50,6 +53,17 @@ class RemoteDispatch final : public ResidentDispatch {
     // record, so nothing runs twice and callers see no error. A daemon with no grace makes it
     // a plain session.
     bool resumable = true;
+    // Pipelining (with a daemon that takes client-chosen handles, OpenResponse.client_handles):
+    // calls that return nothing but a status go without waiting for their reply: Allocate
+    // (the dispatcher picks the handle), Free and Dispatch* with no reads. What the dispatcher
+    // can check itself (handles, ranges, the session's quota and buffer limit) it still
+    // refuses at once; a failure only the daemon can see (device memory, or a client or
+    // tenant quota shared with other sessions short; a kernel refusing its bindings) is
+    // reported, with its own code and naming the request, by the next call of this session
+    // that waits (a read, an upload, a Dispatch* with reads, Ping, Sync), and only by that
+    // one. Requests run in order, so no call that waits reads anything a failed one should
+    // have written without saying so. A solve then costs its windows and a few round trips.
+    bool pipelined = false;
   };
 
   // Network traffic of this session, for tests and benchmarks.
@@ -61,6 +75,8 @@ class RemoteDispatch final : public ResidentDispatch {
     // Interface calls that waited for the daemon's reply. A Free does not: this dispatcher
     // rules out its failures itself and sends it without waiting.
     uint64_t round_trips = 0;
+    // Requests sent without waiting for their reply (frees, and pipelined calls).
+    uint64_t unwaited = 0;
     // Times the session was resumed on a new stream after its connection broke.
     uint64_t resumes = 0;
   };
@@ -113,6 +129,11 @@ class RemoteDispatch final : public ResidentDispatch {
 
   // Sends a ping with `payload_bytes` bytes and waits for the echo (one round trip).
   absl::Status Ping(size_t payload_bytes = 0);
+  // Waits until every request sent so far has run: the first failure of those sent without
+  // waiting (Options::pipelined) that no call has reported yet, or OK. One round trip.
+  absl::Status Sync() { return Ping(0); }
+  // Whether calls are pipelined: asked for, and the daemon takes client-chosen handles.
+  bool pipelined() const { return pipelined_; }
 
   Counters counters() const;
   const Limits& limits() const { return limits_; }
@@ -128,6 +149,10 @@ class RemoteDispatch final : public ResidentDispatch {
   RemoteDispatch(std::unique_ptr<Stream> stream, const Options& options);
 
   absl::StatusOr<uint64_t> HandleOf(const Resource& resource) const;
+  // Allocate with a handle of this dispatcher's choosing, sent without waiting.
+  absl::StatusOr<Resource> AllocatePipelined(size_t byte_len);
+  // Drops `handle` from the buffers this session holds (its allocation failed).
+  void Forget(uint64_t handle) ABSL_LOCKS_EXCLUDED(sizes_mu_);
   // The size of a buffer of this session; NotFound for a handle it does not hold (freed).
   absl::StatusOr<uint64_t> KnownSize(uint64_t handle) const;
   // NotFound for a freed buffer, OutOfRange when [offset, offset + length) is outside it;
@@ -147,6 +172,7 @@ class RemoteDispatch final : public ResidentDispatch {
   std::string backend_id_;
   std::string backend_version_;
   Limits limits_;
+  bool pipelined_ = false;
 
   // Sizes of this session's live buffers, for whole-buffer downloads.
   mutable absl::Mutex sizes_mu_;

@@ -50,9 +50,21 @@ void ResourceTable::ReleaseMemory(const Entry& entry) {
   if (options_.shared_quota != nullptr) options_.shared_quota->Release(entry.buffer.bytes);
 }
 
-absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
+namespace {
+
+absl::Status HandleInUseError(uint64_t handle) {
+  return absl::AlreadyExistsError(
+      absl::StrFormat("the session already holds a buffer with handle %016x", handle));
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes, uint64_t chosen) {
   {
     absl::MutexLock lock(&mu_);
+    if (chosen != 0 && (live_.contains(chosen) || deferred_.contains(chosen))) {
+      return HandleInUseError(chosen);
+    }
     if (live_.size() + deferred_.size() + allocating_ >= options_.max_buffers) {
       return absl::ResourceExhaustedError(
           absl::StrFormat("session holds the most buffers allowed (%d)", options_.max_buffers));
@@ -86,8 +98,15 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes) {
     }
     return buffer.status();
   }
-  uint64_t handle = SecureRandom64();
-  while (live_.contains(handle) || deferred_.contains(handle)) handle = SecureRandom64();
+  uint64_t handle = chosen;
+  if (handle != 0 && (live_.contains(handle) || deferred_.contains(handle))) {
+    // Taken meanwhile by a concurrent allocation of the same handle.
+    ReleaseMemory(Entry{.buffer = *buffer});
+    return HandleInUseError(handle);
+  }
+  while (handle == 0 || live_.contains(handle) || deferred_.contains(handle)) {
+    handle = SecureRandom64();
+  }
   live_.emplace(handle, Entry{.buffer = *buffer});
   return handle;
 }

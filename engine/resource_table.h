@@ -58,9 +58,11 @@ class ResourceTable {
   ResourceTable(const ResourceTable&) = delete;
   ResourceTable& operator=(const ResourceTable&) = delete;
 
-  // Allocates a zeroed buffer of exactly `bytes` bytes and returns its handle.
-  // ResourceExhausted if the quota, the buffer count limit or the device refuses.
-  absl::StatusOr<uint64_t> Allocate(uint64_t bytes);
+  // Allocates a zeroed buffer of exactly `bytes` bytes and returns its handle: `chosen` when
+  // not 0 (the client's, for pipelining), else a fresh unguessable one. ResourceExhausted if
+  // the quota, the buffer count limit or the device refuses; AlreadyExists if `chosen` names a
+  // buffer of this table (live, or freed while pinned).
+  absl::StatusOr<uint64_t> Allocate(uint64_t bytes, uint64_t chosen = 0);
 
   // Removes `handle`; the memory returns to the device now, or when the last pin goes.
   // NotFound if the handle is unknown or already freed.

@@ -43,11 +43,11 @@ Session::Session(std::shared_ptr<Device> device, std::unique_ptr<Stream> stream,
 
 Session::~Session() = default;
 
-absl::StatusOr<uint64_t> Session::Allocate(uint64_t bytes) {
+absl::StatusOr<uint64_t> Session::Allocate(uint64_t bytes, uint64_t chosen) {
   // A session that outlived a device reset is lost: it must not take memory from new ones.
   // Asked again after the allocation, in case the reset came in between.
   RETURN_IF_ERROR(StreamUsable());
-  ASSIGN_OR_RETURN(uint64_t handle, table_.Allocate(bytes));
+  ASSIGN_OR_RETURN(uint64_t handle, table_.Allocate(bytes, chosen));
   if (absl::Status usable = StreamUsable(); !usable.ok()) {
     table_.Free(handle).IgnoreError();
     return usable;
@@ -128,7 +128,17 @@ absl::Status Session::Write(absl::Span<const RangeRef> ranges, ByteSource source
 }
 
 absl::Status Session::CheckUploadRanges(absl::Span<const RangeRef> ranges) const {
+  return CheckUploadRanges(ranges, [](uint64_t) { return std::optional<uint64_t>(); });
+}
+
+absl::Status Session::CheckUploadRanges(
+    absl::Span<const RangeRef> ranges,
+    absl::FunctionRef<std::optional<uint64_t>(uint64_t handle)> queued) const {
   for (size_t i = 0; i < ranges.size(); ++i) {
+    if (const std::optional<uint64_t> size = queued(ranges[i].handle); size.has_value()) {
+      RETURN_IF_ERROR(CheckUploadRange(i, *size, ranges[i]));
+      continue;
+    }
     absl::StatusOr<uint64_t> size = table_.Size(ranges[i].handle);
     if (!size.ok()) return Annotate(size.status(), absl::StrFormat("upload range %d", i));
     RETURN_IF_ERROR(CheckUploadRange(i, *size, ranges[i]));

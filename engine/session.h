@@ -68,8 +68,9 @@ class Session {
   // Execute) run one at a time in arrival order; Allocate, Free and Size do not wait for them,
   // and a Free of a buffer in use by running work is deferred until that work completes.
 
-  // ResourceExhausted (quota, buffer limit or device memory).
-  absl::StatusOr<uint64_t> Allocate(uint64_t bytes);
+  // ResourceExhausted (quota, buffer limit or device memory); AlreadyExists when `chosen`, a
+  // handle the client picked (0: the table picks), names a buffer of this session.
+  absl::StatusOr<uint64_t> Allocate(uint64_t bytes, uint64_t chosen = 0);
   // NotFound for an unknown or already freed handle.
   absl::Status Free(uint64_t handle);
   // NotFound for an unknown handle.
@@ -86,6 +87,11 @@ class Session {
   // that wants to refuse a doomed upload before its data arrives. (Buffer sizes never change,
   // so ranges that fail here fail in Write too; Write checks again, as buffers may be freed.)
   absl::Status CheckUploadRanges(absl::Span<const RangeRef> ranges) const;
+  // The same, taking the size of a handle from `queued` when it has one (a buffer whose
+  // allocation is queued behind the check: a pipelined client's).
+  absl::Status CheckUploadRanges(
+      absl::Span<const RangeRef> ranges,
+      absl::FunctionRef<std::optional<uint64_t>(uint64_t handle)> queued) const;
 
   // Reads every range, behind one synchronization. Errors as Execute's reads.
   absl::Status Read(absl::Span<const RangeRef> ranges, ReadSink sink);

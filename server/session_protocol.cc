@@ -132,7 +132,8 @@ absl::Status SessionProtocol::CheckFirstMessage(const v1::UploadRequest& first,
                         up.expected, limits_.max_request_bytes));
   }
   if (Session* session = session_.load(); session != nullptr && !resuming_) {
-    RETURN_IF_ERROR(session->CheckUploadRanges(up.ranges));
+    RETURN_IF_ERROR(session->CheckUploadRanges(
+        up.ranges, [this](uint64_t handle) { return QueuedSize(handle); }));
   }
   if (up.expected > kCheapBytes) {
     // The data is reserved as it arrives: a client that declares a large upload and stalls
@@ -208,6 +209,42 @@ void SessionProtocol::EndUpload(absl::Status error, std::vector<Job>* jobs,
   jobs->push_back(std::move(job));
 }
 
+// An allocation's chosen handle, registered while its job waits to run (see queued_).
+class SessionProtocol::QueuedHandle {
+ public:
+  QueuedHandle(SessionProtocol* protocol, uint64_t handle, uint64_t bytes)
+      : protocol_(protocol), handle_(handle) {
+    if (protocol_ == nullptr) return;
+    absl::MutexLock lock(&protocol_->queued_mu_);
+    QueuedAllocation& queued = protocol_->queued_[handle_];
+    ++queued.count;
+    queued.bytes = bytes;
+  }
+  QueuedHandle(QueuedHandle&& other) noexcept
+      : protocol_(std::exchange(other.protocol_, nullptr)), handle_(other.handle_) {}
+  QueuedHandle& operator=(QueuedHandle&&) = delete;
+  ~QueuedHandle() {
+    if (protocol_ != nullptr) protocol_->Unqueue(handle_);
+  }
+
+ private:
+  SessionProtocol* protocol_;
+  uint64_t handle_;
+};
+
+void SessionProtocol::Unqueue(uint64_t handle) {
+  absl::MutexLock lock(&queued_mu_);
+  auto it = queued_.find(handle);
+  if (it != queued_.end() && --it->second.count == 0) queued_.erase(it);
+}
+
+std::optional<uint64_t> SessionProtocol::QueuedSize(uint64_t handle) {
+  absl::MutexLock lock(&queued_mu_);
+  auto it = queued_.find(handle);
+  if (it == queued_.end()) return std::nullopt;
+  return it->second.bytes;
+}
+
 SessionProtocol::Job SessionProtocol::ReplyJob(uint64_t id, v1::SessionRequest::OpCase op,
                                                absl::Status status) {
   Job job;
@@ -265,11 +302,15 @@ SessionProtocol::Job SessionProtocol::MakeJob(v1::SessionRequest& request) {
         DoOpen(id, open, out);
       };
       break;
-    case v1::SessionRequest::kAllocate:
-      job.run = [this, id, bytes = request.allocate().bytes()](Responses* out) {
-        DoAllocate(id, bytes, out);
+    case v1::SessionRequest::kAllocate: {
+      const uint64_t bytes = request.allocate().bytes();
+      const uint64_t chosen = request.allocate().handle();
+      QueuedHandle queued(chosen != 0 ? this : nullptr, chosen, bytes);
+      job.run = [this, id, bytes, chosen, queued = std::move(queued)](Responses* out) {
+        DoAllocate(id, bytes, chosen, out);
       };
       break;
+    }
     case v1::SessionRequest::kRead:
       job.read_only = true;
       job.cheap = TotalLength(RangesFromProto(request.read().ranges())) <= kCheapBytes &&
@@ -478,6 +519,7 @@ void SessionProtocol::ReplyOpened(uint64_t id, Responses* out) {
   SessionLimits granted = limits_;
   granted.chunk_size = chunk_size_.load();
   ToProto(granted, open.mutable_limits());
+  open.set_client_handles(true);
   if (!resume_token_.empty()) {
     open.set_resume_token(resume_token_);
     open.set_resume_grace_ms(
@@ -518,9 +560,10 @@ void SessionProtocol::DoResume(uint64_t id, const v1::OpenRequest& request, Resp
   out->back().mutable_open()->set_last_completed_id(resumed->last_completed);
 }
 
-void SessionProtocol::DoAllocate(uint64_t id, uint64_t bytes, Responses* out) {
+void SessionProtocol::DoAllocate(uint64_t id, uint64_t bytes, uint64_t chosen,
+                                 Responses* out) {
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
-  absl::StatusOr<uint64_t> handle = ticket_->session().Allocate(bytes);
+  absl::StatusOr<uint64_t> handle = ticket_->session().Allocate(bytes, chosen);
   if (!handle.ok()) return Reply(id, handle.status(), out);
   ++stats_.allocations;
   Reply(id, absl::OkStatus(), out);

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
@@ -187,7 +188,7 @@ class SessionProtocol {
 
   // Job bodies.
   void DoOpen(uint64_t id, const v1::OpenRequest& request, Responses* out);
-  void DoAllocate(uint64_t id, uint64_t bytes, Responses* out);
+  void DoAllocate(uint64_t id, uint64_t bytes, uint64_t chosen, Responses* out);
   void DoUpload(const PendingUpload& upload, Responses* out);
   void DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out);
   void DoFree(uint64_t id, uint64_t handle, Responses* out);
@@ -248,6 +249,20 @@ class SessionProtocol {
   std::atomic<bool> open_refused_{false};
   // Set when the stream is cancelled; stops a running repeated sequence.
   std::atomic<bool> cancel_{false};
+
+  // Handles the client chose for allocations queued and not yet run (pipelining), with how
+  // many ask for each and the size the latest asks: an upload behind one is checked against
+  // it on arrival. An entry goes when its job has run (or is dropped): by then the session's
+  // table has the buffer, or the allocation failed (and the upload will, when it runs).
+  struct QueuedAllocation {
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+  };
+  class QueuedHandle;
+  void Unqueue(uint64_t handle) ABSL_LOCKS_EXCLUDED(queued_mu_);
+  std::optional<uint64_t> QueuedSize(uint64_t handle) ABSL_LOCKS_EXCLUDED(queued_mu_);
+  absl::Mutex queued_mu_;
+  absl::flat_hash_map<uint64_t, QueuedAllocation> queued_ ABSL_GUARDED_BY(queued_mu_);
 
   // The cancel flags of unfinished requests, by request id (ids may repeat).
   absl::Mutex cancel_mu_;

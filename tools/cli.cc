@@ -61,7 +61,8 @@ absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name) {
     absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote =
         RemoteDispatch::Connect({.target = server,
                                  .client_name = client_name,
-                                 .credentials = CredentialsFromFlags()});
+                                 .credentials = CredentialsFromFlags(),
+                                 .pipelined = true});
     if (!remote.ok()) return remote.status();
     RemoteDispatch* raw = remote->get();
     opened.traffic = [raw] {

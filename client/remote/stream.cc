@@ -273,15 +273,30 @@ absl::Status RemoteDispatch::Stream::Send(Outgoing out, Call* call, absl::Time d
 }
 
 absl::Status RemoteDispatch::Stream::SendDetached(Outgoing out) {
+  auto call = std::make_unique<Call>();
+  call->detached = true;
+  return SendUnwaited(std::move(out), std::move(call));
+}
+
+absl::Status RemoteDispatch::Stream::SendPipelined(Outgoing out, const char* what,
+                                                   absl::AnyInvocable<void()> on_failure) {
+  auto call = std::make_unique<Call>();
+  call->detached = true;
+  call->pipelined = true;
+  call->what = what;
+  call->on_failure = std::move(on_failure);
+  return SendUnwaited(std::move(out), std::move(call));
+}
+
+absl::Status RemoteDispatch::Stream::SendUnwaited(Outgoing out, std::unique_ptr<Call> call) {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     while (!detached_.empty() && detached_.front()->done) detached_.pop_front();
-    auto call = std::make_unique<Call>();
-    call->detached = true;
     Call* raw = call.get();
     detached_.push_back(std::move(call));
+    ++counters_.unwaited;
     QueueLocked(std::move(out), raw, &actions);
   }
   Apply(actions);
@@ -587,6 +602,20 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
   call->reply = std::move(r);
   call->done = true;
   calls_.pop_front();
+  if (call->pipelined && !call->status.ok()) {
+    if (call->on_failure != nullptr) call->on_failure();
+    if (deferred_.ok()) {
+      deferred_ = absl::Status(
+          call->status.code(),
+          absl::StrFormat("%s (request %d), sent without waiting, failed: %s", call->what,
+                          call->id, call->status.message()));
+    }
+    return absl::OkStatus();
+  }
+  if (!call->detached && !deferred_.ok()) {
+    // Requests run in order: this call comes after the failed one, and reports it.
+    call->status = std::exchange(deferred_, absl::OkStatus());
+  }
   if (call->detached && !call->status.ok()) {
     return absl::UnavailableError(absl::StrFormat(
         "the session is closed: sluiced refused request %d, sent without waiting: %s", call->id,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -75,8 +76,14 @@ struct RemoteDispatch::Call {
   uint64_t cursor_offset = 0;
   bool sized = false;
   bool done = false;
-  // Nobody waits for it (a free): the stream owns it, and a failure breaks the session.
+  // Nobody waits for it (a free): the stream owns it, and a failure breaks the session...
   bool detached = false;
+  // ...unless it was pipelined: then the next call that waits reports the failure, as
+  // "<what> (request N), sent without waiting, failed: ...", after `on_failure` has run
+  // (under the stream's lock).
+  bool pipelined = false;
+  const char* what = "";
+  absl::AnyInvocable<void()> on_failure;
   absl::Status status;
   v1::SessionResponse reply;  // the final response
 };
@@ -117,6 +124,12 @@ class RemoteDispatch::Stream {
   // caller has ruled out (a free of a buffer it holds), so they cost no round trip.
   absl::Status SendDetached(Outgoing out);
 
+  // Sends `out` without waiting for its reply; a failure is kept for the next call that waits
+  // (Send), which returns it instead of its own status. `what` names the request in it;
+  // `on_failure` runs (under the stream's lock, so it must not call back) when it fails.
+  absl::Status SendPipelined(Outgoing out, const char* what,
+                             absl::AnyInvocable<void()> on_failure = nullptr);
+
   // Half-closes the stream and waits for the daemon to end it; cancels after `grace`.
   void Close(absl::Duration grace);
 
@@ -128,6 +141,8 @@ class RemoteDispatch::Stream {
     std::vector<Link*> release_holds;
   };
 
+  // Queues `out` for `call`, which the stream keeps until its reply has come.
+  absl::Status SendUnwaited(Outgoing out, std::unique_ptr<Call> call);
   // Queues `out` for `call` (its id set here) and returns what to start.
   void QueueLocked(Outgoing out, Call* call, Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -167,6 +182,8 @@ class RemoteDispatch::Stream {
   std::deque<std::unique_ptr<Call>> detached_ ABSL_GUARDED_BY(mu_);  // sent without a waiter
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status broken_ ABSL_GUARDED_BY(mu_);  // OK while the stream is healthy
+  // The first failure of a pipelined request, until a call that waits reports it.
+  absl::Status deferred_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Time> draining_until_ ABSL_GUARDED_BY(mu_);
   Counters counters_ ABSL_GUARDED_BY(mu_);
   // Resuming.

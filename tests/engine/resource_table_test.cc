@@ -76,6 +76,29 @@ TEST_F(ResourceTableTest, FreeWhilePinnedIsDeferred) {
   EXPECT_EQ(table.bytes_in_use(), 0u);
 }
 
+TEST_F(ResourceTableTest, AChosenHandleIsTakenUnlessTheTableHoldsIt) {
+  ResourceTable table(device_.get(), {});
+  const uint64_t chosen = 0x5eed'0000'0000'0001;
+  ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(16, chosen));
+  EXPECT_EQ(h, chosen);
+  ASSERT_OK_AND_ASSIGN(uint64_t size, table.Size(chosen));
+  EXPECT_EQ(size, 16u);
+  const uint64_t used = device_->memory().used;
+  EXPECT_THAT(table.Allocate(32, chosen), StatusIs(Code::kAlreadyExists));
+  EXPECT_EQ(device_->memory().used, used) << "a refused allocation must hold no memory";
+  EXPECT_EQ(table.bytes_in_use(), 16u);
+  {
+    // Freed while pinned, the handle still names memory: it is not handed out again yet.
+    ASSERT_OK_AND_ASSIGN(ResourceTable::Pins pins, table.Pin(std::vector<uint64_t>{chosen}));
+    ASSERT_OK(table.Free(chosen));
+    EXPECT_THAT(table.Allocate(8, chosen), StatusIs(Code::kAlreadyExists));
+  }
+  ASSERT_OK_AND_ASSIGN(h, table.Allocate(8, chosen));
+  EXPECT_EQ(h, chosen);
+  ASSERT_OK_AND_ASSIGN(size, table.Size(chosen));
+  EXPECT_EQ(size, 8u);
+}
+
 TEST_F(ResourceTableTest, PinOfAnUnknownHandlePinsNothingAndSaysWhich) {
   ResourceTable table(device_.get(), {});
   ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(10));

@@ -169,6 +169,126 @@ TEST_F(DaemonTest, EveryInterfaceCallIsOneRoundTrip) {
   EXPECT_LT(after.bytes_sent - before.bytes_sent, 64u);
 }
 
+TEST_F(DaemonTest, PipelinedCallsWaitForNoReplyAndStillSayWhatFailed) {
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> connected = RemoteDispatch::Connect(
+      {.target = daemon_->address(), .client_name = "pipelined", .pipelined = true});
+  ASSERT_OK(connected.status());
+  RemoteDispatch& d = **connected;
+  ASSERT_TRUE(d.pipelined());
+  // Allocations, frees and dispatches without reads go without waiting; an upload to a buffer
+  // whose allocation the daemon has not run yet is checked against the size it asks.
+  uint64_t trips = d.counters().round_trips;
+  std::vector<Resource> buffers;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK_AND_ASSIGN(Resource r, d.Allocate(64 + 8 * i));
+    buffers.push_back(r);
+  }
+  ASSERT_OK(d.Free(buffers[7]));
+  const std::vector<uint8_t> payload = RandomBytes(64 + 8 * 199, 7);
+  ASSERT_OK(d.UploadMany({{buffers.back(), payload}}));
+  const Program fill{"fill_u32", {5}};
+  ASSERT_OK(d.Dispatch(fill, {&buffers[0], 1}, std::nullopt));
+  EXPECT_EQ(d.counters().round_trips, trips + 1) << "only the upload waited";
+  std::vector<uint8_t> filled, uploaded;
+  std::vector<std::vector<uint8_t>*> outs = {&filled, &uploaded};
+  ASSERT_OK(d.DownloadRangesInto({{buffers[0], 0, 8}, {buffers.back(), 0, payload.size()}},
+                                 absl::MakeSpan(outs)));
+  EXPECT_THAT(FromBytes<uint32_t>(filled), ::testing::ElementsAre(5, 5));
+  EXPECT_TRUE(uploaded == payload);
+  EXPECT_EQ(d.counters().round_trips, trips + 2);
+  EXPECT_GE(d.counters().unwaited, 202u);
+
+  // What the dispatcher knows it refuses at once: a freed buffer, the session's quota.
+  EXPECT_THAT(d.Dispatch(fill, {&buffers[7], 1}, std::nullopt), StatusIs(Code::kNotFound));
+  EXPECT_THAT(d.Allocate(d.limits().memory_quota + 1), StatusIs(Code::kResourceExhausted));
+
+  // What only the daemon sees comes with the next call that waits, with its own code, once.
+  const Program unknown{"no_such_kernel", {}};
+  ASSERT_OK(d.Dispatch(unknown, {&buffers[0], 1}, std::nullopt));
+  const absl::Status reported = d.Sync();
+  EXPECT_EQ(reported.code(), Code::kNotFound) << reported;
+  EXPECT_THAT(reported.message(), HasSubstr("a dispatch (request"));
+  EXPECT_THAT(reported.message(), HasSubstr("no_such_kernel"));
+  EXPECT_OK(d.Sync());
+
+  // An allocation the device has no room for (4 GiB, of which two other sessions hold 3),
+  // within the session's quota: reported by the next call that waits, and the buffer it
+  // would have been is not the session's.
+  const uint64_t share = uint64_t{3} << 29;
+  std::unique_ptr<RemoteDispatch> first = Connect("first"), second = Connect("second");
+  ASSERT_OK(first->Allocate(share).status());
+  ASSERT_OK(second->Allocate(share).status());
+  if (d.limits().memory_quota >= share + (uint64_t{1} << 20)) {
+    ASSERT_OK_AND_ASSIGN(Resource huge, d.Allocate(share));
+    std::vector<uint8_t> again;
+    const absl::Status refused = d.DownloadRangeInto(buffers[0], 0, 8, &again);
+    EXPECT_EQ(refused.code(), Code::kResourceExhausted) << refused;
+    EXPECT_THAT(refused.message(), HasSubstr("an allocation (request"));
+    EXPECT_THAT(d.Download(huge), StatusIs(Code::kNotFound));
+    EXPECT_THAT(d.Free(huge), StatusIs(Code::kNotFound));
+  } else {
+    ADD_FAILURE() << "the session quota " << d.limits().memory_quota
+                  << " is below 1.5 GiB: this case needs it above";
+  }
+  // The session goes on.
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> after, d.DownloadRange(buffers.back(), 0, 16));
+  EXPECT_TRUE(std::equal(after.begin(), after.end(), payload.begin()));
+}
+
+TEST_F(DaemonTest, AClientMayChooseItsHandlesAndAHandleInUseIsAlreadyExists) {
+  RawSession raw(daemon_->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, raw.Open());
+  EXPECT_TRUE(opened.client_handles());
+  const uint64_t chosen = 0xfeed'beef'0000'0042;
+  const auto allocate = [&](uint64_t bytes, uint64_t handle, v1::SessionResponse* reply) {
+    v1::SessionRequest request;
+    request.mutable_allocate()->set_bytes(bytes);
+    request.mutable_allocate()->set_handle(handle);
+    return raw.Call(request, raw.NextId(), reply);
+  };
+  v1::SessionResponse reply;
+  ASSERT_OK(allocate(64, chosen, &reply));
+  EXPECT_EQ(reply.allocate().handle(), chosen);
+  const absl::Status taken = allocate(32, chosen, &reply);
+  EXPECT_EQ(taken.code(), Code::kAlreadyExists) << taken;
+  EXPECT_THAT(taken.message(), HasSubstr("feedbeef00000042"));
+  ASSERT_OK_AND_ASSIGN(std::string bytes, raw.Read(chosen, 0, 64));
+  EXPECT_EQ(bytes, std::string(64, '\0'));
+  // Pipelined: allocate, upload and read sent back to back, then the replies.
+  const uint64_t next = chosen + 1;
+  const uint64_t a = raw.NextId(), u = raw.NextId(), r = raw.NextId();
+  v1::SessionRequest request;
+  request.set_id(a);
+  request.mutable_allocate()->set_bytes(8);
+  request.mutable_allocate()->set_handle(next);
+  ASSERT_TRUE(raw.Send(request));
+  request.Clear();
+  request.set_id(u);
+  v1::UploadRequest& upload = *request.mutable_upload();
+  v1::Range& range = *upload.add_ranges();
+  range.set_handle(next);
+  range.set_offset(0);
+  range.set_length(8);
+  upload.set_data("pipeline");
+  upload.set_last(true);
+  ASSERT_TRUE(raw.Send(request));
+  request.Clear();
+  request.set_id(r);
+  v1::Range& read = *request.mutable_read()->add_ranges();
+  read.set_handle(next);
+  read.set_offset(0);
+  read.set_length(8);
+  ASSERT_TRUE(raw.Send(request));
+  std::vector<v1::SessionResponse> others;
+  std::string data;
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse last, raw.Await(r, &data, &others));
+  ASSERT_EQ(others.size(), 2u);
+  EXPECT_EQ(others[0].status().code(), 0) << others[0].status().message();
+  EXPECT_EQ(others[1].status().code(), 0) << others[1].status().message();
+  EXPECT_EQ(last.status().code(), 0) << last.status().message();
+  EXPECT_EQ(data, "pipeline");
+}
+
 TEST_F(DaemonTest, ConcurrentSessionsNeverSeeEachOthersBuffers) {
   constexpr int kSessions = 8;
   std::vector<std::unique_ptr<RemoteDispatch>> sessions;
