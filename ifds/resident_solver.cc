@@ -321,7 +321,7 @@ absl::Status Solver::Grow(bool overflowed) {
     if (k::ListWantsGrowth(recent, half_[t]) || next >= half_[t] ||
         (overflowed && t < k::kNumRelations && current + next > half_[t]) ||
         seeds > half_[t]) {
-      const uint64_t half = std::max({2 * half_[t], 4 * recent, seeds});
+      const uint64_t half = std::max({2 * half_[t], 3 * recent, seeds});
       if (half > kMaxTableSlots) {
         return absl::ResourceExhaustedError(absl::StrFormat(
             "the problem needs more than %d delta entries for %s", kMaxTableSlots,

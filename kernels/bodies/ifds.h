@@ -123,10 +123,10 @@ inline constexpr uint32_t kMaxProbe = 4096;
 SLUICE_HD inline bool WantsGrowth(uint64_t count, uint64_t recent, uint64_t slots) {
   return 20 * (count + 2 * recent) > 17 * slots;
 }
-// A list should grow once its current half is more than a third used: deltas often grow from
+// A list should grow once its current half is more than half used: deltas often grow from
 // one iteration to the next (and one that outgrows its half costs a rerun, not an answer).
 SLUICE_HD inline bool ListWantsGrowth(uint64_t current, uint64_t half) {
-  return 3 * current > half;
+  return 2 * current > half;
 }
 
 // The compiled problem: a u32 header, then sections located by (offset, length) pairs.
@@ -652,7 +652,7 @@ SLUICE_HD inline void SetActive(const KernelArgs& a) {
 
 // ifds_advance (one thread): the next lists become current. A halted iteration leaves
 // everything for the rerun, and ends the window.
-inline constexpr KernelId kAdvanceKernel{"ifds_advance", 5};
+inline constexpr KernelId kAdvanceKernel{"ifds_advance", 6};
 struct Advance {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     if (!Halted(a)) {
@@ -746,7 +746,7 @@ struct Resume {
 
 // ifds_activate (one thread), last after every growth: sets the active word again (the window
 // before ended for the growth).
-inline constexpr KernelId kActivateKernel{"ifds_activate", 1};
+inline constexpr KernelId kActivateKernel{"ifds_activate", 2};
 struct Activate {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) { SetActive(a); }
 };

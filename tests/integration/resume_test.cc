@@ -228,8 +228,13 @@ TEST(ResumeTest, AStreamThatStillHoldsTheSessionLetsGoOfIt) {
   ASSERT_OK_AND_ASSIGN(v1::OpenResponse resumed, second.OpenResumable(opened.resume_token()));
   EXPECT_EQ(resumed.last_completed_id(), 2u);
   const grpc::Status old = first.AwaitEnd();
-  EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_THAT(old.error_message(), HasSubstr("resumed on another stream"));
+  // It ends saying why, unless the daemon's last write to it was still in flight when the
+  // session moved (its reply may have reached the client before the write completed): the
+  // old connection may be half dead, so the daemon cancels the call instead of waiting.
+  if (old.error_code() != grpc::StatusCode::CANCELLED) {
+    EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAVAILABLE) << old.error_message();
+    EXPECT_THAT(old.error_message(), HasSubstr("resumed on another stream"));
+  }
   ASSERT_OK_AND_ASSIGN(std::string bytes, second.Read(word, 0, 4));
   EXPECT_EQ(Word(bytes), 0u);
 }
