@@ -146,6 +146,36 @@ absl::Status Session::CheckUploadRanges(
   return absl::OkStatus();
 }
 
+absl::Status Session::CheckReadRanges(absl::Span<const RangeRef> reads,
+                                      absl::FunctionRef<uint64_t(size_t i)> size) const {
+  uint64_t read_bytes = 0;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    absl::Status in_range = CheckRange(size(i), reads[i].offset, reads[i].length);
+    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("read %d", i));
+    if (reads[i].length > options_.max_read_bytes - read_bytes) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "reads total more than %d bytes in one operation", options_.max_read_bytes));
+    }
+    read_bytes += reads[i].length;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::CheckReads(absl::Span<const RangeRef> reads) const {
+  if (reads.size() > options_.max_ranges) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d reads in one operation; the limit is %d", reads.size(), options_.max_ranges));
+  }
+  std::vector<uint64_t> sizes;
+  sizes.reserve(reads.size());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    absl::StatusOr<uint64_t> size = table_.Size(reads[i].handle);
+    if (!size.ok()) return Annotate(size.status(), absl::StrFormat("read %d", i));
+    sizes.push_back(*size);
+  }
+  return CheckReadRanges(reads, [&](size_t i) { return sizes[i]; });
+}
+
 absl::Status Session::Read(absl::Span<const RangeRef> ranges, ReadSink sink) {
   return Execute({}, {}, 0, ranges, sink);
 }
@@ -205,17 +235,7 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
   }
 
   absl::Span<const DeviceBuffer> read_buffers = buffers.subspan(next_buffer);
-  uint64_t read_bytes = 0;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    absl::Status in_range =
-        CheckRange(read_buffers[i].bytes, reads[i].offset, reads[i].length);
-    if (!in_range.ok()) return Annotate(in_range, absl::StrFormat("read %d", i));
-    if (reads[i].length > options_.max_read_bytes - read_bytes) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "reads total more than %d bytes in one operation", options_.max_read_bytes));
-    }
-    read_bytes += reads[i].length;
-  }
+  RETURN_IF_ERROR(CheckReadRanges(reads, [&](size_t i) { return read_buffers[i].bytes; }));
   struct Piece {
     size_t read;
     uint64_t offset;  // within the read

@@ -96,6 +96,11 @@ class Session {
   // Reads every range, behind one synchronization. Errors as Execute's reads.
   absl::Status Read(absl::Span<const RangeRef> ranges, ReadSink sink);
 
+  // The checks Read makes of its ranges, with the same errors, without reading: for a caller
+  // that reads a large request in pieces (a daemon that streams it) and must refuse a bad one
+  // before the first piece.
+  absl::Status CheckReads(absl::Span<const RangeRef> reads) const;
+
   // Runs the prefix steps once, the repeated steps `repeat_count` times, then reads `reads`,
   // all behind one synchronization. Everything is validated before the first step runs, so a
   // failed validation changes nothing:
@@ -120,6 +125,11 @@ class Session {
 
  private:
   Session(std::shared_ptr<Device> device, std::unique_ptr<Stream> stream, const Options& options);
+
+  // The checks of `reads` against their buffers' sizes (`size` of read i): in range, and at
+  // most max_read_bytes in all.
+  absl::Status CheckReadRanges(absl::Span<const RangeRef> reads,
+                               absl::FunctionRef<uint64_t(size_t i)> size) const;
 
   // Pins what an operation touches, or says which step binding or range named a bad handle.
   absl::StatusOr<ResourceTable::Pins> PinAll(absl::Span<const StepRef> prefix,

@@ -413,6 +413,7 @@ void SessionProtocol::Carried::Log(const char* why) const {
 }
 
 std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* why) {
+  streamed_.reset();  // a read sent again runs again
   session_.store(nullptr);
   transfers_.store(nullptr);
   if (ticket_ == nullptr) return nullptr;
@@ -436,6 +437,7 @@ std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* wh
 }
 
 std::unique_ptr<SessionManager::Ticket> SessionProtocol::Close(const char* why) {
+  streamed_.reset();
   session_.store(nullptr);
   transfers_.store(nullptr);
   if (ticket_ != nullptr) {
@@ -593,47 +595,35 @@ void SessionProtocol::DoUpload(const PendingUpload& upload, Responses* out) {
   Reply(upload.id, status, out);
 }
 
-void SessionProtocol::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
-                              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
-  // The sink only runs once the session has validated every read, so the total is real.
-  const uint64_t total = TotalLength(reads);
+absl::Status SessionProtocol::LandReads(uint64_t id, absl::Span<const RangeRef> reads,
+                                        uint64_t base, uint64_t total,
+                                        absl::FunctionRef<bool()> prepare,
+                                        absl::FunctionRef<absl::Status(ReadSink)> run,
+                                        Responses* out) {
   const uint64_t chunk = chunk_size_.load();
-  std::vector<uint64_t> starts;  // where each read begins in the concatenation
+  std::vector<uint64_t> starts;  // where each read begins, from `base`
   starts.reserve(reads.size());
-  uint64_t position = 0;
+  uint64_t length = 0;
   for (const RangeRef& r : reads) {
-    starts.push_back(position);
-    position += r.length;
+    starts.push_back(length);
+    length += r.length;
   }
   // The replies are made at the sink's first call, and the device copies straight into their
-  // data: no staging copy. Their memory is reserved then, after validation (so a bad read gets
-  // its own code) and before anything runs (so a refusal changes nothing); serializing holds
-  // one chunk more. Small reads reserve nothing: polls of a few state words never fail for
-  // want of memory that large transfers hold (the session's flow control bounds them).
-  const size_t first = out->size();
+  // data: no staging copy.
   std::vector<std::string*> data;
-  absl::Status refused;
-  const absl::Status status = run([&](size_t i, uint64_t offset, uint64_t length) {
-    if (length == 0) return absl::Span<uint8_t>();
+  return run([&](size_t i, uint64_t offset, uint64_t piece) {
+    if (piece == 0) return absl::Span<uint8_t>();
     if (data.empty()) {
-      if (total > kCheapBytes) {
-        absl::StatusOr<TransferBudget::Hold> hold =
-            Transfers().Reserve(total + std::min(total, chunk), "a read");
-        if (!hold.ok()) {
-          refused = hold.status();
-          return absl::Span<uint8_t>();  // the session stops, running nothing
-        }
-        read_hold_ = *std::move(hold);
-      }
-      const uint64_t count = (total + chunk - 1) / chunk;
-      out->reserve(first + count);
+      if (!prepare()) return absl::Span<uint8_t>();  // the session stops, running nothing
+      const uint64_t count = (length + chunk - 1) / chunk;
+      out->reserve(out->size() + count);
       for (uint64_t c = 0; c < count; ++c) {
         v1::SessionResponse& response = out->emplace_back();
         response.set_id(id);
         v1::DataChunk& chunk_data = *response.mutable_data();
-        chunk_data.set_offset(c * chunk);
+        chunk_data.set_offset(base + c * chunk);
         chunk_data.set_total(total);
-        chunk_data.mutable_data()->resize(std::min(chunk, total - c * chunk));
+        chunk_data.mutable_data()->resize(std::min(chunk, length - c * chunk));
         data.push_back(chunk_data.mutable_data());
       }
     }
@@ -641,15 +631,42 @@ void SessionProtocol::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
     std::string& bytes = *data[at / chunk];
     const uint64_t within = at % chunk;
     return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(bytes.data()) + within,
-                               std::min<uint64_t>(length, bytes.size() - within));
+                               std::min<uint64_t>(piece, bytes.size() - within));
   });
+}
+
+void SessionProtocol::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
+                              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
+  // The sink only runs once the session has validated every read, so the total is real.
+  const uint64_t total = TotalLength(reads);
+  const uint64_t chunk = chunk_size_.load();
+  // The replies' memory is reserved at the sink's first call, after validation (so a bad read
+  // gets its own code) and before anything runs (so a refusal changes nothing); serializing
+  // holds one chunk more. Small reads reserve nothing: polls of a few state words never fail
+  // for want of memory that large transfers hold (the session's flow control bounds them).
+  const size_t first = out->size();
+  absl::Status refused;
+  const absl::Status status = LandReads(
+      id, reads, 0, total,
+      [&] {
+        if (total <= kCheapBytes) return true;
+        absl::StatusOr<TransferBudget::Hold> hold =
+            Transfers().Reserve(total + std::min(total, chunk), "a read");
+        if (!hold.ok()) {
+          refused = hold.status();
+          return false;
+        }
+        read_hold_ = *std::move(hold);
+        return true;
+      },
+      run, out);
   if (!status.ok()) {
     out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
     read_hold_.Release();
     return Reply(id, refused.ok() ? status : refused, out);
   }
   stats_.bytes_down += total;
-  if (data.empty()) {  // nothing to read: one empty chunk
+  if (out->size() == first) {  // nothing to read: one empty chunk
     v1::SessionResponse& response = out->emplace_back();
     response.set_id(id);
     response.mutable_data()->set_total(0);
@@ -658,9 +675,77 @@ void SessionProtocol::ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
   out->back().mutable_status();
 }
 
+std::vector<RangeRef> SessionProtocol::StreamedRead::Take(uint64_t length) {
+  std::vector<RangeRef> pieces;
+  while (length > 0 && read < reads.size()) {
+    const RangeRef& r = reads[read];
+    const uint64_t n = std::min(length, r.length - within);
+    if (n > 0) pieces.push_back(RangeRef{r.handle, r.offset + within, n});
+    length -= n;
+    next += n;
+    within += n;
+    if (within == r.length) {
+      ++read;
+      within = 0;
+    }
+  }
+  return pieces;
+}
+
+uint64_t SessionProtocol::StreamWindow() const {
+  const uint64_t chunk = chunk_size_.load();
+  return std::max<uint64_t>(1, kStreamWindow / chunk) * chunk;
+}
+
+void SessionProtocol::StartStreamedRead(uint64_t id, std::vector<RangeRef> reads, uint64_t total,
+                                        Responses* out) {
+  // All of it is checked first, so a bad read gets its own code and nothing is sent.
+  if (absl::Status valid = ticket_->session().CheckReads(reads); !valid.ok()) {
+    return Reply(id, valid, out);
+  }
+  const uint64_t window = StreamWindow();
+  absl::StatusOr<TransferBudget::Hold> hold =
+      Transfers().Reserve(std::min(total, 2 * window) + chunk_size_.load(), "a read");
+  if (!hold.ok()) return Reply(id, hold.status(), out);
+  streamed_.emplace();
+  streamed_->id = id;
+  streamed_->reads = std::move(reads);
+  streamed_->total = total;
+  streamed_->window = window;
+  streamed_->hold = *std::move(hold);
+  stats_.bytes_down += total;
+  ContinueRead(out);
+}
+
+void SessionProtocol::ContinueRead(Responses* out) {
+  StreamedRead& s = *streamed_;
+  const uint64_t base = s.next;
+  const std::vector<RangeRef> pieces = s.Take(std::min(s.window, s.total - s.next));
+  const size_t first = out->size();
+  const absl::Status status = LandReads(
+      s.id, pieces, base, s.total, [] { return true; },
+      [&](ReadSink sink) { return ticket_->session().Read(pieces, sink); }, out);
+  if (!status.ok()) {
+    // Checked when it began and nothing ran since, so only the device can fail it now.
+    out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
+    stats_.bytes_down -= s.total - base;
+    ++stats_.errors;
+    Reply(s.id, status, out);
+  } else if (s.next < s.total) {
+    return;
+  } else {
+    out->back().set_last(true);
+    out->back().mutable_status();
+  }
+  read_hold_ = std::move(s.hold);
+  streamed_.reset();
+}
+
 void SessionProtocol::DoRead(uint64_t id, const v1::ReadRequest& request, Responses* out) {
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
-  const std::vector<RangeRef> reads = RangesFromProto(request.ranges());
+  std::vector<RangeRef> reads = RangesFromProto(request.ranges());
+  const uint64_t total = TotalLength(reads);
+  if (total > StreamWindow()) return StartStreamedRead(id, std::move(reads), total, out);
   ReadInto(
       id, reads, [&](ReadSink sink) { return ticket_->session().Read(reads, sink); }, out);
 }

@@ -138,6 +138,16 @@ class SessionProtocol {
   // bookkeeping is done.
   void Skip(Job& job);
   TransferBudget::Hold TakeReadHold() { return std::move(read_hold_); }
+  // A read of more than a window (kStreamWindow, rounded to whole chunks) streams: Run checks
+  // all of it and makes its first window of replies, and while read_streaming() the transport
+  // calls ContinueRead for each next window once it has sent most of the last one. Requests
+  // run in order, so nothing else runs on the session meanwhile and every window reads what
+  // the first would have. The daemon then holds two windows of a read, not all of it, and
+  // sends while it copies. An error after the first window ends the read with a final reply
+  // saying so (its earlier data replies are sent already).
+  static constexpr uint64_t kStreamWindow = uint64_t{8} << 20;
+  bool read_streaming() const { return streamed_.has_value(); }
+  void ContinueRead(Responses* out);
   // The transfer budget requests reserve from: the open session's client's share, else the
   // daemon's. Any thread.
   TransferBudget& Transfers() const;
@@ -198,6 +208,18 @@ class SessionProtocol {
   // Reads `reads` (after the steps `run` runs, when executing) into chunked data replies.
   void ReadInto(uint64_t id, absl::Span<const RangeRef> reads,
                 absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
+  // Lands the bytes `reads` name, in order, which are those from `base` (a multiple of the
+  // chunk size) of a read of `total` bytes, in data replies appended to `out`: made at the
+  // sink's first call, once `prepare` says yes (false: the sink fails, so `run` reads nothing).
+  // `run` reads through the sink it is given.
+  absl::Status LandReads(uint64_t id, absl::Span<const RangeRef> reads, uint64_t base,
+                         uint64_t total, absl::FunctionRef<bool()> prepare,
+                         absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
+  // kStreamWindow in whole chunks (one at least).
+  uint64_t StreamWindow() const;
+  // Starts a read that streams (see kStreamWindow).
+  void StartStreamedRead(uint64_t id, std::vector<RangeRef> reads, uint64_t total,
+                         Responses* out);
   absl::Status RequireOpen() const;
   // Whose lines these are, for the log's rate limit: the client's host and name.
   std::string LogKey() const;
@@ -235,6 +257,20 @@ class SessionProtocol {
   std::string client_name_;
   std::string resume_token_;  // of a resumable session
   TransferBudget::Hold read_hold_;  // the running read's reservation, until TakeReadHold
+  // A read that streams, from its first window to its last.
+  struct StreamedRead {
+    uint64_t id = 0;
+    std::vector<RangeRef> reads;
+    uint64_t total = 0;
+    uint64_t window = 0;
+    uint64_t next = 0;       // the first byte of the concatenation not read yet
+    size_t read = 0;         // the read it lies in...
+    uint64_t within = 0;     // ...and where in that read
+    TransferBudget::Hold hold;  // two windows and a chunk
+    // The pieces of the reads that hold the next `length` bytes; advances past them.
+    std::vector<RangeRef> Take(uint64_t length);
+  };
+  std::optional<StreamedRead> streamed_;
   Stats stats_;
 
   // Shared by both paths.

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/status_macros.h"
 #include "proto/codec.h"
+#include "server/grpc/reply_codec.h"
 
 namespace sluice {
 
@@ -340,6 +341,17 @@ void SessionReactor::ContinueLocked(Actions* actions) {
     write_started_ = absl::Now();
     actions->write = &writes_.front().buffer;
   }
+  // A read that streams makes its next window once less than a window waits to be sent; a
+  // stream that aborts never makes the rest (the protocol forgets it when the stream closes).
+  if (streaming_ && !window_running_) {
+    if (aborted) {
+      streaming_ = false;
+      job_running_ = false;
+    } else if (write_bytes_ < SessionProtocol::kStreamWindow) {
+      window_running_ = true;
+      actions->read_window = true;
+    }
+  }
   // Replies waiting to be sent bound the next job too: a client that does not read its replies
   // stops the session's work, not just its reading.
   if (!finished_ && !job_running_ && !jobs_.empty() && write_bytes_ < StreamBounds::kUnsentReplyBytes) {
@@ -369,6 +381,7 @@ void SessionReactor::ContinueLocked(Actions* actions) {
 void SessionReactor::Perform(const Actions& actions) {
   if (actions.write != nullptr) StartWrite(actions.write);
   if (actions.schedule) executor_->Schedule([this] { RunNextJob(); });
+  if (actions.read_window) executor_->Schedule([this] { RunReadWindow(); });
   if (actions.start_read) StartRead(&read_buffer_);
   if (actions.finish) Finish(actions.finish_status);
 }
@@ -410,10 +423,16 @@ void SessionReactor::RunNextJob() {
     }
   }
   if (job.has_value()) RunJob(*job);
+  // A read that streams goes on (RunReadWindow), and the job with it.
+  const bool streaming = job.has_value() && protocol_.read_streaming();
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
-    job_running_ = false;
+    if (streaming) {
+      streaming_ = true;
+    } else {
+      job_running_ = false;
+    }
     ContinueLocked(&actions);
   }
   Perform(actions);
@@ -460,18 +479,7 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
     SessionProtocol::Responses out;
     protocol_.Run(job, &out);
     if (protocol_.open()) CountOpened();
-    serialized.resize(out.size());
-    for (size_t i = 0; i < out.size(); ++i) {
-      bool own = false;
-      grpc::SerializationTraits<v1::SessionResponse>::Serialize(out[i], &serialized[i], &own);
-      v1::SessionResponse().Swap(&out[i]);  // release each reply's bytes once serialized
-    }
-    // A read's replies are serialized now (the protos are released); its reservation stays
-    // with the last of them until it has been sent.
-    hold = protocol_.TakeReadHold();
-    uint64_t bytes = 0;
-    for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
-    hold.Shrink(bytes);
+    serialized = SerializeReplies(out, &hold);
     std::shared_ptr<ReplyRecord> record;
     {
       absl::MutexLock lock(&mu_);
@@ -483,19 +491,57 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
       record->Add(job.id, serialized, job.read_only, protocol_.Transfers());
     }
   }
-  if (metrics_ != nullptr) {
-    uint64_t bytes = 0;
-    for (const grpc::ByteBuffer& buffer : serialized) bytes += buffer.Length();
-    metrics_->Sent(bytes);
-  }
   absl::MutexLock lock(&mu_);
+  QueueWritesLocked(std::move(serialized), std::move(hold));
+}
+
+std::vector<grpc::ByteBuffer> SessionReactor::SerializeReplies(SessionProtocol::Responses& out,
+                                                               TransferBudget::Hold* hold) {
+  std::vector<grpc::ByteBuffer> serialized(out.size());
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    serialized[i] = SerializeReply(out[i]);  // a read's bytes go out uncopied
+    bytes += serialized[i].Length();
+  }
+  // A read's replies are serialized now (the protos are released); its reservation stays
+  // with the last of them until it has been sent.
+  *hold = protocol_.TakeReadHold();
+  hold->Shrink(bytes);
+  return serialized;
+}
+
+void SessionReactor::QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized,
+                                       TransferBudget::Hold hold) {
+  uint64_t bytes = 0;
   last_activity_ = absl::Now();
   for (size_t i = 0; i < serialized.size(); ++i) {
-    write_bytes_ += serialized[i].Length();
+    bytes += serialized[i].Length();
     writes_.push_back(PendingWrite{std::move(serialized[i]),
                                    i + 1 == serialized.size() ? std::move(hold)
                                                               : TransferBudget::Hold()});
   }
+  write_bytes_ += bytes;
+  if (metrics_ != nullptr) metrics_->Sent(bytes);
+}
+
+void SessionReactor::RunReadWindow() {
+  SessionProtocol::Responses out;
+  protocol_.ContinueRead(&out);
+  TransferBudget::Hold hold;
+  std::vector<grpc::ByteBuffer> serialized = SerializeReplies(out, &hold);
+  const bool streaming = protocol_.read_streaming();
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    QueueWritesLocked(std::move(serialized), std::move(hold));
+    window_running_ = false;
+    if (!streaming) {  // the read is done: the session's next request may run
+      streaming_ = false;
+      job_running_ = false;
+    }
+    ContinueLocked(&actions);
+  }
+  Perform(actions);
 }
 
 }  // namespace sluice

@@ -136,6 +136,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     bool start_read = false;
     const grpc::ByteBuffer* write = nullptr;
     bool schedule = false;
+    bool read_window = false;  // the next window of a read that streams
     bool finish = false;
     grpc::Status finish_status;
   };
@@ -150,6 +151,15 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void RunNextJob();
   // Runs `job` and queues its serialized replies.
   void RunJob(SessionProtocol::Job& job);
+  // Makes and queues the next window of the read that streams (SessionProtocol::ContinueRead).
+  void RunReadWindow();
+  // Serializes `out`, releasing each reply's bytes, and takes the reservation of a read's
+  // replies (TakeReadHold), kept to their bytes.
+  std::vector<grpc::ByteBuffer> SerializeReplies(SessionProtocol::Responses& out,
+                                                 TransferBudget::Hold* hold);
+  // Queues `serialized` to be written, `hold` with the last of them.
+  void QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized, TransferBudget::Hold hold)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Perform(const Actions& actions);
 
   // Decides what can happen next; must hold mu_.
@@ -175,6 +185,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   std::deque<SessionProtocol::Job> jobs_ ABSL_GUARDED_BY(mu_);
   uint64_t staged_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // sum of the queued jobs' `staged`
   bool job_running_ ABSL_GUARDED_BY(mu_) = false;
+  // The running job is a read that streams (it runs until its last window is made)...
+  bool streaming_ ABSL_GUARDED_BY(mu_) = false;
+  bool window_running_ ABSL_GUARDED_BY(mu_) = false;  // ...and a window of it is being made
   std::deque<PendingWrite> writes_ ABSL_GUARDED_BY(mu_);
   uint64_t write_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;

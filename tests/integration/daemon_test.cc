@@ -933,6 +933,107 @@ TEST_F(DaemonTest, ABufferLargerThanOneRequestDownloadsInPiecesAndUploadsByRange
       << "the same code as in-process";
 }
 
+// Uploads `bytes` into `handle` from offset 0, in messages of `chunk` bytes.
+void UploadInChunks(RawSession& raw, uint64_t handle, const std::vector<uint8_t>& bytes,
+                    size_t chunk) {
+  const uint64_t id = raw.NextId();
+  for (size_t at = 0; at < bytes.size(); at += chunk) {
+    v1::SessionRequest message;
+    message.set_id(id);
+    if (at == 0) {
+      v1::Range& range = *message.mutable_upload()->add_ranges();
+      range.set_handle(handle);
+      range.set_length(bytes.size());
+    }
+    const size_t n = std::min(chunk, bytes.size() - at);
+    message.mutable_upload()->set_data(reinterpret_cast<const char*>(bytes.data()) + at, n);
+    message.mutable_upload()->set_last(at + n == bytes.size());
+    ASSERT_TRUE(raw.Send(message));
+  }
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse done, raw.Await(id));
+  ASSERT_EQ(done.status().code(), 0) << done.status().message();
+}
+
+TEST_F(DaemonTest, ALargeReadStreamsItsChunksInOrderHoldingTwoWindowsAtMost) {
+  daemon_.reset();
+  StartDaemon({"--max_request_bytes=256M", "--max_transfer_bytes=1G", "--chunk_size=1M"});
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open(1 << 20).status());
+  constexpr uint64_t kBytes = (uint64_t{40} << 20) + 3;
+  const std::vector<uint8_t> bytes = RandomBytes(kBytes, 17);
+  ASSERT_OK_AND_ASSIGN(uint64_t h, raw.Allocate(kBytes));
+  UploadInChunks(raw, h, bytes, 1 << 20);
+
+  // Ranges that cross chunks and windows (8 MiB), with empty ones between them; a ping sent
+  // behind the read is answered after its last chunk.
+  const std::vector<std::pair<uint64_t, uint64_t>> pieces = {
+      {5, (uint64_t{17} << 20) + 1}, {0, 0}, {kBytes - 1, 1}, {kBytes, 0},
+      {1000, (uint64_t{20} << 20) - 7}, {kBytes - 2, 2}};
+  v1::SessionRequest read;
+  read.set_id(raw.NextId());
+  std::string expected;
+  for (const auto& [offset, length] : pieces) {
+    v1::Range& range = *read.mutable_read()->add_ranges();
+    range.set_handle(h);
+    range.set_offset(offset);
+    range.set_length(length);
+    expected.append(reinterpret_cast<const char*>(bytes.data()) + offset, length);
+  }
+  v1::SessionRequest ping;
+  ping.set_id(raw.NextId());
+  ping.mutable_ping()->set_payload("after");
+  ASSERT_TRUE(raw.Send(read));
+  ASSERT_TRUE(raw.Send(ping));
+  std::string got;
+  v1::SessionResponse response;
+  int chunks = 0;
+  while (raw.Next(&response) && response.id() == read.id()) {
+    ASSERT_TRUE(response.has_data());
+    EXPECT_EQ(response.data().offset(), got.size());
+    EXPECT_EQ(response.data().total(), expected.size());
+    EXPECT_LE(response.data().data().size(), uint64_t{1} << 20);
+    got += response.data().data();
+    ++chunks;
+    if (response.last()) {
+      EXPECT_EQ(response.status().code(), 0) << response.status().message();
+      break;
+    }
+  }
+  EXPECT_TRUE(response.last() && response.id() == read.id()) << "the read's chunks come first";
+  EXPECT_EQ(chunks, static_cast<int>((expected.size() + (1 << 20) - 1) >> 20));
+  EXPECT_TRUE(got == expected) << "the streamed bytes differ";
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse pong, raw.Await(ping.id()));
+  EXPECT_EQ(pong.ping().payload(), "after");
+
+  // A bad range anywhere is refused before any chunk is sent, with its own code and index.
+  read.set_id(raw.NextId());
+  read.mutable_read()->mutable_ranges(5)->set_length(3);
+  ASSERT_TRUE(raw.Send(read));
+  ASSERT_TRUE(raw.Next(&response));
+  EXPECT_TRUE(response.last() && !response.has_data());
+  EXPECT_EQ(response.status().code(), static_cast<int>(Code::kOutOfRange));
+  EXPECT_THAT(response.status().message(), HasSubstr("read 5"));
+
+  // A client that reads no reply: the daemon holds two windows and a chunk of its read, not
+  // all of it, and gives them back when the stream goes.
+  RawSession idle(daemon_->address());
+  ASSERT_OK(idle.Open(1 << 20).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t big, idle.Allocate(uint64_t{200} << 20));
+  v1::SessionRequest unread;
+  unread.set_id(idle.NextId());
+  v1::Range& all = *unread.mutable_read()->add_ranges();
+  all.set_handle(big);
+  all.set_length(uint64_t{200} << 20);
+  ASSERT_TRUE(idle.Send(unread));
+  ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == (uint64_t{17} << 20);
+  })) << "a read that streams reserves two 8 MiB windows and a chunk";
+  idle.Cancel();
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == 0 && i.active_sessions() == 1;
+  })) << "a cancelled stream gives back what its read held";
+}
+
 TEST_F(DaemonTest, GarbageAndOversizedMessagesEndOnlyTheirOwnStream) {
   auto bystander = Connect("bystander");
   ASSERT_OK_AND_ASSIGN(Resource kept, bystander->Allocate(8));

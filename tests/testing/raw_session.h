@@ -33,6 +33,8 @@ class RawSession {
   }
 
   bool Send(const v1::SessionRequest& request) { return stream_->Write(request); }
+  // The next response, whatever it answers; false once the stream ends.
+  bool Next(v1::SessionResponse* response) { return stream_->Read(response); }
 
   // Reads responses until the final one for `id`; the data of all chunks is concatenated
   // into `data`, and the final responses for other ids go to `others` if given (else they are
