@@ -130,9 +130,23 @@ absl::StatusOr<Resource> RemoteDispatch::Allocate(size_t byte_len) {
   const uint64_t handle = call.reply.allocate().handle();
   {
     absl::MutexLock lock(&sizes_mu_);
-    sizes_[handle] = byte_len;
+    RememberLocked(handle, byte_len);
   }
   return Resource::Make(owner_, handle);
+}
+
+void RemoteDispatch::RememberLocked(uint64_t handle, uint64_t bytes) {
+  held_bytes_ += bytes - ForgetLocked(handle);
+  sizes_[handle] = bytes;
+}
+
+uint64_t RemoteDispatch::ForgetLocked(uint64_t handle) {
+  auto it = sizes_.find(handle);
+  if (it == sizes_.end()) return 0;
+  const uint64_t bytes = it->second;
+  held_bytes_ -= bytes;
+  sizes_.erase(it);
+  return bytes;
 }
 
 absl::StatusOr<Resource> RemoteDispatch::AllocatePipelined(size_t byte_len) {
@@ -146,8 +160,7 @@ absl::StatusOr<Resource> RemoteDispatch::AllocatePipelined(size_t byte_len) {
       return absl::ResourceExhaustedError(
           absl::StrFormat("session holds the most buffers allowed (%d)", limits_.max_buffers));
     }
-    uint64_t held = 0;
-    for (const auto& [h, bytes] : sizes_) held += bytes;
+    const uint64_t held = held_bytes_;
     if (byte_len > limits_.memory_quota || held > limits_.memory_quota - byte_len) {
       return absl::ResourceExhaustedError(
           absl::StrFormat("session memory quota: %d bytes requested, %d of %d in use", byte_len,
@@ -156,7 +169,7 @@ absl::StatusOr<Resource> RemoteDispatch::AllocatePipelined(size_t byte_len) {
     do {
       handle = SecureRandom64();
     } while (sizes_.contains(handle));
-    sizes_[handle] = byte_len;
+    RememberLocked(handle, byte_len);
   }
   Outgoing out;
   v1::AllocateRequest& request = *out.head.mutable_allocate();
@@ -173,7 +186,7 @@ absl::StatusOr<Resource> RemoteDispatch::AllocatePipelined(size_t byte_len) {
 
 void RemoteDispatch::Forget(uint64_t handle) {
   absl::MutexLock lock(&sizes_mu_);
-  sizes_.erase(handle);
+  ForgetLocked(handle);
 }
 
 absl::Status RemoteDispatch::Upload(const Resource& resource, absl::Span<const uint8_t> bytes) {
@@ -281,10 +294,8 @@ absl::Status RemoteDispatch::Free(Resource resource) {
   uint64_t bytes = 0;
   {
     absl::MutexLock lock(&sizes_mu_);
-    auto it = sizes_.find(handle);
-    if (it == sizes_.end()) return UnknownHandleError(handle);
-    bytes = it->second;
-    sizes_.erase(it);
+    if (!sizes_.contains(handle)) return UnknownHandleError(handle);
+    bytes = ForgetLocked(handle);
   }
   Outgoing out;
   out.head.mutable_free()->set_handle(handle);
@@ -294,7 +305,7 @@ absl::Status RemoteDispatch::Free(Resource resource) {
                                  : stream_->SendDetached(std::move(out));
   if (!sent.ok()) {  // not sent (the session is gone): a retry says so again, not "freed"
     absl::MutexLock lock(&sizes_mu_);
-    sizes_.emplace(handle, bytes);
+    RememberLocked(handle, bytes);
   }
   return sent;
 }

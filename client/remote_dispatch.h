@@ -177,6 +177,11 @@ class RemoteDispatch final : public ResidentDispatch {
   // Sizes of this session's live buffers, for whole-buffer downloads.
   mutable absl::Mutex sizes_mu_;
   absl::flat_hash_map<uint64_t, uint64_t> sizes_ ABSL_GUARDED_BY(sizes_mu_);
+  uint64_t held_bytes_ ABSL_GUARDED_BY(sizes_mu_) = 0;  // the sum of sizes_
+  // Every change of sizes_ goes through these, which keep held_bytes_.
+  void RememberLocked(uint64_t handle, uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sizes_mu_);
+  // The bytes of `handle`, which it forgets; 0 if it had none.
+  uint64_t ForgetLocked(uint64_t handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sizes_mu_);
 };
 
 }  // namespace sluice
