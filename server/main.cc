@@ -4,8 +4,9 @@
 //
 //   sluiced [--listen=127.0.0.1:7450] [--backend=auto|cpu|cuda] [--chunk_size=1M] ...
 //
-// With --listen=HOST:0 it binds a free port. Once serving it prints exactly one line on stdout,
-// "sluiced listening on HOST:PORT". SIGTERM or SIGINT drains: no new sessions, running ones
+// With --listen=HOST:0 it binds a free port; --listen=unix:///PATH serves a Unix socket. Once
+// serving it prints exactly one line on stdout, "sluiced listening on HOST:PORT" (or on the
+// unix: address). SIGTERM or SIGINT drains: no new sessions, running ones
 // get --drain_timeout to finish before they are cancelled, every buffer is freed, exit 0. A
 // device lost for good (a GPU whose reset after a failure failed) drains it the same way, and
 // it exits 3, for its supervisor to start it again. SIGHUP reloads --tenants_file (a file
@@ -43,7 +44,9 @@
 #include "server/tenants.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
-          "host:port to serve on; port 0 picks a free port (printed at start)");
+          "host:port to serve on; port 0 picks a free port (printed at start). Or a Unix "
+          "socket, unix:PATH or unix:///ABSOLUTE_PATH, for clients on this host: made with mode "
+          "0660 (the daemon's user and group may connect), removed at exit");
 ABSL_FLAG(std::string, backend, "auto", "device backend: auto, cpu or cuda");
 ABSL_FLAG(std::string, tenants_file, "",
           "TOML file of the tenants that share the daemon: their token digests, limits and "
@@ -329,7 +332,9 @@ int Main() {
   if (options.streams.tenants != nullptr) {
     access = absl::StrFormat("%d tenants from %s (every call needs a tenant's token)",
                              options.streams.tenants->tenants().size(), tenants_file);
-  } else if (IsLoopbackHost(options.listen.substr(0, options.listen.rfind(':')))) {
+  } else if (UnixSocketPath(options.listen).has_value()) {
+    access = "no tenants: unauthenticated, for the socket's user and group (mode 0660)";
+  } else if (IsLocalAddress(options.listen)) {
     access = "no tenants: unauthenticated, loopback only";
   } else {
     access = "no tenants: UNAUTHENTICATED on a non-loopback address (--allow_unauthenticated): "

@@ -2,6 +2,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +13,10 @@
 #include <iterator>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -48,7 +55,53 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const
   return grpc::SslServerCredentials(ssl);
 }
 
+// Makes `path` free for a new socket: nothing there, or a socket nobody listens on any more
+// (left by a daemon that died), which goes. Refuses a live socket and anything that is not one.
+absl::Status ClaimUnixSocketPath(const std::string& path) {
+  sockaddr_un address{};
+  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the Unix socket path \"%s\" must have 1 to %d bytes", path,
+        sizeof(address.sun_path) - 1));
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return absl::OkStatus();
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot listen on %s: it exists and is not a socket", path));
+  }
+  address.sun_family = AF_UNIX;
+  path.copy(address.sun_path, path.size());
+  const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) return absl::UnavailableError("cannot make a socket");
+  const bool live = connect(probe, reinterpret_cast<const sockaddr*>(&address),
+                            sizeof(address)) == 0;
+  close(probe);
+  if (live) {
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot listen on %s: another process listens on it (a daemon running already?)", path));
+  }
+  if (unlink(path.c_str()) != 0) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot listen on %s: cannot remove the stale socket there", path));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::optional<std::string> UnixSocketPath(std::string_view listen) {
+  absl::string_view rest(listen.data(), listen.size());
+  if (!absl::ConsumePrefix(&rest, "unix:")) return std::nullopt;
+  absl::ConsumePrefix(&rest, "//");  // unix:///abs is unix: + an empty authority + /abs
+  return std::string(rest);
+}
+
+bool IsLocalAddress(std::string_view listen) {
+  if (UnixSocketPath(listen).has_value()) return true;
+  const size_t colon = listen.rfind(':');
+  return colon != std::string_view::npos && IsLoopbackHost(listen.substr(0, colon));
+}
 
 bool IsLoopbackHost(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -123,14 +176,16 @@ void Daemon::SetServing(bool serving) {
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> device,
                                                       const DaemonOptions& options) {
+  const std::optional<std::string> unix_path = UnixSocketPath(options.listen);
   const size_t colon = options.listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("listen address \"%s\" is not host:port", options.listen));
+  if (unix_path.has_value()) {
+    RETURN_IF_ERROR(ClaimUnixSocketPath(*unix_path));
+  } else if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "listen address \"%s\" is not host:port or unix:PATH", options.listen));
   }
-  const std::string host = options.listen.substr(0, colon);
   if (options.streams.tenants == nullptr && !options.allow_unauthenticated &&
-      !IsLoopbackHost(host)) {
+      !IsLocalAddress(options.listen)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "without --tenants_file the daemon serves only loopback (it would serve anyone who can "
         "reach %s): give --tenants_file, or --allow_unauthenticated to mean it",
@@ -162,7 +217,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, credentials, &daemon->port_);
+  builder.AddListeningPort(options.listen, credentials,
+                           unix_path.has_value() ? nullptr : &daemon->port_);
   builder.RegisterService(daemon->service_.get());
   grpc::ResourceQuota quota("sluiced");
   quota.Resize(static_cast<size_t>(streams.grpc_memory));
@@ -179,11 +235,29 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   daemon->server_ = builder.BuildAndStart();
-  if (daemon->server_ == nullptr || daemon->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrFormat("cannot listen on %s (in use, or not a local address)", options.listen));
+  if (unix_path.has_value()) {
+    struct stat st;
+    if (daemon->server_ == nullptr || lstat(unix_path->c_str(), &st) != 0) {
+      return absl::UnavailableError(absl::StrFormat(
+          "cannot listen on %s (does its directory exist, and may the daemon write there?)",
+          options.listen));
+    }
+    daemon->unix_path_ = *unix_path;
+    daemon->unix_inode_ = st.st_ino;
+    // Who may connect is who may write the socket: the daemon's user and group.
+    if (chmod(unix_path->c_str(), kUnixSocketMode) != 0) {
+      return absl::UnavailableError(
+          absl::StrFormat("cannot set the mode of the socket %s", *unix_path));
+    }
+    daemon->address_ = absl::StrCat(absl::StartsWith(*unix_path, "/") ? "unix://" : "unix:",
+                                    *unix_path);
+  } else {
+    if (daemon->server_ == nullptr || daemon->port_ == 0) {
+      return absl::UnavailableError(absl::StrFormat(
+          "cannot listen on %s (in use, or not a local address)", options.listen));
+    }
+    daemon->address_ = absl::StrFormat("%s:%d", options.listen.substr(0, colon), daemon->port_);
   }
-  daemon->address_ = absl::StrFormat("%s:%d", options.listen.substr(0, colon), daemon->port_);
   if (!options.health_listen.empty()) RETURN_IF_ERROR(daemon->ServeHealth(options.health_listen));
   if (!options.metrics_listen.empty()) RETURN_IF_ERROR(daemon->ServeMetrics(options.metrics_listen));
   // The health of the whole server ("") and of the Sluice service by name, for checkers that
@@ -223,6 +297,11 @@ void Daemon::Shutdown(absl::Duration grace) {
   // cancelled now.
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
+  // The socket goes with the daemon, unless another has taken the path since.
+  struct stat st;
+  if (!unix_path_.empty() && lstat(unix_path_.c_str(), &st) == 0 && st.st_ino == unix_inode_) {
+    unlink(unix_path_.c_str());
+  }
   if (health_server_ != nullptr) {
     health_server_->Shutdown(std::chrono::system_clock::now());
     health_server_->Wait();

@@ -5,6 +5,7 @@
 #define SLUICE_SERVER_GRPC_DAEMON_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,14 @@ namespace sluice {
 // ::1 or localhost.
 bool IsLoopbackHost(std::string_view host);
 
+// The filesystem path of a Unix socket address ("unix:PATH" or "unix:///ABSOLUTE"); nullopt
+// for any other address.
+std::optional<std::string> UnixSocketPath(std::string_view listen);
+// Whether `listen` reaches this machine only: a loopback host:port, or a Unix socket.
+bool IsLocalAddress(std::string_view listen);
+// The mode the daemon gives its Unix socket: its own user and group may connect.
+inline constexpr uint32_t kUnixSocketMode = 0660;
+
 // The most threads the daemon starts for session work, whatever --max_sessions says.
 inline constexpr uint64_t kMaxExecutorThreads = 4096;
 
@@ -38,8 +47,11 @@ struct TlsFiles {
 };
 
 struct DaemonOptions {
-  // host:port to listen on; port 0 picks a free port (see Daemon::address()). Without tenants
-  // (streams.tenants) only a loopback address, unless allow_unauthenticated.
+  // host:port to listen on; port 0 picks a free port (see Daemon::address()). Or a Unix
+  // socket, unix:PATH (unix:///ABSOLUTE): created with kUnixSocketMode, refused while another
+  // daemon listens on it (a socket left by one that died is replaced), removed at shutdown.
+  // Without tenants (streams.tenants) only a local address (loopback or a Unix socket), unless
+  // allow_unauthenticated.
   std::string listen = "127.0.0.1:7450";
   bool allow_unauthenticated = false;
   TlsFiles tls;
@@ -116,6 +128,9 @@ class Daemon {
   std::string metrics_address_;
   std::string health_address_;
   int port_ = 0;
+  // A Unix socket's path and inode, removed at shutdown if it is still this daemon's.
+  std::string unix_path_;
+  uint64_t unix_inode_ = 0;
   bool shut_down_ = false;
 };
 

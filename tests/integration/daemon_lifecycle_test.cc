@@ -1,9 +1,13 @@
 // The daemon as a process its supervisor runs for months: signals, a log whose reader went
 // away, memory given back after a load. Starts the real sluiced; every wait is bounded.
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,6 +46,64 @@ std::unique_ptr<RemoteDispatch> Connect(const std::string& address) {
       RemoteDispatch::Connect({.target = address, .client_name = "lifecycle"});
   EXPECT_TRUE(d.ok()) << d.status();
   return d.ok() ? std::move(*d) : nullptr;
+}
+
+TEST(DaemonLifecycleTest, AUnixSocketServesSessionsIsTheDaemonsAloneAndGoesWithIt) {
+  char dir_template[] = "/tmp/sluice-unix-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string path = dir + "/sluiced.sock";
+  const std::string address = "unix://" + path;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--listen=" + address}));
+  EXPECT_EQ(daemon->address(), address);
+  struct stat st;
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u) << "the daemon's user and group may connect, no one else";
+
+  // A session over it, and GetInfo.
+  const auto round_trip = [&address] {
+    std::unique_ptr<RemoteDispatch> d = Connect(address);
+    if (d == nullptr) return false;
+    const std::vector<uint8_t> bytes = {1, 2, 3, 4, 5, 6, 7, 8};
+    absl::StatusOr<Resource> r = d->Allocate(bytes.size());
+    if (!r.ok() || !d->Upload(*r, bytes).ok()) return false;
+    absl::StatusOr<std::vector<uint8_t>> back = d->Download(*r);
+    return back.ok() && *back == bytes;
+  };
+  EXPECT_TRUE(round_trip());
+  ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info, GetServerInfo(address, absl::Seconds(30)));
+  EXPECT_EQ(info.devices_size(), 1);
+
+  // A second daemon may not take the path from a live one, nor a path that is not a socket.
+  ProgramRun second = RunProgram({BinaryPath("sluiced"), "--backend=cpu", "--listen=" + address});
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_THAT(second.err, ::testing::HasSubstr("another process listens on it"));
+  EXPECT_TRUE(round_trip()) << "the first daemon serves on";
+  const std::string file = dir + "/a-file";
+  std::ofstream(file) << "keep me";
+  ProgramRun not_socket = RunProgram({BinaryPath("sluiced"), "--backend=cpu",
+                                      "--listen=unix://" + file});
+  EXPECT_NE(not_socket.exit_code, 0);
+  EXPECT_THAT(not_socket.err, ::testing::HasSubstr("exists and is not a socket"));
+  std::ifstream kept(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep me");
+  ProgramRun too_long = RunProgram({BinaryPath("sluiced"), "--backend=cpu",
+                                    "--listen=unix://" + dir + "/" + std::string(120, 's')});
+  EXPECT_NE(too_long.exit_code, 0);
+  EXPECT_THAT(too_long.err, ::testing::HasSubstr("must have 1 to 107 bytes"));
+
+  // A daemon that dies leaves its socket; the next one replaces it. One that drains removes it.
+  ASSERT_OK(daemon->process().SignalAndWait(SIGKILL, absl::Seconds(30)).status());
+  ASSERT_EQ(lstat(path.c_str(), &st), 0) << "a killed daemon cannot clean up";
+  ASSERT_OK_AND_ASSIGN(daemon, DaemonProcess::Start({"--backend=cpu", "--listen=" + address}));
+  EXPECT_TRUE(round_trip());
+  ASSERT_OK_AND_ASSIGN(int status, daemon->process().SignalAndWait(SIGTERM, absl::Seconds(30)));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_NE(lstat(path.c_str(), &st), 0) << "the socket went with its daemon";
+  unlink(file.c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(DaemonLifecycleTest, SignalsThatDoNotAskForAStopAreLoggedAndTheDaemonServesOn) {
