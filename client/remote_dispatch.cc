@@ -4,10 +4,12 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "base/random.h"
 #include "base/status_macros.h"
 #include "client/remote/channel.h"
+#include "client/remote/shared_memory.h"
 #include "client/remote/stream.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/codec.h"
@@ -36,6 +38,8 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   open.set_client_name(options.client_name);
   open.set_chunk_size(options.chunk_size);
   open.set_resumable(options.resumable);
+  // Shared memory is for a daemon on this host.
+  open.set_shared_memory(options.shared_memory && absl::StartsWith(options.target, "unix:"));
   Call call;
   const absl::Status opened_status =
       dispatch->stream_->Send(std::move(out), &call, absl::Now() + options.connect_timeout);
@@ -62,6 +66,11 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
   dispatch->backend_version_ = opened.backend_version();
   ASSIGN_OR_RETURN(dispatch->limits_, GrantedLimitsFromProto(opened.limits()));
   dispatch->pipelined_ = options.pipelined && opened.client_handles();
+  if (opened.has_shared_memory() && opened.shared_memory().max_bytes() > 0) {
+    dispatch->shared_socket_ = opened.shared_memory().socket();
+    dispatch->shared_token_ = opened.shared_memory().token();
+    dispatch->shared_max_ = opened.shared_memory().max_bytes();
+  }
   dispatch->stream_->set_chunk_size(dispatch->limits_.chunk_size);
   // A session that a balanced target placed on one of its daemons resumes on that daemon.
   std::shared_ptr<grpc::Channel> pinned;
@@ -84,7 +93,137 @@ RemoteDispatch::RemoteDispatch(std::unique_ptr<Stream> stream, const Options& op
 
 RemoteDispatch::~RemoteDispatch() { stream_->Close(absl::Seconds(5)); }
 
-RemoteDispatch::Counters RemoteDispatch::counters() const { return stream_->counters(); }
+RemoteDispatch::Counters RemoteDispatch::counters() const {
+  Counters counters = stream_->counters();
+  counters.shared_bytes = shared_bytes_.load();
+  return counters;
+}
+
+bool RemoteDispatch::TakesSharedMemory(uint64_t bytes) const {
+  return !shared_socket_.empty() && bytes >= kSharedMinBytes && bytes <= shared_max_ &&
+         bytes <= limits_.max_request_bytes;
+}
+
+absl::StatusOr<SharedMemory*> RemoteDispatch::SharedMemoryOfLocked(uint64_t bytes,
+                                                                   bool past_staging) {
+  const uint64_t start = past_staging ? staged_ : 0;
+  if (bytes > shared_max_ - std::min(start, shared_max_)) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%d bytes of shared memory%s; the daemon maps at most %d", bytes,
+        past_staging ? absl::StrFormat(" past a staging area of %d", start) : "", shared_max_));
+  }
+  const uint64_t needed = start + bytes;
+  if (shared_ != nullptr && shared_->bytes().size() >= needed) return shared_.get();
+  // Grown in powers of two from 64 MiB, so that a few attaches serve a session.
+  uint64_t size = uint64_t{64} << 20;
+  while (size < needed) size *= 2;
+  size = std::min(size, shared_max_);
+  ASSIGN_OR_RETURN(std::unique_ptr<SharedMemory> memory,
+                   SharedMemory::Attach(shared_socket_, shared_token_, size,
+                                        options_.connect_timeout));
+  if (shared_ != nullptr && past_staging && staged_ > 0) {
+    std::memcpy(memory->bytes().data(), shared_->bytes().data(), staged_);  // the staged bytes
+  }
+  shared_ = std::move(memory);
+  return shared_.get();
+}
+
+absl::StatusOr<absl::Span<uint8_t>> RemoteDispatch::StagingArea(size_t bytes) {
+  if (shared_socket_.empty()) {
+    return absl::FailedPreconditionError(
+        "this session has no shared memory (a daemon on this host, on a Unix socket, offers it)");
+  }
+  absl::MutexLock lock(&shared_mu_);
+  staged_ = 0;
+  ASSIGN_OR_RETURN(SharedMemory * memory, SharedMemoryOfLocked(bytes, /*past_staging=*/false));
+  staged_ = bytes;
+  return memory->bytes().subspan(0, bytes);
+}
+
+std::optional<absl::Status> RemoteDispatch::UploadShared(absl::Span<const RangedUpload> uploads,
+                                                         uint64_t total) {
+  absl::MutexLock lock(&shared_mu_);
+  if (shared_failed_) return std::nullopt;
+  // Already in the shared memory, in order and back to back (StagingArea's): nothing to copy.
+  std::optional<uint64_t> offset;
+  bool any_inside = false;
+  if (shared_ != nullptr) {
+    uint64_t next = 0;
+    bool contiguous = true;
+    for (const RangedUpload& u : uploads) {
+      if (u.bytes.empty()) continue;
+      const std::optional<uint64_t> at = shared_->OffsetOf(u.bytes);
+      any_inside |= at.has_value();
+      if (!at.has_value() || (offset.has_value() && *at != next)) contiguous = false;
+      if (at.has_value() && !offset.has_value()) offset = at;
+      next = at.value_or(0) + u.bytes.size();
+    }
+    if (!contiguous) offset.reset();
+  }
+  if (!offset.has_value()) {
+    // Bytes partly in the shared memory could be overwritten by copying the rest there.
+    if (any_inside) return std::nullopt;
+    absl::StatusOr<SharedMemory*> memory = SharedMemoryOfLocked(total, /*past_staging=*/true);
+    if (!memory.ok()) {
+      shared_failed_ = !absl::IsResourceExhausted(memory.status());
+      return std::nullopt;
+    }
+    uint8_t* to = (*memory)->bytes().data() + staged_;
+    for (const RangedUpload& u : uploads) {
+      if (u.bytes.empty()) continue;
+      std::memcpy(to, u.bytes.data(), u.bytes.size());
+      to += u.bytes.size();
+    }
+    offset = staged_;
+  }
+  Outgoing out;
+  v1::UploadRequest& request = *out.head.mutable_upload();
+  for (const RangedUpload& u : uploads) {
+    ToProto(RangeRef{*HandleOf(u.resource), u.offset, u.bytes.size()}, request.add_ranges());
+  }
+  request.mutable_shared()->set_offset(*offset);
+  request.mutable_shared()->set_length(total);
+  request.set_last(true);
+  Call call;
+  absl::Status status = stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
+  if (status.ok()) shared_bytes_ += total;
+  return status;
+}
+
+std::optional<absl::Status> RemoteDispatch::ReadShared(
+    absl::Span<const ReadRange> ranges, absl::Span<std::vector<uint8_t>* const> outputs) {
+  uint64_t total = 0;
+  for (const ReadRange& r : ranges) total = SaturatingAdd(total, r.length);
+  if (!TakesSharedMemory(total) || ranges.size() > limits_.max_ranges ||
+      !CheckOutputs(ranges.size(), outputs).ok()) {
+    return std::nullopt;  // the stream's path says what is wrong, if anything
+  }
+  absl::MutexLock lock(&shared_mu_);
+  if (shared_failed_) return std::nullopt;
+  absl::StatusOr<SharedMemory*> memory = SharedMemoryOfLocked(total, /*past_staging=*/true);
+  if (!memory.ok()) {
+    shared_failed_ = !absl::IsResourceExhausted(memory.status());
+    return std::nullopt;
+  }
+  Outgoing out;
+  v1::ReadRequest& request = *out.head.mutable_read();
+  for (const ReadRange& r : ranges) {
+    absl::StatusOr<uint64_t> handle = HandleOf(r.resource);
+    if (!handle.ok()) return handle.status();
+    ToProto(RangeRef{*handle, r.offset, r.length}, request.add_ranges());
+  }
+  request.mutable_shared()->set_offset(staged_);
+  request.mutable_shared()->set_length(total);
+  Call call;
+  RETURN_IF_ERROR(stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout));
+  const uint8_t* from = (*memory)->bytes().data() + staged_;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    outputs[i]->assign(from, from + ranges[i].length);
+    from += ranges[i].length;
+  }
+  shared_bytes_ += total;
+  return absl::OkStatus();
+}
 
 std::optional<absl::Time> RemoteDispatch::draining_until() const {
   return stream_->draining_until();
@@ -226,6 +365,9 @@ absl::Status RemoteDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads
         "an upload of %d bytes exceeds the daemon's per-request limit of %d bytes", total,
         limits_.max_request_bytes));
   }
+  if (TakesSharedMemory(total)) {
+    if (std::optional<absl::Status> shared = UploadShared(uploads, total)) return *shared;
+  }
   out.remaining = total;
   Call call;
   return stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
@@ -282,6 +424,7 @@ absl::Status RemoteDispatch::DownloadRangesInto(absl::Span<const ReadRange> rang
       ranges[0].length > limits_.max_request_bytes) {
     return DownloadRangeInto(ranges[0].resource, ranges[0].offset, ranges[0].length, outputs[0]);
   }
+  if (std::optional<absl::Status> shared = ReadShared(ranges, outputs)) return *shared;
   return Execute({}, {}, 0, ranges, outputs);
 }
 

@@ -21,6 +21,7 @@
 #ifndef SLUICE_CLIENT_REMOTE_DISPATCH_H_
 #define SLUICE_CLIENT_REMOTE_DISPATCH_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +37,8 @@
 #include "proto/contract.h"
 
 namespace sluice {
+
+class SharedMemory;
 
 class RemoteDispatch final : public ResidentDispatch {
  public:
@@ -64,7 +67,14 @@ class RemoteDispatch final : public ResidentDispatch {
     // one. Requests run in order, so no call that waits reads anything a failed one should
     // have written without saying so. A solve then costs its windows and a few round trips.
     bool pipelined = false;
+    // The same-host data path: against a daemon on this host (a unix: target) that offers it
+    // (sluiced listening on a Unix socket), uploads and reads of at least kSharedMinBytes move
+    // through memory shared with the daemon instead of the stream: one copy each way, none for
+    // an upload of StagingArea's memory. An upload stays one request, all or nothing. Should
+    // the memory not be made or attached, transfers take the stream.
+    bool shared_memory = true;
   };
+  static constexpr uint64_t kSharedMinBytes = uint64_t{1} << 20;
 
   // Network traffic of this session, for tests and benchmarks.
   struct Counters {
@@ -79,6 +89,8 @@ class RemoteDispatch final : public ResidentDispatch {
     uint64_t unwaited = 0;
     // Times the session was resumed on a new stream after its connection broke.
     uint64_t resumes = 0;
+    // Bytes uploaded and read through shared memory (not counted in bytes_sent/received).
+    uint64_t shared_bytes = 0;
   };
 
   // The limits the daemon granted at open.
@@ -134,6 +146,15 @@ class RemoteDispatch final : public ResidentDispatch {
   absl::Status Sync() { return Ping(0); }
   // Whether calls are pipelined: asked for, and the daemon takes client-chosen handles.
   bool pipelined() const { return pipelined_; }
+  // Whether the daemon offered this session shared memory (see Options::shared_memory).
+  bool shared_memory() const { return !shared_socket_.empty(); }
+  // The first `bytes` of this session's shared memory, for the caller to fill and hand to
+  // Upload*, which then sends it without copying it. Other transfers use the memory past it.
+  // Valid until the next StagingArea call (its bytes are not kept) or the dispatcher's end;
+  // an upload of it must not overlap a change to it. FailedPrecondition without shared
+  // memory; ResourceExhausted past the daemon's limit (OpenResponse.shared_memory.max_bytes).
+  // Thread-safe.
+  absl::StatusOr<absl::Span<uint8_t>> StagingArea(size_t bytes);
 
   Counters counters() const;
   const Limits& limits() const { return limits_; }
@@ -164,6 +185,19 @@ class RemoteDispatch final : public ResidentDispatch {
                        uint32_t repeat_count, absl::Span<const ReadRange> ranges,
                        absl::Span<std::vector<uint8_t>* const> outputs);
 
+  // Shared memory: whether a transfer of `bytes` takes it.
+  bool TakesSharedMemory(uint64_t bytes) const;
+  // Makes the shared memory hold at least `bytes` (past the staging area when `past_staging`),
+  // attaching a larger one if needed; returns it.
+  absl::StatusOr<SharedMemory*> SharedMemoryOfLocked(uint64_t bytes, bool past_staging)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shared_mu_);
+  // UploadAtMany and DownloadRangesInto through shared memory; nullopt: not taken (the caller
+  // uses the stream).
+  std::optional<absl::Status> UploadShared(absl::Span<const RangedUpload> uploads,
+                                           uint64_t total);
+  std::optional<absl::Status> ReadShared(absl::Span<const ReadRange> ranges,
+                                         absl::Span<std::vector<uint8_t>* const> outputs);
+
   const std::unique_ptr<Stream> stream_;
   const Options options_;
   const uint64_t owner_;  // tags every Resource issued here
@@ -173,6 +207,16 @@ class RemoteDispatch final : public ResidentDispatch {
   std::string backend_version_;
   Limits limits_;
   bool pipelined_ = false;
+  // The open's shared-memory offer (empty socket: none).
+  std::string shared_socket_;
+  std::string shared_token_;
+  uint64_t shared_max_ = 0;
+  // Held by a transfer while it uses the shared memory (its request and reply).
+  absl::Mutex shared_mu_;
+  std::unique_ptr<SharedMemory> shared_ ABSL_GUARDED_BY(shared_mu_);
+  uint64_t staged_ ABSL_GUARDED_BY(shared_mu_) = 0;  // the staging area's bytes
+  bool shared_failed_ ABSL_GUARDED_BY(shared_mu_) = false;  // an attach failed: the stream
+  std::atomic<uint64_t> shared_bytes_{0};
 
   // Sizes of this session's live buffers, for whole-buffer downloads.
   mutable absl::Mutex sizes_mu_;

@@ -29,6 +29,9 @@ inline constexpr uint64_t kMessageOverheadBytes = 6 << 20;
 inline constexpr size_t kMaxPingPayload = 64 << 10;
 // The bytes of OpenRequest.client_name a daemon keeps (for its log).
 inline constexpr size_t kMaxClientNameBytes = 128;
+// The length of a shared-memory offer's token (OpenResponse.shared_memory), which the client
+// sends, as these bytes exactly, with the region's file descriptor.
+inline constexpr size_t kSharedMemoryTokenBytes = 64;
 
 // ---- Operations ----------------------------------------------------------------------------
 

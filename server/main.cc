@@ -47,6 +47,10 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
           "host:port to serve on; port 0 picks a free port (printed at start). Or a Unix "
           "socket, unix:PATH or unix:///ABSOLUTE_PATH, for clients on this host: made with mode "
           "0660 (the daemon's user and group may connect), removed at exit");
+ABSL_FLAG(bool, shared_memory, true,
+          "with a unix: --listen, offer sessions on this host the shared-memory data path: a "
+          "second socket, the listen path plus \".shm\", takes the memory clients share "
+          "(sealed memfds passed over it), so large uploads and reads skip the stream");
 ABSL_FLAG(std::string, backend, "auto", "device backend: auto, cpu or cuda");
 ABSL_FLAG(std::string, tenants_file, "",
           "TOML file of the tenants that share the daemon: their token digests, limits and "
@@ -240,6 +244,7 @@ int Main() {
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.health_listen = absl::GetFlag(FLAGS_health_listen);
+  options.shared_memory = absl::GetFlag(FLAGS_shared_memory);
   options.streams.timeouts = {.open = absl::GetFlag(FLAGS_open_timeout),
                               .idle = absl::GetFlag(FLAGS_idle_timeout),
                               .stall = absl::GetFlag(FLAGS_stall_timeout)};

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/status_macros.h"
 #include "proto/codec.h"
+#include "server/shared_memory.h"
 
 namespace sluice {
 namespace {
@@ -50,10 +51,11 @@ absl::Status NotOpenError() {
 SessionProtocol::SessionProtocol(SessionManager* manager, std::string peer,
                                  SessionManager::Listener* listener,
                                  std::optional<Principal> principal, Resumer* resumer,
-                                 Metrics* metrics)
+                                 Metrics* metrics, SharedRegions* shared_regions)
     : manager_(manager),
       resumer_(resumer),
       metrics_(metrics),
+      shared_regions_(shared_regions),
       peer_(std::move(peer)),
       principal_(std::move(principal)),
       listener_(listener),
@@ -158,6 +160,24 @@ void SessionProtocol::AcceptUpload(v1::SessionRequest& request, std::vector<Job>
         jobs, !last);
   }
   PendingUpload& up = *upload_;
+  if (chunk.has_shared()) {
+    // All of it is in the client's shared memory: one message, nothing held here.
+    if (!last || !chunk.data().empty() || up.received > 0) {
+      return EndUpload(absl::InvalidArgumentError(
+                           "an upload from shared memory is one message, with no data"),
+                       jobs, !last);
+    }
+    if (chunk.shared().length() != up.expected) {
+      return EndUpload(absl::InvalidArgumentError(absl::StrFormat(
+                           "the shared span holds %d bytes; the ranges hold %d",
+                           chunk.shared().length(), up.expected)),
+                       jobs, false);
+    }
+    up.shared = chunk.shared();
+    up.received = up.expected;
+    up.hold.Release();
+    return EndUpload(absl::OkStatus(), jobs, /*more_may_follow=*/false);
+  }
   const uint64_t n = chunk.data().size();
   const uint32_t chunk_limit = chunk_size_.load();
   if (n > chunk_limit) {
@@ -203,7 +223,7 @@ void SessionProtocol::EndUpload(absl::Status error, std::vector<Job>* jobs,
   job.op = v1::SessionRequest::kUpload;
   job.accepted = absl::Now();
   job.cheap = up.expected <= kCheapBytes;
-  job.staged = up.received;
+  job.staged = up.shared.has_value() ? 0 : up.received;  // shared memory is the client's
   job.cancelled = NewCancelFlag(up.id);
   job.run = [this, up = std::move(up)](Responses* out) { DoUpload(up, out); };
   jobs->push_back(std::move(job));
@@ -425,6 +445,8 @@ std::unique_ptr<SessionProtocol::Carried> SessionProtocol::Detach(const char* wh
   carried->log_key = LogKey();
   carried->chunk_size = chunk_size_.load();
   carried->resume_token = resume_token_;
+  carried->shared = std::move(shared_);
+  carried->shared_token = shared_token_;
   carried->stats = stats_;
   carried->started = started_;
   LogLimited(carried->log_key,
@@ -505,6 +527,10 @@ void SessionProtocol::DoOpen(uint64_t id, const v1::OpenRequest& request, Respon
     resume_token_ = resumer_->RegisterResumable(
         Owner(), principal_.has_value() ? principal_->credential : "");
   }
+  if (request.shared_memory() && shared_regions_ != nullptr) {
+    shared_ = std::make_shared<SharedSlot>();
+    shared_token_ = shared_regions_->Offer(shared_);
+  }
   ReplyOpened(id, out);
 }
 
@@ -522,6 +548,12 @@ void SessionProtocol::ReplyOpened(uint64_t id, Responses* out) {
   granted.chunk_size = chunk_size_.load();
   ToProto(granted, open.mutable_limits());
   open.set_client_handles(true);
+  if (shared_ != nullptr) {
+    v1::SharedMemoryOffer& offer = *open.mutable_shared_memory();
+    offer.set_socket(shared_regions_->path());
+    offer.set_token(shared_token_);
+    offer.set_max_bytes(shared_regions_->max_bytes());
+  }
   if (!resume_token_.empty()) {
     open.set_resume_token(resume_token_);
     open.set_resume_grace_ms(
@@ -547,6 +579,8 @@ void SessionProtocol::DoResume(uint64_t id, const v1::OpenRequest& request, Resp
   client_name_ = carried.client_name;
   chunk_size_.store(carried.chunk_size);
   resume_token_ = carried.resume_token;
+  shared_ = std::move(carried.shared);
+  shared_token_ = carried.shared_token;
   stats_ = carried.stats;
   started_ = carried.started;
   open_refused_.store(false);
@@ -572,8 +606,42 @@ void SessionProtocol::DoAllocate(uint64_t id, uint64_t bytes, uint64_t chosen,
   out->back().mutable_allocate()->set_handle(*handle);
 }
 
+absl::StatusOr<absl::Span<uint8_t>> SessionProtocol::SharedSpanOf(const v1::SharedSpan& span,
+                                                                   uint64_t expected,
+                                                                   std::shared_ptr<SharedRegion>* region) {
+  if (span.length() != expected) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the shared span holds %d bytes; the ranges hold %d", span.length(), expected));
+  }
+  *region = shared_ != nullptr ? shared_->region() : nullptr;
+  if (*region == nullptr) {
+    return absl::FailedPreconditionError(
+        shared_ == nullptr ? "this session has no shared memory (ask for it at open, from a "
+                             "daemon that listens on a Unix socket)"
+                           : "no shared memory is attached to this session yet");
+  }
+  const absl::Span<uint8_t> bytes = (*region)->bytes();
+  RETURN_IF_ERROR(SharedRegion::CheckSpan(bytes.size(), span.offset(), span.length()));
+  return bytes.subspan(span.offset(), span.length());
+}
+
 void SessionProtocol::DoUpload(const PendingUpload& upload, Responses* out) {
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(upload.id, open, out);
+  if (upload.shared.has_value()) {
+    // The region stays mapped while this runs, even if its client attaches another meanwhile.
+    std::shared_ptr<SharedRegion> region;
+    absl::StatusOr<absl::Span<uint8_t>> data = SharedSpanOf(*upload.shared, upload.expected, &region);
+    if (!data.ok()) return Reply(upload.id, data.status(), out);
+    uint64_t at = 0;
+    const absl::Status status = ticket_->session().Write(
+        upload.ranges, [&](size_t, uint64_t, uint64_t length) -> absl::Span<const uint8_t> {
+          const absl::Span<const uint8_t> piece = data->subspan(at, length);
+          at += piece.size();
+          return piece;
+        });
+    if (status.ok()) stats_.bytes_up += upload.expected;
+    return Reply(upload.id, status, out);
+  }
   // The ranges' bytes, concatenated, are the chunks': the session asks for them in order.
   size_t chunk = 0;
   uint64_t chunk_offset = 0;
@@ -745,6 +813,23 @@ void SessionProtocol::DoRead(uint64_t id, const v1::ReadRequest& request, Respon
   if (absl::Status open = RequireOpen(); !open.ok()) return Reply(id, open, out);
   std::vector<RangeRef> reads = RangesFromProto(request.ranges());
   const uint64_t total = TotalLength(reads);
+  if (request.has_shared()) {
+    std::shared_ptr<SharedRegion> region;
+    absl::StatusOr<absl::Span<uint8_t>> into = SharedSpanOf(request.shared(), total, &region);
+    if (!into.ok()) return Reply(id, into.status(), out);
+    std::vector<uint64_t> starts;  // where each read lands in the span
+    uint64_t at = 0;
+    for (const RangeRef& r : reads) {
+      starts.push_back(at);
+      at += r.length;
+    }
+    const absl::Status status =
+        ticket_->session().Read(reads, [&](size_t i, uint64_t offset, uint64_t length) {
+          return into->subspan(starts[i] + offset, length);
+        });
+    if (status.ok()) stats_.bytes_down += total;
+    return Reply(id, status, out);
+  }
   if (total > StreamWindow()) return StartStreamedRead(id, std::move(reads), total, out);
   ReadInto(
       id, reads, [&](ReadSink sink) { return ticket_->session().Read(reads, sink); }, out);

@@ -37,6 +37,7 @@
 #include "engine/transfer_budget.h"
 #include "proto/contract.h"
 #include "server/metrics.h"
+#include "server/shared_memory.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {
@@ -59,6 +60,8 @@ class SessionProtocol {
     LogFields log_fields;  // who they are about
     uint32_t chunk_size = 0;
     std::string resume_token;
+    std::shared_ptr<SharedSlot> shared;  // its shared memory, when its open asked for it
+    std::string shared_token;
     Stats stats;
     absl::Time started;
     // Logs the session's summary: it closed for `why`.
@@ -116,7 +119,7 @@ class SessionProtocol {
   // the protocol.
   SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener,
                   std::optional<Principal> principal = std::nullopt, Resumer* resumer = nullptr,
-                  Metrics* metrics = nullptr);
+                  Metrics* metrics = nullptr, SharedRegions* shared_regions = nullptr);
 
   // ---- Read path: one message at a time, in arrival order (not concurrently). ----
 
@@ -179,6 +182,7 @@ class SessionProtocol {
     uint64_t received = 0;
     std::vector<std::string> chunks;
     TransferBudget::Hold hold;  // the daemon's memory for the bytes received
+    std::optional<v1::SharedSpan> shared;  // the data is there instead (shared memory)
   };
 
   // Read path.
@@ -221,6 +225,10 @@ class SessionProtocol {
   void StartStreamedRead(uint64_t id, std::vector<RangeRef> reads, uint64_t total,
                          Responses* out);
   absl::Status RequireOpen() const;
+  // The bytes of the shared region that `span` names, checked to hold `expected` bytes;
+  // `region` keeps them mapped.
+  absl::StatusOr<absl::Span<uint8_t>> SharedSpanOf(const v1::SharedSpan& span, uint64_t expected,
+                                                   std::shared_ptr<SharedRegion>* region);
   // Whose lines these are, for the log's rate limit: the client's host and name.
   std::string LogKey() const;
   // What the session's lines say of it: its id, peer, client name and tenant.
@@ -237,6 +245,7 @@ class SessionProtocol {
   SessionManager* const manager_;
   Resumer* const resumer_;
   Metrics* const metrics_;
+  SharedRegions* const shared_regions_;  // null: no shared memory offered
   const std::string peer_;
   const std::optional<Principal> principal_;
   SessionManager::Listener* const listener_;
@@ -256,6 +265,8 @@ class SessionProtocol {
   std::unique_ptr<SessionManager::Ticket> ticket_;
   std::string client_name_;
   std::string resume_token_;  // of a resumable session
+  std::shared_ptr<SharedSlot> shared_;  // the session's shared memory, if its open asked
+  std::string shared_token_;            // the offer that attaches it
   TransferBudget::Hold read_hold_;  // the running read's reservation, until TakeReadHold
   // A read that streams, from its first window to its last.
   struct StreamedRead {

@@ -2,9 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "base/unix_socket.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -53,39 +52,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
-}
-
-// Makes `path` free for a new socket: nothing there, or a socket nobody listens on any more
-// (left by a daemon that died), which goes. Refuses a live socket and anything that is not one.
-absl::Status ClaimUnixSocketPath(const std::string& path) {
-  sockaddr_un address{};
-  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the Unix socket path \"%s\" must have 1 to %d bytes", path,
-        sizeof(address.sun_path) - 1));
-  }
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return absl::OkStatus();
-  if (!S_ISSOCK(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("cannot listen on %s: it exists and is not a socket", path));
-  }
-  address.sun_family = AF_UNIX;
-  path.copy(address.sun_path, path.size());
-  const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) return absl::UnavailableError("cannot make a socket");
-  const bool live = connect(probe, reinterpret_cast<const sockaddr*>(&address),
-                            sizeof(address)) == 0;
-  close(probe);
-  if (live) {
-    return absl::UnavailableError(absl::StrFormat(
-        "cannot listen on %s: another process listens on it (a daemon running already?)", path));
-  }
-  if (unlink(path.c_str()) != 0) {
-    return absl::UnavailableError(
-        absl::StrFormat("cannot listen on %s: cannot remove the stale socket there", path));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -208,6 +174,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   daemon->executor_ = std::make_unique<Executor>(threads);
   SluiceService::Options streams = options.streams;
   streams.metrics = daemon->metrics_.get();
+  if (unix_path.has_value() && options.shared_memory) {
+    ASSIGN_OR_RETURN(daemon->shared_regions_,
+                     SharedRegions::Listen(*unix_path + ".shm",
+                                           daemon->manager_->options().limits.max_request_bytes));
+    streams.shared_regions = daemon->shared_regions_.get();
+  }
   if (streams.grpc_memory == 0) {
     streams.grpc_memory = daemon->manager_->transfers().limit() + (uint64_t{256} << 20);
   }
@@ -309,6 +281,7 @@ void Daemon::Shutdown(absl::Duration grace) {
   // Every reactor has finished; the executor runs what they left (the teardown of sessions,
   // freeing their buffers) and stops.
   executor_.reset();
+  shared_regions_.reset();  // no session holds an offer any more
 }
 
 }  // namespace sluice

@@ -19,6 +19,7 @@
 #include "prometheus/exposer.h"
 #include "server/grpc/service.h"
 #include "server/metrics.h"
+#include "server/shared_memory.h"
 
 namespace sluice {
 
@@ -68,6 +69,10 @@ struct DaemonOptions {
   // port 0 picks a free port (see Daemon::health_address()). Empty: none (the health service
   // is still served on `listen`).
   std::string health_listen;
+  // On a Unix socket `listen`, the same-host data path too: a second socket, `listen`'s path
+  // plus ".shm", on which sessions that ask attach shared memory (server/shared_memory.h), of
+  // at most sessions.limits.max_request_bytes each.
+  bool shared_memory = true;
 };
 
 class Daemon {
@@ -131,6 +136,8 @@ class Daemon {
   // A Unix socket's path and inode, removed at shutdown if it is still this daemon's.
   std::string unix_path_;
   uint64_t unix_inode_ = 0;
+  std::unique_ptr<SharedRegions> shared_regions_;  // on a Unix socket, unless turned off
+
   bool shut_down_ = false;
 };
 

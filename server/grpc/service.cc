@@ -90,7 +90,8 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Sess
   if (!who.ok()) return new RefusedStream(ToGrpc(who.status()));
   // It counts itself among the unopened streams until it opens a session or ends.
   return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_,
-                            &resumable_, options_.metrics, std::move(*who), context);
+                            &resumable_, options_.metrics, options_.shared_regions,
+                            std::move(*who), context);
 }
 
 grpc::ServerUnaryReactor* SluiceService::GetInfo(grpc::CallbackServerContext* context,

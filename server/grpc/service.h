@@ -43,6 +43,9 @@ class SluiceService final
     absl::Duration resume_grace = absl::Minutes(1);
     // Where the service counts what it serves (may be null: not counted). Must outlive it.
     Metrics* metrics = nullptr;
+    // Where sessions that ask for shared memory attach it (null: none is offered). Must
+    // outlive the service.
+    SharedRegions* shared_regions = nullptr;
   };
 
   // Neither is owned; both must outlive the server.

@@ -14,6 +14,7 @@ namespace sluice {
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                                const StreamTimeouts& timeouts, UnopenedStreams* unopened,
                                ResumableSessions* resumable, Metrics* metrics,
+                               SharedRegions* shared_regions,
                                std::optional<Principal> principal,
                                grpc::CallbackServerContext* context)
     : executor_(executor),
@@ -24,7 +25,8 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, Stre
       context_(context),
       peer_(context->peer()),
       metrics_(metrics),
-      protocol_(manager, context->peer(), this, std::move(principal), this, metrics),
+      protocol_(manager, context->peer(), this, std::move(principal), this, metrics,
+                shared_regions),
       started_(absl::Now()) {
   {
     absl::MutexLock lock(&mu_);

@@ -89,11 +89,12 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // before they go). `unopened` counts the streams that have not opened a session yet: the
   // reactor counts itself (which may end the stream that waited longest) and stops once it
   // opens or ends.
+  // `shared_regions` (may be null: no shared memory offered) must outlive every reactor too.
   // `principal`: who the stream is from when the daemon authenticated it (a tenant), else
   // nullopt (the client its host and client name make it).
   SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
                  const StreamTimeouts& timeouts, UnopenedStreams* unopened,
-                 ResumableSessions* resumable, Metrics* metrics,
+                 ResumableSessions* resumable, Metrics* metrics, SharedRegions* shared_regions,
                  std::optional<Principal> principal, grpc::CallbackServerContext* context);
 
  private:

@@ -1,0 +1,25 @@
+// Unix domain sockets: claiming a path to listen on, and passing a file descriptor.
+#ifndef SLUICE_BASE_UNIX_SOCKET_H_
+#define SLUICE_BASE_UNIX_SOCKET_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace sluice {
+
+// Makes `path` free for a new socket: nothing there, or a socket nobody listens on any more
+// (left by a process that died), which goes. InvalidArgument for a path that does not fit a
+// socket address; FailedPrecondition for something there that is no socket; Unavailable when a
+// process listens on it.
+absl::Status ClaimUnixSocketPath(const std::string& path);
+
+// Connects to the socket at `path`, waiting at most `timeout` for each later send and receive
+// on it. Returns the connected descriptor (the caller closes it), or Unavailable saying why.
+absl::StatusOr<int> ConnectUnixSocket(const std::string& path, absl::Duration timeout);
+
+}  // namespace sluice
+
+#endif  // SLUICE_BASE_UNIX_SOCKET_H_
