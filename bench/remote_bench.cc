@@ -8,6 +8,9 @@
 //
 // Both servers run in this process on loopback TCP: sluiced's service over the CPU device, and
 // a minimal echo service. Prints a table and the ratios against the targets of DESIGN.md.
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/remote_dispatch.h"
@@ -30,6 +34,10 @@ ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");
 ABSL_FLAG(int, latency_samples, 1000, "samples per method per round");
 ABSL_FLAG(int, upload_mib, 256, "bytes per throughput transfer, in MiB");
 ABSL_FLAG(int, upload_repeats, 5, "throughput transfers per method (the median is reported)");
+ABSL_FLAG(int, same_host_mib, 1024,
+          "bytes per same-host transfer (a daemon on a Unix socket, shared memory), in MiB; 0 "
+          "skips them");
+ABSL_FLAG(int, same_host_repeats, 3, "same-host transfers per method (the median is reported)");
 ABSL_FLAG(bool, resumable, true,
           "open the session resumable (the daemon records replies, the client keeps requests "
           "until answered), as RemoteDispatch does by default");
@@ -134,6 +142,94 @@ double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
 
 double NowUs() {
   return absl::ToDoubleMicroseconds(absl::Now() - absl::UnixEpoch());
+}
+
+// The same-host data path: a daemon on a Unix socket, a client on this host. A large upload
+// through shared memory (copied in from the caller's memory, and from the staging area, which
+// needs no copy), against memcpy of as many bytes and against the same upload over the Unix
+// socket's stream; a download of it likewise.
+int SameHost(std::shared_ptr<CpuDevice> device) {
+  char dir[] = "/tmp/sluice-bench-XXXXXX";
+  if (mkdtemp(dir) == nullptr) return 1;
+  const size_t bytes = static_cast<size_t>(absl::GetFlag(FLAGS_same_host_mib)) << 20;
+  DaemonOptions options;
+  options.listen = absl::StrCat("unix://", dir, "/sluiced.sock");
+  options.sessions.limits.max_request_bytes = bytes;
+  options.sessions.max_transfer_bytes = bytes + (uint64_t{64} << 20);
+  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(device, options);
+  if (!daemon.ok()) {
+    std::fprintf(stderr, "%s\n", daemon.status().ToString().c_str());
+    return 1;
+  }
+  const auto connect = [&](bool shared) {
+    return RemoteDispatch::Connect({.target = (*daemon)->address(),
+                                    .client_name = shared ? "bench-shm" : "bench-unix",
+                                    .chunk_size = kChunk,
+                                    .shared_memory = shared});
+  };
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> shm = connect(true);
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> plain = connect(false);
+  if (!shm.ok() || !plain.ok() || !(*shm)->shared_memory()) {
+    std::fprintf(stderr, "no shared memory on %s\n", (*daemon)->address().c_str());
+    return 1;
+  }
+  std::vector<uint8_t> payload(bytes);
+  for (size_t i = 0; i < bytes; i += 4096) payload[i] = static_cast<uint8_t>(i >> 12);
+  std::vector<uint8_t> target(bytes, 1), downloaded;
+  absl::StatusOr<Resource> on_shm = (*shm)->Allocate(bytes);
+  absl::StatusOr<Resource> on_plain = (*plain)->Allocate(bytes);
+  if (!on_shm.ok() || !on_plain.ok()) return 1;
+  std::vector<double> mem, stream_up, shm_up, stream_down, shm_down, staged_up;
+  const auto gbs = [bytes](double t0) { return bytes / ((NowUs() - t0) * 1e3); };
+  for (int r = 0; r < absl::GetFlag(FLAGS_same_host_repeats); ++r) {
+    double t0 = NowUs();
+    std::memcpy(target.data(), payload.data(), bytes);
+    mem.push_back(gbs(t0));
+    t0 = NowUs();
+    if (!(*plain)->Upload(*on_plain, payload).ok()) return 1;
+    stream_up.push_back(gbs(t0));
+    t0 = NowUs();
+    if (!(*shm)->Upload(*on_shm, payload).ok()) return 1;
+    shm_up.push_back(gbs(t0));
+    t0 = NowUs();
+    if (!(*plain)->DownloadInto(*on_plain, &downloaded).ok()) return 1;
+    stream_down.push_back(gbs(t0));
+    t0 = NowUs();
+    if (!(*shm)->DownloadInto(*on_shm, &downloaded).ok() || downloaded != payload) return 1;
+    shm_down.push_back(gbs(t0));
+  }
+  // Last: the staging area takes the front of the shared memory, which reads need past it.
+  absl::StatusOr<absl::Span<uint8_t>> staging = (*shm)->StagingArea(bytes);
+  if (!staging.ok()) return 1;
+  std::memcpy(staging->data(), payload.data(), bytes);
+  for (int r = 0; r < absl::GetFlag(FLAGS_same_host_repeats); ++r) {
+    const double t0 = NowUs();
+    if (!(*shm)->UploadAtMany({{*on_shm, 0, *staging}}).ok()) return 1;
+    staged_up.push_back(gbs(t0));
+  }
+  const uint64_t moved = (*shm)->counters().shared_bytes;
+  std::printf("\nSame host: a daemon on a Unix socket, %zu MiB per transfer (GB/s, median)\n",
+              bytes >> 20);
+  std::printf("%-46s %10.2f\n", "memcpy", Median(mem));
+  std::printf("%-46s %10.2f\n", "Upload over the Unix socket's stream", Median(stream_up));
+  std::printf("%-46s %10.2f\n", "Upload through shared memory (copied in)", Median(shm_up));
+  std::printf("%-46s %10.2f\n", "Upload of the staging area (no copy)", Median(staged_up));
+  std::printf("%-46s %10.2f\n", "DownloadInto over the Unix socket's stream", Median(stream_down));
+  std::printf("%-46s %10.2f\n", "DownloadInto through shared memory", Median(shm_down));
+  std::printf("(%llu bytes moved through shared memory)\n", static_cast<unsigned long long>(moved));
+  std::printf("\nratios (target in brackets)\n");
+  std::printf("shared-memory upload / memcpy             %6.2fx  [>= 0.80x] %s\n",
+              Median(shm_up) / Median(mem), Median(shm_up) / Median(mem) >= 0.8 ? "met" : "MISSED");
+  std::printf("staging-area upload / memcpy              %6.2fx\n", Median(staged_up) / Median(mem));
+  std::printf("shared-memory upload / Unix stream        %6.2fx\n", Median(shm_up) / Median(stream_up));
+  std::printf("shared-memory download / memcpy           %6.2fx\n", Median(shm_down) / Median(mem));
+  std::printf("shared-memory download / Unix stream      %6.2fx\n",
+              Median(shm_down) / Median(stream_down));
+  shm->reset();
+  plain->reset();
+  (*daemon)->Shutdown(absl::Seconds(5));
+  rmdir(dir);
+  return 0;
 }
 
 int Main() {
@@ -297,7 +393,7 @@ int Main() {
   remote->reset();
   (*daemon)->Shutdown(absl::Seconds(5));
   echo_server->Shutdown();
-  return 0;
+  return absl::GetFlag(FLAGS_same_host_mib) > 0 ? SameHost(*device) : 0;
 }
 
 }  // namespace

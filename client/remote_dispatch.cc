@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -160,32 +161,77 @@ std::optional<absl::Status> RemoteDispatch::UploadShared(absl::Span<const Ranged
     }
     if (!contiguous) offset.reset();
   }
-  if (!offset.has_value()) {
-    // Bytes partly in the shared memory could be overwritten by copying the rest there.
-    if (any_inside) return std::nullopt;
-    absl::StatusOr<SharedMemory*> memory = SharedMemoryOfLocked(total, /*past_staging=*/true);
-    if (!memory.ok()) {
-      shared_failed_ = !absl::IsResourceExhausted(memory.status());
-      return std::nullopt;
-    }
-    uint8_t* to = (*memory)->bytes().data() + staged_;
+  if (offset.has_value()) {
+    Outgoing out;
+    v1::UploadRequest& request = *out.head.mutable_upload();
     for (const RangedUpload& u : uploads) {
-      if (u.bytes.empty()) continue;
-      std::memcpy(to, u.bytes.data(), u.bytes.size());
-      to += u.bytes.size();
+      ToProto(RangeRef{*HandleOf(u.resource), u.offset, u.bytes.size()}, request.add_ranges());
     }
-    offset = staged_;
+    request.mutable_shared()->set_offset(*offset);
+    request.mutable_shared()->set_length(total);
+    request.set_last(true);
+    Call call;
+    absl::Status status =
+        stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
+    if (status.ok()) shared_bytes_ += total;
+    return status;
   }
-  Outgoing out;
-  v1::UploadRequest& request = *out.head.mutable_upload();
-  for (const RangedUpload& u : uploads) {
-    ToProto(RangeRef{*HandleOf(u.resource), u.offset, u.bytes.size()}, request.add_ranges());
+  // Bytes partly in the shared memory could be overwritten by copying the rest there.
+  if (any_inside) return std::nullopt;
+  // Copied in, in pieces through a ring of slots past the staging area: the copy of the next
+  // piece overlaps the daemon's write of the last. Every range was checked before the first
+  // piece goes (UploadAtMany), and a piece needs no memory of the daemon's, so only the loss of
+  // the session, which takes its buffers with it, can fail a later piece: to whoever can see
+  // the buffers, the upload is still all or nothing.
+  const uint64_t ring = std::min(total, kSharedPieceBytes * kSharedSlots);
+  absl::StatusOr<SharedMemory*> memory = SharedMemoryOfLocked(ring, /*past_staging=*/true);
+  if (!memory.ok()) {
+    shared_failed_ = !absl::IsResourceExhausted(memory.status());
+    return std::nullopt;
   }
-  request.mutable_shared()->set_offset(*offset);
-  request.mutable_shared()->set_length(total);
-  request.set_last(true);
-  Call call;
-  absl::Status status = stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
+  uint8_t* const slots = (*memory)->bytes().data() + staged_;
+  std::deque<Call> in_flight;
+  absl::Status status;
+  const auto wait_oldest = [&] {
+    absl::Status done = stream_->Wait(&in_flight.front(), absl::Now() + options_.call_timeout);
+    in_flight.pop_front();
+    if (status.ok()) status = done;
+  };
+  size_t u = 0;         // the upload the next piece starts in...
+  uint64_t within = 0;  // ...and where in it
+  for (uint64_t sent = 0, k = 0; sent < total && status.ok(); ++k) {
+    if (in_flight.size() == kSharedSlots) wait_oldest();  // its slot is free again
+    if (!status.ok()) break;
+    const uint64_t n = std::min(kSharedPieceBytes, total - sent);
+    const uint64_t slot = (k % kSharedSlots) * kSharedPieceBytes;
+    Outgoing out;
+    v1::UploadRequest& request = *out.head.mutable_upload();
+    for (uint64_t filled = 0; filled < n;) {
+      const RangedUpload& up = uploads[u];
+      const uint64_t m = std::min(n - filled, up.bytes.size() - within);
+      if (m > 0) {
+        ToProto(RangeRef{*HandleOf(up.resource), up.offset + within, m}, request.add_ranges());
+        std::memcpy(slots + slot + filled, up.bytes.data() + within, m);
+      }
+      filled += m;
+      within += m;
+      if (within == up.bytes.size()) {
+        ++u;
+        within = 0;
+      }
+    }
+    request.mutable_shared()->set_offset(staged_ + slot);
+    request.mutable_shared()->set_length(n);
+    request.set_last(true);
+    in_flight.emplace_back();
+    if (absl::Status begun = stream_->Begin(std::move(out), &in_flight.back()); !begun.ok()) {
+      in_flight.pop_back();
+      status = begun;
+      break;
+    }
+    sent += n;
+  }
+  while (!in_flight.empty()) wait_oldest();
   if (status.ok()) shared_bytes_ += total;
   return status;
 }

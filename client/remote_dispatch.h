@@ -75,6 +75,10 @@ class RemoteDispatch final : public ResidentDispatch {
     bool shared_memory = true;
   };
   static constexpr uint64_t kSharedMinBytes = uint64_t{1} << 20;
+  // An upload copied into shared memory goes in pieces of this many bytes, as many in flight as
+  // the ring has slots (one round trip each).
+  static constexpr uint64_t kSharedPieceBytes = uint64_t{32} << 20;
+  static constexpr size_t kSharedSlots = 4;
 
   // Network traffic of this session, for tests and benchmarks.
   struct Counters {

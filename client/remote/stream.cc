@@ -241,6 +241,11 @@ void RemoteDispatch::Stream::QueueLocked(Outgoing out, Call* call, Actions* acti
 }
 
 absl::Status RemoteDispatch::Stream::Send(Outgoing out, Call* call, absl::Time deadline) {
+  RETURN_IF_ERROR(Begin(std::move(out), call));
+  return Wait(call, deadline);
+}
+
+absl::Status RemoteDispatch::Stream::Begin(Outgoing out, Call* call) {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
@@ -248,6 +253,11 @@ absl::Status RemoteDispatch::Stream::Send(Outgoing out, Call* call, absl::Time d
     QueueLocked(std::move(out), call, &actions);
   }
   Apply(actions);
+  return absl::OkStatus();
+}
+
+absl::Status RemoteDispatch::Stream::Wait(Call* call, absl::Time deadline) {
+  Actions actions;
   absl::Status result;
   Link* cancel = nullptr;
   {

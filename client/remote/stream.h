@@ -118,6 +118,10 @@ class RemoteDispatch::Stream {
 
   // Sends `out` and waits until its final reply arrives, the stream breaks, or `deadline`.
   absl::Status Send(Outgoing out, Call* call, absl::Time deadline);
+  // Send in two halves, for a caller that keeps several requests in flight: Begin queues `out`
+  // for `call` (which must live until Wait returns); Wait waits for its reply, as Send does.
+  absl::Status Begin(Outgoing out, Call* call);
+  absl::Status Wait(Call* call, absl::Time deadline);
 
   // Sends `out` without waiting for its reply, which is checked when it arrives: a failure
   // then closes the session (every later call reports it). For requests whose failure the
