@@ -15,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/json_out.h"
 #include "client/remote_dispatch.h"
 #include "engine/cpu_device.h"
 #include "ifds/generator.h"
@@ -25,6 +26,7 @@ ABSL_FLAG(int, solves, 7, "light-client solves per measurement (the median is ke
 ABSL_FLAG(int, reads, 400, "light-client 4-byte reads per measurement");
 ABSL_FLAG(int, light_procedures, 400, "procedures of the light client's problem");
 ABSL_FLAG(int, heavy_sessions, 8, "sessions of the heavy load");
+ABSL_FLAG(std::string, json, "", "also write the figures, by name, to this JSON file");
 ABSL_FLAG(int, device_threads, 0, "the CPU device's threads (0: one per core)");
 ABSL_FLAG(absl::Duration, quantum, sluice::SessionManager::Options{}.share_quantum,
           "the daemon's --share_quantum");
@@ -212,8 +214,14 @@ int Main() {
               "[target <= 2x] %s\n",
               sessions, solve_ratio, read_ratio,
               solve_ratio <= 2 && read_ratio <= 2 ? "met" : "MISSED");
+  JsonOut& json = JsonOut::Get();
+  json.Set("heavy_sessions", sessions);
+  json.Set("light_solve_one_client_ratio", solve_ratio);
+  json.Set("light_read_p50_one_client_ratio", read_ratio);
+  json.Set("light_solve_many_clients_ratio", loaded[0].solve_s / unloaded.solve_s);
+  json.Set("light_read_p50_many_clients_ratio", loaded[0].read_p50_us / unloaded.read_p50_us);
   (*daemon)->Shutdown(absl::Seconds(5));
-  return 0;
+  return json.Write(absl::GetFlag(FLAGS_json)) ? 0 : 1;
 }
 
 }  // namespace

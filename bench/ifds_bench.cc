@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/json_out.h"
 #include "client/local_dispatch.h"
 #include "client/remote_dispatch.h"
 #include "engine/cpu_device.h"
@@ -30,6 +31,7 @@
 
 ABSL_FLAG(int, repeats, 3, "solves per measurement on the two smaller sizes (best is kept)");
 ABSL_FLAG(bool, large, true, "include the large problem");
+ABSL_FLAG(std::string, json, "", "also write the figures, by name, to this JSON file");
 
 namespace sluice::bench {
 namespace {
@@ -151,6 +153,15 @@ int Main() {
                 b.path_edges / b.seconds / 1e6, Mib(b.max_rss), Mib(b.device_peak),
                 a.seconds / b.seconds, static_cast<double>(b.max_rss) / a.max_rss);
     problems.push_back(*std::move(problem));
+    JsonOut& json = JsonOut::Get();
+    const std::string key = size.name;
+    json.Set(key + "_path_edges", static_cast<double>(a.path_edges));
+    json.Set(key + "_reference_s", a.seconds);
+    json.Set(key + "_resident_s", b.seconds);
+    json.Set(key + "_resident_over_reference_speed_ratio", a.seconds / b.seconds);
+    json.Set(key + "_resident_over_reference_rss_ratio", static_cast<double>(b.max_rss) / a.max_rss);
+    json.Set(key + "_device_bytes_per_path_edge",
+             static_cast<double>(b.device_peak) / static_cast<double>(a.path_edges));
   }
   std::printf("speed: resident PE/s over reference PE/s; memory: resident peak RSS over "
               "reference peak RSS (RSS includes the problem)\n\n");
@@ -226,10 +237,18 @@ int Main() {
               static_cast<unsigned long long>(waiting_trips),
               static_cast<unsigned long long>(waiting_trips - stats.windows), stats.growths);
 
+  JsonOut& json = JsonOut::Get();
+  json.Set("early_exit_full_over_guarded_ratio", unguarded / guarded);
+  json.Set("remote_over_in_process_solve_ratio", rm / l);
+  json.Set("pipelined_over_waiting_solve_ratio", rm / wt);
+  json.Set("remote_round_trips", static_cast<double>(trips));
+  json.Set("remote_windows", stats.windows);
+  json.Set("round_trips_over_windows_ratio", static_cast<double>(trips) / stats.windows);
+  json.Set("waiting_round_trips", static_cast<double>(waiting_trips));
   remote->reset();
   waiting->reset();
   (*daemon)->Shutdown(absl::Seconds(5));
-  return 0;
+  return JsonOut::Get().Write(absl::GetFlag(FLAGS_json)) ? 0 : 1;
 }
 
 }  // namespace

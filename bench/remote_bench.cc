@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/remote_dispatch.h"
+#include "bench/json_out.h"
 #include "echo.grpc.pb.h"
 #include "engine/cpu_device.h"
 #include "grpcpp/grpcpp.h"
@@ -34,6 +35,7 @@ ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");
 ABSL_FLAG(int, latency_samples, 1000, "samples per method per round");
 ABSL_FLAG(int, upload_mib, 256, "bytes per throughput transfer, in MiB");
 ABSL_FLAG(int, upload_repeats, 5, "throughput transfers per method (the median is reported)");
+ABSL_FLAG(std::string, json, "", "also write the figures, by name, to this JSON file");
 ABSL_FLAG(int, same_host_mib, 1024,
           "bytes per same-host transfer (a daemon on a Unix socket, shared memory), in MiB; 0 "
           "skips them");
@@ -225,6 +227,17 @@ int SameHost(std::shared_ptr<CpuDevice> device) {
   std::printf("shared-memory download / memcpy           %6.2fx\n", Median(shm_down) / Median(mem));
   std::printf("shared-memory download / Unix stream      %6.2fx\n",
               Median(shm_down) / Median(stream_down));
+  JsonOut& json = JsonOut::Get();
+  json.Set("same_host_memcpy_gbs", Median(mem));
+  json.Set("same_host_stream_upload_gbs", Median(stream_up));
+  json.Set("same_host_shm_upload_gbs", Median(shm_up));
+  json.Set("same_host_staged_upload_gbs", Median(staged_up));
+  json.Set("same_host_stream_download_gbs", Median(stream_down));
+  json.Set("same_host_shm_download_gbs", Median(shm_down));
+  json.Set("shm_upload_over_memcpy_ratio", Median(shm_up) / Median(mem));
+  json.Set("staged_upload_over_memcpy_ratio", Median(staged_up) / Median(mem));
+  json.Set("shm_upload_over_unix_stream_ratio", Median(shm_up) / Median(stream_up));
+  json.Set("shm_download_over_memcpy_ratio", Median(shm_down) / Median(mem));
   shm->reset();
   plain->reset();
   (*daemon)->Shutdown(absl::Seconds(5));
@@ -389,11 +402,27 @@ int Main() {
               up / bare >= 0.8 ? "met" : "MISSED");
   std::printf("upload / memcpy                           %6.3fx\n", up / mem);
   std::printf("download / bare stream                    %6.2fx\n", down / bare_down);
+  JsonOut& json = JsonOut::Get();
+  json.Set("bare_pingpong_p50_us", bare_p50);
+  json.Set("bare_pingpong_p99_us", bare_p99);
+  json.Set("ranged_read_p50_us", read_p50);
+  json.Set("ranged_read_p99_us", read_p99);
+  json.Set("ranged_read_over_bare_p50_ratio", read_p50 / bare_p50);
+  json.Set("ranged_read_over_bare_p99_ratio", read_p99 / bare_p99);
+  json.Set("memcpy_gbs", mem);
+  json.Set("bare_client_stream_gbs", bare);
+  json.Set("upload_gbs", up);
+  json.Set("bare_server_stream_gbs", bare_down);
+  json.Set("download_gbs", down);
+  json.Set("upload_over_bare_stream_ratio", up / bare);
+  json.Set("upload_over_memcpy_ratio", up / mem);
+  json.Set("download_over_bare_stream_ratio", down / bare_down);
 
   remote->reset();
   (*daemon)->Shutdown(absl::Seconds(5));
   echo_server->Shutdown();
-  return absl::GetFlag(FLAGS_same_host_mib) > 0 ? SameHost(*device) : 0;
+  if (absl::GetFlag(FLAGS_same_host_mib) > 0 && SameHost(*device) != 0) return 1;
+  return JsonOut::Get().Write(absl::GetFlag(FLAGS_json)) ? 0 : 1;
 }
 
 }  // namespace

@@ -11,6 +11,12 @@ configure_and_build -DSLUICE_LLVM=ON
 log "running tests"
 ctest --test-dir "$BUILD" --output-on-failure -j "$(jobs)" --timeout 600
 
+# bench/run.sh in its quick mode: the whole measuring chain (every bench, JSON, plots) works.
+if [ "${SLUICE_SKIP_BENCH:-0}" != 1 ]; then
+  log "checking bench/run.sh --quick (every bench, its JSON and plots, small sizes)"
+  "$ROOT/bench/run.sh" --quick --out "$(mktemp -d)" >/dev/null
+fi
+
 # deploy/: the Kubernetes manifests against the Kubernetes schemas, the Dockerfile's structure,
 # the systemd unit (deploy/image-test.sh builds and runs the image; too slow for every run).
 log "checking deploy/ (Kubernetes schemas, Dockerfile, systemd unit)"

@@ -775,12 +775,13 @@ void SessionProtocol::StartStreamedRead(uint64_t id, std::vector<RangeRef> reads
   absl::StatusOr<TransferBudget::Hold> hold =
       Transfers().Reserve(std::min(total, 2 * window) + chunk_size_.load(), "a read");
   if (!hold.ok()) return Reply(id, hold.status(), out);
-  streamed_.emplace();
-  streamed_->id = id;
-  streamed_->reads = std::move(reads);
-  streamed_->total = total;
-  streamed_->window = window;
-  streamed_->hold = *std::move(hold);
+  StreamedRead read;
+  read.id = id;
+  read.reads = std::move(reads);
+  read.total = total;
+  read.window = window;
+  read.hold = *std::move(hold);
+  streamed_ = std::move(read);
   stats_.bytes_down += total;
   ContinueRead(out);
 }

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Collects the figures bench/run.sh's benches wrote (one JSON object each) into results.json,
+plots them with gnuplot (PNG), and with --docs refreshes the summary in docs/benchmarks.md.
+
+  report.py RESULTS_DIR [--docs docs/benchmarks.md] [--stamp TEXT]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Every ratio the summary shows: its key, what it is, and its target (None: none).
+RATIOS = [
+    ("ifds.remote_over_in_process_solve_ratio", "remote / in-process solve (medium)", "<= 1.10"),
+    ("ifds.round_trips_over_windows_ratio", "round trips / windows (medium, pipelined)", None),
+    ("ifds.pipelined_over_waiting_solve_ratio", "pipelined / every call waiting (solve time)", None),
+    ("remote.ranged_read_over_bare_p50_ratio", "ranged read p50 / bare ping-pong p50", "<= 1.30"),
+    ("remote.ranged_read_over_bare_p99_ratio", "ranged read p99 / bare ping-pong p99", None),
+    ("remote.upload_over_bare_stream_ratio", "upload / bare client stream", ">= 0.80"),
+    ("remote.upload_over_memcpy_ratio", "upload / memcpy (loopback TCP)", None),
+    ("remote.download_over_bare_stream_ratio", "download / bare server stream", ">= 0.90"),
+    ("remote.shm_upload_over_memcpy_ratio", "same-host upload, shared memory / memcpy", ">= 0.80"),
+    ("remote.staged_upload_over_memcpy_ratio", "same-host upload of the staging area / memcpy", None),
+    ("remote.shm_upload_over_unix_stream_ratio", "same-host upload, shared memory / Unix stream", None),
+    ("remote.shm_download_over_memcpy_ratio", "same-host download, shared memory / memcpy", None),
+]
+SIZES = ["small", "medium", "large"]
+
+
+def load(directory):
+    results = {}
+    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name == "results":
+            continue
+        with open(path) as f:
+            for key, value in json.load(f).items():
+                results[f"{name}.{key}"] = value
+    return results
+
+
+def meets(value, target):
+    if target is None:
+        return ""
+    op, bound = target.split()
+    ok = value <= float(bound) if op == "<=" else value >= float(bound)
+    return "met" if ok else "missed"
+
+
+def plot(directory, results):
+    """Three PNGs: every ratio, the IFDS sizes, the light client against 1-8 sessions."""
+    script = ["set terminal png size 1000,600", "set grid ytics", "set style fill solid 0.6"]
+    with open(os.path.join(directory, "ratios.dat"), "w") as f:
+        for i, (key, label, _) in enumerate(RATIOS):
+            if key in results:
+                f.write(f'{i} "{label}" {results[key]}\n')
+    script += [
+        f"set output '{directory}/ratios.png'",
+        "set title 'Sluice: every ratio of one run (1.0 = the baseline)'",
+        "set xtics rotate by 35 right font ',8'", "set bmargin 14", "set lmargin 26",
+        "set rmargin 4", f"set xrange [-0.6:{len(RATIOS) - 0.4}]", "set boxwidth 0.7",
+        "set logscale y", "set ylabel 'ratio (log scale)'",
+        f"plot '{directory}/ratios.dat' using 1:3:xtic(2) with boxes notitle, 1 notitle lw 2",
+        "unset logscale y", "set autoscale x", "set lmargin", "set rmargin",
+    ]
+    with open(os.path.join(directory, "ifds.dat"), "w") as f:
+        for i, size in enumerate(SIZES):
+            speed = results.get(f"ifds.{size}_resident_over_reference_speed_ratio")
+            per_edge = results.get(f"ifds.{size}_device_bytes_per_path_edge")
+            if speed is not None:
+                f.write(f"{i} {size} {speed} {per_edge}\n")
+    script += [
+        "set xtics norotate font ''", "set bmargin",
+        f"set output '{directory}/ifds.png'",
+        "set title 'IFDS resident solver (CPU device) against the reference solver'",
+        "set ylabel 'speed ratio'", "set y2label 'device bytes per path edge'",
+        "set y2tics", "set ytics nomirror",
+        f"plot '{directory}/ifds.dat' using 1:3:xtic(2) with linespoints lw 2 title 'speed',"
+        f" '' using 1:4 axes x1y2 with linespoints lw 2 title 'bytes per path edge'",
+        "unset y2tics", "unset y2label", "set ytics mirror",
+    ]
+    with open(os.path.join(directory, "sessions.dat"), "w") as f:
+        for path in sorted(glob.glob(os.path.join(directory, "fairness_*.json")),
+                           key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0])):
+            with open(path) as g:
+                r = json.load(g)
+            f.write(f"{int(r['heavy_sessions'])} {r['light_solve_one_client_ratio']} "
+                    f"{r['light_read_p50_one_client_ratio']} "
+                    f"{r['light_solve_many_clients_ratio']}\n")
+    script += [
+        f"set output '{directory}/sessions.png'",
+        "set title 'A light client while heavy sessions solve (1.0 = alone; target <= 2)'",
+        "set xlabel 'heavy sessions'", "set ylabel 'slowdown'", "set xtics 1",
+        f"plot '{directory}/sessions.dat' using 1:2 with linespoints lw 2 title 'solve, one heavy client',"
+        " '' using 1:3 with linespoints lw 2 title 'read p50, one heavy client',"
+        " '' using 1:4 with linespoints lw 2 title 'solve, as many heavy clients', 2 notitle dt 2",
+    ]
+    subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True, check=True)
+
+
+def summary(results, stamp):
+    lines = [f"Last run: {stamp}. Every figure below comes from that one run.", "",
+             "| ratio | result | target |", "|---|---|---|"]
+    for key, label, target in RATIOS:
+        if key in results:
+            verdict = meets(results[key], target)
+            lines.append(f"| {label} | {results[key]:.2f}x | "
+                         f"{target + ', ' + verdict if target else ''} |")
+    lines += ["", "| size | path edges | resident / reference speed | resident / reference RSS "
+              "| device bytes per path edge |", "|---|---|---|---|---|"]
+    for size in SIZES:
+        if f"ifds.{size}_path_edges" in results:
+            lines.append(
+                f"| {size} | {int(results[f'ifds.{size}_path_edges']):,} | "
+                f"{results[f'ifds.{size}_resident_over_reference_speed_ratio']:.2f}x | "
+                f"{results[f'ifds.{size}_resident_over_reference_rss_ratio']:.2f}x | "
+                f"{results[f'ifds.{size}_device_bytes_per_path_edge']:.1f} |")
+    fairness = sorted((int(v), k.split(".")[0]) for k, v in results.items()
+                      if k.endswith(".heavy_sessions"))
+    if fairness:
+        lines += ["", "| heavy sessions | light solve, 1 heavy client | light read p50 | "
+                  "light solve, as many heavy clients |", "|---|---|---|---|"]
+        for n, name in fairness:
+            lines.append(f"| {n} | {results[name + '.light_solve_one_client_ratio']:.2f}x | "
+                         f"{results[name + '.light_read_p50_one_client_ratio']:.2f}x | "
+                         f"{results[name + '.light_solve_many_clients_ratio']:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
+BEGIN = "<!-- bench/run.sh: begin -->"
+END = "<!-- bench/run.sh: end -->"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("directory")
+    parser.add_argument("--docs")
+    parser.add_argument("--stamp", default="")
+    args = parser.parse_args()
+    results = load(args.directory)
+    missing = [key for key, _, _ in RATIOS if key not in results]
+    if missing:
+        print("missing figures: " + ", ".join(missing), file=sys.stderr)
+        return 1
+    with open(os.path.join(args.directory, "results.json"), "w") as f:
+        json.dump({"stamp": args.stamp, "figures": results}, f, indent=2, sort_keys=True)
+    plot(args.directory, results)
+    text = summary(results, args.stamp)
+    with open(os.path.join(args.directory, "summary.md"), "w") as f:
+        f.write(text)
+    if args.docs:
+        with open(args.docs) as f:
+            docs = f.read()
+        if BEGIN not in docs or END not in docs:
+            print(f"{args.docs} has no {BEGIN} ... {END} section", file=sys.stderr)
+            return 1
+        head, rest = docs.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        with open(args.docs, "w") as f:
+            f.write(head + BEGIN + "\n" + text + END + tail)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

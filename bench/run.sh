@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Measures, in one run, every ratio docs/benchmarks.md reports: remote / in-process solve, round
+# trips / windows, ranged read / bare ping-pong, upload and download / bare stream, upload /
+# memcpy, the same-host path (shared memory / memcpy), resident / reference solver with device
+# bytes per path edge at three sizes, and a light client against 1, 2, 4 and 8 heavy sessions.
+# Writes each bench's figures (JSON) and output, results.json and PNG plots (gnuplot) under
+# bench/results/<UTC time>/, and refreshes the summary in docs/benchmarks.md.
+#
+#   bench/run.sh            a Release build in build-release/, full sizes (about 10 minutes)
+#   bench/run.sh --quick    the build in build/ (scripts/test.sh's), small sizes, results in a
+#                           temporary directory (or --out DIR), docs untouched: checks that the
+#                           whole chain works (CI runs this)
+set -euo pipefail
+source "$(dirname "$0")/../scripts/common.sh"
+cd "$ROOT"
+
+quick=0
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --out) out="$2"; shift ;;
+    *) echo "usage: bench/run.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+ensure_packages gnuplot-nox python3
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$ROOT"
+targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench)
+if [ "$quick" = 1 ]; then
+  bin="$BUILD/bin"
+  [ -f "$BUILD/build.ninja" ] || cmake --preset default >/dev/null
+  cmake --build "$BUILD" -j "$(jobs)" --target "${targets[@]}" >/dev/null
+  out="${out:-$(mktemp -d)}"
+else
+  bin="$ROOT/build-release/bin"
+  [ -f "$ROOT/build-release/build.ninja" ] || cmake --preset release >/dev/null
+  log "building the benches in Release (build-release/)"
+  cmake --build "$ROOT/build-release" -j "$(jobs)" --target "${targets[@]}" >/dev/null
+  out="${out:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
+fi
+mkdir -p "$out"
+stamp="$(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(uname -m)), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$([ "$quick" = 1 ] && echo ', quick mode')"
+
+# run NAME BINARY ARGS...: its output in NAME.txt, its figures in NAME.json.
+run() {
+  local name="$1" binary="$2"
+  shift 2
+  log "$name: $binary $*"
+  if ! "$bin/$binary" --json="$out/$name.json" "$@" >"$out/$name.txt" 2>"$out/$name.log"; then
+    echo "$binary failed; its output:" >&2
+    tail -20 "$out/$name.txt" "$out/$name.log" >&2
+    exit 1
+  fi
+}
+
+if [ "$quick" = 1 ]; then
+  run remote sluice_remote_bench --latency_rounds=1 --latency_samples=100 --upload_mib=16 \
+    --upload_repeats=1 --same_host_mib=64 --same_host_repeats=1
+  run ifds sluice_ifds_bench --large=false --repeats=1
+  for n in 1 2; do
+    run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n" --solves=2 --reads=50
+  done
+else
+  run remote sluice_remote_bench
+  run ifds sluice_ifds_bench
+  for n in 1 2 4 8; do run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n"; done
+fi
+
+docs=()
+[ "$quick" = 1 ] || docs=(--docs "$ROOT/docs/benchmarks.md")
+python3 "$ROOT/bench/report.py" "$out" --stamp "$stamp" "${docs[@]}"
+for png in ratios ifds sessions; do
+  [ -s "$out/$png.png" ] || { echo "no $out/$png.png" >&2; exit 1; }
+done
+log "results in $out (results.json, summary.md, ratios.png, ifds.png, sessions.png)"
