@@ -10,6 +10,9 @@
 
 namespace sluice {
 
+// The mode the daemon gives its Unix sockets: its own user and group may connect.
+inline constexpr unsigned kUnixSocketMode = 0660;
+
 // Makes `path` free for a new socket: nothing there, or a socket nobody listens on any more
 // (left by a process that died), which goes. InvalidArgument for a path that does not fit a
 // socket address; FailedPrecondition for something there that is no socket; Unavailable when a

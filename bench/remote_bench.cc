@@ -164,10 +164,12 @@ int SameHost(std::shared_ptr<CpuDevice> device) {
     return 1;
   }
   const auto connect = [&](bool shared) {
-    return RemoteDispatch::Connect({.target = (*daemon)->address(),
-                                    .client_name = shared ? "bench-shm" : "bench-unix",
-                                    .chunk_size = kChunk,
-                                    .shared_memory = shared});
+    RemoteDispatch::Options options;
+    options.target = (*daemon)->address();
+    options.client_name = shared ? "bench-shm" : "bench-unix";
+    options.chunk_size = kChunk;
+    options.shared_memory = shared;
+    return RemoteDispatch::Connect(options);
   };
   absl::StatusOr<std::unique_ptr<RemoteDispatch>> shm = connect(true);
   absl::StatusOr<std::unique_ptr<RemoteDispatch>> plain = connect(false);
@@ -272,11 +274,14 @@ int Main() {
   auto echo_channel =
       grpc::CreateCustomChannel(echo_address, grpc::InsecureChannelCredentials(), args);
   auto echo_stub = Echo::NewStub(echo_channel);
-  absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote =
-      RemoteDispatch::Connect({.target = (*daemon)->address(),
-                               .client_name = "bench",
-                               .chunk_size = kChunk,
-                               .resumable = absl::GetFlag(FLAGS_resumable)});
+  // Named, not a designated-initializer temporary: GCC 12 at -O3 warns (wrongly) that the
+  // temporary's strings may be used uninitialized.
+  RemoteDispatch::Options remote_options;
+  remote_options.target = (*daemon)->address();
+  remote_options.client_name = "bench";
+  remote_options.chunk_size = kChunk;
+  remote_options.resumable = absl::GetFlag(FLAGS_resumable);
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote = RemoteDispatch::Connect(remote_options);
   if (!remote.ok()) {
     std::fprintf(stderr, "%s\n", remote.status().ToString().c_str());
     return 1;

@@ -85,13 +85,13 @@ absl::StatusOr<std::unique_ptr<SharedRegions>> SharedRegions::Listen(const std::
   path.copy(address.sun_path, path.size());  // it fits: ClaimUnixSocketPath checked
   const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listener < 0) return absl::UnavailableError("cannot make the shared-memory socket");
-  // Who may attach is who may write the socket: the daemon's user and group.
-  const mode_t old_mask = umask(0117);
   const bool bound = bind(listener, reinterpret_cast<const sockaddr*>(&address),
                           sizeof(address)) == 0;
-  umask(old_mask);
+  // Who may attach is who may write the socket: the daemon's user and group, as on its main
+  // socket (the process's umask, until then, gives no one else write access by default).
   int stop[2] = {-1, -1};
-  if (!bound || listen(listener, kMaxConnections) != 0 || pipe2(stop, O_CLOEXEC) != 0) {
+  if (!bound || chmod(path.c_str(), kUnixSocketMode) != 0 || listen(listener, kMaxConnections) != 0 ||
+      pipe2(stop, O_CLOEXEC) != 0) {
     const std::string why = std::strerror(errno);
     close(listener);
     if (stop[0] >= 0) close(stop[0]), close(stop[1]);

@@ -175,9 +175,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   SluiceService::Options streams = options.streams;
   streams.metrics = daemon->metrics_.get();
   if (unix_path.has_value() && options.shared_memory) {
-    ASSIGN_OR_RETURN(daemon->shared_regions_,
-                     SharedRegions::Listen(*unix_path + ".shm",
-                                           daemon->manager_->options().limits.max_request_bytes));
+    absl::StatusOr<std::unique_ptr<SharedRegions>> regions = SharedRegions::Listen(
+        *unix_path + ".shm", daemon->manager_->options().limits.max_request_bytes);
+    if (!regions.ok()) {
+      return absl::Status(regions.status().code(),
+                          absl::StrCat("the shared-memory socket (--shared_memory=false serves "
+                                       "without it): ",
+                                       regions.status().message()));
+    }
+    daemon->shared_regions_ = *std::move(regions);
     streams.shared_regions = daemon->shared_regions_.get();
   }
   if (streams.grpc_memory == 0) {

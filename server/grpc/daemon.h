@@ -32,8 +32,6 @@ bool IsLoopbackHost(std::string_view host);
 std::optional<std::string> UnixSocketPath(std::string_view listen);
 // Whether `listen` reaches this machine only: a loopback host:port, or a Unix socket.
 bool IsLocalAddress(std::string_view listen);
-// The mode the daemon gives its Unix socket: its own user and group may connect.
-inline constexpr uint32_t kUnixSocketMode = 0660;
 
 // The most threads the daemon starts for session work, whatever --max_sessions says.
 inline constexpr uint64_t kMaxExecutorThreads = 4096;

@@ -213,10 +213,18 @@ TEST_F(TenantsTest, ReloadingEndsTheSessionsOfRemovedTenantsAndTokensOnly) {
 
   // A session of team-a that lost its connection waits to be resumed.
   {
-    RawSession parked(daemon_->address(), kTokenA);
-    ASSERT_OK(parked.OpenResumable().status());
-    ASSERT_OK(parked.Allocate(4096).status());
-    parked.Cancel();
+    // The session the reload ended holds its place among team-a's sessions until its teardown
+    // (on the daemon's executor) has run: the open waits for that, bounded.
+    std::unique_ptr<RawSession> parked;
+    absl::Status opened;
+    ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] {
+      parked = std::make_unique<RawSession>(daemon_->address(), kTokenA);
+      opened = parked->OpenResumable().status();
+      return !absl::IsResourceExhausted(opened);
+    })) << opened;
+    ASSERT_OK(opened);
+    ASSERT_OK(parked->Allocate(4096).status());
+    parked->Cancel();
   }
   ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] {
     return absl::StrContains(daemon_->process().Stderr(), "lost its stream");
