@@ -41,7 +41,9 @@ else
   out="${out:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 fi
 mkdir -p "$out"
-stamp="$(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(uname -m)), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$([ "$quick" = 1 ] && echo ', quick mode')"
+mode=""
+[ "$quick" = 0 ] || mode=", quick mode"
+stamp="$(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(uname -m)), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$mode"
 
 # run NAME BINARY ARGS...: its output in NAME.txt, its figures in NAME.json.
 run() {
