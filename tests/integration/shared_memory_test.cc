@@ -152,6 +152,11 @@ TEST_F(SharedMemoryTest, UploadsAndReadsSkipTheStreamAndAgreeWithIt) {
   EXPECT_TRUE(small == std::vector<uint8_t>(expected.begin() + 5, expected.begin() + 105));
   // Errors are the stream's, with the same codes.
   EXPECT_THAT(d->DownloadRange(r, 1, kBytes), StatusIs(Code::kOutOfRange));
+  std::vector<std::vector<uint8_t>*> two = {&a, &b};
+  const std::vector<ReadRange> second_bad = {{r, 0, size_t{40} << 20}, {r, 1, kBytes}};
+  EXPECT_THAT(d->DownloadRangesInto(second_bad, absl::MakeSpan(two)),
+              StatusIs(Code::kOutOfRange, HasSubstr("read 1")))
+      << "the daemon names the caller's range";
   EXPECT_THAT(d->Upload(r, RandomBytes(kBytes + 1, 5)), StatusIs(Code::kOutOfRange));
 
   // An upload of the staging area copies nothing, and other transfers leave it alone.
