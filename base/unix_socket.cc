@@ -46,6 +46,27 @@ absl::StatusOr<int> ConnectUnixSocket(const std::string& path, absl::Duration ti
   return fd;
 }
 
+absl::Status SendWithDescriptor(int socket, std::string_view bytes, int fd) {
+  iovec iov = {const_cast<char*>(bytes.data()), bytes.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  if (sendmsg(socket, &message, MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
+    return absl::UnavailableError(absl::StrFormat("cannot send: %s", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ClaimUnixSocketPath(const std::string& path) {
   absl::StatusOr<sockaddr_un> address = AddressOf(path);
   if (!address.ok()) return address.status();

@@ -3,6 +3,7 @@
 #define SLUICE_BASE_UNIX_SOCKET_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,6 +23,11 @@ absl::Status ClaimUnixSocketPath(const std::string& path);
 // Connects to the socket at `path`, waiting at most `timeout` for each later send and receive
 // on it. Returns the connected descriptor (the caller closes it), or Unavailable saying why.
 absl::StatusOr<int> ConnectUnixSocket(const std::string& path, absl::Duration timeout);
+
+// Sends `bytes` on the connected Unix socket `socket` in one message, with the file descriptor
+// `fd` attached (SCM_RIGHTS) unless it is negative. Unavailable, saying why, unless all of it
+// went.
+absl::Status SendWithDescriptor(int socket, std::string_view bytes, int fd);
 
 }  // namespace sluice
 

@@ -26,21 +26,9 @@ struct Fd {
 
 // Sends `token` with `fd` on `socket` and reads the daemon's one-line answer.
 absl::Status SendRegion(int socket, const std::string& token, int fd) {
-  iovec iov = {const_cast<char*>(token.data()), token.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  if (sendmsg(socket, &message, MSG_NOSIGNAL) != static_cast<ssize_t>(token.size())) {
+  if (absl::Status sent = SendWithDescriptor(socket, token, fd); !sent.ok()) {
     return absl::UnavailableError(
-        absl::StrFormat("cannot send the shared memory: %s", std::strerror(errno)));
+        absl::StrFormat("cannot send the shared memory: %s", sent.message()));
   }
   std::string answer;
   char buffer[256];

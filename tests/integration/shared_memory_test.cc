@@ -53,22 +53,8 @@ int MakeMemfd(uint64_t bytes, bool sealed) {
 std::string Attach(const std::string& path, const std::string& payload, int fd) {
   absl::StatusOr<int> socket = ConnectUnixSocket(path, absl::Seconds(10));
   if (!socket.ok()) return socket.status().ToString();
-  iovec iov = {const_cast<char*>(payload.data()), payload.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof(control);
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
   std::string answer;
-  if (sendmsg(*socket, &message, MSG_NOSIGNAL) >= 0) {
+  if (SendWithDescriptor(*socket, payload, fd).ok()) {
     char buffer[512];
     ssize_t n;
     while ((n = recv(*socket, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
