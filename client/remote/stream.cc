@@ -107,15 +107,17 @@ bool Outgoing::Next(v1::SessionRequest* msg, uint32_t chunk) {
 // One gRPC call of the session's stream. Its state is guarded by the stream's lock; its
 // callbacks go to the stream.
 class RemoteDispatch::Stream::Link final
-    : public grpc::ClientBidiReactor<v1::SessionRequest, v1::SessionResponse> {
+    : public grpc::ClientBidiReactor<v1::SessionRequest, IncomingReply> {
  public:
   explicit Link(Stream* stream) : stream_(stream) {}
 
   // Starts the call; `first` (a resume's open) is written before anything else.
-  void Start(v1::Sluice::Stub* stub, const ClientCredentials& credentials,
+  void Start(SessionStub* stub, const ClientCredentials& credentials,
              const v1::SessionRequest* first) {
     AddToken(credentials, &context);
-    stub->async()->Session(&context, this);
+    static const std::string* const method =
+        new std::string(absl::StrCat("/", v1::Sluice::service_full_name(), "/Session"));
+    stub->PrepareBidiStreamingCall(&context, *method, grpc::StubOptions(), this);
     // Writes start from caller threads at any time; the hold keeps OnDone from running until
     // no write can start any more.
     AddHold();
@@ -129,7 +131,7 @@ class RemoteDispatch::Stream::Link final
 
   grpc::ClientContext context;
   v1::SessionRequest write_msg;  // owned by the write in flight
-  v1::SessionResponse read_msg;  // owned by the read in flight
+  IncomingReply read_msg;        // owned by the read in flight
 
   // Guarded by the stream's lock.
   bool ready = true;          // false while a resume's open waits for its answer
@@ -158,7 +160,7 @@ class RemoteDispatch::Stream::Link final
 RemoteDispatch::Stream::Stream(std::shared_ptr<grpc::Channel> channel,
                                ClientCredentials credentials)
     : channel_(std::move(channel)),
-      stub_(v1::Sluice::NewStub(channel_)),
+      stub_(std::make_unique<SessionStub>(channel_)),
       credentials_(std::move(credentials)) {}
 
 RemoteDispatch::Stream::~Stream() {
@@ -206,7 +208,8 @@ void RemoteDispatch::Stream::set_resumable(std::string token, absl::Duration gra
     if (token.empty() || grace <= absl::ZeroDuration() || !resume_token_.empty()) return;
     resume_token_ = std::move(token);
     resume_grace_ = grace;
-    resume_stub_ = v1::Sluice::NewStub(pinned != nullptr ? std::move(pinned) : channel_);
+    resume_stub_ =
+        std::make_unique<SessionStub>(pinned != nullptr ? std::move(pinned) : channel_);
   }
   resumer_ = std::thread([this] { ResumeLoop(); });
 }
@@ -372,7 +375,7 @@ void RemoteDispatch::Stream::OnReadDone(Link* link, bool ok) {
       link->read_ended = true;
     } else if (link == link_ || !link->ready) {
       ++counters_.messages_received;
-      counters_.bytes_received += link->read_msg.ByteSizeLong();
+      counters_.bytes_received += link->read_msg.wire_bytes();
       absl::Status delivered = DeliverLocked(link);
       if (delivered.ok()) {
         keep_reading = true;
@@ -471,7 +474,7 @@ void RemoteDispatch::Stream::ResumeLocked() {
     ++counters_.messages_sent;
     counters_.bytes_sent += open.ByteSizeLong();
     link->writing = true;
-    v1::Sluice::Stub* const stub = resume_stub_.get();  // set once, before this thread began
+    SessionStub* const stub = resume_stub_.get();  // set once, before this thread began
     mu_.Unlock();
     link->Start(stub, credentials_, &open);
     mu_.Lock();
@@ -533,7 +536,8 @@ void RemoteDispatch::Stream::ResumeLocked() {
 }
 
 absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
-  v1::SessionResponse& r = link->read_msg;
+  IncomingReply& reply = link->read_msg;
+  v1::SessionResponse& r = reply.message;
   if (!link->ready) {  // a resume's link: its open is answered first
     if (r.id() != link->open_id || !r.last()) {
       return absl::InternalError("sluiced replied to a resume with something else");
@@ -561,31 +565,31 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
   Call* call = calls_.front();
   if (r.has_data()) {
     const v1::DataChunk& chunk = r.data();
-    const std::string& bytes = chunk.data();
+    const uint64_t bytes = reply.data_size();
     if (chunk.total() != call->expected || chunk.offset() != call->received ||
-        bytes.size() > call->expected - call->received) {
+        bytes > call->expected - call->received) {
       return absl::DataLossError(absl::StrFormat(
           "reply data (offset %d, %d bytes, total %d) does not match the %d bytes requested",
-          chunk.offset(), bytes.size(), chunk.total(), call->expected));
+          chunk.offset(), bytes, chunk.total(), call->expected));
     }
     if (!call->sized) {
       for (size_t i = 0; i < call->outputs.size(); ++i) call->outputs[i]->resize(call->lengths[i]);
       call->sized = true;
     }
-    const char* src = bytes.data();
-    size_t left = bytes.size();
-    while (left > 0) {
+    // From where gRPC received them into the caller's vectors: the only copy.
+    uint64_t done = 0;
+    while (done < bytes) {
       while (call->cursor_offset == call->lengths[call->cursor]) {
         ++call->cursor;
         call->cursor_offset = 0;
       }
-      const size_t n = std::min<uint64_t>(left, call->lengths[call->cursor] - call->cursor_offset);
-      std::memcpy(call->outputs[call->cursor]->data() + call->cursor_offset, src, n);
-      src += n;
-      left -= n;
+      const uint64_t n =
+          std::min<uint64_t>(bytes - done, call->lengths[call->cursor] - call->cursor_offset);
+      reply.CopyData(done, n, call->outputs[call->cursor]->data() + call->cursor_offset);
+      done += n;
       call->cursor_offset += n;
     }
-    call->received += bytes.size();
+    call->received += bytes;
   }
   if (!r.last()) return absl::OkStatus();
   call->status = StatusFromProto(r.status());

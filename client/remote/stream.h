@@ -22,7 +22,9 @@
 #include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "client/credentials.h"
+#include "client/remote/reply_decoder.h"
 #include "client/remote_dispatch.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
@@ -139,6 +141,9 @@ class RemoteDispatch::Stream {
 
  private:
   class Link;
+  // The Session method, its replies decoded by IncomingReply (large data stays where gRPC
+  // received it).
+  using SessionStub = grpc::TemplatedGenericStub<v1::SessionRequest, IncomingReply>;
   struct Actions {
     Link* write = nullptr;
     Link* writes_done = nullptr;
@@ -173,7 +178,7 @@ class RemoteDispatch::Stream {
   void ResumeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<grpc::Channel> channel_;
-  const std::unique_ptr<v1::Sluice::Stub> stub_;
+  const std::unique_ptr<SessionStub> stub_;
   const ClientCredentials credentials_;
 
   mutable absl::Mutex mu_;
@@ -193,7 +198,7 @@ class RemoteDispatch::Stream {
   // Resuming.
   std::string resume_token_ ABSL_GUARDED_BY(mu_);  // empty: not resumable
   // What resumes go to (set with resume_token_): the channel's target, or the session's daemon.
-  std::unique_ptr<v1::Sluice::Stub> resume_stub_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<SessionStub> resume_stub_ ABSL_GUARDED_BY(mu_);
   absl::Duration resume_grace_ ABSL_GUARDED_BY(mu_);
   bool resuming_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the link broke, while resuming
