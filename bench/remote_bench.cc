@@ -198,9 +198,11 @@ int SameHost(std::shared_ptr<CpuDevice> device) {
     t0 = NowUs();
     if (!(*plain)->DownloadInto(*on_plain, &downloaded).ok()) return 1;
     stream_down.push_back(gbs(t0));
+    if (downloaded != payload) return 1;
     t0 = NowUs();
-    if (!(*shm)->DownloadInto(*on_shm, &downloaded).ok() || downloaded != payload) return 1;
+    if (!(*shm)->DownloadInto(*on_shm, &downloaded).ok()) return 1;
     shm_down.push_back(gbs(t0));
+    if (downloaded != payload) return 1;  // checked outside the time, as the stream's is not
   }
   // Last: the staging area takes the front of the shared memory, which reads need past it.
   absl::StatusOr<absl::Span<uint8_t>> staging = (*shm)->StagingArea(bytes);
@@ -377,8 +379,10 @@ int Main() {
     bare_down_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
 
     t0 = NowUs();
-    if (!d.DownloadInto(*big, &downloaded).ok() || downloaded != payload) return 1;
+    if (!d.DownloadInto(*big, &downloaded).ok()) return 1;
     download_gbs.push_back(bytes / ((NowUs() - t0) * 1e3));
+    // Checked outside the time: the bare stream's bytes are not compared either.
+    if (downloaded != payload) return 1;
   }
 
   const double bare_p50 = Percentile(bare_us, 0.5), bare_p99 = Percentile(bare_us, 0.99);
