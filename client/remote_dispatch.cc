@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "base/copy.h"
 #include "base/random.h"
 #include "base/status_macros.h"
 #include "client/remote/channel.h"
@@ -211,7 +212,7 @@ std::optional<absl::Status> RemoteDispatch::UploadShared(absl::Span<const Ranged
       const uint64_t m = std::min(n - filled, up.bytes.size() - within);
       if (m > 0) {
         ToProto(RangeRef{*HandleOf(up.resource), up.offset + within, m}, request.add_ranges());
-        std::memcpy(slots + slot + filled, up.bytes.data() + within, m);
+        CopyForReader(slots + slot + filled, up.bytes.data() + within, m);  // the daemon reads it
       }
       filled += m;
       within += m;
