@@ -1,8 +1,12 @@
 #include "client/remote/reply_decoder.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
+
+#include "google/protobuf/io/coded_stream.h"
+#include "grpcpp/support/proto_buffer_reader.h"
 
 namespace sluice {
 namespace {
@@ -23,70 +27,26 @@ void ForEachPiece(const std::vector<grpc::Slice>& slices, uint64_t from, uint64_
   }
 }
 
-// Reads the wire format forwards across slices.
-class SliceReader {
- public:
-  explicit SliceReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {
-    for (const grpc::Slice& slice : slices) size_ += slice.size();
+// Reads a length, refusing one that protobuf refuses (none passes 2 GiB).
+bool ReadLength(google::protobuf::io::CodedInputStream& in, uint32_t* length) {
+  uint64_t n = 0;
+  if (!in.ReadVarint64(&n) || n > static_cast<uint64_t>(INT32_MAX)) return false;
+  *length = static_cast<uint32_t>(n);
+  return true;
+}
+
+// Skips the value of a field with `tag`. Groups are not taken apart (false).
+bool SkipValue(google::protobuf::io::CodedInputStream& in, uint32_t tag) {
+  uint64_t n = 0;
+  uint32_t length = 0;
+  switch (tag & 7) {
+    case 0: return in.ReadVarint64(&n);
+    case 1: return in.Skip(8);
+    case 2: return ReadLength(in, &length) && in.Skip(static_cast<int>(length));
+    case 5: return in.Skip(4);
+    default: return false;
   }
-
-  uint64_t position() const { return position_; }
-  uint64_t size() const { return size_; }
-
-  bool ReadVarint(uint64_t* value) {
-    *value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      uint8_t byte;
-      if (!ReadByte(&byte)) return false;
-      *value |= uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;  // more than ten bytes
-  }
-
-  // Moves `n` bytes on, staying within `limit`.
-  bool Skip(uint64_t n, uint64_t limit) {
-    if (n > limit - position_) return false;
-    position_ += n;
-    while (slice_ < slices_.size() && n >= slices_[slice_].size() - offset_) {
-      n -= slices_[slice_].size() - offset_;
-      ++slice_;
-      offset_ = 0;
-    }
-    offset_ += n;
-    return true;
-  }
-
-  // Skips the value of a field with `tag`, staying within `limit`. Groups are not taken apart.
-  bool SkipValue(uint64_t tag, uint64_t limit) {
-    uint64_t n = 0;
-    switch (tag & 7) {
-      case 0: return ReadVarint(&n) && position_ <= limit;
-      case 1: return Skip(8, limit);
-      case 2: return ReadVarint(&n) && position_ <= limit && Skip(n, limit);
-      case 5: return Skip(4, limit);
-      default: return false;
-    }
-  }
-
- private:
-  bool ReadByte(uint8_t* byte) {
-    while (slice_ < slices_.size() && offset_ == slices_[slice_].size()) {
-      ++slice_;
-      offset_ = 0;
-    }
-    if (slice_ == slices_.size()) return false;
-    *byte = slices_[slice_].begin()[offset_++];
-    ++position_;
-    return true;
-  }
-
-  const std::vector<grpc::Slice>& slices_;
-  uint64_t size_ = 0;
-  uint64_t position_ = 0;
-  size_t slice_ = 0;
-  uint64_t offset_ = 0;
-};
+}
 
 }  // namespace
 
@@ -106,72 +66,70 @@ void IncomingReply::CopyData(uint64_t from, uint64_t n, uint8_t* to) const {
 }
 
 grpc::Status IncomingReply::Decode(grpc::ByteBuffer* buffer) {
-  message.Clear();
+  wire_bytes_ = buffer->Length();
   in_place_ = false;
   slices_.clear();
-  wire_bytes_ = buffer->Length();
-  if (wire_bytes_ >= kDecodeInPlaceBytes && buffer->Dump(&slices_).ok() && TakeApart()) {
+  message.Clear();
+  if (wire_bytes_ >= kDecodeInPlaceBytes && buffer->Dump(&slices_).ok() && TakeApart(buffer)) {
     buffer->Clear();
     return grpc::Status::OK;
   }
   slices_.clear();
-  in_place_ = false;
   message.Clear();
   return grpc::SerializationTraits<v1::SessionResponse>::Deserialize(buffer, &message);
 }
 
-bool IncomingReply::TakeApart() {
+bool IncomingReply::TakeApart(grpc::ByteBuffer* buffer) {
   const google::protobuf::Descriptor* const reply_type = v1::SessionResponse::descriptor();
-  SliceReader reader(slices_);
-  const uint64_t size = reader.size();
+  grpc::ProtoBufferReader stream(buffer);  // reads the buffer, leaving it as it is
+  if (!stream.status().ok()) return false;
+  google::protobuf::io::CodedInputStream in(&stream);
   std::string rest, chunk_rest;  // the reply less its chunk; the chunk less its data
   const auto keep = [&](uint64_t from, std::string* into) {
-    ForEachPiece(slices_, from, reader.position() - from,
+    ForEachPiece(slices_, from, in.CurrentPosition() - from,
                  [into](const uint8_t* piece, uint64_t length) {
                    into->append(reinterpret_cast<const char*>(piece), length);
                  });
   };
   bool chunk = false, data = false;
-  while (reader.position() < size) {
-    const uint64_t field_start = reader.position();
-    uint64_t tag = 0;
-    if (!reader.ReadVarint(&tag)) return false;
-    const uint64_t field = tag >> 3;
+  for (;;) {
+    const uint64_t field_start = in.CurrentPosition();
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) {  // the end, or field 0 or a broken tag
+      if (in.ConsumedEntireMessage()) break;
+      return false;
+    }
+    const uint32_t field = tag >> 3;
     if (field == v1::SessionResponse::kDataFieldNumber) {
       // A second chunk would merge into the first: protobuf's parse does that.
-      uint64_t length = 0;
-      if ((tag & 7) != 2 || chunk || !reader.ReadVarint(&length) ||
-          length > size - reader.position()) {
-        return false;
-      }
+      uint32_t length = 0;
+      if ((tag & 7) != 2 || chunk || !ReadLength(in, &length)) return false;
       chunk = true;
-      const uint64_t end = reader.position() + length;
-      while (reader.position() < end) {
-        const uint64_t inner_start = reader.position();
-        uint64_t inner = 0;
-        if (!reader.ReadVarint(&inner) || reader.position() > end) return false;
-        if ((inner >> 3) == v1::DataChunk::kDataFieldNumber && (inner & 7) == 2 && !data) {
-          uint64_t bytes = 0;
-          if (!reader.ReadVarint(&bytes) || reader.position() > end) return false;
-          data_begin_ = reader.position();
-          data_size_ = bytes;
-          if (!reader.Skip(bytes, end)) return false;
+      const auto limit = in.PushLimit(static_cast<int>(length));
+      while (in.BytesUntilLimit() > 0) {
+        const uint64_t inner_start = in.CurrentPosition();
+        const uint32_t inner = in.ReadTag();
+        if (inner == 0) return false;
+        if ((inner >> 3) == v1::DataChunk::kDataFieldNumber) {
+          // The data twice: the last one counts, as protobuf parses it.
+          if ((inner & 7) != 2 || data || !ReadLength(in, &length)) return false;
+          data_begin_ = in.CurrentPosition();
+          data_size_ = length;
+          if (!in.Skip(static_cast<int>(length))) return false;
           data = true;
-        } else if ((inner >> 3) == v1::DataChunk::kDataFieldNumber) {
-          return false;  // the data twice: the last one counts, as protobuf parses it
         } else {
-          if (!reader.SkipValue(inner, end)) return false;
+          if (!SkipValue(in, inner)) return false;
           keep(inner_start, &chunk_rest);
         }
       }
+      in.PopLimit(limit);
       continue;
     }
     const google::protobuf::FieldDescriptor* known =
-        field > 0 && field <= 0x1fffffff ? reply_type->FindFieldByNumber(static_cast<int>(field))
-                                         : nullptr;
+        reply_type->FindFieldByNumber(static_cast<int>(field));
     // Another member of the oneof would replace the chunk.
-    if (field == 0 || (known != nullptr && known->containing_oneof() != nullptr)) return false;
-    if (!reader.SkipValue(tag, size)) return false;
+    if (known != nullptr && known->containing_oneof() != nullptr) return false;
+    if (!SkipValue(in, tag)) return false;
     keep(field_start, &rest);
   }
   if (!data || !message.ParseFromString(rest) ||

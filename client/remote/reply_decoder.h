@@ -37,9 +37,10 @@ class IncomingReply {
   grpc::Status Decode(grpc::ByteBuffer* buffer);
 
  private:
-  // Parses all but the chunk's data, which it locates; false (anything decoded left for the
-  // caller to clear) where the reply is not laid out as one chunk with its data once.
-  bool TakeApart();
+  // Parses all of `buffer` (slices_ holds it too) but the chunk's data, which it locates;
+  // false (anything decoded left for the caller to clear) where the reply is not laid out as
+  // one chunk with its data once.
+  bool TakeApart(grpc::ByteBuffer* buffer);
 
   bool in_place_ = false;
   uint64_t wire_bytes_ = 0;
