@@ -1,5 +1,8 @@
 #include "engine/cpu_device.h"
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,6 +14,31 @@
 
 namespace sluice {
 namespace {
+
+// Buffers from this size up are mapped on their own, aligned to and asking for transparent huge
+// pages: the IFDS tables are probed at random, and with 4 KiB pages most probes of a large table
+// also miss the TLB. Smaller buffers come from the heap.
+constexpr uint64_t kHugePage = uint64_t{2} << 20;
+constexpr uint64_t kMappedFrom = 2 * kHugePage;
+
+uint64_t MappedBytes(uint64_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
+
+// Zeroed memory (fresh pages, zeroed by the kernel as they are first touched), or nullptr.
+uint8_t* MapHuge(uint64_t bytes) {
+  const uint64_t size = MappedBytes(bytes);
+  // Mapped a huge page larger, then trimmed to an aligned start: a huge page needs one.
+  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + kHugePage - 1) & ~uintptr_t{kHugePage - 1};
+  if (aligned > begin) munmap(raw, aligned - begin);
+  const uintptr_t tail = begin + size + kHugePage - (aligned + size);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
+  // Advice only: a host with huge pages off still gets working (small) pages.
+  madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
+  return reinterpret_cast<uint8_t*>(aligned);
+}
 
 }  // namespace
 
@@ -119,9 +147,8 @@ absl::StatusOr<std::shared_ptr<CpuDevice>> CpuDevice::Create(const Options& opti
 absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {
   absl::Status reserved = memory_.Reserve(bytes, "cpu device memory");
   if (!reserved.ok()) return reserved;
-  // calloc: zeroed, 16-byte aligned (enough for every element type), and for large sizes
-  // backed by fresh pages that are zeroed lazily by the kernel.
-  void* data = std::calloc(bytes == 0 ? 1 : bytes, 1);
+  // Zeroed either way; calloc's memory is 16-byte aligned, enough for every element type.
+  void* data = bytes >= kMappedFrom ? MapHuge(bytes) : std::calloc(bytes == 0 ? 1 : bytes, 1);
   if (data == nullptr) {
     memory_.Release(bytes);
     return absl::ResourceExhaustedError(
@@ -132,7 +159,11 @@ absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {
 }
 
 void CpuDevice::Free(DeviceBuffer buffer) {
-  std::free(buffer.data);
+  if (buffer.bytes >= kMappedFrom) {
+    munmap(buffer.data, MappedBytes(buffer.bytes));
+  } else {
+    std::free(buffer.data);
+  }
   memory_.Release(buffer.bytes);
   counters_.AddFree();
 }

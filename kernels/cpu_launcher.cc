@@ -12,9 +12,14 @@ constexpr uint64_t kGrain = 4096;
 
 using RangeFn = void (*)(const KernelArgs&, uint64_t begin, uint64_t end, uint64_t n);
 
+// A body may run a whole range itself (Body::RunRange), keeping state across its threads.
 template <class Body>
 void RunRange(const KernelArgs& args, uint64_t begin, uint64_t end, uint64_t n) {
-  for (uint64_t i = begin; i < end; ++i) Body::Run(args, i, n);
+  if constexpr (requires { Body::RunRange(args, begin, end, n); }) {
+    Body::RunRange(args, begin, end, n);
+  } else {
+    for (uint64_t i = begin; i < end; ++i) Body::Run(args, i, n);
+  }
 }
 
 constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies = {

@@ -286,43 +286,176 @@ SLUICE_HD inline uint64_t GroupOfKey(const Graph& g, int t, uint64_t key) {
   return callee == kNone ? kEmpty : Group(callee, Mid(key));
 }
 
-// Inserts `key` into table t; a new tuple is appended to the next list. Raises an overflow
-// (inserting nothing) when the table is too full or the list is.
-SLUICE_HD inline void Insert(const KernelArgs& a, int t, uint64_t key) {
-  const uint64_t hash = Mix(key);
+// Places in the next lists, one per new tuple. An insert reserves its place before it takes a
+// slot, so every tuple a table takes is listed and a full list refuses the insert (an overflow)
+// rather than losing a tuple.
+//
+// SharedPlaces, one thread's inserts: each place comes from the list's counter. A refused
+// reservation is given back, so the count ends at the places handed out (a place below the half
+// is handed out once: the count never falls below the half again). A place whose slot another
+// thread took first stays a hole (kEmpty), counted in Holes(t).
+struct SharedPlaces {
+  // The place for a new tuple of table t, or nullptr when t's next list is full.
+  SLUICE_HD uint64_t* Reserve(const KernelArgs& a, int t) {
+    const DeviceSpan<uint64_t> next = NextList(a, t);
+    uint32_t* listed = StateWord(a, State::Next(t));
+    const uint32_t at = atomics::FetchAdd(listed, 1u);
+    if (!next.Contains(at)) {
+      atomics::FetchAdd(listed, ~0u);
+      return nullptr;
+    }
+    return &next[at];
+  }
+  // The reserved place now holds a tuple.
+  SLUICE_HD void Used(int) {}
+  // Another thread took the slot: the reserved place stays empty.
+  SLUICE_HD void Lost(const KernelArgs& a, int t, uint64_t* place) {
+    *place = kEmpty;
+    atomics::FetchAdd(StateWord(a, State::Holes(t)), 1u);
+  }
+};
+
+// Inserts `key` (whose Mix is `hash`) into table t; a new tuple goes to a place from `places`.
+// Raises an overflow (inserting nothing) when the table is too full or the list is.
+template <class Places>
+SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uint64_t hash,
+                                   Places& places) {
   const uint32_t s = SegmentOf(hash);
   const DeviceSpan<uint64_t> table = Segment(a, t, s).keys;
   const uint64_t slots = table.size;
-  uint32_t* listed = StateWord(a, State::Next(t));
   uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
   for (uint64_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
     uint64_t seen = atomics::Load(&table[slot]);
     if (seen == kEmpty) {
-      // A place in the list is reserved before the slot is taken, so every tuple the table
-      // takes is listed. A refused reservation is given back, so the count ends at the places
-      // handed out (a place below the half is handed out once: the count never falls below
-      // the half again).
-      const DeviceSpan<uint64_t> next = NextList(a, t);
-      const uint32_t at = atomics::FetchAdd(listed, 1u);
-      if (!next.Contains(at)) {
-        atomics::FetchAdd(listed, ~0u);
-        return Raise(a, kStatusCapacityOverflow);
-      }
+      uint64_t* place = places.Reserve(a, t);
+      if (place == nullptr) return Raise(a, kStatusCapacityOverflow);
       seen = atomics::CompareExchange(&table[slot], kEmpty, key);
       if (seen == kEmpty) {
-        next[at] = key;
+        *place = key;
+        places.Used(t);
         return;
       }
-      // Another thread took the slot: this place in the list stays a hole, and the probe looks
-      // at what that thread wrote.
-      next[at] = kEmpty;
-      atomics::FetchAdd(StateWord(a, State::Holes(t)), 1u);
+      // Another thread took the slot; the probe looks at what that thread wrote.
+      places.Lost(a, t, place);
     }
     if (seen == key) return;
     slot = slot + 1 == slots ? 0 : slot + 1;
   }
   Raise(a, kStatusCapacityOverflow);
 }
+
+SLUICE_HD inline void Insert(const KernelArgs& a, int t, uint64_t key) {
+  SharedPlaces places;
+  InsertHashed(a, t, key, Mix(key), places);
+}
+
+// Where a kernel thread's inserts go. On a GPU each thread inserts at once: thousands of
+// threads in flight hide the probes' latency.
+struct DirectInserts {
+  const KernelArgs& a;
+  SLUICE_HD void operator()(int t, uint64_t key) const { Insert(a, t, key); }
+};
+
+// On the CPU one worker runs a range of kernel threads, and its inserts go through
+// QueuedInserts, which hides memory latency a worker alone cannot:
+// - each insert's home slot is prefetched when the insert is queued and probed kDepth inserts
+//   later, so that many probes' cache misses overlap;
+// - the places for new tuples are reserved kPlaceChunk at a time for the range, so the list
+//   counters every new tuple used to bump (one cache line that the workers passed between
+//   them) are touched once per chunk. A place whose slot another worker took first is used for
+//   the range's next new tuple; the range's unused places become holes when it closes.
+// The inserts happen before the range returns, so a pass's inserts are all done when it ends,
+// as on a GPU.
+class RangePlaces {
+ public:
+  static constexpr uint32_t kPlaceChunk = 32;
+
+  SLUICE_HD uint64_t* Reserve(const KernelArgs& a, int t) {
+    Run& run = runs_[t];
+    if (run.at == run.end && !Refill(a, t, &run)) return nullptr;
+    return run.at;
+  }
+  SLUICE_HD void Used(int t) { ++runs_[t].at; }
+  SLUICE_HD void Lost(const KernelArgs&, int, uint64_t*) {}
+
+  // The places reserved and not used become holes.
+  void Close(const KernelArgs& a) {
+    for (int t = 0; t < kNumTables; ++t) {
+      Run& run = runs_[t];
+      if (run.at == run.end) continue;
+      for (uint64_t* place = run.at; place != run.end; ++place) *place = kEmpty;
+      atomics::FetchAdd(StateWord(a, State::Holes(t)), static_cast<uint32_t>(run.end - run.at));
+      run.at = run.end = nullptr;
+    }
+  }
+
+ private:
+  struct Run {
+    uint64_t* at = nullptr;
+    uint64_t* end = nullptr;
+  };
+
+  // A new run of places [at, end): kPlaceChunk of them, or what is left below the half (the
+  // rest is given back at once, so the count ends at the places handed out).
+  SLUICE_HD static bool Refill(const KernelArgs& a, int t, Run* run) {
+    const DeviceSpan<uint64_t> next = NextList(a, t);
+    uint32_t* listed = StateWord(a, State::Next(t));
+    const uint64_t base = atomics::FetchAdd(listed, kPlaceChunk);
+    const uint64_t end = base + kPlaceChunk < next.size ? base + kPlaceChunk : next.size;
+    if (end < base + kPlaceChunk) {
+      const uint64_t back = base + kPlaceChunk - (base < end ? end : base);
+      atomics::FetchAdd(listed, static_cast<uint32_t>(0u - back));
+    }
+    if (base >= end) return false;
+    run->at = next.data + base;
+    run->end = next.data + end;
+    return true;
+  }
+  Run runs_[kNumTables];
+};
+
+class QueuedInserts {
+ public:
+  static constexpr uint32_t kDepth = 16;
+
+  explicit QueuedInserts(const KernelArgs& a) : a_(a) {}
+  QueuedInserts(const QueuedInserts&) = delete;
+  QueuedInserts& operator=(const QueuedInserts&) = delete;
+
+  void operator()(int t, uint64_t key) {
+    const uint64_t hash = Mix(key);
+    const DeviceSpan<uint64_t> table = Segment(a_, t, SegmentOf(hash)).keys;
+    if (table.size != 0) __builtin_prefetch(&table[HomeOf(hash, table.size)], 1, 3);
+    Pending& slot = ring_[(head_ + size_) % kDepth];
+    if (size_ == kDepth) {
+      // The oldest goes now; the new one takes its place at the back.
+      InsertHashed(a_, slot.t, slot.key, slot.hash, places_);
+      head_ = (head_ + 1) % kDepth;
+    } else {
+      ++size_;
+    }
+    slot = Pending{key, hash, t};
+  }
+
+  // Every queued insert, then the places left become holes.
+  void Close() {
+    for (; size_ > 0; --size_, head_ = (head_ + 1) % kDepth) {
+      const Pending& p = ring_[head_];
+      InsertHashed(a_, p.t, p.key, p.hash, places_);
+    }
+    places_.Close(a_);
+  }
+
+ private:
+  struct Pending {
+    uint64_t key, hash;
+    int t;
+  };
+  const KernelArgs& a_;
+  RangePlaces places_;
+  Pending ring_[kDepth];
+  uint32_t head_ = 0, size_ = 0;
+};
 
 // The cell holding `key` in table t, or nullptr (raising out-of-bounds: the key was listed, so
 // it must be there) with its location in *location.
@@ -445,9 +578,21 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
   for (uint32_t i = lo; i < h[6] && sources[i] == d; ++i) out(targets[i]);
 }
 
-SLUICE_HD inline void AddPe(const KernelArgs& a, uint32_t d1, uint32_t n, uint32_t d2) {
-  Insert(a, kPe, PackPe(d1, n, d2));
-}
+// A kernel whose threads insert: Body::Visit(a, t, insert) calls insert(table, key) for each
+// tuple it derives.
+template <class Body>
+struct Inserting {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+    DirectInserts insert{a};
+    Body::Visit(a, t, insert);
+  }
+  // The CPU launcher's entry: a range of threads, their inserts queued.
+  static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
+    QueuedInserts insert(a);
+    for (uint64_t t = begin; t < end; ++t) Body::Visit(a, t, insert);
+    insert.Close();
+  }
+};
 
 // Tuple `t` of relation r's current delta; false when there is none (or a hole).
 SLUICE_HD inline bool DeltaTuple(const KernelArgs& a, int r, uint64_t t, uint64_t* key) {
@@ -471,7 +616,7 @@ struct Seed {
     const uint32_t node = seeds[2 * t];
     const uint32_t fact = seeds[2 * t + 1];
     if (node >= g.nodes || fact >= g.facts) return Raise(a, kStatusIndexOutOfBounds);
-    AddPe(a, fact, node, fact);
+    Insert(a, kPe, PackPe(fact, node, fact));
   }
 };
 
@@ -481,8 +626,9 @@ struct Seed {
 //   n a call node:                    PEC(d1, n, d2), PE(d1, return(n), d5) for SUM(n, d2, d5)
 //   n the exit of p:                  ES(p, d1, d2)
 inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 3};
-struct PeDelta {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+struct PeDelta : Inserting<PeDelta> {
+  template <class Inserts>
+  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
@@ -501,7 +647,7 @@ struct PeDelta {
         Raise(a, kStatusIndexOutOfBounds);
         continue;
       }
-      ApplyFlow(a, g, intra[2 * e + 1], d2, [&](uint32_t d3) { AddPe(a, d1, m, d3); });
+      ApplyFlow(a, g, intra[2 * e + 1], d2, [&](uint32_t d3) { insert(kPe, PackPe(d1, m, d3)); });
     }
 
     const DeviceSpan<uint32_t> call_offsets = g[GraphLayout::kCallOffsets];
@@ -522,8 +668,8 @@ struct PeDelta {
         continue;
       }
       ApplyFlow(a, g, calls[5ull * e + 3], d2, [&](uint32_t d3) {
-        Insert(a, kInc, Pack(e, d3, d2));
-        AddPe(a, d3, start, d3);
+        insert(kInc, Pack(e, d3, d2));
+        insert(kPe, PackPe(d3, start, d3));
       });
     }
     if (cb < ce) {
@@ -531,34 +677,37 @@ struct PeDelta {
       const uint32_t r = return_site.Contains(n) ? return_site[n] : kNone;
       if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
       // Indexed for the summaries still to come (a rerun adds it again: no harm).
-      Insert(a, kPec, key);
-      ForEachInGroup(a, kSum, Group(n, d2), [&](uint64_t sum) { AddPe(a, d1, r, Low(sum)); });
+      insert(kPec, key);
+      ForEachInGroup(a, kSum, Group(n, d2),
+                     [&](uint64_t sum) { insert(kPe, PackPe(d1, r, Low(sum))); });
     }
     const DeviceSpan<uint32_t> exit_proc = g[GraphLayout::kExitProc];
     if (!exit_proc.Contains(n)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t p = exit_proc[n];
     if (p != kNone) {
       if (p >= g.procedures) return Raise(a, kStatusIndexOutOfBounds);
-      Insert(a, kEs, Pack(p, d1, d2));
+      insert(kEs, Pack(p, d1, d2));
     }
   }
 };
 
 // Applies call edge e's return flow to d4 and adds SUM(c_e, d2, d5) for every result.
-SLUICE_HD inline void Summarize(const KernelArgs& a, const Graph& g, uint32_t e, uint32_t d2,
-                                uint32_t d4) {
+template <class Inserts>
+SLUICE_HD void Summarize(const KernelArgs& a, const Graph& g, uint32_t e, uint32_t d2,
+                         uint32_t d4, Inserts& insert) {
   const DeviceSpan<uint32_t> calls = g[GraphLayout::kCallEdges];
   if (!calls.Contains(5ull * e + 4)) return Raise(a, kStatusIndexOutOfBounds);
   const uint32_t c = calls[5ull * e];
   if (c >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
   ApplyFlow(a, g, calls[5ull * e + 4], d4,
-            [&](uint32_t d5) { Insert(a, kSum, Pack(c, d2, d5)); });
+            [&](uint32_t d5) { insert(kSum, Pack(c, d2, d5)); });
 }
 
 // ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary ES(p_e, d3, d4).
 inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 3};
-struct IncDelta {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+struct IncDelta : Inserting<IncDelta> {
+  template <class Inserts>
+  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
@@ -566,28 +715,30 @@ struct IncDelta {
     const uint32_t e = Top(key), d3 = Mid(key), d2 = Low(key);
     const uint32_t p = g.Callee(e);
     if (p == kNone) return Raise(a, kStatusIndexOutOfBounds);
-    ForEachInGroup(a, kEs, Group(p, d3), [&](uint64_t es) { Summarize(a, g, e, d2, Low(es)); });
+    ForEachInGroup(a, kEs, Group(p, d3), [&](uint64_t es) { Summarize(a, g, e, d2, Low(es), insert); });
   }
 };
 
 // ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call INC(e, d3, d2) of p.
 inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 3};
-struct EsDelta {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+struct EsDelta : Inserting<EsDelta> {
+  template <class Inserts>
+  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kEs, t, &key)) return;
     const uint32_t p = Top(key), d3 = Mid(key), d4 = Low(key);
     ForEachInGroup(a, kInc, Group(p, d3),
-                   [&](uint64_t inc) { Summarize(a, g, Top(inc), Low(inc), d4); });
+                   [&](uint64_t inc) { Summarize(a, g, Top(inc), Low(inc), d4, insert); });
   }
 };
 
 // ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge PE(d1, c, d2) (in PEC).
 inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 3};
-struct SumDelta {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+struct SumDelta : Inserting<SumDelta> {
+  template <class Inserts>
+  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
     const Graph g = Graph::Open(a);
     if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     uint64_t key = 0;
@@ -597,7 +748,8 @@ struct SumDelta {
     if (!return_site.Contains(c)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t r = return_site[c];
     if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-    ForEachInGroup(a, kPec, Group(c, d2), [&](uint64_t pe) { AddPe(a, Low(pe), r, d5); });
+    ForEachInGroup(a, kPec, Group(c, d2),
+                   [&](uint64_t pe) { insert(kPe, PackPe(Low(pe), r, d5)); });
   }
 };
 
