@@ -356,16 +356,46 @@ struct DirectInserts {
   SLUICE_HD void operator()(int t, uint64_t key) const { Insert(a, t, key); }
 };
 
-// On the CPU one worker runs a range of kernel threads, and its inserts go through
-// QueuedInserts, which hides memory latency a worker alone cannot:
-// - each insert's home slot is prefetched when the insert is queued and probed kDepth inserts
-//   later, so that many probes' cache misses overlap;
-// - the places for new tuples are reserved kPlaceChunk at a time for the range, so the list
-//   counters every new tuple used to bump (one cache line that the workers passed between
-//   them) are touched once per chunk. A place whose slot another worker took first is used for
-//   the range's next new tuple; the range's unused places become holes when it closes.
-// The inserts happen before the range returns, so a pass's inserts are all done when it ends,
-// as on a GPU.
+// ---- The CPU launcher's ranges ---------------------------------------------------------------
+//
+// On the CPU one worker runs a whole range of kernel threads (Body::RunRange), where a GPU runs
+// thousands at once and hides each probe's cache miss behind the others. The bodies that probe
+// at random keep many misses in flight instead with a Staggered queue: each item is pushed with
+// the address it will probe first, which is prefetched then, and processed kDepth pushes later.
+// Items are processed before the range returns, so a pass's work is all done when it ends, as
+// on a GPU; the order among a pass's threads was never fixed.
+template <class Item, uint32_t kDepth = 16>
+class Staggered {
+  static_assert((kDepth & (kDepth - 1)) == 0, "a power of two");
+
+ public:
+  template <class Process>
+  void Push(const Item& item, const void* probe, Process&& process) {
+    __builtin_prefetch(probe, 1, 3);
+    Item& back = ring_[(head_ + size_) % kDepth];
+    if (size_ == kDepth) {
+      // The oldest goes now; the new item takes its place at the back.
+      process(back);
+      head_ = (head_ + 1) % kDepth;
+    } else {
+      ++size_;
+    }
+    back = item;
+  }
+  template <class Process>
+  void Drain(Process&& process) {
+    for (; size_ > 0; --size_, head_ = (head_ + 1) % kDepth) process(ring_[head_]);
+  }
+
+ private:
+  Item ring_[kDepth];
+  uint32_t head_ = 0, size_ = 0;
+};
+
+// A range's places in the next lists, reserved kPlaceChunk at a time: the list counters, which
+// every new tuple bumped (one cache line that the workers passed between them), are touched
+// once per chunk. A place whose slot another worker took first serves the range's next new
+// tuple; the places left when the range closes become holes.
 class RangePlaces {
  public:
   static constexpr uint32_t kPlaceChunk = 32;
@@ -414,10 +444,9 @@ class RangePlaces {
   Run runs_[kNumTables];
 };
 
+// A range's inserts: each key's home slot is prefetched when it is queued.
 class QueuedInserts {
  public:
-  static constexpr uint32_t kDepth = 16;
-
   explicit QueuedInserts(const KernelArgs& a) : a_(a) {}
   QueuedInserts(const QueuedInserts&) = delete;
   QueuedInserts& operator=(const QueuedInserts&) = delete;
@@ -425,24 +454,13 @@ class QueuedInserts {
   void operator()(int t, uint64_t key) {
     const uint64_t hash = Mix(key);
     const DeviceSpan<uint64_t> table = Segment(a_, t, SegmentOf(hash)).keys;
-    if (table.size != 0) __builtin_prefetch(&table[HomeOf(hash, table.size)], 1, 3);
-    Pending& slot = ring_[(head_ + size_) % kDepth];
-    if (size_ == kDepth) {
-      // The oldest goes now; the new one takes its place at the back.
-      InsertHashed(a_, slot.t, slot.key, slot.hash, places_);
-      head_ = (head_ + 1) % kDepth;
-    } else {
-      ++size_;
-    }
-    slot = Pending{key, hash, t};
+    const uint64_t home = table.size == 0 ? 0 : HomeOf(hash, table.size);
+    queue_.Push(Pending{key, hash, t}, table.data + home, [this](const Pending& p) { Apply(p); });
   }
 
   // Every queued insert, then the places left become holes.
   void Close() {
-    for (; size_ > 0; --size_, head_ = (head_ + 1) % kDepth) {
-      const Pending& p = ring_[head_];
-      InsertHashed(a_, p.t, p.key, p.hash, places_);
-    }
+    queue_.Drain([this](const Pending& p) { Apply(p); });
     places_.Close(a_);
   }
 
@@ -451,10 +469,11 @@ class QueuedInserts {
     uint64_t key, hash;
     int t;
   };
+  void Apply(const Pending& p) { InsertHashed(a_, p.t, p.key, p.hash, places_); }
+
   const KernelArgs& a_;
   RangePlaces places_;
-  Pending ring_[kDepth];
-  uint32_t head_ = 0, size_ = 0;
+  Staggered<Pending> queue_;
 };
 
 // The cell holding `key` in table t, or nullptr (raising out-of-bounds: the key was listed, so
@@ -480,10 +499,12 @@ SLUICE_HD inline uint64_t* Find(const KernelArgs& a, int t, uint64_t key, uint32
 
 // The chain head of `group` in joined table t's heads: the existing one, or (when `add`) a
 // new one; nullptr when absent (or, adding, when the heads are full: an overflow).
-SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, bool add) {
+// `hash` is Mix(group). A new head is counted in *created when that is given (a range adds its
+// count once), else in the state at once.
+SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
+                                  bool add, uint32_t* created = nullptr) {
   const SlotView heads = HeadsOf(a, t);
   const uint64_t slots = heads.keys.size;
-  const uint64_t hash = Mix(group);
   uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
   for (uint64_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
     uint64_t seen = atomics::Load(&heads.keys[slot]);
@@ -491,7 +512,11 @@ SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, bo
       if (!add) return nullptr;
       seen = atomics::CompareExchange(&heads.keys[slot], kEmpty, group);
       if (seen == kEmpty) {
-        atomics::FetchAdd(StateWord(a, State::Heads(t)), 1u);
+        if (created != nullptr) {
+          ++*created;
+        } else {
+          atomics::FetchAdd(StateWord(a, State::Heads(t)), 1u);
+        }
         return &heads.links[slot];
       }
     }
@@ -502,12 +527,11 @@ SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, bo
   return nullptr;
 }
 
-// Links the tuple `key` at `location` of joined table t into its group's chain.
-SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t key,
-                           uint32_t location) {
-  const uint64_t group = GroupOfKey(g, t, key);
-  if (group == kEmpty) return Raise(a, kStatusIndexOutOfBounds);
-  uint32_t* head = HeadOf(a, t, group, true);
+// Links the tuple at `location` of joined table t into the chain of its group `group` (whose
+// Mix is `hash`).
+SLUICE_HD inline void LinkInGroup(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
+                                  uint32_t location, uint32_t* created = nullptr) {
+  uint32_t* head = HeadOf(a, t, group, hash, true, created);
   if (head == nullptr) return;
   const SlotView segment = Segment(a, t, location >> 30);
   const uint64_t slot = location & kMaxSegmentSlots;
@@ -515,11 +539,57 @@ SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t 
   segment.links[slot] = atomics::Exchange(head, location);
 }
 
+// Links the tuple `key` at `location` of joined table t into its group's chain.
+SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t key,
+                           uint32_t location) {
+  const uint64_t group = GroupOfKey(g, t, key);
+  if (group == kEmpty) return Raise(a, kStatusIndexOutOfBounds);
+  LinkInGroup(a, t, group, Mix(group), location);
+}
+
+// A range's links: each group's head slot (key and link) is prefetched when the link is queued,
+// and the new heads are counted once, when the range closes.
+class QueuedLinks {
+ public:
+  QueuedLinks(const KernelArgs& a, int t) : a_(a), t_(t), g_(Graph::Open(a)) {}
+  QueuedLinks(const QueuedLinks&) = delete;
+  QueuedLinks& operator=(const QueuedLinks&) = delete;
+
+  void operator()(uint64_t key, uint32_t location) {
+    const uint64_t group = GroupOfKey(g_, t_, key);
+    if (group == kEmpty) return Raise(a_, kStatusIndexOutOfBounds);
+    const uint64_t hash = Mix(group);
+    const SlotView heads = HeadsOf(a_, t_);
+    const uint64_t home = heads.keys.size == 0 ? 0 : HomeOf(hash, heads.keys.size);
+    if (heads.links.Contains(home)) __builtin_prefetch(&heads.links[home], 1, 3);
+    queue_.Push(Pending{group, hash, location}, heads.keys.data + home,
+                [this](const Pending& p) { Apply(p); });
+  }
+
+  void Close() {
+    queue_.Drain([this](const Pending& p) { Apply(p); });
+    if (created_ != 0) atomics::FetchAdd(StateWord(a_, State::Heads(t_)), created_);
+  }
+
+ private:
+  struct Pending {
+    uint64_t group, hash;
+    uint32_t location;
+  };
+  void Apply(const Pending& p) { LinkInGroup(a_, t_, p.group, p.hash, p.location, &created_); }
+
+  const KernelArgs& a_;
+  const int t_;
+  const Graph g_;
+  uint32_t created_ = 0;
+  Staggered<Pending> queue_;
+};
+
 // Calls visit(key) for every tuple of joined table t in `group`, following its chain. The walk
 // is bounded by the table's slots, so corrupted links cannot loop forever.
 template <class Visit>
 SLUICE_HD void ForEachInGroup(const KernelArgs& a, int t, uint64_t group, Visit&& visit) {
-  const uint32_t* head = HeadOf(a, t, group, false);
+  const uint32_t* head = HeadOf(a, t, group, Mix(group), false);
   if (head == nullptr) return;
   uint64_t bound = 0;
   for (uint32_t s = 0; s < kSegments; ++s) bound += Segment(a, t, s).keys.size;
@@ -767,6 +837,27 @@ struct IndexPass {
     if (Find(a, T, next[t], &location) == nullptr) return;
     Link(a, g, T, next[t], location);
   }
+  // On the CPU: each tuple's home slot is prefetched before its Find, and its group's head
+  // before its link.
+  static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
+    if (((a.param[0] >> (T - 1)) & 1) == 0 || Halted(a)) return;
+    const DeviceSpan<uint64_t> next = NextList(a, T);
+    QueuedLinks links(a, T);
+    Staggered<uint64_t> finds;
+    const auto find = [&](uint64_t key) {
+      uint32_t location = 0;
+      if (Find(a, T, key, &location) != nullptr) links(key, location);
+    };
+    for (uint64_t t = begin; t < end && next.Contains(t); ++t) {
+      const uint64_t key = next[t];
+      if (key == kEmpty) continue;
+      const uint64_t hash = Mix(key);
+      const DeviceSpan<uint64_t> table = Segment(a, T, SegmentOf(hash)).keys;
+      finds.Push(key, table.data + (table.size == 0 ? 0 : HomeOf(hash, table.size)), find);
+    }
+    finds.Drain(find);
+    links.Close();
+  }
 };
 
 // All slots of table t.
@@ -883,6 +974,15 @@ struct ReindexPass {
     if (!table.Contains(t) || table[t] == kEmpty) return;
     Link(a, Graph::Open(a), T, table[t], Location(S, t));
   }
+  static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
+    if (((a.param[0] >> (T - 1)) & 1) == 0) return;
+    const DeviceSpan<uint64_t> table = Segment(a, T, S).keys;
+    QueuedLinks links(a, T);
+    for (uint64_t t = begin; t < end && table.Contains(t); ++t) {
+      if (table[t] != kEmpty) links(table[t], Location(S, t));
+    }
+    links.Close();
+  }
 };
 
 // ifds_resume (one thread), first after a growth that followed an overflow: clears it, so that
@@ -914,15 +1014,13 @@ struct Rehash {
   enum Param { kTable, kSegmentIndex };
 };
 struct RehashPass {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
-    const int t = static_cast<int>(a.param[Rehash::kTable]);
+  SLUICE_HD static DeviceSpan<uint64_t> Keys(const KernelArgs& a, int binding) {
+    return ViewOf(a.binding[binding], SlotBytes(static_cast<int>(a.param[Rehash::kTable]))).keys;
+  }
+  // Puts the tuple v (whose Mix is `hash`) in the new segment.
+  SLUICE_HD static void Place(const KernelArgs& a, const DeviceSpan<uint64_t>& to, uint64_t v,
+                              uint64_t hash) {
     const uint32_t s = static_cast<uint32_t>(a.param[Rehash::kSegmentIndex]);
-    const DeviceSpan<uint64_t> from = ViewOf(a.binding[Rehash::kOld], SlotBytes(t)).keys;
-    const DeviceSpan<uint64_t> to = ViewOf(a.binding[Rehash::kNew], SlotBytes(t)).keys;
-    if (!from.Contains(i)) return;
-    const uint64_t v = from[i];
-    if (v == kEmpty) return;
-    const uint64_t hash = Mix(v);
     const uint64_t slots = to.size;
     if (SegmentOf(hash) == s && slots != 0) {
       uint64_t slot = HomeOf(hash, slots);
@@ -932,6 +1030,28 @@ struct RehashPass {
       }
     }
     a.RaiseStatus(Rehash::kRehashStatus, kStatusIndexOutOfBounds);
+  }
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t i, uint64_t) {
+    const DeviceSpan<uint64_t> from = Keys(a, Rehash::kOld);
+    if (!from.Contains(i) || from[i] == kEmpty) return;
+    Place(a, Keys(a, Rehash::kNew), from[i], Mix(from[i]));
+  }
+  // On the CPU each tuple's new home is prefetched before it is placed.
+  static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
+    const DeviceSpan<uint64_t> from = Keys(a, Rehash::kOld);
+    const DeviceSpan<uint64_t> to = Keys(a, Rehash::kNew);
+    struct Pending {
+      uint64_t v, hash;
+    };
+    Staggered<Pending> queue;
+    const auto place = [&](const Pending& p) { Place(a, to, p.v, p.hash); };
+    for (uint64_t i = begin; i < end && from.Contains(i); ++i) {
+      const uint64_t v = from[i];
+      if (v == kEmpty) continue;
+      const uint64_t hash = Mix(v);
+      queue.Push(Pending{v, hash}, to.data + (to.size == 0 ? 0 : HomeOf(hash, to.size)), place);
+    }
+    queue.Drain(place);
   }
 };
 
@@ -951,15 +1071,13 @@ struct Results {
 };
 template <uint32_t S>
 struct ResultsPass {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
-    const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
+  SLUICE_HD static uint64_t PairOf(uint64_t key) { return (key >> 16) & ((uint64_t{1} << 47) - 1); }
+  // Adds `pair` (whose Mix is `hash`) to the set, and to the list when it is new.
+  SLUICE_HD static void Add(const KernelArgs& a, uint64_t pair, uint64_t hash) {
     DeviceSpan<uint32_t> out_state = a.As<uint32_t>(Results::kOutState);
-    if (!table.Contains(t) || table[t] == kEmpty) return;
     DeviceSpan<uint64_t> out = a.As<uint64_t>(Results::kOut);
-    const uint64_t pair = (table[t] >> 16) & ((uint64_t{1} << 47) - 1);
     const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
     const uint64_t slots = set.size;
-    const uint64_t hash = Mix(pair);
     uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
     for (uint64_t probe = 0; probe < slots; ++probe) {
       uint64_t seen = atomics::Load(&set[slot]);
@@ -985,6 +1103,29 @@ struct ResultsPass {
       slot = slot + 1 == slots ? 0 : slot + 1;
     }
     atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
+  }
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+    const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
+    if (!table.Contains(t) || table[t] == kEmpty) return;
+    const uint64_t pair = PairOf(table[t]);
+    Add(a, pair, Mix(pair));
+  }
+  // On the CPU each pair's home in the set is prefetched before it is added.
+  static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
+    const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
+    const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
+    struct Pending {
+      uint64_t pair, hash;
+    };
+    Staggered<Pending> queue;
+    const auto add = [&](const Pending& p) { Add(a, p.pair, p.hash); };
+    for (uint64_t t = begin; t < end && table.Contains(t); ++t) {
+      if (table[t] == kEmpty) continue;
+      const uint64_t pair = PairOf(table[t]);
+      const uint64_t hash = Mix(pair);
+      queue.Push(Pending{pair, hash}, set.data + (set.size == 0 ? 0 : HomeOf(hash, set.size)), add);
+    }
+    queue.Drain(add);
   }
 };
 
