@@ -71,7 +71,7 @@ class CpuDevice::CpuStream final : public Stream {
         {
           absl::MutexLock lock(&device_->launch_mu_);
           done += LaunchOnCpu(pass.body, step.args, n, done, pass.work_per_thread,
-                              device_->pool_, &interrupt);
+                              device_->pool_, &interrupt, device_->ranges_);
         }
         if (done >= n) break;
         // Stopped, or paused: the device goes to the client owed it, and this pass resumes
@@ -124,8 +124,8 @@ class CpuDevice::CpuStream final : public Stream {
   CpuDevice* const device_;
 };
 
-CpuDevice::CpuDevice(uint64_t memory_limit, int threads)
-    : memory_(memory_limit), pool_(threads) {
+CpuDevice::CpuDevice(const Options& options)
+    : memory_(options.memory_limit), pool_(options.threads), ranges_(options.ranges) {
   info_.kind = "cpu";
   info_.compute_units = static_cast<uint32_t>(pool_.concurrency());
   info_.name = absl::StrFormat("host CPU, %d threads", info_.compute_units);
@@ -140,8 +140,9 @@ absl::StatusOr<std::shared_ptr<CpuDevice>> CpuDevice::Create(const Options& opti
   if (options.threads < 0) {
     return absl::InvalidArgumentError("CpuDevice: threads must be >= 0");
   }
-  const uint64_t limit = options.memory_limit != 0 ? options.memory_limit : PhysicalMemoryBytes() / 2;
-  return std::shared_ptr<CpuDevice>(new CpuDevice(limit, options.threads));
+  Options resolved = options;
+  if (resolved.memory_limit == 0) resolved.memory_limit = PhysicalMemoryBytes() / 2;
+  return std::shared_ptr<CpuDevice>(new CpuDevice(resolved));
 }
 
 absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {

@@ -19,6 +19,10 @@ class CpuDevice final : public Device {
     uint64_t memory_limit = 0;
     // Worker threads; 0 means one per hardware thread (the caller is one of them).
     int threads = 0;
+    // Kernel bodies that can run a whole range of thread indexes do (see LaunchOnCpu); false
+    // runs every body one index at a time, as a GPU's threads do, for tests that compare the
+    // two.
+    bool ranges = true;
   };
 
   static absl::StatusOr<std::shared_ptr<CpuDevice>> Create(const Options& options);
@@ -33,12 +37,13 @@ class CpuDevice final : public Device {
 
  private:
   class CpuStream;
-  CpuDevice(uint64_t memory_limit, int threads);
+  explicit CpuDevice(const Options& options);
 
   DeviceInfo info_;          // const after construction
   MemoryAccountant memory_;  // own locking
   CounterSet counters_;      // own locking
   ThreadPool pool_;          // own locking
+  const bool ranges_;
   // One pass runs at a time, on every thread of the pool: passes of several streams side by
   // side would only share the same cores, and make every other thread of the process (the
   // daemon's request path) wait for a core behind them.

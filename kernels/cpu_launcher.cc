@@ -12,18 +12,30 @@ constexpr uint64_t kGrain = 4096;
 
 using RangeFn = void (*)(const KernelArgs&, uint64_t begin, uint64_t end, uint64_t n);
 
-// A body may run a whole range itself (Body::RunRange), keeping state across its threads.
+// One index at a time, as a GPU's threads run the body.
+template <class Body>
+void RunEach(const KernelArgs& args, uint64_t begin, uint64_t end, uint64_t n) {
+  for (uint64_t i = begin; i < end; ++i) Body::Run(args, i, n);
+}
+
+// A body may run a whole range itself (Body::RunRange), keeping state across its indexes.
 template <class Body>
 void RunRange(const KernelArgs& args, uint64_t begin, uint64_t end, uint64_t n) {
   if constexpr (requires { Body::RunRange(args, begin, end, n); }) {
     Body::RunRange(args, begin, end, n);
   } else {
-    for (uint64_t i = begin; i < end; ++i) Body::Run(args, i, n);
+    RunEach<Body>(args, begin, end, n);
   }
 }
 
-constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies = {
+using BodyTable = std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)>;
+constexpr BodyTable kRanges = {
 #define SLUICE_BODY_FN_(id, type) &RunRange<type>,
+    SLUICE_KERNEL_BODIES(SLUICE_BODY_FN_)
+#undef SLUICE_BODY_FN_
+};
+constexpr BodyTable kEach = {
+#define SLUICE_BODY_FN_(id, type) &RunEach<type>,
     SLUICE_KERNEL_BODIES(SLUICE_BODY_FN_)
 #undef SLUICE_BODY_FN_
 };
@@ -31,8 +43,9 @@ constexpr std::array<RangeFn, static_cast<size_t>(BodyId::kNumBodies)> kBodies =
 }  // namespace
 
 uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t from,
-                     uint32_t work_per_thread, ThreadPool& pool, const Interrupt* interrupt) {
-  const RangeFn fn = kBodies[static_cast<size_t>(body)];
+                     uint32_t work_per_thread, ThreadPool& pool, const Interrupt* interrupt,
+                     bool ranges) {
+  const RangeFn fn = (ranges ? kRanges : kEach)[static_cast<size_t>(body)];
   if (from >= n) return 0;
   const uint64_t grain = std::max<uint64_t>(1, kGrain / std::max<uint32_t>(work_per_thread, 1));
   const auto run = [&](uint64_t begin, uint64_t end) { fn(args, from + begin, from + end, n); };

@@ -15,10 +15,12 @@ namespace sluice {
 // or fewer once `interrupt` (may be null) stops or asks for a pause, the work then resuming
 // (or not) from `from` plus that. `work_per_thread` (elements each thread index handles, >= 1)
 // sizes the share of indexes one pool task takes, so that blocked passes with few indexes
-// still spread over every core. Thread-safe.
+// still spread over every core. A body that can run a whole range of indexes (Body::RunRange:
+// the IFDS passes that probe at random, prefetching) does when `ranges`; otherwise every body
+// runs one index at a time, as a GPU's threads run it. Thread-safe.
 uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t from,
                      uint32_t work_per_thread, ThreadPool& pool,
-                     const Interrupt* interrupt = nullptr);
+                     const Interrupt* interrupt = nullptr, bool ranges = true);
 
 }  // namespace sluice
 

@@ -1,6 +1,7 @@
 #include "engine/resource_table.h"
 
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <set>
@@ -202,6 +203,31 @@ TEST_F(ResourceTableTest, FreeAllWhilePinnedDefersUntilUnpinned) {
   EXPECT_EQ(device_->memory().used, 500u);
   pins = ResourceTable::Pins();
   EXPECT_EQ(device_->memory().used, 0u);
+}
+
+// Buffers of 4 MiB and more are mapped on their own (for huge pages), the rest come from the
+// heap: on both sides of the line a buffer is zeroed, aligned for every element type, writable to
+// its last byte, and returns its bytes when freed, however often it is reused.
+TEST(CpuDeviceTest, BuffersOnBothSidesOfTheMappedSizeAreZeroedWritableAndReturned) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                       CpuDevice::Create({.memory_limit = uint64_t{256} << 20, .threads = 1}));
+  const uint64_t sizes[] = {1, (4u << 20) - 1, 4u << 20, (4u << 20) + 12345, (6u << 20) + 8,
+                            uint64_t{96} << 20};
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t bytes : sizes) {
+      ASSERT_OK_AND_ASSIGN(DeviceBuffer buffer, device->Allocate(bytes));
+      ASSERT_EQ(buffer.bytes, bytes);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.data) % 16, 0u) << bytes;
+      EXPECT_EQ(device->memory().used, bytes);
+      uint64_t nonzero = 0;
+      for (uint64_t i = 0; i < bytes; ++i) nonzero += buffer.data[i] != 0;
+      EXPECT_EQ(nonzero, 0u) << bytes << " bytes, round " << round;
+      std::memset(buffer.data, 0xa5, bytes);  // dirty it, for the next round's reuse
+      EXPECT_EQ(buffer.data[bytes - 1], 0xa5);
+      device->Free(buffer);
+      EXPECT_EQ(device->memory().used, 0u);
+    }
+  }
 }
 
 }  // namespace

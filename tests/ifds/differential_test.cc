@@ -65,13 +65,28 @@ std::vector<GeneratorOptions> Shapes() {
   return shapes;
 }
 
-class DifferentialTest : public ::testing::Test {
+// Every test runs twice on the CPU device: with the passes that probe at random running whole
+// ranges of thread indexes (prefetching, places in the delta lists reserved a chunk at a time),
+// as the CPU device does by default, and with every body run one index at a time, as a GPU's
+// threads run it.
+class DifferentialTest : public ::testing::TestWithParam<bool> {
  protected:
-  void SetUp() override { ASSERT_OK_AND_ASSIGN(dispatch_, LocalDispatch::CreateCpu()); }
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device, CpuDevice::Create(DeviceOptions()));
+    ASSERT_OK_AND_ASSIGN(dispatch_, LocalDispatch::Create({.device = device}));
+  }
+  CpuDevice::Options DeviceOptions(uint64_t memory_limit = 0) const {
+    return {.memory_limit = memory_limit, .ranges = GetParam()};
+  }
   std::unique_ptr<LocalDispatch> dispatch_;
 };
 
-TEST_F(DifferentialTest, ResidentAgreesWithReferenceOnGeneratedProblems) {
+INSTANTIATE_TEST_SUITE_P(Launch, DifferentialTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Ranges" : "OneIndexAtATime";
+                         });
+
+TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnGeneratedProblems) {
   uint64_t total_path_edges = 0;
   int with_calls = 0;
   for (const GeneratorOptions& o : Shapes()) {
@@ -91,7 +106,7 @@ TEST_F(DifferentialTest, ResidentAgreesWithReferenceOnGeneratedProblems) {
   EXPECT_EQ(dispatch_->device().memory().used, 0u) << "every buffer is freed";
 }
 
-TEST_F(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {
+TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {
   uint32_t growths = 0;
   uint32_t partial_growths = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
@@ -124,7 +139,7 @@ TEST_F(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothi
   EXPECT_GT(partial_growths, 100u) << "growths that rebuild only the tables that moved";
 }
 
-TEST_F(DifferentialTest, TablesThatFillGraduallyGrowBetweenIterations) {
+TEST_P(DifferentialTest, TablesThatFillGraduallyGrowBetweenIterations) {
   // The device ends a window at the iteration where a table passes its growth threshold, so
   // no insert fails and nothing reruns. Windows that always run their length (no loop guard)
   // cannot stop there, and fill tables until an insert fails: the contrast shows the guard at
@@ -159,7 +174,7 @@ TEST_F(DifferentialTest, TablesThatFillGraduallyGrowBetweenIterations) {
   EXPECT_GT(unguarded_overflow_growths, 5u);
 }
 
-TEST_F(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
+TEST_P(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
   // Many seeds into tables of a few slots: seeding itself overflows, and the seeds that did not
   // fit must be seeded again after the growth.
   uint32_t growths = 0;
@@ -188,7 +203,7 @@ TEST_F(DifferentialTest, SeedsThatOverflowTheFirstTablesAreAllSolved) {
   EXPECT_GT(growths, 48u);
 }
 
-TEST_F(DifferentialTest, ResidentAgreesWithReferenceOnUnstructuredProblems) {
+TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnUnstructuredProblems) {
   int calls_at_starts_or_exits = 0;
   uint64_t answers = 0;
   for (uint64_t seed = 1; seed <= 400; ++seed) {
@@ -211,7 +226,7 @@ TEST_F(DifferentialTest, ResidentAgreesWithReferenceOnUnstructuredProblems) {
   EXPECT_EQ(dispatch_->device().memory().used, 0u);
 }
 
-TEST_F(DifferentialTest, RunningOutOfDeviceMemoryAnywhereIsResourceExhaustedAndFreesEverything) {
+TEST_P(DifferentialTest, RunningOutOfDeviceMemoryAnywhereIsResourceExhaustedAndFreesEverything) {
   // Devices too small for the solve: the set-up, a growth or the results find no memory. The
   // solve fails with ResourceExhausted, never a wrong answer, and gives every byte back; the
   // dispatcher stays usable. Larger devices solve it.
@@ -230,7 +245,7 @@ TEST_F(DifferentialTest, RunningOutOfDeviceMemoryAnywhereIsResourceExhaustedAndF
     const uint64_t limit = std::max<uint64_t>(4096, peak * eighths / 8);
     const uint64_t limit_kib = limit >> 10;
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
-                         CpuDevice::Create({.memory_limit = limit}));
+                         CpuDevice::Create(DeviceOptions(limit)));
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalDispatch> dispatch,
                          LocalDispatch::Create({.device = device}));
     // Tiny first tables: most of the memory is taken by growths, mid-solve.
@@ -250,7 +265,7 @@ TEST_F(DifferentialTest, RunningOutOfDeviceMemoryAnywhereIsResourceExhaustedAndF
   EXPECT_GE(solved, 1) << "peak " << peak;
 }
 
-TEST_F(DifferentialTest, InitialCapacitiesPastTheTableLimitAreRefusedBeforeAllocating) {
+TEST_P(DifferentialTest, InitialCapacitiesPastTheTableLimitAreRefusedBeforeAllocating) {
   GeneratorOptions o;
   o.procedures = 3;
   ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
@@ -262,7 +277,7 @@ TEST_F(DifferentialTest, InitialCapacitiesPastTheTableLimitAreRefusedBeforeAlloc
   EXPECT_EQ(dispatch_->device().memory().used, 0u);
 }
 
-TEST_F(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
+TEST_P(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
   GeneratorOptions o;
   o.seed = 99;
   o.procedures = 30;
@@ -282,7 +297,7 @@ TEST_F(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
       << "the generator is deterministic";
 }
 
-TEST_F(DifferentialTest, WindowsArePolledWithTheStateWordsOnly) {
+TEST_P(DifferentialTest, WindowsArePolledWithTheStateWordsOnly) {
   GeneratorOptions o;
   o.seed = 5;
   o.procedures = 20;
