@@ -215,7 +215,8 @@ bool Solver::NeedsGrowth() const {
   for (int t = 0; t < k::kNumTables; ++t) {
     const uint64_t current = state_words_[S::Current(t)];
     if (k::WantsGrowth(Total(t), current, TableSlots(t))) return true;
-    if (k::Joined(t) && k::WantsGrowth(state_words_[S::Heads(t)], current, head_slots_[t])) {
+    if (k::Joined(t) &&
+        k::HeadsWantGrowth(state_words_[S::Heads(t)], current, Total(t), head_slots_[t])) {
       return true;
     }
     if (k::ListWantsGrowth(current, half_[t])) return true;
@@ -304,15 +305,24 @@ absl::Status Solver::Grow(bool overflowed) {
     // iteration's additions are in the table but not yet counted.
     const uint64_t recent = current + next;
     const uint64_t count = Total(t) + next;
-    if (k::WantsGrowth(count, recent, TableSlots(t))) {
+    const bool table_grows = k::WantsGrowth(count, recent, TableSlots(t));
+    if (table_grows) {
       RETURN_IF_ERROR(grow_table(t, Regrow(slots_[t][0], CeilDiv(count, kSegments),
                                            CeilDiv(2 * recent, kSegments))));
     }
     if (k::Joined(t)) {
       const uint64_t groups = state_words_[S::Heads(t)];
-      if (k::WantsGrowth(groups, recent, head_slots_[t])) {
-        RETURN_IF_ERROR(grow_heads(t, Regrow(head_slots_[t], groups, 2 * recent)));
+      uint64_t heads = 0;
+      if (k::HeadsWantGrowth(groups, recent, count, head_slots_[t])) {
+        heads = Regrow(head_slots_[t], groups, 2 * k::RecentGroups(recent, groups, count));
       }
+      // The chains of a table that moved are rebuilt anyway: its heads grow with it when they
+      // are fuller than the table will be (groups tend to grow with their tuples), which spares
+      // a rebuild for the heads alone soon after.
+      if (table_grows && count > 0) {
+        heads = std::max(heads, CeilDiv(groups * TableSlots(t), count));
+      }
+      if (heads > head_slots_[t]) RETURN_IF_ERROR(grow_heads(t, heads));
     }
     // A list grows when it is getting full, refused an insert, or (after an overflow) cannot
     // hold the halted iteration's delta and additions merged; before the seeding is done, the

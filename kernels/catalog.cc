@@ -175,8 +175,11 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
                                        .count_index = ifds::GraphLayout::kSeeds,
                                        .cap_binding = ifds::kGraph}}},
        "one thread per seed (graph header)");
+  // A path edge's thread applies a few flows and inserts what they give; a join's thread walks
+  // a chain and inserts for every tuple on it (tens, often).
   const auto delta = [&](KernelId id, std::string_view summary, BodyId body, int r) {
-    spec(id, summary, {{body, StateCount(S::Current(r), ifds::kDeltas + r)}},
+    spec(id, summary,
+         {{body, StateCount(S::Current(r), ifds::kDeltas + r), r == ifds::kPe ? 8u : 32u}},
          "one thread per delta tuple (state, read on the device)");
   };
   delta(ifds::kPeDeltaKernel,
@@ -700,7 +703,7 @@ std::vector<PassLaunch> KernelCatalog::Plan(const KernelSpec& spec, const Kernel
                           .base_index = -1};
     }
     const bool overridden = grid.has_value() && rule.overridable;
-    passes.push_back(PassLaunch{pass.body, count, overridden ? 1 : rule.divisor});
+    passes.push_back(PassLaunch{pass.body, count, (overridden ? 1 : rule.divisor) * pass.cost});
   }
   return passes;
 }

@@ -85,6 +85,10 @@ struct ThreadRule {
 struct PassSpec {
   BodyId body;
   ThreadRule threads;
+  // About how much work one thread index does, relative to a plain element-wise pass: the CPU
+  // launcher hands out proportionally fewer indexes per task, so that a pass of a few thousand
+  // heavy threads (a join walking chains) still spreads over every core.
+  uint32_t cost = 1;
 };
 
 // What the catalog knows of a call, before any device memory is touched.
@@ -117,8 +121,9 @@ struct KernelSpec {
   bool loop_guard = false;
 };
 
-// One pass ready to launch: which body, how many threads, and how many elements each thread
-// handles (a blocked pass's block size; 1 otherwise).
+// One pass ready to launch: which body, how many threads, and about how much work each thread
+// does (a blocked pass's block size, times its PassSpec::cost; 1 for a plain element-wise
+// pass).
 struct PassLaunch {
   BodyId body;
   ThreadCount threads;

@@ -123,6 +123,16 @@ inline constexpr uint32_t kMaxProbe = 4096;
 SLUICE_HD inline bool WantsGrowth(uint64_t count, uint64_t recent, uint64_t slots) {
   return 20 * (count + 2 * recent) > 17 * slots;
 }
+// The new groups that `recent` new tuples of a joined table bring, at the table's ratio so far
+// (`groups` among its `count` tuples; a tuple a group before any).
+SLUICE_HD inline uint64_t RecentGroups(uint64_t recent, uint64_t groups, uint64_t count) {
+  return count == 0 ? recent : (recent * groups + count - 1) / count;
+}
+// Whether a joined table's heads should grow: as a table, with its recent new groups.
+SLUICE_HD inline bool HeadsWantGrowth(uint64_t groups, uint64_t recent, uint64_t count,
+                                      uint64_t slots) {
+  return WantsGrowth(groups, RecentGroups(recent, groups, count), slots);
+}
 // A list should grow once its current half is more than half used: deltas often grow from
 // one iteration to the next (and one that outgrows its half costs a rerun, not an answer).
 SLUICE_HD inline bool ListWantsGrowth(uint64_t current, uint64_t half) {
@@ -392,13 +402,15 @@ class Staggered {
   uint32_t head_ = 0, size_ = 0;
 };
 
-// A range's places in the next lists, reserved kPlaceChunk at a time: the list counters, which
-// every new tuple bumped (one cache line that the workers passed between them), are touched
-// once per chunk. A place whose slot another worker took first serves the range's next new
-// tuple; the places left when the range closes become holes.
+// A range's places in the next lists, reserved a run at a time: the list counters, which every
+// new tuple bumped (one cache line that the workers passed between them), are touched once per
+// run. Runs start at kFirstRun places and double up to kLastRun, so that a range that adds
+// little leaves few holes. A place whose slot another worker took first serves the range's next
+// new tuple; the places left when the range closes become holes.
 class RangePlaces {
  public:
-  static constexpr uint32_t kPlaceChunk = 32;
+  static constexpr uint32_t kFirstRun = 8;
+  static constexpr uint32_t kLastRun = 64;
 
   SLUICE_HD uint64_t* Reserve(const KernelArgs& a, int t) {
     Run& run = runs_[t];
@@ -423,22 +435,25 @@ class RangePlaces {
   struct Run {
     uint64_t* at = nullptr;
     uint64_t* end = nullptr;
+    uint32_t size = kFirstRun;  // of the next run
   };
 
-  // A new run of places [at, end): kPlaceChunk of them, or what is left below the half (the
+  // A new run of places [at, end): run->size of them, or what is left below the half (the
   // rest is given back at once, so the count ends at the places handed out).
   SLUICE_HD static bool Refill(const KernelArgs& a, int t, Run* run) {
     const DeviceSpan<uint64_t> next = NextList(a, t);
     uint32_t* listed = StateWord(a, State::Next(t));
-    const uint64_t base = atomics::FetchAdd(listed, kPlaceChunk);
-    const uint64_t end = base + kPlaceChunk < next.size ? base + kPlaceChunk : next.size;
-    if (end < base + kPlaceChunk) {
-      const uint64_t back = base + kPlaceChunk - (base < end ? end : base);
+    const uint64_t want = run->size;
+    const uint64_t base = atomics::FetchAdd(listed, static_cast<uint32_t>(want));
+    const uint64_t end = base + want < next.size ? base + want : next.size;
+    if (end < base + want) {
+      const uint64_t back = base + want - (base < end ? end : base);
       atomics::FetchAdd(listed, static_cast<uint32_t>(0u - back));
     }
     if (base >= end) return false;
     run->at = next.data + base;
     run->end = next.data + end;
+    if (run->size < kLastRun) run->size *= 2;
     return true;
   }
   Run runs_[kNumTables];
@@ -872,8 +887,8 @@ SLUICE_HD inline bool AnyWantsGrowth(const KernelArgs& a) {
   for (int t = 0; t < kNumTables; ++t) {
     const uint32_t current = *StateWord(a, State::Current(t));
     if (WantsGrowth(*StateWord(a, State::Count(t)), current, TableSlots(a, t))) return true;
-    if (Joined(t) && WantsGrowth(*StateWord(a, State::Heads(t)), current,
-                                 HeadsOf(a, t).keys.size)) {
+    if (Joined(t) && HeadsWantGrowth(*StateWord(a, State::Heads(t)), current,
+                                     *StateWord(a, State::Count(t)), HeadsOf(a, t).keys.size)) {
       return true;
     }
     if (ListWantsGrowth(current, ListHalf(a, t, 0).size)) return true;
@@ -1072,10 +1087,58 @@ struct Results {
 template <uint32_t S>
 struct ResultsPass {
   SLUICE_HD static uint64_t PairOf(uint64_t key) { return (key >> 16) & ((uint64_t{1} << 47) - 1); }
+  // One thread's new pairs: each takes its place in the list at once.
+  struct SharedList {
+    DeviceSpan<uint32_t> out_state;
+    DeviceSpan<uint64_t> out;
+    SLUICE_HD explicit SharedList(const KernelArgs& a)
+        : out_state(a.As<uint32_t>(Results::kOutState)), out(a.As<uint64_t>(Results::kOut)) {}
+    SLUICE_HD bool Full() const { return atomics::Load(&out_state[0]) >= out.size; }
+    SLUICE_HD void Append(uint64_t pair) {
+      const uint32_t at = atomics::FetchAdd(&out_state[0], 1u);
+      if (out.Contains(at)) {
+        out[at] = pair;
+      } else {
+        atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
+      }
+    }
+  };
+  // A range's new pairs, gathered and appended to the list kBatch at a time (one update of the
+  // shared count per batch). The list's room is looked at when a batch goes: the set may take
+  // a batch's worth more pairs than the list holds before the overflow is seen, and the host
+  // retries with more room either way.
+  class BatchedList {
+   public:
+    static constexpr uint32_t kBatch = 64;
+    explicit BatchedList(const KernelArgs& a) : shared_(a), full_(shared_.Full()) {}
+    bool Full() const { return full_; }
+    void Append(uint64_t pair) {
+      batch_[size_++] = pair;
+      if (size_ == kBatch) Flush();
+    }
+    void Flush() {
+      if (size_ == 0) return;
+      const uint32_t at = atomics::FetchAdd(&shared_.out_state[0], size_);
+      if (uint64_t{at} + size_ <= shared_.out.size) {
+        for (uint32_t i = 0; i < size_; ++i) shared_.out[at + i] = batch_[i];
+      } else {
+        atomics::FetchOr(&shared_.out_state[1], kStatusCapacityOverflow);
+        full_ = true;
+      }
+      size_ = 0;
+    }
+
+   private:
+    SharedList shared_;
+    bool full_;
+    uint64_t batch_[kBatch];
+    uint32_t size_ = 0;
+  };
+
   // Adds `pair` (whose Mix is `hash`) to the set, and to the list when it is new.
-  SLUICE_HD static void Add(const KernelArgs& a, uint64_t pair, uint64_t hash) {
+  template <class List>
+  SLUICE_HD static void Add(const KernelArgs& a, uint64_t pair, uint64_t hash, List& list) {
     DeviceSpan<uint32_t> out_state = a.As<uint32_t>(Results::kOutState);
-    DeviceSpan<uint64_t> out = a.As<uint64_t>(Results::kOut);
     const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
     const uint64_t slots = set.size;
     uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
@@ -1084,22 +1147,14 @@ struct ResultsPass {
       if (seen == kEmpty) {
         // A set that has taken as many pairs as the list holds takes no more: its empty slots
         // end every probe run, and the host retries with more room.
-        if (atomics::Load(&out_state[0]) >= out.size) {
+        if (list.Full()) {
           atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
           return;
         }
         seen = atomics::CompareExchange(&set[slot], kEmpty, pair);
       }
       if (seen == pair) return;
-      if (seen == kEmpty) {
-        const uint32_t at = atomics::FetchAdd(&out_state[0], 1u);
-        if (out.Contains(at)) {
-          out[at] = pair;
-        } else {
-          atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
-        }
-        return;
-      }
+      if (seen == kEmpty) return list.Append(pair);
       slot = slot + 1 == slots ? 0 : slot + 1;
     }
     atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
@@ -1108,9 +1163,11 @@ struct ResultsPass {
     const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
     if (!table.Contains(t) || table[t] == kEmpty) return;
     const uint64_t pair = PairOf(table[t]);
-    Add(a, pair, Mix(pair));
+    SharedList list(a);
+    Add(a, pair, Mix(pair), list);
   }
-  // On the CPU each pair's home in the set is prefetched before it is added.
+  // On the CPU each pair's home in the set is prefetched before it is added, and new pairs go to
+  // the list in batches.
   static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
     const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
     const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
@@ -1118,7 +1175,8 @@ struct ResultsPass {
       uint64_t pair, hash;
     };
     Staggered<Pending> queue;
-    const auto add = [&](const Pending& p) { Add(a, p.pair, p.hash); };
+    BatchedList list(a);
+    const auto add = [&](const Pending& p) { Add(a, p.pair, p.hash, list); };
     for (uint64_t t = begin; t < end && table.Contains(t); ++t) {
       if (table[t] == kEmpty) continue;
       const uint64_t pair = PairOf(table[t]);
@@ -1126,6 +1184,7 @@ struct ResultsPass {
       queue.Push(Pending{pair, hash}, set.data + (set.size == 0 ? 0 : HomeOf(hash, set.size)), add);
     }
     queue.Drain(add);
+    list.Flush();
   }
 };
 
