@@ -31,6 +31,11 @@
 // something overflowed, the rest of the window does nothing and the host grows the tables and
 // collects the deltas again.
 //
+// The same bodies run on a GPU, one thread per index, and on the CPU device, where the passes
+// that probe tables at random run a whole range of indexes per worker (Body::RunRange): they
+// prefetch each probe's first slot well before it is made and reserve places in the delta lists
+// a run at a time (see "The CPU launcher's ranges" below).
+//
 // Every index that comes from buffer contents is checked: the compiled graph's header, node,
 // flow, procedure and fact ids, chain locations. Bad data raises kStatusIndexOutOfBounds; a full
 // table or delta list raises kStatusCapacityOverflow.
