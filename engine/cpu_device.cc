@@ -26,9 +26,11 @@ uint64_t MappedBytes(uint64_t bytes) { return (bytes + kHugePage - 1) & ~(kHugeP
 // Zeroed memory (fresh pages, zeroed by the kernel as they are first touched), or nullptr.
 uint8_t* MapHuge(uint64_t bytes) {
   const uint64_t size = MappedBytes(bytes);
-  // Mapped a huge page larger, then trimmed to an aligned start: a huge page needs one.
+  // Mapped a huge page larger, then trimmed to an aligned start: a huge page needs one. The
+  // mapping is committed, as calloc's large blocks are: a host that cannot back it refuses it
+  // here (ResourceExhausted), not at first touch.
   void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (begin + kHugePage - 1) & ~uintptr_t{kHugePage - 1};
