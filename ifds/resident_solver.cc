@@ -24,7 +24,6 @@ namespace k = kernels::ifds;
 using S = k::State;
 constexpr uint32_t kSegments = k::kSegments;
 
-constexpr uint32_t kFill = 0xffffffffu;  // fills u64 tables with kEmpty
 constexpr const char* kTableNames[k::kNumTables] = {
     "path edges", "incoming calls", "end summaries", "summary edges", "path edges at calls"};
 constexpr uint32_t kAllJoined = (1u << k::kNumJoined) - 1;
@@ -51,7 +50,7 @@ class Solver {
 
  private:
   absl::Status Init();
-  // A window: `prefix_` (the first window's fill and seeding, or what a growth left to do),
+  // A window: `prefix_` (the first window's seeding, or what a growth left to do),
   // then up to `iterations` iterations.
   absl::Status Window(uint32_t iterations);
   // Grows every segment, heads table and list that is full or getting full: each segment moves
@@ -70,7 +69,8 @@ class Solver {
   uint64_t Total(int t) const;
   uint64_t TableSlots(int t) const;  // the segments of a table always have one size
   std::vector<Resource> Bindings() const;
-  void Fill(Resource* buffer) { prefix_.push_back(Step{&fill_, {buffer, 1}, std::nullopt}); }
+  // Empties a buffer the next window uses (new buffers are empty already: zeroed).
+  void Clear(Resource* buffer) { prefix_.push_back(Step{&clear_, {buffer, 1}, std::nullopt}); }
 
   ResidentDispatch& d_;
   const Problem& p_;
@@ -83,6 +83,7 @@ class Solver {
   std::array<uint64_t, k::kNumTables> head_slots_{};
   std::array<Resource, k::kNumTables> list_;
   std::array<uint64_t, k::kNumTables> half_{};  // tuples per half of a list
+  Resource calls_;  // the calls made: see k::ClaimCall
   std::array<uint32_t, S::kSlots> state_words_{};
   std::vector<Resource> bindings_;
   // What the next window runs before its iterations. Programs live in `prefix_programs_`.
@@ -97,7 +98,7 @@ class Solver {
 
   // Programs are built once; steps point at them. Each names the kernel version the solver's
   // state layout was written for: a backend with another version refuses it, naming it.
-  const Program fill_ = Program::Of(kernels::kFillU32Kernel, {kFill});
+  const Program clear_ = Program::Of(kernels::kFillU32Kernel, {0});
   const Program guard_ = Program::Of(kLoopGuardKernelId, {S::kActive});
   const Program seed_ = Program::Of(k::kSeedKernel);
   const Program pe_ = Program::Of(k::kPeDeltaKernel);
@@ -120,6 +121,7 @@ std::vector<Resource> Solver::Bindings() const {
     if (k::Joined(t)) b[k::HeadsBinding(t)] = heads_[t];
     b[k::kDeltas + t] = list_[t];
   }
+  b[k::kCalls] = calls_;
   return b;
 }
 
@@ -138,7 +140,7 @@ absl::Status Solver::Init() {
   for (int t = 0; t < k::kNumTables; ++t) {
     uint64_t slots = o_.initial_capacity;
     if (slots == 0) {
-      // A guess from the problem's shape, about what it tends to need: filling tables the
+      // A guess from the problem's shape, about what it tends to need: allocating tables the
       // problem never uses costs small solves most of their set-up and holds memory, and a
       // segment that turns out too small grows between iterations, on its own.
       slots = t == k::kPe    ? std::clamp<uint64_t>(p_.node_count() * facts, 1024, 1u << 22)
@@ -155,6 +157,9 @@ absl::Status Solver::Init() {
   }
   ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words.size() * 4));
   ASSIGN_OR_RETURN(state_, buffers_.Allocate(S::kSlots * 4));
+  const uint64_t call_bits =
+      std::min(uint64_t{compiled.call_edges} * p_.fact_count(), o_.max_call_bits);
+  ASSIGN_OR_RETURN(calls_, buffers_.Allocate(4 * std::max<uint64_t>(1, CeilDiv(call_bits, 32))));
   for (int t = 0; t < k::kNumTables; ++t) {
     for (uint32_t s = 0; s < kSegments; ++s) {
       ASSIGN_OR_RETURN(table_[t][s], buffers_.Allocate(slots_[t][s] * k::SlotBytes(t)));
@@ -165,12 +170,8 @@ absl::Status Solver::Init() {
     ASSIGN_OR_RETURN(list_[t], buffers_.Allocate(2 * half_[t] * 8));
   }
   bindings_ = Bindings();
-  // The first window fills the tables empty and seeds; the state starts zeroed (new buffers
-  // are), so only the problem travels.
-  for (int t = 0; t < k::kNumTables; ++t) {
-    for (uint32_t s = 0; s < kSegments; ++s) Fill(&table_[t][s]);
-    if (k::Joined(t)) Fill(&heads_[t]);
-  }
+  // The tables, lists and state start empty (new buffers are zeroed), so only the problem
+  // travels; the first window seeds.
   prefix_.push_back(Step{&seed_, bindings_, std::nullopt});
   prefix_.push_back(Step{&advance_, bindings_, std::nullopt});
   return d_.Upload(graph_, Bytes(compiled.words));
@@ -228,8 +229,7 @@ absl::Status Solver::MoveSegment(int t, uint32_t s, uint64_t slots) {
   ASSIGN_OR_RETURN(Resource moved, buffers_.Allocate(slots * k::SlotBytes(t)));
   const Program rehash = Program::Of(k::kRehashKernel, {static_cast<uint64_t>(t), s});
   const std::array<Resource, 3> rehash_bindings = {table_[t][s], moved, state_};
-  const std::vector<Step> steps = {{&fill_, {&moved, 1}, std::nullopt},
-                                   {&rehash, rehash_bindings, std::nullopt}};
+  const std::vector<Step> steps = {{&rehash, rehash_bindings, std::nullopt}};
   RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, {}, {}));
   // Freed once the rehash has run (a free of a buffer in use is deferred).
   RETURN_IF_ERROR(buffers_.Free(table_[t][s]));
@@ -267,7 +267,8 @@ absl::Status Solver::MoveList(int t, uint64_t half, bool overflowed) {
 absl::Status Solver::Grow(bool overflowed) {
   ++growths_;
   if (overflowed) ++overflow_growths_;
-  uint32_t reindex = 0;  // bit t - 1: joined table t's chains are rebuilt
+  uint32_t reindex = 0;      // bit t - 1: joined table t's chains are rebuilt
+  uint32_t new_heads = 0;    // bit t - 1: joined table t's heads are a new (empty) buffer
   uint32_t moved_segments = 0;
   bool moved_any = false;
   const auto grow_table = [&](int t, uint64_t slots) -> absl::Status {
@@ -290,11 +291,12 @@ absl::Status Solver::Grow(bool overflowed) {
           "the problem needs more than %d chain heads for %s", k::kMaxSegmentSlots - 1,
           kTableNames[t]));
     }
-    // Heads are rebuilt, not moved: the next window fills and reindexes them.
+    // Heads are rebuilt, not moved: the next window reindexes them.
     RETURN_IF_ERROR(buffers_.Free(heads_[t]));
     ASSIGN_OR_RETURN(heads_[t], buffers_.Allocate(slots * k::kHeadBytes));
     head_slots_[t] = slots;
     reindex |= 1u << (t - 1);
+    new_heads |= 1u << (t - 1);
     moved_any = true;
     return absl::OkStatus();
   };
@@ -373,10 +375,15 @@ absl::Status Solver::Grow(bool overflowed) {
   if (moved_segments < k::kNumTables * kSegments) ++partial_growths_;
   bindings_ = Bindings();
   prefix_programs_.reserve(2);
-  if (overflowed) prefix_.push_back(Step{&resume_, bindings_, std::nullopt});
+  if (overflowed) {
+    prefix_.push_back(Step{&resume_, bindings_, std::nullopt});
+    // The halted iteration may have lost inserts of calls it claimed: the rerun makes every
+    // call again.
+    Clear(&calls_);
+  }
   if (reindex != 0) {
     for (int t = 1; t < k::kNumTables; ++t) {
-      if ((reindex >> (t - 1)) & 1) Fill(&heads_[t]);
+      if (((reindex & ~new_heads) >> (t - 1)) & 1) Clear(&heads_[t]);
     }
     prefix_programs_.push_back(Program::Of(k::kReindexKernel, {reindex}));
     prefix_.push_back(Step{&prefix_programs_.back(), bindings_, std::nullopt});
@@ -402,6 +409,7 @@ absl::StatusOr<Solution> Solver::Results() {
     if (k::Joined(t)) RETURN_IF_ERROR(buffers_.Free(heads_[t]));
     RETURN_IF_ERROR(buffers_.Free(list_[t]));
   }
+  RETURN_IF_ERROR(buffers_.Free(calls_));
   const uint64_t edges = Total(k::kPe);
   // Result keys are node << 16 | fact: sorting them on the device by these bits orders the
   // solution by node, then fact.
@@ -426,8 +434,7 @@ absl::StatusOr<Solution> Solver::Results() {
     result_bindings.push_back(set);
     result_bindings.push_back(out);
     result_bindings.push_back(out_state);
-    const std::vector<Step> steps = {{&fill_, {&set, 1}, std::nullopt},
-                                     {&results, result_bindings, std::nullopt}};
+    const std::vector<Step> steps = {{&results, result_bindings, std::nullopt}};
     std::vector<uint8_t> counts;
     std::vector<std::vector<uint8_t>*> outputs = {&counts};
     const std::vector<ReadRange> reads = {{out_state, 0, 8}};

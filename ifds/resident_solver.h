@@ -42,6 +42,10 @@ struct ResidentOptions {
   // overflowed. Off, a window always runs its full length (idle iterations' passes find empty
   // deltas and return at once; tables fill until an insert fails); benchmarks compare both.
   bool early_exit = true;
+  // The most bits of the calls bitmap: a call edge's call for a fact is made once, claimed by
+  // bit edge * facts + fact; calls past the bitmap are made every time (slower, never wrong).
+  // The bitmap is call edges x facts bits, at most this many (4 MiB by default).
+  uint64_t max_call_bits = uint64_t{1} << 25;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
 };

@@ -117,6 +117,9 @@ std::vector<BindingSpec> IfdsBindings() {
     b[k::kDeltas + t] = {list_names[t], 8, Access::kReadWrite, 2,
                          "two halves of packed tuples: the current delta and the next"};
   }
+  b[k::kCalls] = {"calls", 4, Access::kReadWrite, 1,
+                  "a bitmap: bit e * facts + d2 is set once call edge e was made for fact d2 "
+                  "(pairs past its end are made every time)"};
   return b;
 }
 

@@ -51,13 +51,19 @@
 
 namespace sluice::kernels::ifds {
 
-inline constexpr uint64_t kEmpty = ~uint64_t{0};
+// An empty slot or list place is 0, what every new buffer holds (allocations are zeroed), so a
+// table or list needs no fill before use. Every key and group a table holds has bit 63 (kTag)
+// set: none is 0.
+inline constexpr uint64_t kEmpty = 0;
+inline constexpr uint64_t kTag = uint64_t{1} << 63;
 inline constexpr uint32_t kNone = 0xffffffffu;
-// Ids in a key's top field (nodes, call edges, procedures) stay below 2^31, so no key is kEmpty.
+// Ids in a key's top field (nodes, call edges, procedures) stay below 2^31.
 inline constexpr uint32_t kMaxId = 0x7fffffffu;
 inline constexpr uint32_t kSegments = 4;
-// A chain location is segment:2 | slot:30; kNone ends a chain.
+// A chain location is segment:2 | slot:30. Heads and links hold a location plus one, so that 0,
+// what a new buffer holds, ends a chain (kEndOfChain).
 inline constexpr uint64_t kMaxSegmentSlots = (uint64_t{1} << 30) - 1;
+inline constexpr uint32_t kEndOfChain = 0;
 
 // ---- Bindings shared by every IFDS solver kernel --------------------------------------------
 
@@ -73,7 +79,8 @@ enum Binding {
   kTables,  // kTables + kSegments * t + s is segment s of table t (see SegmentView)
   kHeads = kTables + kSegments * kNumTables,  // kHeads + t - 1: joined table t's heads
   kDeltas = kHeads + kNumJoined,              // u64: kDeltas + t, the two halves of t's list
-  kNumBindings = kDeltas + kNumTables
+  kCalls = kDeltas + kNumTables,              // u32: the calls made (see ClaimCall)
+  kNumBindings
 };
 
 SLUICE_HD constexpr int TableBinding(int t, uint32_t s) {
@@ -214,17 +221,18 @@ struct Graph {
 
 // ---- Packing ------------------------------------------------------------------------------
 
-// Every key: top:31 | mid:16 | low:16, bit 63 clear.
+// Every key: 1 (kTag) | top:31 | mid:16 | low:16.
 SLUICE_HD inline uint64_t Pack(uint32_t top31, uint32_t mid16, uint32_t low16) {
-  return (uint64_t{top31 & kMaxId} << 32) | (uint64_t{mid16 & 0xffff} << 16) | (low16 & 0xffff);
+  return kTag | (uint64_t{top31 & kMaxId} << 32) | (uint64_t{mid16 & 0xffff} << 16) |
+         (low16 & 0xffff);
 }
 SLUICE_HD inline uint64_t PackPe(uint32_t d1, uint32_t n, uint32_t d2) { return Pack(n, d2, d1); }
 SLUICE_HD inline uint32_t Top(uint64_t k) { return static_cast<uint32_t>(k >> 32) & kMaxId; }
 SLUICE_HD inline uint32_t Mid(uint64_t k) { return static_cast<uint32_t>(k >> 16) & 0xffff; }
 SLUICE_HD inline uint32_t Low(uint64_t k) { return static_cast<uint32_t>(k) & 0xffff; }
-// A group: id:31 | fact:16.
+// A group: 1 (kTag) | id:31 | fact:16.
 SLUICE_HD inline uint64_t Group(uint32_t id, uint32_t fact) {
-  return (uint64_t{id & kMaxId} << 16) | (fact & 0xffff);
+  return kTag | (uint64_t{id & kMaxId} << 16) | (fact & 0xffff);
 }
 
 // splitmix64's finalizer: cheap and mixes every input bit into every output bit.
@@ -271,7 +279,11 @@ struct SlotView {
   DeviceSpan<uint32_t> links;
 };
 SLUICE_HD inline SlotView ViewOf(const BindingView& b, uint64_t slot_bytes) {
-  const uint64_t slots = b.bytes / slot_bytes;
+  // Every insert and probe views its segment: dividing by the two slot sizes as constants
+  // spares a division instruction (tens of cycles) per view.
+  const uint64_t slots = slot_bytes == 8    ? b.bytes / 8
+                         : slot_bytes == 12 ? b.bytes / 12
+                                            : b.bytes / slot_bytes;
   SlotView v{DeviceSpan<uint64_t>{reinterpret_cast<uint64_t*>(b.data), slots},
              DeviceSpan<uint32_t>{nullptr, 0}};
   if (slot_bytes == 12) {
@@ -299,9 +311,9 @@ SLUICE_HD inline DeviceSpan<uint64_t> NextList(const KernelArgs& a, int t) {
 }
 
 // The join group of a key of joined table t: (callee, d3) for INC (kEmpty when the graph has no
-// such call edge), the top 47 bits for the others.
+// such call edge), (top, mid) for the others.
 SLUICE_HD inline uint64_t GroupOfKey(const Graph& g, int t, uint64_t key) {
-  if (t != kInc) return (key >> 16) & ((uint64_t{1} << 47) - 1);
+  if (t != kInc) return Group(Top(key), Mid(key));
   const uint32_t callee = g.Callee(Top(key));
   return callee == kNone ? kEmpty : Group(callee, Mid(key));
 }
@@ -560,7 +572,7 @@ SLUICE_HD inline void LinkInGroup(const KernelArgs& a, int t, uint64_t group, ui
   const SlotView segment = Segment(a, t, location >> 30);
   const uint64_t slot = location & kMaxSegmentSlots;
   if (!segment.links.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
-  segment.links[slot] = atomics::Exchange(head, location);
+  segment.links[slot] = atomics::Exchange(head, location + 1);
 }
 
 // Links the tuple `key` at `location` of joined table t into its group's chain.
@@ -617,15 +629,124 @@ SLUICE_HD void ForEachInGroup(const KernelArgs& a, int t, uint64_t group, Visit&
   if (head == nullptr) return;
   uint64_t bound = 0;
   for (uint32_t s = 0; s < kSegments; ++s) bound += Segment(a, t, s).keys.size;
-  uint32_t at = *head;
-  for (uint64_t steps = 0; at != kNone; ++steps) {
+  for (uint64_t steps = 0, link = *head; link != kEndOfChain; ++steps) {
+    const uint32_t at = static_cast<uint32_t>(link - 1);
     const SlotView segment = Segment(a, t, at >> 30);
     const uint64_t slot = at & kMaxSegmentSlots;
     if (steps >= bound || !segment.keys.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
     visit(segment.keys[slot]);
-    at = segment.links[slot];
+    link = segment.links[slot];
   }
 }
+
+// What a chain walk carries from the tuple that starts it to each tuple on the chain.
+struct WalkContext {
+  uint32_t x, y;
+};
+
+// Where a kernel thread's chain walks go: Walk::Each(a, g, context, key, insert) handles each
+// tuple of the chain of `group` in table Walk::kWalked. On a GPU each thread walks at once, and
+// the threads in flight hide each other's misses.
+template <class Walk, class Inserts>
+struct DirectWalks {
+  const KernelArgs& a;
+  const Graph& g;
+  Inserts& insert;
+  SLUICE_HD void operator()(uint64_t group, WalkContext context) const {
+    ForEachInGroup(a, Walk::kWalked, group,
+                   [&](uint64_t key) { Walk::Each(a, g, context, key, insert); });
+  }
+};
+
+// A range's chain walks on the CPU, kWays of them interleaved. A walk alone is a chain of
+// dependent misses (the head, then each tuple and its link); here each step (a head lookup, or
+// one tuple of the chain) prefetches what the walk's next step reads, and the other walks take
+// their steps before it comes round again, so that up to kWays misses are in flight.
+template <class Walk, class Inserts, uint32_t kWays = 8>
+class QueuedWalks {
+ public:
+  QueuedWalks(const KernelArgs& a, const Graph& g, Inserts& insert)
+      : a_(a), g_(g), insert_(insert), heads_(HeadsOf(a, Walk::kWalked)) {
+    for (uint32_t s = 0; s < kSegments; ++s) {
+      segments_[s] = Segment(a, Walk::kWalked, s);
+      bound_ += segments_[s].keys.size;
+    }
+  }
+  QueuedWalks(const QueuedWalks&) = delete;
+  QueuedWalks& operator=(const QueuedWalks&) = delete;
+
+  void operator()(uint64_t group, WalkContext context) {
+    while (busy_ == kWays) Turn();
+    Way& way = ways_[busy_++];
+    way = Way{context, group, Mix(group), kEndOfChain, 0, kHead};
+    const uint64_t home = heads_.keys.size == 0 ? 0 : HomeOf(way.hash, heads_.keys.size);
+    __builtin_prefetch(heads_.keys.data + home, 0, 3);
+    if (heads_.links.Contains(home)) __builtin_prefetch(&heads_.links[home], 0, 3);
+  }
+
+  // Finishes every walk.
+  void Close() {
+    while (busy_ > 0) Turn();
+  }
+
+ private:
+  enum Stage : uint8_t { kHead, kChain };
+  struct Way {
+    WalkContext context;
+    uint64_t group, hash;
+    uint32_t link;   // the next tuple's location plus one (kChain)
+    uint64_t steps;  // tuples visited, bounded by the table's slots (corrupt links cannot loop)
+    Stage stage;
+  };
+
+  // The next busy walk takes a step; a finished walk's place goes to the last busy one.
+  void Turn() {
+    if (next_ >= busy_) next_ = 0;
+    if (Step(ways_[next_])) {
+      ++next_;
+    } else {
+      ways_[next_] = ways_[--busy_];
+    }
+  }
+  // One step of `way`: its head, or one tuple of its chain. Whether the walk goes on.
+  bool Step(Way& way) {
+    if (way.stage == kHead) {
+      const uint32_t* head = HeadOf(a_, Walk::kWalked, way.group, way.hash, false);
+      if (head == nullptr) return false;
+      way.link = *head;
+      way.stage = kChain;
+    } else {
+      const uint32_t at = way.link - 1;
+      const SlotView& segment = segments_[at >> 30];
+      const uint64_t slot = at & kMaxSegmentSlots;
+      if (way.steps >= bound_ || !segment.keys.Contains(slot)) {
+        Raise(a_, kStatusIndexOutOfBounds);
+        return false;
+      }
+      ++way.steps;
+      way.link = segment.links[slot];
+      Walk::Each(a_, g_, way.context, segment.keys[slot], insert_);
+    }
+    if (way.link == kEndOfChain) return false;
+    const uint32_t at = way.link - 1;
+    const SlotView& next = segments_[at >> 30];
+    const uint64_t slot = at & kMaxSegmentSlots;
+    if (next.keys.Contains(slot)) {
+      __builtin_prefetch(&next.keys[slot], 0, 3);
+      __builtin_prefetch(&next.links[slot], 0, 3);
+    }
+    return true;
+  }
+
+  const KernelArgs& a_;
+  const Graph& g_;
+  Inserts& insert_;
+  const SlotView heads_;
+  SlotView segments_[kSegments];
+  uint64_t bound_ = 0;
+  Way ways_[kWays];
+  uint32_t busy_ = 0, next_ = 0;
+};
 
 // Calls emit(fact) for every fact of f(d), checking the flow's ranges and the facts it names.
 template <class Emit>
@@ -672,18 +793,45 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
   for (uint32_t i = lo; i < h[6] && sources[i] == d; ++i) out(targets[i]);
 }
 
-// A kernel whose threads insert: Body::Visit(a, t, insert) calls insert(table, key) for each
-// tuple it derives.
+// Whether this thread makes call edge e's call for fact d2 at its call node: applies the call
+// flow and inserts INC(e, d3, d2) and PE(d3, start, d3) for each result. Neither depends on the
+// path edge's d1, so the call is made once: bit e * facts + d2 of the calls bitmap (kCalls)
+// claims it. Pairs past the bitmap's end are never claimed: their calls are made every time,
+// which is correct, only slower (the host sizes the bitmap, and may keep it small). An
+// iteration that overflows may have lost the inserts of a call it claimed: the host clears the
+// bitmap before the rerun (the calls of completed iterations all went in).
+SLUICE_HD inline bool ClaimCall(const KernelArgs& a, uint32_t facts, uint32_t e, uint32_t d2) {
+  const DeviceSpan<uint32_t> calls = a.As<uint32_t>(kCalls);
+  const uint64_t bit = uint64_t{e} * facts + d2;
+  if (!calls.Contains(bit >> 5)) return true;
+  uint32_t* word = &calls[bit >> 5];
+  const uint32_t mask = 1u << (bit & 31);
+  // Most calls were made already: a plain look first spares the locked update.
+  if ((atomics::Load(word) & mask) != 0) return false;
+  return (atomics::FetchOr(word, mask) & mask) == 0;
+}
+
+// A kernel whose threads insert and walk chains: Body::Visit(a, g, t, insert, walk) calls
+// insert(table, key) for each tuple it derives, and walk(group, context) for each chain of
+// Body::Walk::kWalked whose tuples derive more (Body::Walk::Each).
 template <class Body>
 struct Inserting {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
+    const Graph g = Graph::Open(a);
+    if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     DirectInserts insert{a};
-    Body::Visit(a, t, insert);
+    DirectWalks<typename Body::Walk, DirectInserts> walk{a, g, insert};
+    Body::Visit(a, g, t, insert, walk);
   }
-  // The CPU launcher's entry: a range of threads, their inserts queued.
+  // The CPU launcher's entry: a range of threads, their walks interleaved and their inserts
+  // queued.
   static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
+    const Graph g = Graph::Open(a);
+    if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
     QueuedInserts insert(a);
-    for (uint64_t t = begin; t < end; ++t) Body::Visit(a, t, insert);
+    QueuedWalks<typename Body::Walk, QueuedInserts> walk(a, g, insert);
+    for (uint64_t t = begin; t < end; ++t) Body::Visit(a, g, t, insert, walk);
+    walk.Close();
     insert.Close();
   }
 };
@@ -699,7 +847,7 @@ SLUICE_HD inline bool DeltaTuple(const KernelArgs& a, int r, uint64_t t, uint64_
 // ---- Kernels --------------------------------------------------------------------------------
 
 // ifds_seed: thread t inserts the path edge (d, s, d) for seed t = (s, d).
-inline constexpr KernelId kSeedKernel{"ifds_seed", 3};
+inline constexpr KernelId kSeedKernel{"ifds_seed", 4};
 struct Seed {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -716,15 +864,24 @@ struct Seed {
 
 // ifds_pe_delta: for a new path edge (d1, n, d2):
 //   intraprocedural edges n -> m:     PE(d1, m, d3)        for d3 in f(d2)
-//   call edges e at n to callee p:    INC(e, d3, d2), PE(d3, start(p), d3)  for d3 in call(d2)
+//   call edges e at n to callee p:    INC(e, d3, d2), PE(d3, start(p), d3)  for d3 in call(d2),
+//                                     once per (e, d2) (ClaimCall)
 //   n a call node:                    PEC(d1, n, d2), PE(d1, return(n), d5) for SUM(n, d2, d5)
 //   n the exit of p:                  ES(p, d1, d2)
-inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 3};
+inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 4};
 struct PeDelta : Inserting<PeDelta> {
-  template <class Inserts>
-  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
-    const Graph g = Graph::Open(a);
-    if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
+  // The summaries SUM(n, d2, d5) of a path edge at a call node: context (d1, return(n)).
+  struct Walk {
+    static constexpr int kWalked = kSum;
+    template <class Inserts>
+    SLUICE_HD static void Each(const KernelArgs&, const Graph&, WalkContext c, uint64_t sum,
+                               Inserts& insert) {
+      insert(kPe, PackPe(c.x, c.y, Low(sum)));
+    }
+  };
+  template <class Inserts, class Walks>
+  SLUICE_HD static void Visit(const KernelArgs& a, const Graph& g, uint64_t t, Inserts& insert,
+                              Walks& walk) {
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kPe, t, &key)) return;
     const uint32_t n = Top(key), d2 = Mid(key), d1 = Low(key);
@@ -761,6 +918,7 @@ struct PeDelta : Inserting<PeDelta> {
         Raise(a, kStatusIndexOutOfBounds);
         continue;
       }
+      if (!ClaimCall(a, g.facts, e, d2)) continue;
       ApplyFlow(a, g, calls[5ull * e + 3], d2, [&](uint32_t d3) {
         insert(kInc, Pack(e, d3, d2));
         insert(kPe, PackPe(d3, start, d3));
@@ -772,8 +930,7 @@ struct PeDelta : Inserting<PeDelta> {
       if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
       // Indexed for the summaries still to come (a rerun adds it again: no harm).
       insert(kPec, key);
-      ForEachInGroup(a, kSum, Group(n, d2),
-                     [&](uint64_t sum) { insert(kPe, PackPe(d1, r, Low(sum))); });
+      walk(Group(n, d2), WalkContext{d1, r});
     }
     const DeviceSpan<uint32_t> exit_proc = g[GraphLayout::kExitProc];
     if (!exit_proc.Contains(n)) return Raise(a, kStatusIndexOutOfBounds);
@@ -798,44 +955,66 @@ SLUICE_HD void Summarize(const KernelArgs& a, const Graph& g, uint32_t e, uint32
 }
 
 // ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary ES(p_e, d3, d4).
-inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 3};
+inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 4};
 struct IncDelta : Inserting<IncDelta> {
-  template <class Inserts>
-  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
-    const Graph g = Graph::Open(a);
-    if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
+  // Context (e, d2).
+  struct Walk {
+    static constexpr int kWalked = kEs;
+    template <class Inserts>
+    SLUICE_HD static void Each(const KernelArgs& a, const Graph& g, WalkContext c, uint64_t es,
+                               Inserts& insert) {
+      Summarize(a, g, c.x, c.y, Low(es), insert);
+    }
+  };
+  template <class Inserts, class Walks>
+  SLUICE_HD static void Visit(const KernelArgs& a, const Graph& g, uint64_t t, Inserts&,
+                              Walks& walk) {
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kInc, t, &key)) return;
     const uint32_t e = Top(key), d3 = Mid(key), d2 = Low(key);
     const uint32_t p = g.Callee(e);
     if (p == kNone) return Raise(a, kStatusIndexOutOfBounds);
-    ForEachInGroup(a, kEs, Group(p, d3),
-                   [&](uint64_t es) { Summarize(a, g, e, d2, Low(es), insert); });
+    walk(Group(p, d3), WalkContext{e, d2});
   }
 };
 
 // ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call INC(e, d3, d2) of p.
-inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 3};
+inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 4};
 struct EsDelta : Inserting<EsDelta> {
-  template <class Inserts>
-  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
-    const Graph g = Graph::Open(a);
-    if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
+  // Context (d4, unused).
+  struct Walk {
+    static constexpr int kWalked = kInc;
+    template <class Inserts>
+    SLUICE_HD static void Each(const KernelArgs& a, const Graph& g, WalkContext c, uint64_t inc,
+                               Inserts& insert) {
+      Summarize(a, g, Top(inc), Low(inc), c.x, insert);
+    }
+  };
+  template <class Inserts, class Walks>
+  SLUICE_HD static void Visit(const KernelArgs& a, const Graph&, uint64_t t, Inserts&,
+                              Walks& walk) {
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kEs, t, &key)) return;
     const uint32_t p = Top(key), d3 = Mid(key), d4 = Low(key);
-    ForEachInGroup(a, kInc, Group(p, d3),
-                   [&](uint64_t inc) { Summarize(a, g, Top(inc), Low(inc), d4, insert); });
+    walk(Group(p, d3), WalkContext{d4, 0});
   }
 };
 
 // ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge PE(d1, c, d2) (in PEC).
-inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 3};
+inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 4};
 struct SumDelta : Inserting<SumDelta> {
-  template <class Inserts>
-  SLUICE_HD static void Visit(const KernelArgs& a, uint64_t t, Inserts& insert) {
-    const Graph g = Graph::Open(a);
-    if (!g.ok) return Raise(a, kStatusIndexOutOfBounds);
+  // The path edges PE(d1, c, d2) at the call: context (return(c), d5).
+  struct Walk {
+    static constexpr int kWalked = kPec;
+    template <class Inserts>
+    SLUICE_HD static void Each(const KernelArgs&, const Graph&, WalkContext c, uint64_t pe,
+                               Inserts& insert) {
+      insert(kPe, PackPe(Low(pe), c.x, c.y));
+    }
+  };
+  template <class Inserts, class Walks>
+  SLUICE_HD static void Visit(const KernelArgs& a, const Graph& g, uint64_t t, Inserts&,
+                              Walks& walk) {
     uint64_t key = 0;
     if (Halted(a) || !DeltaTuple(a, kSum, t, &key)) return;
     const uint32_t c = Top(key), d2 = Mid(key), d5 = Low(key);
@@ -843,14 +1022,13 @@ struct SumDelta : Inserting<SumDelta> {
     if (!return_site.Contains(c)) return Raise(a, kStatusIndexOutOfBounds);
     const uint32_t r = return_site[c];
     if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
-    ForEachInGroup(a, kPec, Group(c, d2),
-                   [&](uint64_t pe) { insert(kPe, PackPe(Low(pe), r, d5)); });
+    walk(Group(c, d2), WalkContext{r, d5});
   }
 };
 
 // ifds_index: four passes linking the tuples an iteration added to INC, ES, SUM and PEC (their
 // next lists) into their groups' chains; param 0 says which (bit t - 1).
-inline constexpr KernelId kIndexKernel{"ifds_index", 4};
+inline constexpr KernelId kIndexKernel{"ifds_index", 5};
 template <int T>
 struct IndexPass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
@@ -919,7 +1097,7 @@ SLUICE_HD inline void SetActive(const KernelArgs& a) {
 
 // ifds_advance (one thread): the next lists become current. A halted iteration leaves
 // everything for the rerun, and ends the window.
-inline constexpr KernelId kAdvanceKernel{"ifds_advance", 6};
+inline constexpr KernelId kAdvanceKernel{"ifds_advance", 7};
 struct Advance {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     if (!Halted(a)) {
@@ -942,7 +1120,7 @@ struct Advance {
 // ifds_merge: after an overflow, what the halted iteration added (its next lists) joins the
 // current deltas, so that the rerun processes it too; the next lists start empty. One pass per
 // relation moves, then one thread counts. The host makes room in the current halves first.
-inline constexpr KernelId kMergeKernel{"ifds_merge", 1};
+inline constexpr KernelId kMergeKernel{"ifds_merge", 2};
 template <int R>
 struct MergePass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
@@ -979,7 +1157,7 @@ struct MergeFinish {
 // tuple they hold, into heads the host filled empty: after a segment moved (its locations
 // changed) or the heads grew. One pass
 // resets the head counts, then one pass per segment links.
-inline constexpr KernelId kReindexKernel{"ifds_reindex", 1};
+inline constexpr KernelId kReindexKernel{"ifds_reindex", 2};
 struct ReindexReset {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     for (int t = 1; t < kNumTables; ++t) {
@@ -1012,7 +1190,7 @@ struct ReindexPass {
 // ifds_resume (one thread), first after a growth that followed an overflow: clears it, so that
 // the iteration it halted can rerun once the host has grown what was full. Out-of-bounds
 // reports stay (they mean a bug or bad data).
-inline constexpr KernelId kResumeKernel{"ifds_resume", 2};
+inline constexpr KernelId kResumeKernel{"ifds_resume", 3};
 struct Resume {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     uint32_t* status = StateWord(a, State::kStatus);
@@ -1022,17 +1200,17 @@ struct Resume {
 
 // ifds_activate (one thread), last after every growth: sets the active word again (the window
 // before ended for the growth).
-inline constexpr KernelId kActivateKernel{"ifds_activate", 2};
+inline constexpr KernelId kActivateKernel{"ifds_activate", 3};
 struct Activate {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) { SetActive(a); }
 };
 
 // ifds_rehash: moves the keys of segment `segment` of table `table` into a new, larger buffer (a
 // joined table's links are rebuilt by ifds_reindex). Bindings: the old segment, the new one
-// (filled empty), a status word. One thread per old slot re-inserts its tuple, probing as far
+// (zeroed: empty), a status word. One thread per old slot re-inserts its tuple, probing as far
 // as it must (the host sizes the new segment well below full). A tuple that does not belong in
 // this segment, or finds no room, is reported in the status word out of bounds.
-inline constexpr KernelId kRehashKernel{"ifds_rehash", 3};
+inline constexpr KernelId kRehashKernel{"ifds_rehash", 4};
 struct Rehash {
   enum Binding { kOld, kNew, kRehashStatus };
   enum Param { kTable, kSegmentIndex };
@@ -1082,9 +1260,10 @@ struct RehashPass {
 // ---- Results --------------------------------------------------------------------------------
 
 // ifds_results: the distinct (n, d2) of every path edge, appended to `out` (u64: n << 16 | d2),
-// deduplicated in a hash set. Bindings: the path-edge segments, the set (filled empty), the
-// result list, the result state (u32 [count, status]). One pass per segment.
-inline constexpr KernelId kResultsKernel{"ifds_results", 3};
+// deduplicated in a hash set (of pairs with kTag set; zeroed, that is, empty). Bindings: the
+// path-edge segments, the set, the result list, the result state (u32 [count, status]). One
+// pass per segment.
+inline constexpr KernelId kResultsKernel{"ifds_results", 4};
 struct Results {
   enum Binding {
     kSegment0,
@@ -1150,6 +1329,7 @@ struct ResultsPass {
     DeviceSpan<uint32_t> out_state = a.As<uint32_t>(Results::kOutState);
     const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
     const uint64_t slots = set.size;
+    const uint64_t tagged = pair | kTag;
     uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
     for (uint64_t probe = 0; probe < slots; ++probe) {
       uint64_t seen = atomics::Load(&set[slot]);
@@ -1160,9 +1340,9 @@ struct ResultsPass {
           atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
           return;
         }
-        seen = atomics::CompareExchange(&set[slot], kEmpty, pair);
+        seen = atomics::CompareExchange(&set[slot], kEmpty, tagged);
       }
-      if (seen == pair) return;
+      if (seen == tagged) return;
       if (seen == kEmpty) return list.Append(pair);
       slot = slot + 1 == slots ? 0 : slot + 1;
     }

@@ -127,9 +127,13 @@ TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothi
         options.initial_window = window;
         options.max_window = window;
         options.early_exit = seed % 2 == 0;
+        // Calls claimed in a bitmap that covers all of them, some (the rest are made every
+        // time) or none; an overflow clears it.
+        options.max_call_bits = seed % 3 == 0 ? 0 : seed % 3 == 1 ? 5 * seed : 1u << 20;
         ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
         ASSERT_EQ(got, expected) << "seed " << seed << " capacity " << capacity << " window "
-                                 << window << " early exit " << options.early_exit;
+                                 << window << " early exit " << options.early_exit
+                                 << " call bits " << options.max_call_bits;
         growths += stats.growths;
         partial_growths += stats.partial_growths;
       }
