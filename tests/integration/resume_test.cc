@@ -19,7 +19,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/random.h"
 #include "base/token.h"
 #include "client/remote_dispatch.h"
 #include "client/server_info.h"
@@ -31,6 +30,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 #include "tests/testing/tcp_proxy.h"
 
@@ -140,7 +140,8 @@ TEST(ResumeTest, AClientPausedForThirtySecondsFinishesItsSolve) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=2G"}));
   const std::string sluice = BinaryPath("sluice");
-  const std::string problem = absl::StrCat(::testing::TempDir(), "/paused-", getpid(), ".bin");
+  const ScopedTempDir temp("paused");
+  const std::string problem = temp.File("problem.bin");
   const ProgramRun generated =
       RunProgram({sluice, "gen", "--seed=5", "--procedures=2000", "--facts=64", "--binary",
                   "--out=" + problem});
@@ -288,10 +289,8 @@ TEST(ResumeTest, WithoutAGraceSessionsAreNotResumable) {
 }
 
 TEST(ResumeTest, AResumeTokenWorksOnlyForItsOwnTenant) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/resume-", getpid(), "-",
-                                       SecureRandom64());
-  ASSERT_EQ(RunProgram({"/bin/mkdir", "-p", dir}).exit_code, 0);
-  const std::string tenants = dir + "/tenants.toml";
+  const ScopedTempDir temp("resume");  // outlives the daemon, which reads from it
+  const std::string tenants = temp.File("tenants.toml");
   {
     std::ofstream out(tenants);
     out << "[tenants.a]\ntokens = [\"" << FormatTokenDigest(DigestToken("token-a"))

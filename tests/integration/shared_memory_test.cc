@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -73,7 +75,8 @@ class SharedMemoryTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    rmdir(dir_.c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);  // the socket files are left behind
   }
   void Start(std::vector<std::string> flags = {}) {
     flags.insert(flags.begin(), {"--backend=cpu", "--listen=" + address_});

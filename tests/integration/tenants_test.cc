@@ -14,7 +14,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/random.h"
 #include "base/token.h"
 #include "client/remote_dispatch.h"
 #include "client/server_info.h"
@@ -23,6 +22,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 
 namespace sluice::testing {
@@ -35,14 +35,6 @@ using Code = absl::StatusCode;
 constexpr char kTokenA[] = "token-of-team-a-0123456789";
 constexpr char kTokenA2[] = "second-token-of-team-a";
 constexpr char kTokenB[] = "token-of-team-b-9876543210";
-
-// A fresh folder under the test's temporary directory.
-std::string NewDir() {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/tenants-", getpid(), "-",
-                                       SecureRandom64());
-  EXPECT_EQ(RunProgram({"/bin/mkdir", "-p", dir}).exit_code, 0);
-  return dir;
-}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -78,7 +70,7 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> ConnectAs(const std::string& tar
 class TenantsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = NewDir();
+    dir_ = temp_.path();
     tenants_ = dir_ + "/tenants.toml";
     WriteFile(tenants_, TenantsFile());
     ASSERT_OK_AND_ASSIGN(daemon_, DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
@@ -92,6 +84,7 @@ class TenantsTest : public ::testing::Test {
     return GetServerInfo(daemon_->address(), absl::Seconds(20), credentials);
   }
 
+  const ScopedTempDir temp_{"tenants"};  // outlives the daemon, which reads from it
   std::string dir_;
   std::string tenants_;
   std::unique_ptr<DaemonProcess> daemon_;
@@ -275,7 +268,8 @@ TEST(TokenCliTest, ANewTokenHashesToTheDigestPrintedWithIt) {
   const std::string token = made.out.substr(t + 8, made.out.find('\n', t) - t - 8);
   const std::string digest = made.out.substr(d + 8, made.out.find('\n', d) - d - 8);
   EXPECT_EQ(digest, Digest(token));
-  const std::string dir = NewDir();
+  const ScopedTempDir temp("tenants");
+  const std::string dir = temp.path();
   WriteFile(dir + "/tokens", token + "\n" + kTokenB + "\n");
   const ProgramRun hashed =
       RunProgram({"/bin/sh", "-c", sluice + " token hash < " + dir + "/tokens"});
@@ -313,7 +307,7 @@ TEST(LoopbackRuleTest, WithoutTenantsTheDaemonServesOnlyLoopbackUnlessTold) {
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = NewDir();
+    dir_ = temp_.path();
     WriteFile(dir_ + "/server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
     const auto openssl = [&](std::vector<std::string> args) {
       args.insert(args.begin(), "openssl");
@@ -357,6 +351,7 @@ class TlsTest : public ::testing::Test {
     return credentials;
   }
 
+  const ScopedTempDir temp_{"tls"};
   std::string dir_;
 };
 
