@@ -105,7 +105,6 @@ class Solver {
   const Program inc_ = Program::Of(k::kIncDeltaKernel);
   const Program es_ = Program::Of(k::kEsDeltaKernel);
   const Program sum_ = Program::Of(k::kSumDeltaKernel);
-  const Program index_ = Program::Of(k::kIndexKernel, {kAllJoined});
   const Program merge_ = Program::Of(k::kMergeKernel);
   const Program advance_ = Program::Of(k::kAdvanceKernel);
   const Program resume_ = Program::Of(k::kResumeKernel);
@@ -188,7 +187,7 @@ absl::Status Solver::ReadState(const std::vector<uint8_t>& bytes) {
 absl::Status Solver::Window(uint32_t iterations) {
   std::vector<Step> repeated;
   if (o_.early_exit) repeated.push_back(Step{&guard_, {&state_, 1}, std::nullopt});
-  for (const Program* program : {&pe_, &inc_, &es_, &sum_, &index_, &advance_}) {
+  for (const Program* program : {&pe_, &inc_, &es_, &sum_, &advance_}) {
     repeated.push_back(Step{program, bindings_, std::nullopt});
   }
   std::vector<uint8_t> state;

@@ -52,10 +52,6 @@
   X(kIfdsIncDelta, ::sluice::kernels::ifds::IncDelta)             \
   X(kIfdsEsDelta, ::sluice::kernels::ifds::EsDelta)               \
   X(kIfdsSumDelta, ::sluice::kernels::ifds::SumDelta)             \
-  X(kIfdsIndexInc, ::sluice::kernels::ifds::IndexPass<1>)         \
-  X(kIfdsIndexEs, ::sluice::kernels::ifds::IndexPass<2>)          \
-  X(kIfdsIndexSum, ::sluice::kernels::ifds::IndexPass<3>)         \
-  X(kIfdsIndexPec, ::sluice::kernels::ifds::IndexPass<4>)         \
   X(kIfdsAdvance, ::sluice::kernels::ifds::Advance)               \
   X(kIfdsMergePe, ::sluice::kernels::ifds::MergePass<0>)          \
   X(kIfdsMergeInc, ::sluice::kernels::ifds::MergePass<1>)         \

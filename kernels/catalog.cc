@@ -194,17 +194,6 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
         BodyId::kIfdsEsDelta, ifds::kEs);
   delta(ifds::kSumDeltaKernel, "IFDS: new summary edges joined with path edges at call nodes",
         BodyId::kIfdsSumDelta, ifds::kSum);
-  const BodyId index[] = {BodyId::kIfdsIndexInc, BodyId::kIfdsIndexEs, BodyId::kIfdsIndexSum,
-                          BodyId::kIfdsIndexPec};
-  std::vector<PassSpec> index_passes;
-  for (int t = 1; t < ifds::kNumTables; ++t) {
-    index_passes.push_back({index[t - 1], StateCount(S::Next(t), ifds::kDeltas + t)});
-  }
-  spec(ifds::kIndexKernel,
-       "IFDS: the tuples an iteration added to the named joined tables linked into their chains",
-       std::move(index_passes), "per joined table, one thread per tuple added",
-       {{"tables", (1u << ifds::kNumJoined) - 1,
-         "bit t - 1 set: link joined table t's additions (inc, es, sum, pec)"}});
   spec(ifds::kAdvanceKernel, "IFDS: the next lists become the current deltas; the active "
                               "word is cleared when no delta is left or a table should grow",
        {{BodyId::kIfdsAdvance, OneThread()}}, "one thread");

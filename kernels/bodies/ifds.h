@@ -13,21 +13,21 @@
 // link per slot, and a heads table (group key -> first location) starts, for each group, a
 // chain through the links of every tuple of that group (the textbook's MINC, MES, MSUM and MPE;
 // PEC holds the path edges at call nodes, added as they are processed). A location is
-// segment:2 | slot:30. Chains are written only by the index pass that ends each iteration (for
-// the tuples that iteration added) and read only by the join passes, so no pass reads a chain
-// another thread of it is writing.
+// segment:2 | slot:30. A new tuple is linked into its group's chain by the insert that places
+// it. No pass both inserts into a joined table and walks it (the path-edge pass inserts INC, ES
+// and PEC and walks SUM; the INC and ES passes insert SUM; the SUM pass walks PEC and inserts
+// path edges), so no walk meets a chain being written; a tuple linked early is joined early,
+// which derives nothing wrong.
 //
 // Every tuple a table holds is either processed or listed: the lists hold keys in two halves,
 // the current delta read by this iteration and the next one its inserts append to. An insert
 // reserves its place in the next list before it takes a slot, so a full list refuses the insert
 // (an overflow) rather than losing a tuple; after an overflow the halted iteration reruns with
-// what it added merged into its delta, and no work is ever lost. PEC's list holds what the index
-// pass is to link.
+// what it added merged into its delta, and no work is ever lost. PEC's list only counts.
 //
 // One iteration: each relation's delta joins the full relations (both directions for INC x ES
-// and PE x SUM), new tuples are inserted (fresh, into the next delta); then the new tuples of
-// the joined tables are linked into their chains, the current delta's tuples lose their mark
-// and the next delta becomes current. Every kernel starts by checking the status word: once
+// and PE x SUM), new tuples are inserted (fresh, into the next delta, and linked); then the
+// next delta becomes current. Every kernel starts by checking the status word: once
 // something overflowed, the rest of the window does nothing and the host grows the tables and
 // collects the deltas again.
 //
@@ -347,11 +347,12 @@ struct SharedPlaces {
   }
 };
 
-// Inserts `key` (whose Mix is `hash`) into table t; a new tuple goes to a place from `places`.
-// Raises an overflow (inserting nothing) when the table is too full or the list is.
+// Inserts `key` (whose Mix is `hash`) into table t; a new tuple goes to a place from `places`,
+// and its location to *placed. Raises an overflow (inserting nothing) when the table is too
+// full or the list is.
 template <class Places>
 SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uint64_t hash,
-                                   Places& places) {
+                                   Places& places, uint32_t* placed) {
   const uint32_t s = SegmentOf(hash);
   const DeviceSpan<uint64_t> table = Segment(a, t, s).keys;
   const uint64_t slots = table.size;
@@ -365,6 +366,7 @@ SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uin
       if (seen == kEmpty) {
         *place = key;
         places.Used(t);
+        *placed = Location(s, slot);
         return;
       }
       // Another thread took the slot; the probe looks at what that thread wrote.
@@ -376,9 +378,16 @@ SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uin
   Raise(a, kStatusCapacityOverflow);
 }
 
+SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t key,
+                           uint32_t location);
+
+// Inserts `key` into table t; a new tuple of a joined table is linked into its group's chain
+// at once (no pass walks a table that it inserts into).
 SLUICE_HD inline void Insert(const KernelArgs& a, int t, uint64_t key) {
   SharedPlaces places;
-  InsertHashed(a, t, key, Mix(key), places);
+  uint32_t placed = kNone;
+  InsertHashed(a, t, key, Mix(key), places, &placed);
+  if (placed != kNone && Joined(t)) Link(a, Graph::Open(a), t, key, placed);
 }
 
 // Where a kernel thread's inserts go. On a GPU each thread inserts at once: thousands of
@@ -495,57 +504,6 @@ class RangePlaces {
   Run runs_[kNumTables];
 };
 
-// A range's inserts: each key's home slot is prefetched when it is queued.
-class QueuedInserts {
- public:
-  explicit QueuedInserts(const KernelArgs& a) : a_(a) {}
-  QueuedInserts(const QueuedInserts&) = delete;
-  QueuedInserts& operator=(const QueuedInserts&) = delete;
-
-  void operator()(int t, uint64_t key) {
-    const uint64_t hash = Mix(key);
-    queue_.Push(Pending{key, hash, t}, HomeCell(Segment(a_, t, SegmentOf(hash)).keys, hash),
-                [this](const Pending& p) { Apply(p); });
-  }
-
-  // Every queued insert, then the places left become holes.
-  void Close() {
-    queue_.Drain([this](const Pending& p) { Apply(p); });
-    places_.Close(a_);
-  }
-
- private:
-  struct Pending {
-    uint64_t key, hash;
-    int t;
-  };
-  void Apply(const Pending& p) { InsertHashed(a_, p.t, p.key, p.hash, places_); }
-
-  const KernelArgs& a_;
-  RangePlaces places_;
-  Staggered<Pending> queue_;
-};
-
-// The cell holding `key` in table t, or nullptr (raising out-of-bounds: the key was listed, so
-// it must be there) with its location in *location.
-SLUICE_HD inline uint64_t* Find(const KernelArgs& a, int t, uint64_t key, uint32_t* location) {
-  const uint64_t hash = Mix(key);
-  const uint32_t s = SegmentOf(hash);
-  const DeviceSpan<uint64_t> table = Segment(a, t, s).keys;
-  const uint64_t slots = table.size;
-  uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
-  for (uint64_t probe = 0; probe < slots; ++probe) {
-    const uint64_t seen = atomics::Load(&table[slot]);
-    if (seen == kEmpty) break;
-    if (seen == key) {
-      *location = Location(s, slot);
-      return &table[slot];
-    }
-    slot = slot + 1 == slots ? 0 : slot + 1;
-  }
-  Raise(a, kStatusIndexOutOfBounds);
-  return nullptr;
-}
 
 // The chain head of `group` in joined table t's heads: the existing one, or (when `add`) a
 // new one; nullptr when absent (or, adding, when the heads are full: an overflow).
@@ -639,6 +597,45 @@ class QueuedLinks {
   const Graph g_;
   uint32_t created_ = 0;
   Staggered<Pending> queue_;
+};
+
+// A range's inserts: each key's home slot is prefetched when it is queued, and a new tuple of a
+// joined table queued for linking.
+class QueuedInserts {
+ public:
+  explicit QueuedInserts(const KernelArgs& a)
+      : a_(a), links_{{a, kInc}, {a, kEs}, {a, kSum}, {a, kPec}} {}
+  QueuedInserts(const QueuedInserts&) = delete;
+  QueuedInserts& operator=(const QueuedInserts&) = delete;
+
+  void operator()(int t, uint64_t key) {
+    const uint64_t hash = Mix(key);
+    queue_.Push(Pending{key, hash, t}, HomeCell(Segment(a_, t, SegmentOf(hash)).keys, hash),
+                [this](const Pending& p) { Apply(p); });
+  }
+
+  // Every queued insert and link, then the places left become holes.
+  void Close() {
+    queue_.Drain([this](const Pending& p) { Apply(p); });
+    for (QueuedLinks& links : links_) links.Close();
+    places_.Close(a_);
+  }
+
+ private:
+  struct Pending {
+    uint64_t key, hash;
+    int t;
+  };
+  void Apply(const Pending& p) {
+    uint32_t placed = kNone;
+    InsertHashed(a_, p.t, p.key, p.hash, places_, &placed);
+    if (placed != kNone && Joined(p.t)) links_[p.t - 1](p.key, placed);
+  }
+
+  const KernelArgs& a_;
+  RangePlaces places_;
+  Staggered<Pending> queue_;
+  QueuedLinks links_[kNumJoined];
 };
 
 // Calls visit(key) for every tuple of joined table t in `group`, following its chain. The walk
@@ -888,7 +885,7 @@ struct Seed {
 //                                     once per (e, d2) (ClaimCall)
 //   n a call node:                    PEC(d1, n, d2), PE(d1, return(n), d5) for SUM(n, d2, d5)
 //   n the exit of p:                  ES(p, d1, d2)
-inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 4};
+inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 5};
 struct PeDelta : Inserting<PeDelta> {
   // The summaries SUM(n, d2, d5) of a path edge at a call node: context (d1, return(n)).
   struct Walk {
@@ -975,7 +972,7 @@ SLUICE_HD void Summarize(const KernelArgs& a, const Graph& g, uint32_t e, uint32
 }
 
 // ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary ES(p_e, d3, d4).
-inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 4};
+inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 5};
 struct IncDelta : Inserting<IncDelta> {
   // Context (e, d2).
   struct Walk {
@@ -999,7 +996,7 @@ struct IncDelta : Inserting<IncDelta> {
 };
 
 // ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call INC(e, d3, d2) of p.
-inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 4};
+inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 5};
 struct EsDelta : Inserting<EsDelta> {
   // Context (d4, unused).
   struct Walk {
@@ -1021,7 +1018,7 @@ struct EsDelta : Inserting<EsDelta> {
 };
 
 // ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge PE(d1, c, d2) (in PEC).
-inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 4};
+inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 5};
 struct SumDelta : Inserting<SumDelta> {
   // The path edges PE(d1, c, d2) at the call: context (return(c), d5).
   struct Walk {
@@ -1043,42 +1040,6 @@ struct SumDelta : Inserting<SumDelta> {
     const uint32_t r = return_site[c];
     if (r >= g.nodes) return Raise(a, kStatusIndexOutOfBounds);
     walk(Group(c, d2), WalkContext{r, d5});
-  }
-};
-
-// ifds_index: four passes linking the tuples an iteration added to INC, ES, SUM and PEC (their
-// next lists) into their groups' chains; param 0 says which (bit t - 1).
-inline constexpr KernelId kIndexKernel{"ifds_index", 5};
-template <int T>
-struct IndexPass {
-  SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
-    if (((a.param[0] >> (T - 1)) & 1) == 0 || Halted(a)) return;
-    const DeviceSpan<uint64_t> next = NextList(a, T);
-    if (!next.Contains(t) || next[t] == kEmpty) return;
-    const Graph g = Graph::Open(a);
-    uint32_t location = 0;
-    if (Find(a, T, next[t], &location) == nullptr) return;
-    Link(a, g, T, next[t], location);
-  }
-  // On the CPU: each tuple's home slot is prefetched before its Find, and its group's head
-  // before its link.
-  static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
-    if (((a.param[0] >> (T - 1)) & 1) == 0 || Halted(a)) return;
-    const DeviceSpan<uint64_t> next = NextList(a, T);
-    QueuedLinks links(a, T);
-    Staggered<uint64_t> finds;
-    const auto find = [&](uint64_t key) {
-      uint32_t location = 0;
-      if (Find(a, T, key, &location) != nullptr) links(key, location);
-    };
-    for (uint64_t t = begin; t < end && next.Contains(t); ++t) {
-      const uint64_t key = next[t];
-      if (key == kEmpty) continue;
-      const uint64_t hash = Mix(key);
-      finds.Push(key, HomeCell(Segment(a, T, SegmentOf(hash)).keys, hash), find);
-    }
-    finds.Drain(find);
-    links.Close();
   }
 };
 
