@@ -352,9 +352,12 @@ struct SharedPlaces {
 // full or the list is.
 template <class Places>
 SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uint64_t hash,
-                                   Places& places, uint32_t* placed) {
-  const uint32_t s = SegmentOf(hash);
-  const DeviceSpan<uint64_t> table = Segment(a, t, s).keys;
+                                   Places& places, uint32_t* placed);
+// The same, given the keys of the key's segment `s`.
+template <class Places>
+SLUICE_HD inline void InsertInSegment(const KernelArgs& a, int t, uint32_t s,
+                                      const DeviceSpan<uint64_t>& table, uint64_t key,
+                                      uint64_t hash, Places& places, uint32_t* placed) {
   const uint64_t slots = table.size;
   uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
   for (uint64_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
@@ -376,6 +379,12 @@ SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uin
     slot = slot + 1 == slots ? 0 : slot + 1;
   }
   Raise(a, kStatusCapacityOverflow);
+}
+template <class Places>
+SLUICE_HD inline void InsertHashed(const KernelArgs& a, int t, uint64_t key, uint64_t hash,
+                                   Places& places, uint32_t* placed) {
+  const uint32_t s = SegmentOf(hash);
+  InsertInSegment(a, t, s, Segment(a, t, s).keys, key, hash, places, placed);
 }
 
 SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t key,
@@ -497,7 +506,9 @@ class RangePlaces {
     run->end = next.data + end;
     // The run's lines are written soon, each before a locked exchange that would wait for its
     // store miss: fetched now, they are there.
+#if !defined(__CUDA_ARCH__)  // ranges run on the CPU only
     for (const uint64_t* line = run->at; line < run->end; line += 8) PrefetchForWrite(line);
+#endif
     if (run->size < kLastRun) run->size *= 2;
     return true;
   }
@@ -505,13 +516,13 @@ class RangePlaces {
 };
 
 
-// The chain head of `group` in joined table t's heads: the existing one, or (when `add`) a
-// new one; nullptr when absent (or, adding, when the heads are full: an overflow).
-// `hash` is Mix(group). A new head is counted in *created when that is given (a range adds its
-// count once), else in the state at once.
-SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
-                                  bool add, uint32_t* created = nullptr) {
-  const SlotView heads = HeadsOf(a, t);
+// The chain head of `group` in joined table t's heads (viewed as `heads`): the existing one,
+// or (when `add`) a new one; nullptr when absent (or, adding, when the heads are full: an
+// overflow). `hash` is Mix(group). A new head is counted in *created when that is given (a
+// range adds its count once), else in the state at once.
+SLUICE_HD inline uint32_t* HeadIn(const KernelArgs& a, int t, const SlotView& heads,
+                                  uint64_t group, uint64_t hash, bool add,
+                                  uint32_t* created = nullptr) {
   const uint64_t slots = heads.keys.size;
   uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
   for (uint64_t probe = 0; probe < kMaxProbe && probe < slots; ++probe) {
@@ -534,17 +545,25 @@ SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, ui
   if (add) Raise(a, kStatusCapacityOverflow);
   return nullptr;
 }
+SLUICE_HD inline uint32_t* HeadOf(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
+                                  bool add, uint32_t* created = nullptr) {
+  return HeadIn(a, t, HeadsOf(a, t), group, hash, add, created);
+}
 
 // Links the tuple at `location` of joined table t into the chain of its group `group` (whose
-// Mix is `hash`).
-SLUICE_HD inline void LinkInGroup(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
-                                  uint32_t location, uint32_t* created = nullptr) {
-  uint32_t* head = HeadOf(a, t, group, hash, true, created);
+// Mix is `hash`); `heads` and `segment` view t's heads and the segment of `location`.
+SLUICE_HD inline void LinkIn(const KernelArgs& a, int t, const SlotView& heads,
+                             const SlotView& segment, uint64_t group, uint64_t hash,
+                             uint32_t location, uint32_t* created = nullptr) {
+  uint32_t* head = HeadIn(a, t, heads, group, hash, true, created);
   if (head == nullptr) return;
-  const SlotView segment = Segment(a, t, location >> 30);
   const uint64_t slot = location & kMaxSegmentSlots;
   if (!segment.links.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
   segment.links[slot] = atomics::Exchange(head, location + 1);
+}
+SLUICE_HD inline void LinkInGroup(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
+                                  uint32_t location) {
+  LinkIn(a, t, HeadsOf(a, t), Segment(a, t, location >> 30), group, hash, location);
 }
 
 // Links the tuple `key` at `location` of joined table t into its group's chain.
@@ -555,11 +574,24 @@ SLUICE_HD inline void Link(const KernelArgs& a, const Graph& g, int t, uint64_t 
   LinkInGroup(a, t, group, Mix(group), location);
 }
 
+// Joined table t's heads and segments, viewed once for a whole range.
+struct TableViews {
+  SlotView heads;
+  SlotView segments[kSegments];
+  static TableViews Of(const KernelArgs& a, int t) {
+    TableViews v;
+    v.heads = HeadsOf(a, t);
+    for (uint32_t s = 0; s < kSegments; ++s) v.segments[s] = Segment(a, t, s);
+    return v;
+  }
+};
+
 // A range's links: each group's head slot (key and link) is prefetched when the link is queued,
 // and the new heads are counted once, when the range closes.
 class QueuedLinks {
  public:
-  QueuedLinks(const KernelArgs& a, int t) : a_(a), t_(t), g_(Graph::Open(a)) {}
+  QueuedLinks(const KernelArgs& a, int t)
+      : a_(a), t_(t), g_(Graph::Open(a)), views_(TableViews::Of(a, t)) {}
   QueuedLinks(const QueuedLinks&) = delete;
   QueuedLinks& operator=(const QueuedLinks&) = delete;
 
@@ -567,12 +599,12 @@ class QueuedLinks {
     const uint64_t group = GroupOfKey(g_, t_, key);
     if (group == kEmpty) return Raise(a_, kStatusIndexOutOfBounds);
     const uint64_t hash = Mix(group);
-    const SlotView heads = HeadsOf(a_, t_);
+    const SlotView& heads = views_.heads;
     const uint64_t home = heads.keys.size == 0 ? 0 : HomeOf(hash, heads.keys.size);
     if (heads.links.Contains(home)) PrefetchForWrite(&heads.links[home]);
     // The tuple's own link, which the link writes: a store miss would stall the head's locked
     // exchange that follows it.
-    const SlotView segment = Segment(a_, t_, location >> 30);
+    const SlotView& segment = views_.segments[location >> 30];
     if (segment.links.Contains(location & kMaxSegmentSlots)) {
       PrefetchForWrite(&segment.links[location & kMaxSegmentSlots]);
     }
@@ -590,11 +622,15 @@ class QueuedLinks {
     uint64_t group, hash;
     uint32_t location;
   };
-  void Apply(const Pending& p) { LinkInGroup(a_, t_, p.group, p.hash, p.location, &created_); }
+  void Apply(const Pending& p) {
+    LinkIn(a_, t_, views_.heads, views_.segments[p.location >> 30], p.group, p.hash, p.location,
+           &created_);
+  }
 
   const KernelArgs& a_;
   const int t_;
   const Graph g_;
+  const TableViews views_;
   uint32_t created_ = 0;
   Staggered<Pending> queue_;
 };
@@ -604,13 +640,17 @@ class QueuedLinks {
 class QueuedInserts {
  public:
   explicit QueuedInserts(const KernelArgs& a)
-      : a_(a), links_{{a, kInc}, {a, kEs}, {a, kSum}, {a, kPec}} {}
+      : a_(a), links_{{a, kInc}, {a, kEs}, {a, kSum}, {a, kPec}} {
+    for (int t = 0; t < kNumTables; ++t) {
+      for (uint32_t s = 0; s < kSegments; ++s) keys_[t][s] = Segment(a, t, s).keys;
+    }
+  }
   QueuedInserts(const QueuedInserts&) = delete;
   QueuedInserts& operator=(const QueuedInserts&) = delete;
 
   void operator()(int t, uint64_t key) {
     const uint64_t hash = Mix(key);
-    queue_.Push(Pending{key, hash, t}, HomeCell(Segment(a_, t, SegmentOf(hash)).keys, hash),
+    queue_.Push(Pending{key, hash, t}, HomeCell(keys_[t][SegmentOf(hash)], hash),
                 [this](const Pending& p) { Apply(p); });
   }
 
@@ -628,11 +668,13 @@ class QueuedInserts {
   };
   void Apply(const Pending& p) {
     uint32_t placed = kNone;
-    InsertHashed(a_, p.t, p.key, p.hash, places_, &placed);
+    const uint32_t s = SegmentOf(p.hash);
+    InsertInSegment(a_, p.t, s, keys_[p.t][s], p.key, p.hash, places_, &placed);
     if (placed != kNone && Joined(p.t)) links_[p.t - 1](p.key, placed);
   }
 
   const KernelArgs& a_;
+  DeviceSpan<uint64_t> keys_[kNumTables][kSegments];
   RangePlaces places_;
   Staggered<Pending> queue_;
   QueuedLinks links_[kNumJoined];
@@ -728,7 +770,7 @@ class QueuedWalks {
   // One step of `way`: its head, or one tuple of its chain. Whether the walk goes on.
   bool Step(Way& way) {
     if (way.stage == kHead) {
-      const uint32_t* head = HeadOf(a_, Walk::kWalked, way.group, way.hash, false);
+      const uint32_t* head = HeadIn(a_, Walk::kWalked, heads_, way.group, way.hash, false);
       if (head == nullptr) return false;
       way.link = *head;
       way.stage = kChain;
@@ -1208,7 +1250,11 @@ struct RehashPass {
     if (SegmentOf(hash) == s && slots != 0) {
       uint64_t slot = HomeOf(hash, slots);
       for (uint64_t probe = 0; probe < slots; ++probe) {
-        if (atomics::CompareExchange(&to[slot], kEmpty, v) == kEmpty) return;
+        // A locked exchange only where the slot looks empty: most probes pass taken slots.
+        if (atomics::Load(&to[slot]) == kEmpty &&
+            atomics::CompareExchange(&to[slot], kEmpty, v) == kEmpty) {
+          return;
+        }
         slot = slot + 1 == slots ? 0 : slot + 1;
       }
     }
