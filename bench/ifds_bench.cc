@@ -1,9 +1,11 @@
 // IFDS solvers on generated problems of three sizes, in one run:
 //   path edges per second of the reference solver and of the resident solver on the CPU device
-//   (LocalDispatch), as ratios, with the peak memory of each (each solve runs in a forked child
-//   so that its peak RSS is its own), and the resident solver through sluiced on loopback
+//   (LocalDispatch), as ratios, with the peak memory of each (each solve runs in a process of its
+//   own, started afresh, which loads the problem from a file as `sluice solve` does: its peak
+//   RSS is its own, and it inherits no memory from the process that generated the problem), and the resident solver through sluiced on loopback
 //   against the same solve in-process (DESIGN.md: at most 1.10x), and windows that end on the
 //   device (loop guard) against windows that always run their length.
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +13,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -24,6 +28,7 @@
 #include "client/local_dispatch.h"
 #include "client/remote_dispatch.h"
 #include "engine/cpu_device.h"
+#include "ifds/binary_format.h"
 #include "ifds/generator.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
@@ -33,6 +38,10 @@ ABSL_FLAG(int, repeats, 3,
           "solves of each solver per size, the two alternated (the fastest of each is kept)");
 ABSL_FLAG(bool, large, true, "include the large problem");
 ABSL_FLAG(std::string, json, "", "also write the figures, by name, to this JSON file");
+ABSL_FLAG(std::string, solve_child, "",
+          "internal: solve --problem_file with this solver (reference or resident), print the "
+          "measurement and exit");
+ABSL_FLAG(std::string, problem_file, "", "internal: the problem a --solve_child solves");
 
 namespace sluice::bench {
 namespace {
@@ -50,33 +59,10 @@ struct Measurement {
   bool ok = false;
 };
 
-// Runs `solve` in a child process and returns its time, path edges and peak RSS.
-template <class Solve>
-Measurement InChild(Solve solve) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    Measurement m = solve();
-    if (write(fds[1], &m, sizeof(m)) != sizeof(m)) _exit(1);
-    _exit(0);
-  }
-  close(fds[1]);
+// One solve, timed, in this process.
+Measurement Solve(const std::string& solver, const ifds::Problem& p) {
   Measurement m;
-  const bool got = read(fds[0], &m, sizeof(m)) == sizeof(m);
-  close(fds[0]);
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  m.ok = got && WIFEXITED(status) && WEXITSTATUS(status) == 0 && m.ok;
-  m.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
-  return m;
-}
-
-Measurement Reference(const ifds::Problem& p) {
-  return InChild([&] {
-    Measurement m;
+  if (solver == "reference") {
     const absl::Time start = absl::Now();
     ifds::ReferenceStats stats;
     ifds::SolveReference(p, &stats);
@@ -84,24 +70,99 @@ Measurement Reference(const ifds::Problem& p) {
     m.path_edges = stats.path_edges;
     m.ok = true;
     return m;
-  });
+  }
+  auto dispatch = LocalDispatch::CreateCpu();
+  if (!dispatch.ok()) return m;
+  const absl::Time start = absl::Now();
+  ifds::ResidentStats stats;
+  if (!ifds::SolveResident(**dispatch, p, {}, &stats).ok()) return m;
+  m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  m.path_edges = stats.path_edges;
+  m.device_peak = stats.peak_device_bytes;
+  m.ok = true;
+  return m;
 }
 
-Measurement Resident(const ifds::Problem& p) {
-  return InChild([&] {
-    Measurement m;
-    auto dispatch = LocalDispatch::CreateCpu();
-    if (!dispatch.ok()) return m;
-    const absl::Time start = absl::Now();
-    ifds::ResidentStats stats;
-    if (!ifds::SolveResident(**dispatch, p, {}, &stats).ok()) return m;
-    m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    m.path_edges = stats.path_edges;
-    m.device_peak = stats.peak_device_bytes;
-    m.ok = true;
-    return m;
-  });
+// --solve_child: loads the problem, solves it and prints "seconds path_edges device_peak".
+int SolveChild(const std::string& solver, const std::string& path) {
+  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path);
+  if (!problem.ok()) {
+    std::fprintf(stderr, "%s\n", problem.status().ToString().c_str());
+    return 1;
+  }
+  const Measurement m = Solve(solver, *problem);
+  if (!m.ok) return 1;
+  std::printf("%.9f %llu %llu\n", m.seconds, static_cast<unsigned long long>(m.path_edges),
+              static_cast<unsigned long long>(m.device_peak));
+  return 0;
 }
+
+// Runs `solver` on the problem in `path` in a new process (this binary, exec'd afresh) and
+// returns its time, path edges and peak RSS.
+Measurement InChild(const std::string& solver, const std::string& path) {
+  // Everything the child needs is built before the fork.
+  const std::string solver_flag = "--solve_child=" + solver;
+  const std::string problem_flag = "--problem_file=" + path;
+  char* const argv[] = {const_cast<char*>("sluice_ifds_bench"),
+                        const_cast<char*>(solver_flag.c_str()),
+                        const_cast<char*>(problem_flag.c_str()), nullptr};
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (dup2(fds[1], STDOUT_FILENO) < 0) _exit(127);
+    close(fds[1]);
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  char buffer[256];
+  for (ssize_t got; (got = read(fds[0], buffer, sizeof(buffer))) > 0;) out.append(buffer, got);
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  if (pid < 0 || wait4(pid, &status, 0, &usage) != pid) return {};
+  Measurement m;
+  unsigned long long edges = 0, peak = 0;
+  m.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+         std::sscanf(out.c_str(), "%lf %llu %llu", &m.seconds, &edges, &peak) == 3;
+  m.path_edges = edges;
+  m.device_peak = peak;
+  m.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  return m;
+}
+
+// A folder for the problem files, removed with what it holds when this goes.
+class ProblemFiles {
+ public:
+  ProblemFiles() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/sluice-ifds-bench.XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
+  }
+  ~ProblemFiles() {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+  ProblemFiles(const ProblemFiles&) = delete;
+  ProblemFiles& operator=(const ProblemFiles&) = delete;
+
+  // Writes `problem` as NAME.bin; its path, or "" when it could not be written.
+  std::string Write(const std::string& name, const ifds::Problem& problem) const {
+    if (dir_.empty()) return "";
+    const std::string path = dir_ + "/" + name + ".bin";
+    const std::string bytes = ifds::WriteBinary(problem);
+    std::ofstream file(path, std::ios::binary);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return file.good() ? path : "";
+  }
+
+ private:
+  std::string dir_;
+};
 
 Measurement Best(const std::vector<Measurement>& runs) {
   Measurement best = runs.front();
@@ -134,16 +195,22 @@ int Main() {
               "ref s", "ref PE/s", "ref RSS", "res s", "res PE/s", "res RSS", "dev peak",
               "speed", "memory");
   std::vector<ifds::Problem> problems;
+  const ProblemFiles files;
   for (const Size& size : sizes) {
     absl::StatusOr<ifds::Problem> problem = ifds::Generate(size.options);
     if (!problem.ok()) return 1;
+    const std::string path = files.Write(size.name, *problem);
+    if (path.empty()) {
+      std::printf("%s: could not write the problem file\n", size.name);
+      return 1;
+    }
     // A shared host or VM can drift in speed by a third within minutes: one solve of each would
     // be a coin toss, so every size takes the best of `repeats`.
     const int repeats = std::max(1, absl::GetFlag(FLAGS_repeats));
     std::vector<Measurement> ref, res;
     for (int r = 0; r < repeats; ++r) {
-      ref.push_back(Reference(*problem));
-      res.push_back(Resident(*problem));
+      ref.push_back(InChild("reference", path));
+      res.push_back(InChild("resident", path));
     }
     const Measurement a = Best(ref), b = Best(res);
     if (!a.ok || !b.ok || a.path_edges != b.path_edges) {
@@ -259,5 +326,10 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  const std::string child = absl::GetFlag(FLAGS_solve_child);
+  if (!child.empty()) {
+    if (child != "reference" && child != "resident") return 2;
+    return sluice::bench::SolveChild(child, absl::GetFlag(FLAGS_problem_file));
+  }
   return sluice::bench::Main();
 }
