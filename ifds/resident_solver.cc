@@ -9,7 +9,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/heap.h"
 #include "base/status_macros.h"
 #include "client/resident_buffers.h"
 #include "ifds/compile.h"
@@ -401,7 +400,6 @@ absl::Status Solver::Grow(bool overflowed) {
 
 absl::StatusOr<Solution> Solver::Results() {
   // Only the path edges are needed now: the rest goes before the results take memory.
-  const uint64_t held = buffers_.bytes();
   for (int t = 0; t < k::kNumTables; ++t) {
     if (t != k::kPe) {
       for (uint32_t s = 0; s < kSegments; ++s) RETURN_IF_ERROR(buffers_.Free(table_[t][s]));
@@ -410,84 +408,78 @@ absl::StatusOr<Solution> Solver::Results() {
     RETURN_IF_ERROR(buffers_.Free(list_[t]));
   }
   RETURN_IF_ERROR(buffers_.Free(calls_));
-  // On a device in this process (the CPU device) most of what was just freed is heap memory,
-  // which the allocator would keep: given back now, the results' buffers do not come on top of
-  // it (the process's peak RSS is the solve's). Elsewhere this gives back the client's own free
-  // heap. Milliseconds either way.
-  ReleaseFreeHeapMemory();
-  const uint64_t edges = Total(k::kPe);
-  // Result keys are node << 16 | fact: sorting them on the device by these bits orders the
-  // solution by node, then fact.
-  const uint64_t key_bits = 16 + std::bit_width(std::max<uint64_t>(p_.node_count(), 1) - 1);
-  // Distinct (node, fact) pairs: at most one per path edge and one per node and fact, and in
-  // practice far fewer (a fifth of the path edges or less). A pair costs 24 bytes here (twice
-  // its 8 in the set, 8 in the list): the list holds the bound when that fits in what the
-  // solve held before (so the results never raise its peak), else a quarter of it at least,
-  // doubling until it holds them all.
-  const uint64_t bound = std::max<uint64_t>(
-      1, std::min<uint64_t>(edges, uint64_t{p_.node_count()} *
-                                       std::max<uint64_t>(p_.fact_count(), 1)));
-  const uint64_t room = (held - buffers_.bytes()) / 24;
-  uint64_t capacity = std::min(bound, std::max({uint64_t{4096}, bound / 4, room}));
-  const Program results = Program::Of(k::kResultsKernel);
-  for (;;) {
-    // The set has twice the list's slots, and serves as the sort's second buffer.
-    ASSIGN_OR_RETURN(Resource set, buffers_.Allocate(2 * capacity * 8));
-    ASSIGN_OR_RETURN(Resource out, buffers_.Allocate(capacity * 8));
-    ASSIGN_OR_RETURN(Resource out_state, buffers_.Allocate(8));
-    std::vector<Resource> result_bindings(table_[k::kPe].begin(), table_[k::kPe].end());
-    result_bindings.push_back(set);
-    result_bindings.push_back(out);
-    result_bindings.push_back(out_state);
-    const std::vector<Step> steps = {{&results, result_bindings, std::nullopt}};
-    std::vector<uint8_t> counts;
-    std::vector<std::vector<uint8_t>*> outputs = {&counts};
-    const std::vector<ReadRange> reads = {{out_state, 0, 8}};
-    RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, reads, absl::MakeSpan(outputs)));
-    uint32_t c[2];
-    std::memcpy(c, counts.data(), sizeof(c));
-    if ((c[1] & kStatusCapacityOverflow) != 0 && capacity < bound) {
-      RETURN_IF_ERROR(buffers_.Free(set));
-      RETURN_IF_ERROR(buffers_.Free(out));
-      RETURN_IF_ERROR(buffers_.Free(out_state));
-      capacity = std::min(bound, 2 * capacity);
-      continue;
-    }
-    if (c[1] != 0) {
+  // The pairs are marked in a bitmap of a row per node (ceil(facts / 32) words), which orders
+  // them by node, then fact, and lists them; nodes go in windows of as many rows as
+  // max_result_words allows, each a pass over the path edges (one, for most problems).
+  const uint64_t nodes = p_.node_count();
+  const uint64_t row = std::max<uint64_t>(1, CeilDiv(p_.fact_count(), 32));
+  const uint64_t window = std::clamp<uint64_t>(o_.max_result_words / row, 1, 1u << 30);
+  Solution solution;
+  std::vector<uint8_t> bytes;
+  for (uint64_t first = 0; first < nodes; first += window) {
+    const uint64_t count = std::min(window, nodes - first);
+    const uint64_t words = count * row;
+    const std::vector<uint64_t> params = {first, count, row};
+    const Program marks_program = Program::Of(k::kResultsKernel, params);
+    ASSIGN_OR_RETURN(Resource marks, buffers_.Allocate(words * 4));
+    ASSIGN_OR_RETURN(Resource counts,
+                     buffers_.Allocate(4 * (k::ResultWindow::Blocks(words) + 1)));
+    ASSIGN_OR_RETURN(Resource state, buffers_.Allocate(8));
+    std::vector<Resource> bindings(table_[k::kPe].begin(), table_[k::kPe].end());
+    bindings.push_back(marks);
+    bindings.push_back(counts);
+    bindings.push_back(state);
+    std::vector<uint8_t> state_bytes;
+    std::vector<std::vector<uint8_t>*> outputs = {&state_bytes};
+    const std::vector<Step> steps = {{&marks_program, bindings, std::nullopt}};
+    const std::vector<ReadRange> state_reads = {{state, 0, 8}};
+    RETURN_IF_ERROR(d_.DispatchSequenceReadRangesInto(steps, state_reads,
+                                                      absl::MakeSpan(outputs)));
+    uint32_t status_and_count[2];
+    std::memcpy(status_and_count, state_bytes.data(), sizeof(status_and_count));
+    if (status_and_count[0] != 0) {
       return absl::InternalError(absl::StrFormat(
-          "the device reported status %#x compacting the results (%d pairs, room for %d)", c[1],
-          c[0], capacity));
+          "the device reported status %#x marking the results (a path edge's fact past %d)",
+          status_and_count[0], p_.fact_count()));
     }
-    // The pairs are all out: the path edges go before the sort takes its scratch and the
-    // pairs are read.
-    for (uint32_t s = 0; s < kSegments; ++s) RETURN_IF_ERROR(buffers_.Free(table_[k::kPe][s]));
-    // Sorted on the device, then read once.
-    ASSIGN_OR_RETURN(Resource sort_scratch,
-                     buffers_.Allocate(4 * kernels::SortU64::kDigits *
-                                       std::max<uint64_t>(kernels::SortU64::Blocks(c[0]), 1)));
-    const Program sort = Program::Of(kernels::kSortU64Kernel, {c[0], key_bits});
-    const std::vector<Resource> sort_bindings = {out, set, sort_scratch};
-    const std::vector<Step> sort_steps = {{&sort, sort_bindings, std::nullopt}};
-    std::vector<uint8_t> bytes;
-    outputs = {&bytes};
-    const std::vector<ReadRange> result_reads = {{out, 0, uint64_t{c[0]} * 8}};
-    RETURN_IF_ERROR(
-        d_.DispatchSequenceReadRangesInto(sort_steps, result_reads, absl::MakeSpan(outputs)));
-    Solution solution;
-    solution.facts.reserve(c[0]);
-    uint64_t previous = 0;
-    for (uint32_t i = 0; i < c[0]; ++i) {
-      uint64_t key;
-      std::memcpy(&key, bytes.data() + 8ull * i, 8);
-      if (i > 0 && key <= previous) {
-        return absl::InternalError("the device returned results out of order");
+    // The last window has read the path edges for the last time.
+    if (first + count >= nodes) {
+      for (uint32_t s = 0; s < kSegments; ++s) RETURN_IF_ERROR(buffers_.Free(table_[k::kPe][s]));
+    }
+    const uint64_t pairs = status_and_count[1];
+    if (pairs > 0) {
+      ASSIGN_OR_RETURN(Resource out, buffers_.Allocate(pairs * 8));
+      const std::vector<Resource> list_bindings = {marks, counts, out};
+      const Program listed = Program::Of(k::kResultsListKernel, params);
+      const std::vector<Step> list_steps = {{&listed, list_bindings, std::nullopt}};
+      const std::vector<ReadRange> out_reads = {{out, 0, pairs * 8}};
+      outputs = {&bytes};
+      RETURN_IF_ERROR(
+          d_.DispatchSequenceReadRangesInto(list_steps, out_reads, absl::MakeSpan(outputs)));
+      RETURN_IF_ERROR(buffers_.Free(out));
+      solution.facts.reserve(solution.facts.size() + pairs);
+      uint64_t previous = solution.facts.empty()
+                              ? 0
+                              : (uint64_t{solution.facts.back().first} << 16) |
+                                    solution.facts.back().second;
+      for (uint64_t i = 0; i < pairs; ++i) {
+        uint64_t key;
+        std::memcpy(&key, bytes.data() + 8 * i, 8);
+        const uint64_t node = key >> 16;
+        if ((!solution.facts.empty() && key <= previous) || node < first ||
+            node >= first + count) {
+          return absl::InternalError("the device listed results out of order or place");
+        }
+        previous = key;
+        solution.facts.emplace_back(static_cast<uint32_t>(node),
+                                    static_cast<uint32_t>(key & 0xffff));
       }
-      previous = key;
-      solution.facts.emplace_back(static_cast<uint32_t>(key >> 16),
-                                  static_cast<uint32_t>(key & 0xffff));
     }
-    return solution;
+    RETURN_IF_ERROR(buffers_.Free(marks));
+    RETURN_IF_ERROR(buffers_.Free(counts));
+    RETURN_IF_ERROR(buffers_.Free(state));
   }
+  return solution;
 }
 
 // Adds the seconds since `start` to `*total` when it goes out of scope.

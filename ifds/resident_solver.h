@@ -46,6 +46,10 @@ struct ResidentOptions {
   // bit edge * facts + fact; calls past the bitmap are made every time (slower, never wrong).
   // The bitmap is call edges x facts bits, at most this many (4 MiB by default).
   uint64_t max_call_bits = uint64_t{1} << 25;
+  // The most u32 words of the results' bitmap at once (64 MiB by default): a problem whose
+  // nodes x ceil(facts / 32) words pass it lists its results in windows of nodes, each a pass
+  // over the path edges. Tiny values force many windows (tests do this).
+  uint64_t max_result_words = uint64_t{1} << 24;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
 };

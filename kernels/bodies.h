@@ -69,7 +69,10 @@
   X(kIfdsResults0, ::sluice::kernels::ifds::ResultsPass<0>)       \
   X(kIfdsResults1, ::sluice::kernels::ifds::ResultsPass<1>)       \
   X(kIfdsResults2, ::sluice::kernels::ifds::ResultsPass<2>)       \
-  X(kIfdsResults3, ::sluice::kernels::ifds::ResultsPass<3>)
+  X(kIfdsResults3, ::sluice::kernels::ifds::ResultsPass<3>)       \
+  X(kIfdsResultsCount, ::sluice::kernels::ifds::ResultsCount)     \
+  X(kIfdsResultsOffsets, ::sluice::kernels::ifds::ResultsOffsets) \
+  X(kIfdsResultsList, ::sluice::kernels::ifds::ResultsList)
 
 namespace sluice {
 

@@ -1286,121 +1286,148 @@ struct RehashPass {
 
 // ---- Results --------------------------------------------------------------------------------
 
-// ifds_results: the distinct (n, d2) of every path edge, appended to `out` (u64: n << 16 | d2),
-// deduplicated in a hash set (of pairs with kTag set; zeroed, that is, empty). Bindings: the
-// path-edge segments, the set, the result list, the result state (u32 [count, status]). One
-// pass per segment.
-inline constexpr KernelId kResultsKernel{"ifds_results", 4};
+// The results are the distinct (n, d2) of every path edge, in order. A window of nodes
+// [first_node, first_node + nodes) is marked in a bitmap, a row of `words_per_node` u32 words
+// per node with bit d2 of its row set for each pair (rows padded to whole words, so that a word
+// belongs to one node); then the bits are counted per block of 2048 words, the counts
+// turned into offsets, and each block lists its pairs (u64: n << 16 | d2) from its offset. The
+// bitmap is what dedups and what sorts: no hash set, no sort.
+SLUICE_HD inline uint32_t PopCount(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__popc(x));
+#else
+  return static_cast<uint32_t>(__builtin_popcount(x));
+#endif
+}
+// The index of the lowest set bit of x (x != 0).
+SLUICE_HD inline uint32_t LowestBit(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__ffs(static_cast<int>(x)) - 1);
+#else
+  return static_cast<uint32_t>(__builtin_ctz(x));
+#endif
+}
+
+struct ResultWindow {
+  enum Param { kFirstNode, kNodes, kWordsPerNode };
+  static constexpr uint64_t kBlock = 2048;  // marks words per block
+  SLUICE_HD static uint64_t Words(const KernelArgs& a) {
+    return a.param[kNodes] * a.param[kWordsPerNode];
+  }
+  SLUICE_HD static uint64_t Blocks(uint64_t words) { return (words + kBlock - 1) / kBlock; }
+  // The end of block `block`'s words.
+  SLUICE_HD static uint64_t End(uint64_t block, uint64_t words) {
+    return (block + 1) * kBlock < words ? (block + 1) * kBlock : words;
+  }
+};
+
+// ifds_results: marks the window's pairs and counts them. Bindings: the path-edge segments, the
+// marks (zeroed: at least nodes * words_per_node words), the counts (at least one per block of
+// 2048 marks words, plus one), the result state (u32 [status, count]). One pass per segment marks
+// (a pair whose fact does not fit its row is reported out of bounds), one pass per block
+// counts, one thread turns the counts into offsets and writes the total to the state.
+inline constexpr KernelId kResultsKernel{"ifds_results", 5};
 struct Results {
   enum Binding {
     kSegment0,
-    kSet = kSegment0 + static_cast<int>(kSegments),
-    kOut,
-    kOutState,
+    kMarks = kSegment0 + static_cast<int>(kSegments),
+    kCounts,
+    kResultState,
   };
 };
 template <uint32_t S>
 struct ResultsPass {
-  SLUICE_HD static uint64_t PairOf(uint64_t key) { return (key >> 16) & ((uint64_t{1} << 47) - 1); }
-  // One thread's new pairs: each takes its place in the list at once.
-  struct SharedList {
-    DeviceSpan<uint32_t> out_state;
-    DeviceSpan<uint64_t> out;
-    SLUICE_HD explicit SharedList(const KernelArgs& a)
-        : out_state(a.As<uint32_t>(Results::kOutState)), out(a.As<uint64_t>(Results::kOut)) {}
-    SLUICE_HD bool Full() const { return atomics::Load(&out_state[0]) >= out.size; }
-    SLUICE_HD void Append(uint64_t pair) {
-      const uint32_t at = atomics::FetchAdd(&out_state[0], 1u);
-      if (out.Contains(at)) {
-        out[at] = pair;
-      } else {
-        atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
-      }
-    }
-  };
-  // A range's new pairs, gathered and appended to the list kBatch at a time (one update of the
-  // shared count per batch). The list's room is looked at when a batch goes: the set may take
-  // a batch's worth more pairs than the list holds before the overflow is seen, and the host
-  // retries with more room either way.
-  class BatchedList {
-   public:
-    static constexpr uint32_t kBatch = 64;
-    explicit BatchedList(const KernelArgs& a) : shared_(a), full_(shared_.Full()) {}
-    bool Full() const { return full_; }
-    void Append(uint64_t pair) {
-      batch_[size_++] = pair;
-      if (size_ == kBatch) Flush();
-    }
-    void Flush() {
-      if (size_ == 0) return;
-      const uint32_t at = atomics::FetchAdd(&shared_.out_state[0], size_);
-      if (uint64_t{at} + size_ <= shared_.out.size) {
-        for (uint32_t i = 0; i < size_; ++i) shared_.out[at + i] = batch_[i];
-      } else {
-        atomics::FetchOr(&shared_.out_state[1], kStatusCapacityOverflow);
-        full_ = true;
-      }
-      size_ = 0;
-    }
-
-   private:
-    SharedList shared_;
-    bool full_;
-    uint64_t batch_[kBatch];
-    uint32_t size_ = 0;
-  };
-
-  // Adds `pair` (whose Mix is `hash`) to the set, and to the list when it is new.
-  template <class List>
-  SLUICE_HD static void Add(const KernelArgs& a, uint64_t pair, uint64_t hash, List& list) {
-    DeviceSpan<uint32_t> out_state = a.As<uint32_t>(Results::kOutState);
-    const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
-    const uint64_t slots = set.size;
-    const uint64_t tagged = pair | kTag;
-    uint64_t slot = slots == 0 ? 0 : HomeOf(hash, slots);
-    for (uint64_t probe = 0; probe < slots; ++probe) {
-      uint64_t seen = atomics::Load(&set[slot]);
-      if (seen == kEmpty) {
-        // A set that has taken as many pairs as the list holds takes no more: its empty slots
-        // end every probe run, and the host retries with more room.
-        if (list.Full()) {
-          atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
-          return;
-        }
-        seen = atomics::CompareExchange(&set[slot], kEmpty, tagged);
-      }
-      if (seen == tagged) return;
-      if (seen == kEmpty) return list.Append(pair);
-      slot = slot + 1 == slots ? 0 : slot + 1;
-    }
-    atomics::FetchOr(&out_state[1], kStatusCapacityOverflow);
+  // Marks the pair of path edge `key`; false when its fact does not fit a row.
+  SLUICE_HD static bool Mark(const KernelArgs& a, const DeviceSpan<uint32_t>& marks,
+                             uint64_t key) {
+    const uint64_t n = Top(key), d2 = Mid(key);
+    const uint64_t first = a.param[ResultWindow::kFirstNode];
+    if (n < first || n - first >= a.param[ResultWindow::kNodes]) return true;  // another window
+    const uint64_t row = a.param[ResultWindow::kWordsPerNode];
+    if (d2 >= 32 * row) return false;
+    const uint64_t word = (n - first) * row + d2 / 32;
+    if (!marks.Contains(word)) return false;
+    const uint32_t bit = 1u << (d2 % 32);
+    // Most pairs are marked already (a pair is the end of many path edges): read first.
+    if ((atomics::Load(&marks[word]) & bit) == 0) atomics::FetchOr(&marks[word], bit);
+    return true;
   }
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
     if (!table.Contains(t) || table[t] == kEmpty) return;
-    const uint64_t pair = PairOf(table[t]);
-    SharedList list(a);
-    Add(a, pair, Mix(pair), list);
+    if (!Mark(a, a.As<uint32_t>(Results::kMarks), table[t])) {
+      a.RaiseStatus(Results::kResultState, kStatusIndexOutOfBounds);
+    }
   }
-  // On the CPU each pair's home in the set is prefetched before it is added, and new pairs go to
-  // the list in batches.
   static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
     const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
-    const DeviceSpan<uint64_t> set = a.As<uint64_t>(Results::kSet);
-    struct Pending {
-      uint64_t pair, hash;
-    };
-    Staggered<Pending> queue;
-    BatchedList list(a);
-    const auto add = [&](const Pending& p) { Add(a, p.pair, p.hash, list); };
+    const DeviceSpan<uint32_t> marks = a.As<uint32_t>(Results::kMarks);
+    bool ok = true;
     for (uint64_t t = begin; t < end && table.Contains(t); ++t) {
-      if (table[t] == kEmpty) continue;
-      const uint64_t pair = PairOf(table[t]);
-      const uint64_t hash = Mix(pair);
-      queue.Push(Pending{pair, hash}, HomeCell(set, hash), add);
+      if (table[t] != kEmpty) ok = Mark(a, marks, table[t]) && ok;
     }
-    queue.Drain(add);
-    list.Flush();
+    if (!ok) a.RaiseStatus(Results::kResultState, kStatusIndexOutOfBounds);
+  }
+};
+// Block b's marked pairs, counted into counts[b].
+struct ResultsCount {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    const DeviceSpan<uint32_t> marks = a.As<uint32_t>(Results::kMarks);
+    DeviceSpan<uint32_t> counts = a.As<uint32_t>(Results::kCounts);
+    const uint64_t words = ResultWindow::Words(a);
+    if (!counts.Contains(block) || block >= ResultWindow::Blocks(words)) return;
+    uint32_t count = 0;
+    const uint64_t end = ResultWindow::End(block, words);
+    for (uint64_t w = block * ResultWindow::kBlock; w < end && marks.Contains(w); ++w) {
+      count += PopCount(marks[w]);
+    }
+    counts[block] = count;
+  }
+};
+// One thread: the counts become each block's first place in the list, and the total goes to
+// counts[blocks] and to the result state.
+struct ResultsOffsets {
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
+    DeviceSpan<uint32_t> counts = a.As<uint32_t>(Results::kCounts);
+    DeviceSpan<uint32_t> state = a.As<uint32_t>(Results::kResultState);
+    const uint64_t blocks = ResultWindow::Blocks(ResultWindow::Words(a));
+    if (!counts.Contains(blocks) || !state.Contains(1)) return;
+    uint32_t running = 0;
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const uint32_t count = counts[b];
+      counts[b] = running;
+      running += count;
+    }
+    counts[blocks] = running;
+    state[1] = running;
+  }
+};
+
+// ifds_results_list: lists the window's marked pairs in order, after ifds_results. Bindings: the
+// marks, the counts (as ifds_results left them), the list (u64: n << 16 | d2; room for the
+// count ifds_results reported). One thread per block of 2048 marks words; params as
+// ifds_results'.
+inline constexpr KernelId kResultsListKernel{"ifds_results_list", 1};
+struct ResultsList {
+  enum Binding { kMarks, kCounts, kOut };
+  SLUICE_HD static void Run(const KernelArgs& a, uint64_t block, uint64_t) {
+    const DeviceSpan<uint32_t> marks = a.As<uint32_t>(kMarks);
+    const DeviceSpan<uint32_t> counts = a.As<uint32_t>(kCounts);
+    DeviceSpan<uint64_t> out = a.As<uint64_t>(kOut);
+    const uint64_t words = ResultWindow::Words(a);
+    const uint64_t row = a.param[ResultWindow::kWordsPerNode];
+    if (!counts.Contains(block) || block >= ResultWindow::Blocks(words) || row == 0) return;
+    uint64_t at = counts[block];
+    const uint64_t end = ResultWindow::End(block, words);
+    for (uint64_t w = block * ResultWindow::kBlock; w < end && marks.Contains(w); ++w) {
+      const uint64_t n = a.param[ResultWindow::kFirstNode] + w / row;
+      const uint64_t first_fact = 32 * (w % row);
+      for (uint32_t bits = marks[w]; bits != 0; bits &= bits - 1) {
+        const uint64_t fact = first_fact + LowestBit(bits);
+        if (out.Contains(at)) out[at] = (n << 16) | fact;
+        ++at;
+      }
+    }
   }
 };
 

@@ -130,10 +130,13 @@ TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothi
         // Calls claimed in a bitmap that covers all of them, some (the rest are made every
         // time) or none; an overflow clears it.
         options.max_call_bits = seed % 3 == 0 ? 0 : seed % 3 == 1 ? 5 * seed : 1u << 20;
+        // Results listed a node at a time, a few nodes at a time, or all at once.
+        options.max_result_words = seed % 4 == 0 ? 1 : seed % 4 == 1 ? 1 + seed % 7 : 1u << 24;
         ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
         ASSERT_EQ(got, expected) << "seed " << seed << " capacity " << capacity << " window "
                                  << window << " early exit " << options.early_exit
-                                 << " call bits " << options.max_call_bits;
+                                 << " call bits " << options.max_call_bits << " result words "
+                                 << options.max_result_words;
         growths += stats.growths;
         partial_growths += stats.partial_growths;
       }
@@ -301,6 +304,27 @@ TEST_P(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
       << "the generator is deterministic";
 }
 
+// The results bitmap holds rows of one or more words per node (facts past 32 take several),
+// in windows of as many nodes as max_result_words allows: a node, a row's words split across
+// windows never, many windows or one, the answer is the same.
+TEST_P(DifferentialTest, ResultsListedInWindowsOfAnyWidthAgree) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    GeneratorOptions o;
+    o.seed = seed;
+    o.procedures = 6 + static_cast<uint32_t>(seed % 4);
+    o.facts = 33 + static_cast<uint32_t>((seed * 7) % 40);  // rows of two or three words
+    ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+    const Solution expected = SolveReference(problem);
+    for (uint64_t words : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{64}, uint64_t{1} << 24}) {
+      ResidentOptions options;
+      options.max_result_words = words;
+      ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
+      ASSERT_EQ(got, expected) << "seed " << seed << " facts " << o.facts << " words " << words;
+    }
+  }
+  EXPECT_EQ(dispatch_->device().memory().used, 0u) << "every buffer is freed";
+}
+
 TEST_P(DifferentialTest, WindowsArePolledWithTheStateWordsOnly) {
   GeneratorOptions o;
   o.seed = 5;
@@ -311,7 +335,7 @@ TEST_P(DifferentialTest, WindowsArePolledWithTheStateWordsOnly) {
   ASSERT_OK(SolveResident(*dispatch_, problem, {}, &stats).status());
   const DeviceCounters after = dispatch_->device().counters();
   // Downloads: one state read per window (a growth reads nothing: the next window's prefix
-  // finishes it), then the result count and results.
+  // finishes it), then the results' state (status and count) and results.
   const uint64_t state_bytes = 4 * kernels::ifds::State::kSlots;
   const uint64_t result_bytes = 8 + 8 * SolveReference(problem).facts.size();
   EXPECT_EQ(after.bytes_downloaded - before.bytes_downloaded,

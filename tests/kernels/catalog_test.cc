@@ -12,6 +12,7 @@ namespace sluice {
 namespace {
 
 using ::sluice::testing::StatusIs;
+using ::testing::HasSubstr;
 using Code = absl::StatusCode;
 
 TEST(KernelCatalogTest, EveryKernelFitsTheLaunchArgumentsAndNamesValidBindings) {
@@ -82,6 +83,37 @@ TEST(KernelCatalogTest, ValidateChecksCountsSizesParametersAndGrids) {
               StatusIs(Code::kInvalidArgument));
   EXPECT_THAT(KernelCatalog::Validate(*fill, {sixteen, value}, Grid{~0u, ~0u, ~0u}),
               StatusIs(Code::kInvalidArgument));
+}
+
+// The results kernels' window: rows of at least a word, marks that hold every row, and a
+// count per block of 2048 marks words plus one for the total.
+TEST(KernelCatalogTest, TheResultsKernelsRefuseAWindowTheirBuffersDoNotHold) {
+  for (std::string_view name : {"ifds_results", "ifds_results_list"}) {
+    ASSERT_OK_AND_ASSIGN(const KernelSpec* spec, KernelCatalog::Builtin().Find(name));
+    const bool marks_first = name == "ifds_results_list";
+    // 100 nodes of 3 words: 300 words, one block.
+    const auto bytes = [&](uint64_t marks, uint64_t counts) {
+      return marks_first ? std::vector<uint64_t>{4 * marks, 4 * counts, 8}
+                         : std::vector<uint64_t>{8, 8, 8, 8, 4 * marks, 4 * counts, 8};
+    };
+    const std::vector<uint64_t> window = {7, 100, 3};
+    EXPECT_OK(KernelCatalog::Validate(*spec, {bytes(300, 2), window}, std::nullopt)) << name;
+    EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(299, 2), window}, std::nullopt),
+                StatusIs(Code::kInvalidArgument, HasSubstr("marks holds 299 words")))
+        << name;
+    EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(300, 1), window}, std::nullopt),
+                StatusIs(Code::kInvalidArgument, HasSubstr("counts holds 1 words")))
+        << name;
+    const std::vector<uint64_t> no_row = {7, 100, 0};
+    EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(300, 2), no_row}, std::nullopt),
+                StatusIs(Code::kInvalidArgument, HasSubstr("words_per_node is 0")))
+        << name;
+    // The largest window the parameters allow needs more words than any buffer holds.
+    const std::vector<uint64_t> huge = {0, 0xffffffffu, 2048};
+    EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(300, 2), huge}, std::nullopt),
+                StatusIs(Code::kInvalidArgument))
+        << name;
+  }
 }
 
 TEST(KernelCatalogTest, PlanFollowsTheGridRules) {

@@ -65,5 +65,67 @@ TEST(IfdsBodiesTest, CallsPastTheBitmapAreMadeEveryTime) {
   EXPECT_TRUE(ClaimCall(empty, kFacts, 0, 0));
 }
 
+// Runs ifds_results' passes, then ifds_results_list's, on one index at a time (as a GPU's
+// threads do), over the window `params` of `segment0` (the other segments empty).
+struct ResultsRun {
+  std::vector<uint32_t> marks, counts, state = {0, 0};
+  std::vector<uint64_t> out;
+
+  ResultsRun(std::vector<uint64_t>& segment0, const std::vector<uint64_t>& params) {
+    const uint64_t words = params[ResultWindow::kNodes] * params[ResultWindow::kWordsPerNode];
+    const uint64_t blocks = ResultWindow::Blocks(words);
+    marks.assign(words, 0);
+    counts.assign(blocks + 1, 0);
+    KernelArgs a{};
+    a.binding[Results::kSegment0] =
+        BindingView{reinterpret_cast<uint8_t*>(segment0.data()), 8 * segment0.size()};
+    a.binding[Results::kMarks] = BindingView{reinterpret_cast<uint8_t*>(marks.data()), 4 * words};
+    a.binding[Results::kCounts] =
+        BindingView{reinterpret_cast<uint8_t*>(counts.data()), 4 * counts.size()};
+    a.binding[Results::kResultState] = BindingView{reinterpret_cast<uint8_t*>(state.data()), 8};
+    for (size_t i = 0; i < params.size(); ++i) a.param[i] = params[i];
+    for (uint64_t t = 0; t < segment0.size(); ++t) ResultsPass<0>::Run(a, t, segment0.size());
+    for (uint64_t b = 0; b < blocks; ++b) ResultsCount::Run(a, b, blocks);
+    ResultsOffsets::Run(a, 0, 1);
+    out.assign(state[1], 0);
+    KernelArgs l{};
+    l.binding[ResultsList::kMarks] = a.binding[Results::kMarks];
+    l.binding[ResultsList::kCounts] = a.binding[Results::kCounts];
+    l.binding[ResultsList::kOut] =
+        BindingView{reinterpret_cast<uint8_t*>(out.data()), 8 * out.size()};
+    for (size_t i = 0; i < params.size(); ++i) l.param[i] = params[i];
+    for (uint64_t b = 0; b < blocks; ++b) ResultsList::Run(l, b, blocks);
+  }
+};
+
+TEST(IfdsBodiesTest, ResultsAreTheWindowsDistinctPairsInOrder) {
+  // Rows of 3 words (facts up to 95), a window of nodes 10 to 1509: 4500 words, three blocks.
+  std::vector<uint64_t> segment = {kEmpty,
+                                   PackPe(1, 12, 95),
+                                   PackPe(2, 12, 95),  // the same pair again
+                                   PackPe(0, 10, 0),
+                                   PackPe(0, 9, 5),     // before the window
+                                   PackPe(0, 1510, 5),  // after it
+                                   PackPe(3, 1509, 64),
+                                   PackPe(0, 700, 31),
+                                   PackPe(0, 700, 32),
+                                   kEmpty};
+  const ResultsRun run(segment, {10, 1500, 3});
+  EXPECT_EQ(run.state[0], 0u) << "no fact past its row";
+  EXPECT_EQ(run.state[1], 5u);
+  EXPECT_EQ(run.counts.back(), 5u);
+  const std::vector<uint64_t> expected = {10u << 16, (12u << 16) | 95, (700u << 16) | 31,
+                                          (700u << 16) | 32, (1509u << 16) | 64};
+  EXPECT_EQ(run.out, expected);
+}
+
+TEST(IfdsBodiesTest, AFactPastItsRowIsReportedNotMarked) {
+  std::vector<uint64_t> segment = {PackPe(0, 3, 32), PackPe(0, 4, 1)};  // rows of one word
+  const ResultsRun run(segment, {0, 8, 1});
+  EXPECT_EQ(run.state[0], kStatusIndexOutOfBounds);
+  EXPECT_EQ(run.state[1], 1u);
+  EXPECT_EQ(run.out, std::vector<uint64_t>{(4u << 16) | 1});
+}
+
 }  // namespace
 }  // namespace sluice::kernels::ifds
