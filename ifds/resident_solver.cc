@@ -457,7 +457,11 @@ absl::StatusOr<Solution> Solver::Results() {
       RETURN_IF_ERROR(
           d_.DispatchSequenceReadRangesInto(list_steps, out_reads, absl::MakeSpan(outputs)));
       RETURN_IF_ERROR(buffers_.Free(out));
-      solution.facts.reserve(solution.facts.size() + pairs);
+      // Windows add to the solution: its room grows geometrically, not window by window.
+      const size_t need = solution.facts.size() + pairs;
+      if (need > solution.facts.capacity()) {
+        solution.facts.reserve(std::max(need, 2 * solution.facts.capacity()));
+      }
       uint64_t previous = solution.facts.empty()
                               ? 0
                               : (uint64_t{solution.facts.back().first} << 16) |
