@@ -1,6 +1,7 @@
 #include "engine/cpu_device.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -15,13 +16,20 @@
 namespace sluice {
 namespace {
 
-// Buffers from this size up are mapped on their own, aligned to and asking for transparent huge
-// pages: the IFDS tables are probed at random, and with 4 KiB pages most probes of a large table
-// also miss the TLB. Smaller buffers come from the heap.
+// Buffers of a huge page and up are mapped on their own, aligned to and asking for transparent
+// huge pages: the IFDS tables are probed at random, and with 4 KiB pages most probes of a large
+// table also miss the TLB. A mapping ends at the page after its last byte, not at a huge page:
+// the kernel backs its whole huge pages with huge pages and the rest with small ones, so a
+// buffer a little past a huge-page multiple does not hold most of another huge page. Freed, a
+// mapping goes back to the host at once, where the heap would keep a grown table's old
+// segments. Smaller buffers come from the heap.
 constexpr uint64_t kHugePage = uint64_t{2} << 20;
-constexpr uint64_t kMappedFrom = 2 * kHugePage;
+constexpr uint64_t kMappedFrom = kHugePage;
 
-uint64_t MappedBytes(uint64_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
+uint64_t MappedBytes(uint64_t bytes) {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
 
 // Zeroed memory (fresh pages, zeroed by the kernel as they are first touched), or nullptr.
 uint8_t* MapHuge(uint64_t bytes) {
