@@ -35,6 +35,13 @@ absl::Span<const uint8_t> Bytes(const std::vector<T>& v) {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// A table grows by room for this many iterations like the last: a growth moves every tuple of the
+// table (and rebuilds a joined table's chains), so steps of a few percent, which twice the last
+// iteration gives in the middle of a solve, move each tuple five times or more by its end. The
+// room scales with the rate the table fills at, which falls as a solve converges, so the last
+// growths stay small and the tables end well filled (docs/benchmarks.md, 2026-12-04).
+constexpr uint64_t kGrowthIterations = 12;
+
 // A grown table's slot count: its tuples plus `headroom` more at 7/10 of it, so that it stays
 // clear of the growth threshold (17/20) for a while; always larger than before.
 uint64_t Regrow(uint64_t slots, uint64_t count, uint64_t headroom) {
@@ -302,14 +309,13 @@ absl::Status Solver::Grow(bool overflowed) {
   for (int t = 0; t < k::kNumTables; ++t) {
     const uint64_t current = state_words_[S::Current(t)];
     const uint64_t next = overflowed ? state_words_[S::Next(t)] : 0;
-    // Room for about two more iterations like the last one. After an overflow the halted
-    // iteration's additions are in the table but not yet counted.
+    // After an overflow the halted iteration's additions are in the table but not yet counted.
     const uint64_t recent = current + next;
     const uint64_t count = Total(t) + next;
     const bool table_grows = k::WantsGrowth(count, recent, TableSlots(t));
     if (table_grows) {
       RETURN_IF_ERROR(grow_table(t, Regrow(slots_[t][0], CeilDiv(count, kSegments),
-                                           CeilDiv(2 * recent, kSegments))));
+                                           CeilDiv(kGrowthIterations * recent, kSegments))));
     }
     if (k::Joined(t)) {
       const uint64_t groups = state_words_[S::Heads(t)];

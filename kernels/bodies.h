@@ -18,10 +18,14 @@
 // One pass per segment (kernels::ifds::kSegments) of table group `g`: kIfdsReindex1_2 is the
 // reindex pass of joined table 2's segment 2.
 #define SLUICE_IFDS_PER_SEGMENT_(X, name, body, g)                            \
-  X(kIfds##name##g##_0, ::sluice::kernels::ifds::body<4 * g + 0>)             \
-  X(kIfds##name##g##_1, ::sluice::kernels::ifds::body<4 * g + 1>)             \
-  X(kIfds##name##g##_2, ::sluice::kernels::ifds::body<4 * g + 2>)             \
-  X(kIfds##name##g##_3, ::sluice::kernels::ifds::body<4 * g + 3>)
+  X(kIfds##name##g##_0, ::sluice::kernels::ifds::body<8 * g + 0>)             \
+  X(kIfds##name##g##_1, ::sluice::kernels::ifds::body<8 * g + 1>)             \
+  X(kIfds##name##g##_2, ::sluice::kernels::ifds::body<8 * g + 2>)             \
+  X(kIfds##name##g##_3, ::sluice::kernels::ifds::body<8 * g + 3>)             \
+  X(kIfds##name##g##_4, ::sluice::kernels::ifds::body<8 * g + 4>)             \
+  X(kIfds##name##g##_5, ::sluice::kernels::ifds::body<8 * g + 5>)             \
+  X(kIfds##name##g##_6, ::sluice::kernels::ifds::body<8 * g + 6>)             \
+  X(kIfds##name##g##_7, ::sluice::kernels::ifds::body<8 * g + 7>)
 
 // X(enumerator, body type)
 #define SLUICE_KERNEL_BODIES(X)                                   \
@@ -70,14 +74,18 @@
   X(kIfdsResults1, ::sluice::kernels::ifds::ResultsPass<1>)       \
   X(kIfdsResults2, ::sluice::kernels::ifds::ResultsPass<2>)       \
   X(kIfdsResults3, ::sluice::kernels::ifds::ResultsPass<3>)       \
+  X(kIfdsResults4, ::sluice::kernels::ifds::ResultsPass<4>)       \
+  X(kIfdsResults5, ::sluice::kernels::ifds::ResultsPass<5>)       \
+  X(kIfdsResults6, ::sluice::kernels::ifds::ResultsPass<6>)       \
+  X(kIfdsResults7, ::sluice::kernels::ifds::ResultsPass<7>)       \
   X(kIfdsResultsCount, ::sluice::kernels::ifds::ResultsCount)     \
   X(kIfdsResultsOffsets, ::sluice::kernels::ifds::ResultsOffsets) \
   X(kIfdsResultsList, ::sluice::kernels::ifds::ResultsList)
 
 namespace sluice {
 
-static_assert(kernels::ifds::kSegments == 4,
-              "SLUICE_IFDS_PER_SEGMENT_ and the results passes list four segments");
+static_assert(kernels::ifds::kSegments == 8,
+              "SLUICE_IFDS_PER_SEGMENT_ and the results passes list eight segments");
 
 enum class BodyId : uint16_t {
 #define SLUICE_BODY_ENUM_(id, type) id,

@@ -92,11 +92,11 @@ std::vector<BindingSpec> IfdsBindings() {
   b[k::kState] = {"state", 4, Access::kReadWrite, k::State::kSlots,
                   "status, iteration, parity, per-table list and head counts, per-segment counts"};
   static const char* const table_names[k::kNumTables][k::kSegments] = {
-      {"pe_0", "pe_1", "pe_2", "pe_3"},
-      {"inc_0", "inc_1", "inc_2", "inc_3"},
-      {"es_0", "es_1", "es_2", "es_3"},
-      {"sum_0", "sum_1", "sum_2", "sum_3"},
-      {"pec_0", "pec_1", "pec_2", "pec_3"}};
+      {"pe_0", "pe_1", "pe_2", "pe_3", "pe_4", "pe_5", "pe_6", "pe_7"},
+      {"inc_0", "inc_1", "inc_2", "inc_3", "inc_4", "inc_5", "inc_6", "inc_7"},
+      {"es_0", "es_1", "es_2", "es_3", "es_4", "es_5", "es_6", "es_7"},
+      {"sum_0", "sum_1", "sum_2", "sum_3", "sum_4", "sum_5", "sum_6", "sum_7"},
+      {"pec_0", "pec_1", "pec_2", "pec_3", "pec_4", "pec_5", "pec_6", "pec_7"}};
   static const char* const head_names[k::kNumJoined] = {"inc_heads", "es_heads", "sum_heads",
                                                          "pec_heads"};
   static const char* const list_names[k::kNumTables] = {"pe_list", "inc_list", "es_list",
@@ -106,8 +106,8 @@ std::vector<BindingSpec> IfdsBindings() {
       b[k::TableBinding(t, s)] = {
           table_names[t][s], static_cast<uint32_t>(k::SlotBytes(t)), Access::kReadWrite, 1,
           k::Joined(t) ? "a hash-table segment: u64 packed tuples, then a u32 chain link per "
-                         "slot; fewer than 2^30 slots"
-                       : "a hash-table segment of u64 packed tuples; fewer than 2^30 slots"};
+                         "slot; fewer than 2^29 slots"
+                       : "a hash-table segment of u64 packed tuples; fewer than 2^29 slots"};
     }
     if (k::Joined(t)) {
       b[k::HeadsBinding(t)] = {head_names[t - 1], static_cast<uint32_t>(k::kHeadBytes),
@@ -123,12 +123,12 @@ std::vector<BindingSpec> IfdsBindings() {
   return b;
 }
 
-// Slots are placed by scaling a 32-bit hash to a table's size, and chains name them in 30 bits.
+// Slots are placed by scaling a 32-bit hash to a table's size, and chains name them in 29 bits.
 absl::Status ValidateSlots(std::string_view kernel, int binding, uint64_t bytes,
                            uint64_t slot_bytes) {
   if (bytes / slot_bytes > kernels::ifds::kMaxSegmentSlots) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: binding %d holds %d slots; a table segment holds fewer than 2^30", kernel, binding,
+        "%s: binding %d holds %d slots; a table segment holds fewer than 2^29", kernel, binding,
         bytes / slot_bytes));
   }
   return absl::OkStatus();
@@ -234,7 +234,8 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
        std::move(merge_passes), "per relation one thread per tuple added, then one thread");
 #define SLUICE_IFDS_SEGMENT_BODIES_(name, g)                                         \
   {BodyId::kIfds##name##g##_0, BodyId::kIfds##name##g##_1, BodyId::kIfds##name##g##_2, \
-   BodyId::kIfds##name##g##_3}
+   BodyId::kIfds##name##g##_3, BodyId::kIfds##name##g##_4, BodyId::kIfds##name##g##_5, \
+   BodyId::kIfds##name##g##_6, BodyId::kIfds##name##g##_7}
   static constexpr BodyId kReindex[ifds::kNumJoined][ifds::kSegments] = {
       SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 0), SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 1),
       SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 2), SLUICE_IFDS_SEGMENT_BODIES_(Reindex, 3)};
@@ -265,7 +266,7 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
                    {"status", 4, Access::kReadWrite, 1,
                     "status word: a tuple that finds no place is reported out of bounds"}},
       .params = {{"table", ifds::kNumTables - 1, "pe, inc, es, sum, pec: 0 to 4"},
-                 {"segment", ifds::kSegments - 1, "the segment, 0 to 3"}},
+                 {"segment", ifds::kSegments - 1, "the segment, 0 to 7"}},
       .passes = {{BodyId::kIfdsRehash, ElementsOf(ifds::Rehash::kOld, false)}},
       .default_grid = "one thread per old slot",
       .validate =
@@ -277,7 +278,8 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   });
 
   std::vector<BindingSpec> result_bindings;
-  static const char* const segment_names[] = {"pe_0", "pe_1", "pe_2", "pe_3"};
+  static const char* const segment_names[] = {"pe_0", "pe_1", "pe_2", "pe_3",
+                                              "pe_4", "pe_5", "pe_6", "pe_7"};
   for (uint32_t s = 0; s < ifds::kSegments; ++s) {
     result_bindings.push_back({segment_names[s], 8, Access::kRead, 1, "a path-edge segment"});
   }
@@ -288,7 +290,9 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   result_bindings.push_back(
       {"result_state", 4, Access::kReadWrite, 2, "u32[2]: status, pairs marked"});
   const BodyId result_bodies[] = {BodyId::kIfdsResults0, BodyId::kIfdsResults1,
-                                  BodyId::kIfdsResults2, BodyId::kIfdsResults3};
+                                  BodyId::kIfdsResults2, BodyId::kIfdsResults3,
+                                  BodyId::kIfdsResults4, BodyId::kIfdsResults5,
+                                  BodyId::kIfdsResults6, BodyId::kIfdsResults7};
   std::vector<PassSpec> result_passes;
   for (uint32_t s = 0; s < ifds::kSegments; ++s) {
     result_passes.push_back(

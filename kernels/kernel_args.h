@@ -11,7 +11,8 @@
 
 namespace sluice {
 
-inline constexpr int kMaxBindings = 32;
+// The IFDS solver's kernels take the most: 52 (eight segments of five tables, and the rest).
+inline constexpr int kMaxBindings = 64;
 inline constexpr int kMaxParams = 8;
 
 // Bits of a kernel status word (the `status` binding of kernels that can overflow). Kernels

@@ -3,7 +3,7 @@
 // Each relation is held once: its packed 64-bit tuples are the slots of an open-addressing hash
 // table placed by the whole tuple (so probe runs stay short), split into kSegments segments
 // (separate buffers, so that one segment grows at a time and old and new memory coexist for a
-// quarter of a table only):
+// eighth of a table only):
 //   PE  (d1, n, d2)  path edges          key n:31 | d2:16 | d1:16
 //   INC (e, d3, d2)  incoming calls      key e:31 | d3:16 | d2:16   joined by (callee(e), d3)
 //   ES  (p, d3, d4)  end summaries       key p:31 | d3:16 | d4:16   joined by (p, d3)
@@ -13,7 +13,7 @@
 // link per slot, and a heads table (group key -> first location) starts, for each group, a
 // chain through the links of every tuple of that group (the textbook's MINC, MES, MSUM and MPE;
 // PEC holds the path edges at call nodes, added as they are processed). A location is
-// segment:2 | slot:30. A new tuple is linked into its group's chain by the insert that places
+// segment:3 | slot:29. A new tuple is linked into its group's chain by the insert that places
 // it. No pass both inserts into a joined table and walks it (the path-edge pass inserts INC, ES
 // and PEC and walks SUM; the INC and ES passes insert SUM; the SUM pass walks PEC and inserts
 // path edges), so no walk meets a chain being written; a tuple linked early is joined early,
@@ -59,10 +59,11 @@ inline constexpr uint64_t kTag = uint64_t{1} << 63;
 inline constexpr uint32_t kNone = 0xffffffffu;
 // Ids in a key's top field (nodes, call edges, procedures) stay below 2^31.
 inline constexpr uint32_t kMaxId = 0x7fffffffu;
-inline constexpr uint32_t kSegments = 4;
-// A chain location is segment:2 | slot:30. Heads and links hold a location plus one, so that 0,
+inline constexpr uint32_t kSegments = 8;
+inline constexpr uint32_t kSegmentShift = 29;
+// A chain location is segment:3 | slot:29. Heads and links hold a location plus one, so that 0,
 // what a new buffer holds, ends a chain (kEndOfChain).
-inline constexpr uint64_t kMaxSegmentSlots = (uint64_t{1} << 30) - 1;
+inline constexpr uint64_t kMaxSegmentSlots = (uint64_t{1} << kSegmentShift) - 1;
 inline constexpr uint32_t kEndOfChain = 0;
 
 // ---- Bindings shared by every IFDS solver kernel --------------------------------------------
@@ -258,7 +259,7 @@ SLUICE_HD inline const uint64_t* HomeCell(const DeviceSpan<uint64_t>& keys, uint
   return keys.data + (keys.size == 0 ? 0 : HomeOf(hash, keys.size));
 }
 SLUICE_HD inline uint32_t Location(uint32_t segment, uint64_t slot) {
-  return (segment << 30) | static_cast<uint32_t>(slot);
+  return (segment << kSegmentShift) | static_cast<uint32_t>(slot);
 }
 
 // ---- Shared device helpers ------------------------------------------------------------------
@@ -563,7 +564,7 @@ SLUICE_HD inline void LinkIn(const KernelArgs& a, int t, const SlotView& heads,
 }
 SLUICE_HD inline void LinkInGroup(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
                                   uint32_t location) {
-  LinkIn(a, t, HeadsOf(a, t), Segment(a, t, location >> 30), group, hash, location);
+  LinkIn(a, t, HeadsOf(a, t), Segment(a, t, location >> kSegmentShift), group, hash, location);
 }
 
 // Links the tuple `key` at `location` of joined table t into its group's chain.
@@ -604,7 +605,7 @@ class QueuedLinks {
     if (heads.links.Contains(home)) PrefetchForWrite(&heads.links[home]);
     // The tuple's own link, which the link writes: a store miss would stall the head's locked
     // exchange that follows it.
-    const SlotView& segment = views_.segments[location >> 30];
+    const SlotView& segment = views_.segments[location >> kSegmentShift];
     if (segment.links.Contains(location & kMaxSegmentSlots)) {
       PrefetchForWrite(&segment.links[location & kMaxSegmentSlots]);
     }
@@ -623,7 +624,7 @@ class QueuedLinks {
     uint32_t location;
   };
   void Apply(const Pending& p) {
-    LinkIn(a_, t_, views_.heads, views_.segments[p.location >> 30], p.group, p.hash, p.location,
+    LinkIn(a_, t_, views_.heads, views_.segments[p.location >> kSegmentShift], p.group, p.hash, p.location,
            &created_);
   }
 
@@ -690,7 +691,7 @@ SLUICE_HD void ForEachInGroup(const KernelArgs& a, int t, uint64_t group, Visit&
   for (uint32_t s = 0; s < kSegments; ++s) bound += Segment(a, t, s).keys.size;
   for (uint64_t steps = 0, link = *head; link != kEndOfChain; ++steps) {
     const uint32_t at = static_cast<uint32_t>(link - 1);
-    const SlotView segment = Segment(a, t, at >> 30);
+    const SlotView segment = Segment(a, t, at >> kSegmentShift);
     const uint64_t slot = at & kMaxSegmentSlots;
     if (steps >= bound || !segment.keys.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
     visit(segment.keys[slot]);
@@ -776,7 +777,7 @@ class QueuedWalks {
       way.stage = kChain;
     } else {
       const uint32_t at = way.link - 1;
-      const SlotView& segment = segments_[at >> 30];
+      const SlotView& segment = segments_[at >> kSegmentShift];
       const uint64_t slot = at & kMaxSegmentSlots;
       if (way.steps >= bound_ || !segment.keys.Contains(slot)) {
         Raise(a_, kStatusIndexOutOfBounds);
@@ -788,7 +789,7 @@ class QueuedWalks {
     }
     if (way.link == kEndOfChain) return false;
     const uint32_t at = way.link - 1;
-    const SlotView& next = segments_[at >> 30];
+    const SlotView& next = segments_[at >> kSegmentShift];
     const uint64_t slot = at & kMaxSegmentSlots;
     if (next.keys.Contains(slot)) {
       __builtin_prefetch(&next.keys[slot], 0, 3);
@@ -906,7 +907,7 @@ SLUICE_HD inline bool DeltaTuple(const KernelArgs& a, int r, uint64_t t, uint64_
 // ---- Kernels --------------------------------------------------------------------------------
 
 // ifds_seed: thread t inserts the path edge (d, s, d) for seed t = (s, d).
-inline constexpr KernelId kSeedKernel{"ifds_seed", 4};
+inline constexpr KernelId kSeedKernel{"ifds_seed", 5};
 struct Seed {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
     const Graph g = Graph::Open(a);
@@ -927,7 +928,7 @@ struct Seed {
 //                                     once per (e, d2) (ClaimCall)
 //   n a call node:                    PEC(d1, n, d2), PE(d1, return(n), d5) for SUM(n, d2, d5)
 //   n the exit of p:                  ES(p, d1, d2)
-inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 5};
+inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 6};
 struct PeDelta : Inserting<PeDelta> {
   // The summaries SUM(n, d2, d5) of a path edge at a call node: context (d1, return(n)).
   struct Walk {
@@ -1014,7 +1015,7 @@ SLUICE_HD void Summarize(const KernelArgs& a, const Graph& g, uint32_t e, uint32
 }
 
 // ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary ES(p_e, d3, d4).
-inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 5};
+inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 6};
 struct IncDelta : Inserting<IncDelta> {
   // Context (e, d2).
   struct Walk {
@@ -1038,7 +1039,7 @@ struct IncDelta : Inserting<IncDelta> {
 };
 
 // ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call INC(e, d3, d2) of p.
-inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 5};
+inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 6};
 struct EsDelta : Inserting<EsDelta> {
   // Context (d4, unused).
   struct Walk {
@@ -1060,7 +1061,7 @@ struct EsDelta : Inserting<EsDelta> {
 };
 
 // ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge PE(d1, c, d2) (in PEC).
-inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 5};
+inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 6};
 struct SumDelta : Inserting<SumDelta> {
   // The path edges PE(d1, c, d2) at the call: context (return(c), d5).
   struct Walk {
@@ -1120,7 +1121,7 @@ SLUICE_HD inline void SetActive(const KernelArgs& a) {
 
 // ifds_advance (one thread): the next lists become current. A halted iteration leaves
 // everything for the rerun, and ends the window.
-inline constexpr KernelId kAdvanceKernel{"ifds_advance", 7};
+inline constexpr KernelId kAdvanceKernel{"ifds_advance", 8};
 struct Advance {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     if (!Halted(a)) {
@@ -1143,7 +1144,7 @@ struct Advance {
 // ifds_merge: after an overflow, what the halted iteration added (its next lists) joins the
 // current deltas, so that the rerun processes it too; the next lists start empty. One pass per
 // relation moves, then one thread counts. The host makes room in the current halves first.
-inline constexpr KernelId kMergeKernel{"ifds_merge", 2};
+inline constexpr KernelId kMergeKernel{"ifds_merge", 3};
 template <int R>
 struct MergePass {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t t, uint64_t) {
@@ -1180,7 +1181,7 @@ struct MergeFinish {
 // tuple they hold, into heads the host filled empty: after a segment moved (its locations
 // changed) or the heads grew. One pass
 // resets the head counts, then one pass per segment links.
-inline constexpr KernelId kReindexKernel{"ifds_reindex", 2};
+inline constexpr KernelId kReindexKernel{"ifds_reindex", 3};
 struct ReindexReset {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     for (int t = 1; t < kNumTables; ++t) {
@@ -1213,7 +1214,7 @@ struct ReindexPass {
 // ifds_resume (one thread), first after a growth that followed an overflow: clears it, so that
 // the iteration it halted can rerun once the host has grown what was full. Out-of-bounds
 // reports stay (they mean a bug or bad data).
-inline constexpr KernelId kResumeKernel{"ifds_resume", 3};
+inline constexpr KernelId kResumeKernel{"ifds_resume", 4};
 struct Resume {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) {
     uint32_t* status = StateWord(a, State::kStatus);
@@ -1223,7 +1224,7 @@ struct Resume {
 
 // ifds_activate (one thread), last after every growth: sets the active word again (the window
 // before ended for the growth).
-inline constexpr KernelId kActivateKernel{"ifds_activate", 3};
+inline constexpr KernelId kActivateKernel{"ifds_activate", 4};
 struct Activate {
   SLUICE_HD static void Run(const KernelArgs& a, uint64_t, uint64_t) { SetActive(a); }
 };
@@ -1233,7 +1234,7 @@ struct Activate {
 // (zeroed: empty), a status word. One thread per old slot re-inserts its tuple, probing as far
 // as it must (the host sizes the new segment well below full). A tuple that does not belong in
 // this segment, or finds no room, is reported in the status word out of bounds.
-inline constexpr KernelId kRehashKernel{"ifds_rehash", 4};
+inline constexpr KernelId kRehashKernel{"ifds_rehash", 5};
 struct Rehash {
   enum Binding { kOld, kNew, kRehashStatus };
   enum Param { kTable, kSegmentIndex };
@@ -1326,7 +1327,7 @@ struct ResultWindow {
 // 2048 marks words, plus one), the result state (u32 [status, count]). One pass per segment marks
 // (a pair whose fact does not fit its row is reported out of bounds), one pass per block
 // counts, one thread turns the counts into offsets and writes the total to the state.
-inline constexpr KernelId kResultsKernel{"ifds_results", 5};
+inline constexpr KernelId kResultsKernel{"ifds_results", 6};
 struct Results {
   enum Binding {
     kSegment0,

@@ -94,7 +94,7 @@ TEST(KernelCatalogTest, TheResultsKernelsRefuseAWindowTheirBuffersDoNotHold) {
     // 100 nodes of 3 words: 300 words, one block.
     const auto bytes = [&](uint64_t marks, uint64_t counts) {
       return marks_first ? std::vector<uint64_t>{4 * marks, 4 * counts, 8}
-                         : std::vector<uint64_t>{8, 8, 8, 8, 4 * marks, 4 * counts, 8};
+                         : std::vector<uint64_t>{8, 8, 8, 8, 8, 8, 8, 8, 4 * marks, 4 * counts, 8};
     };
     const std::vector<uint64_t> window = {7, 100, 3};
     EXPECT_OK(KernelCatalog::Validate(*spec, {bytes(300, 2), window}, std::nullopt)) << name;
