@@ -2,7 +2,7 @@
 //
 // Each relation is held once: its packed 64-bit tuples are the slots of an open-addressing hash
 // table placed by the whole tuple (so probe runs stay short), split into kSegments segments
-// (separate buffers, so that one segment grows at a time and old and new memory coexist for a
+// (separate buffers, so that one segment grows at a time and old and new memory coexist for an
 // eighth of a table only):
 //   PE  (d1, n, d2)  path edges          key n:31 | d2:16 | d1:16
 //   INC (e, d3, d2)  incoming calls      key e:31 | d3:16 | d2:16   joined by (callee(e), d3)
@@ -261,6 +261,8 @@ SLUICE_HD inline const uint64_t* HomeCell(const DeviceSpan<uint64_t>& keys, uint
 SLUICE_HD inline uint32_t Location(uint32_t segment, uint64_t slot) {
   return (segment << kSegmentShift) | static_cast<uint32_t>(slot);
 }
+SLUICE_HD inline uint32_t SegmentAt(uint32_t location) { return location >> kSegmentShift; }
+SLUICE_HD inline uint64_t SlotAt(uint32_t location) { return location & kMaxSegmentSlots; }
 
 // ---- Shared device helpers ------------------------------------------------------------------
 
@@ -558,13 +560,13 @@ SLUICE_HD inline void LinkIn(const KernelArgs& a, int t, const SlotView& heads,
                              uint32_t location, uint32_t* created = nullptr) {
   uint32_t* head = HeadIn(a, t, heads, group, hash, true, created);
   if (head == nullptr) return;
-  const uint64_t slot = location & kMaxSegmentSlots;
+  const uint64_t slot = SlotAt(location);
   if (!segment.links.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
   segment.links[slot] = atomics::Exchange(head, location + 1);
 }
 SLUICE_HD inline void LinkInGroup(const KernelArgs& a, int t, uint64_t group, uint64_t hash,
                                   uint32_t location) {
-  LinkIn(a, t, HeadsOf(a, t), Segment(a, t, location >> kSegmentShift), group, hash, location);
+  LinkIn(a, t, HeadsOf(a, t), Segment(a, t, SegmentAt(location)), group, hash, location);
 }
 
 // Links the tuple `key` at `location` of joined table t into its group's chain.
@@ -605,9 +607,9 @@ class QueuedLinks {
     if (heads.links.Contains(home)) PrefetchForWrite(&heads.links[home]);
     // The tuple's own link, which the link writes: a store miss would stall the head's locked
     // exchange that follows it.
-    const SlotView& segment = views_.segments[location >> kSegmentShift];
-    if (segment.links.Contains(location & kMaxSegmentSlots)) {
-      PrefetchForWrite(&segment.links[location & kMaxSegmentSlots]);
+    const SlotView& segment = views_.segments[SegmentAt(location)];
+    if (segment.links.Contains(SlotAt(location))) {
+      PrefetchForWrite(&segment.links[SlotAt(location)]);
     }
     queue_.Push(Pending{group, hash, location}, heads.keys.data + home,
                 [this](const Pending& p) { Apply(p); });
@@ -624,8 +626,8 @@ class QueuedLinks {
     uint32_t location;
   };
   void Apply(const Pending& p) {
-    LinkIn(a_, t_, views_.heads, views_.segments[p.location >> kSegmentShift], p.group, p.hash, p.location,
-           &created_);
+    LinkIn(a_, t_, views_.heads, views_.segments[SegmentAt(p.location)], p.group, p.hash,
+           p.location, &created_);
   }
 
   const KernelArgs& a_;
@@ -691,8 +693,8 @@ SLUICE_HD void ForEachInGroup(const KernelArgs& a, int t, uint64_t group, Visit&
   for (uint32_t s = 0; s < kSegments; ++s) bound += Segment(a, t, s).keys.size;
   for (uint64_t steps = 0, link = *head; link != kEndOfChain; ++steps) {
     const uint32_t at = static_cast<uint32_t>(link - 1);
-    const SlotView segment = Segment(a, t, at >> kSegmentShift);
-    const uint64_t slot = at & kMaxSegmentSlots;
+    const SlotView segment = Segment(a, t, SegmentAt(at));
+    const uint64_t slot = SlotAt(at);
     if (steps >= bound || !segment.keys.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
     visit(segment.keys[slot]);
     link = segment.links[slot];
@@ -777,8 +779,8 @@ class QueuedWalks {
       way.stage = kChain;
     } else {
       const uint32_t at = way.link - 1;
-      const SlotView& segment = segments_[at >> kSegmentShift];
-      const uint64_t slot = at & kMaxSegmentSlots;
+      const SlotView& segment = segments_[SegmentAt(at)];
+      const uint64_t slot = SlotAt(at);
       if (way.steps >= bound_ || !segment.keys.Contains(slot)) {
         Raise(a_, kStatusIndexOutOfBounds);
         return false;
@@ -789,8 +791,8 @@ class QueuedWalks {
     }
     if (way.link == kEndOfChain) return false;
     const uint32_t at = way.link - 1;
-    const SlotView& next = segments_[at >> kSegmentShift];
-    const uint64_t slot = at & kMaxSegmentSlots;
+    const SlotView& next = segments_[SegmentAt(at)];
+    const uint64_t slot = SlotAt(at);
     if (next.keys.Contains(slot)) {
       __builtin_prefetch(&next.keys[slot], 0, 3);
       __builtin_prefetch(&next.links[slot], 0, 3);
