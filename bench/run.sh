@@ -4,7 +4,8 @@
 # memcpy, the same-host path (shared memory / memcpy), resident / reference solver with device
 # bytes per path edge at three sizes, and a light client against 1, 2, 4 and 8 heavy sessions.
 # Writes each bench's figures (JSON) and output, results.json and PNG plots (gnuplot) under
-# bench/results/<UTC time>/, and refreshes the summary in docs/benchmarks.md.
+# bench/results/<UTC time>/ (ignored by git), and refreshes the summary in docs/benchmarks.md
+# and the plots in docs/plots/.
 #
 #   bench/run.sh            a Release build in build-release/, full sizes (about 10 minutes)
 #   bench/run.sh --quick    the build in build/ (scripts/test.sh's), small sizes, results in a
@@ -76,4 +77,9 @@ python3 "$ROOT/bench/report.py" "$out" --stamp "$stamp" "${docs[@]}"
 for png in ratios ifds sessions; do
   [ -s "$out/$png.png" ] || { echo "no $out/$png.png" >&2; exit 1; }
 done
+# A full run's plots are the current ones docs/ shows (its runs stay out of git).
+if [ "$quick" = 0 ]; then
+  mkdir -p "$ROOT/docs/plots"
+  for png in ratios ifds sessions; do cp "$out/$png.png" "$ROOT/docs/plots/"; done
+fi
 log "results in $out (results.json, summary.md, ratios.png, ifds.png, sessions.png)"
