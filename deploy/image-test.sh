@@ -27,7 +27,7 @@ MIRROR=${SLUICE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 export STORAGE_DRIVER=${STORAGE_DRIVER:-vfs}
 export BUILDAH_ISOLATION=chroot
 
-log() { printf '==> %s\n' "$*" >&2; }
+source "$ROOT/scripts/common.sh"  # log, ensure_packages, ensure_debian_rootfs
 fail() { printf 'image test: FAIL: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || fail "run as root (buildah's chroot isolation and debootstrap need it)"
@@ -55,14 +55,8 @@ if [ "${1:-}" = "--rebuild-base" ]; then
   rm -rf "$CACHE/rootfs"
 fi
 if ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
-  if [ ! -x "$CACHE/rootfs/bin/sh" ]; then
-    log "making a Debian 12 root file system with debootstrap (minbase) from $MIRROR"
-    mkdir -p "$CACHE"
-    rm -rf "$CACHE/rootfs.partial"
-    debootstrap --variant=minbase bookworm "$CACHE/rootfs.partial" "$MIRROR" \
-      >"$CACHE/debootstrap.log" 2>&1 || fail "debootstrap failed: see $CACHE/debootstrap.log"
-    mv "$CACHE/rootfs.partial" "$CACHE/rootfs"
-  fi
+  SLUICE_IMAGE_CACHE=$CACHE SLUICE_DEBIAN_MIRROR=$MIRROR ensure_debian_rootfs >/dev/null ||
+    fail "no Debian 12 root file system"
   log "importing it as $BASE"
   # The sources a Debian image has: the release, its updates and its security updates.
   cat >"$CACHE/rootfs/etc/apt/sources.list" <<EOF

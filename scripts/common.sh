@@ -52,3 +52,25 @@ configure_and_build() {
   log "building ($(jobs) jobs)"
   cmake --build "$BUILD" -j "$(jobs)"
 }
+
+# ensure_debian_rootfs: prints the path of a minimal Debian 12 root file system (debootstrap
+# minbase, cached under SLUICE_IMAGE_CACHE, default ~/.cache/sluice-image), making it when it is
+# not there. Needs root. Used by deploy/image-test.sh (the container's base) and by
+# tests/gpu/run.sh --dry-run (a machine with none of the build's libraries).
+ensure_debian_rootfs() {
+  local cache=${SLUICE_IMAGE_CACHE:-$HOME/.cache/sluice-image}
+  local mirror=${SLUICE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+  if [ ! -x "$cache/rootfs/bin/sh" ]; then
+    ensure_packages debootstrap
+    log "making a Debian 12 root file system with debootstrap (minbase) from $mirror"
+    mkdir -p "$cache"
+    rm -rf "$cache/rootfs.partial"
+    if ! debootstrap --variant=minbase bookworm "$cache/rootfs.partial" "$mirror" \
+      >"$cache/debootstrap.log" 2>&1; then
+      echo "debootstrap failed: see $cache/debootstrap.log" >&2
+      return 1
+    fi
+    mv "$cache/rootfs.partial" "$cache/rootfs"
+  fi
+  printf '%s\n' "$cache/rootfs"
+}

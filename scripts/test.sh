@@ -6,6 +6,11 @@ source "$(dirname "$0")/common.sh"
 cd "$ROOT"
 
 ensure_packages
+# The repository stays small enough to travel to a GPU machine: no tracked file over 1 MiB, no
+# tracked tree over 16 MiB; the tree copied as the device tool copies it hashes as the checkout.
+log "checking the tracked tree's size, and its copy for the GPU machine"
+scripts/check-tree-size.sh
+tests/gpu/run.sh --dry-run --tree-only
 # The analyzer is part of what CI checks: a missing LLVM 14 fails the configure, not a test.
 configure_and_build -DSLUICE_LLVM=ON
 log "running tests"
@@ -50,5 +55,12 @@ fi
 if ! output=$(ctest --test-dir "$ROOT/build-nogrpc" --output-on-failure -j "$(jobs)" --timeout 600 2>&1); then
   printf '%s\n' "$output" | tail -80
   exit 1
+fi
+# Where nvcc is, the bundle for the GPU machine builds, fits, and passes the dry run (its
+# libraries inside a minimal Debian 12 root, each binary run, no GPU failing clearly).
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  log "building the GPU bundle and dry-running the GPU check (tests/gpu/run.sh --dry-run)"
+  scripts/gpu-bundle.sh
+  tests/gpu/run.sh --dry-run
 fi
 log "all tests passed"

@@ -12,10 +12,11 @@ absl::Status CubSteps::EnsureTemp(size_t bytes) {
   if (bytes <= temp_bytes_) return absl::OkStatus();
   if (temp_ != nullptr) {
     CUDA_RETURN_IF_ERROR(device_, cudaStreamSynchronize(stream_));
-    cudaFree(temp_);
+    const cudaError_t freed = cudaFree(temp_);
     temp_ = nullptr;
     device_->ReleaseScratch(temp_bytes_);
     temp_bytes_ = 0;
+    CUDA_RETURN_IF_ERROR(device_, freed);
   }
   const size_t size = std::max<size_t>(bytes, 1 << 20);
   RETURN_IF_ERROR(device_->ReserveScratch(size));
@@ -44,7 +45,10 @@ absl::StatusOr<bool> CubSteps::Launch(const PlannedStep& step) {
 }
 
 void CubSteps::Release(bool context_alive) {
-  if (temp_ != nullptr && context_alive) cudaFree(temp_);
+  if (temp_ != nullptr && context_alive) {
+    device_->FailUnawaited(cudaFree(temp_), "cudaFree (CUB's temporary storage)", __FILE__,
+                           __LINE__);
+  }
   temp_ = nullptr;
   device_->ReleaseScratch(temp_bytes_);
   temp_bytes_ = 0;

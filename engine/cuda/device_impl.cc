@@ -1,10 +1,14 @@
 #include "engine/cuda/device_impl.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "base/log.h"
 #include "base/status_macros.h"
 #include "engine/cuda/errors.h"
@@ -24,6 +28,19 @@ std::string UuidString(const cudaUUID_t& uuid) {
   return absl::StrFormat(
       "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
       b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+// Destroys the context of GPU `ordinal` on a thread of its own; false when that has not
+// finished after `limit` (the thread is left to finish, or not, on its own: it touches nothing
+// but the driver).
+bool ResetContextWithin(int ordinal, std::chrono::milliseconds limit) {
+  auto done = std::make_shared<absl::Notification>();
+  std::thread([ordinal, done] {
+    if (cudaSetDevice(ordinal) == cudaSuccess) cudaDeviceReset();
+    cudaGetLastError();
+    done->Notify();
+  }).detach();
+  return done->WaitForNotificationWithTimeout(absl::FromChrono(limit));
 }
 
 }  // namespace
@@ -189,6 +206,14 @@ absl::Status CudaDeviceImpl::Fail(cudaError_t error, const char* expr, const cha
   return health_.Fail(CudaErrorSeverity(error, CaptureMark::active()), what, std::move(otherwise));
 }
 
+void CudaDeviceImpl::FailUnawaited(cudaError_t error, const char* expr, const char* file,
+                                   int line) {
+  if (error == cudaSuccess) return;
+  // The log and every session's next call say what happened.
+  const absl::Status status = Fail(error, expr, file, line);
+  Log("GPU %d: %s", ordinal_, status.message());
+}
+
 DeviceRuntime::ProbeResult CudaDeviceImpl::ProbeGraphLoops() {
   Select();
   absl::MutexLock zero(&zero_mu_);
@@ -219,9 +244,14 @@ bool CudaDeviceImpl::Responsive() {
 }
 
 absl::Status CudaDeviceImpl::Reset() {
-  Select();
-  cudaDeviceReset();
-  cudaGetLastError();
+  // A kernel that never ends (what a probe that timed out leaves behind) can hold
+  // cudaDeviceReset for ever: the device is lost to the process instead, and the session that
+  // asked for the reset is told so in bounded time.
+  if (!ResetContextWithin(ordinal_, kBoundedWait)) {
+    hung_.store(true);  // the context is still there, and still busy: the destructor leaves it
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "cudaDeviceReset did not finish within %d ms", kBoundedWait.count()));
+  }
   {
     absl::MutexLock lock(&state_mu_);
     for (auto& [ptr, allocation] : allocations_) memory_.Release(allocation.bytes);
@@ -317,13 +347,9 @@ void CudaDeviceImpl::Free(DeviceBuffer buffer) {
     err = cudaFree(buffer.data);
   }
   counters_.AddFree();
-  if (err != cudaSuccess) {
-    // Often the first call to see another session's fault: the device fails now, not one
-    // operation later. Nobody waits for this status; the log and every session's next call
-    // say what happened.
-    const absl::Status status = Fail(err, "cudaFree", __FILE__, __LINE__);
-    Log("GPU %d: freeing %d bytes failed: %s", ordinal_, buffer.bytes, status.message());
-  }
+  // Often the first call to see another session's fault: the device fails now, not one
+  // operation later.
+  FailUnawaited(err, "cudaFree", __FILE__, __LINE__);
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> CudaDeviceImpl::CreateStream() {

@@ -71,6 +71,9 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   // Converts a CUDA error into a Status naming the call and its place; a sticky error marks
   // the device failed (Unavailable from then on, for every session, until a reset).
   absl::Status Fail(cudaError_t error, const char* expr, const char* file, int line);
+  // The same for a call whose status nobody waits for (a free, a destructor's wait): a fault
+  // still marks the device failed at once, and the log says what failed. No-op on success.
+  void FailUnawaited(cudaError_t error, const char* expr, const char* file, int line);
   // Unavailable when the device failed or was reset since `epoch`.
   absl::Status Usable(uint64_t epoch) const { return health_.Usable(epoch); }
   uint64_t epoch() const { return health_.epoch(); }

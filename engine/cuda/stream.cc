@@ -60,7 +60,9 @@ CudaStreamImpl::~CudaStreamImpl() {
   }
   absl::ReaderMutexLock no_capture(&device_->capture_mutex());
   device_->Select();
-  cudaStreamSynchronize(stream_);
+  // A fault this wait is the first to see fails the device now, for every session on it.
+  device_->FailUnawaited(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (closing a stream)",
+                         __FILE__, __LINE__);
   Release(/*context_alive=*/true);
   cudaStreamDestroy(stream_);
   cudaGetLastError();

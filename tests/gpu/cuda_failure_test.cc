@@ -22,9 +22,7 @@ using Code = absl::StatusCode;
 
 TEST(CudaFailureTest, AStickyErrorFailsEverySessionAndTheNextSessionResetsTheGpu) {
   LocalCudaHarness harness;
-  if (absl::Status available = harness.Available(); !available.ok()) {
-    GTEST_SKIP() << "no usable GPU: " << available;
-  }
+  SLUICE_SKIP_OR_FAIL_WITHOUT_BACKEND(harness);
   const std::vector<uint32_t> values = {1, 2, 3, 4};
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> first, harness.NewDispatch());
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> second, harness.NewDispatch());
@@ -57,9 +55,7 @@ TEST(CudaFailureTest, AStickyErrorFailsEverySessionAndTheNextSessionResetsTheGpu
 
 TEST(CudaFailureTest, AFaultThatAFreeSeesFirstFailsTheDeviceThen) {
   LocalCudaHarness harness;
-  if (absl::Status available = harness.Available(); !available.ok()) {
-    GTEST_SKIP() << "no usable GPU: " << available;
-  }
+  SLUICE_SKIP_OR_FAIL_WITHOUT_BACKEND(harness);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> first, harness.NewDispatch());
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> second, harness.NewDispatch());
   ASSERT_OK_AND_ASSIGN(Resource doomed, first->Allocate(16));
@@ -81,9 +77,7 @@ TEST(CudaFailureTest, AFaultThatAFreeSeesFirstFailsTheDeviceThen) {
 
 TEST(CudaFailureTest, AProbeThatFaultsCostsGraphLoopsNotTheGpu) {
   LocalCudaHarness harness({.memory_limit = uint64_t{1} << 30, .fault_probe_for_testing = true});
-  if (absl::Status available = harness.Available(); !available.ok()) {
-    GTEST_SKIP() << "no usable GPU: " << available;
-  }
+  SLUICE_SKIP_OR_FAIL_WITHOUT_BACKEND(harness);
   // The device was reset at creation and serves without graph loops.
   EXPECT_THAT(harness.device()->info().version, HasSubstr("graph-per-iteration"));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ResidentDispatch> dispatch, harness.NewDispatch());

@@ -20,9 +20,7 @@ namespace {
 class CudaIfdsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (absl::Status available = harness_.Available(); !available.ok()) {
-      GTEST_SKIP() << "no usable GPU: " << available;
-    }
+    SLUICE_SKIP_OR_FAIL_WITHOUT_BACKEND(harness_);
     ASSERT_OK_AND_ASSIGN(dispatch_, harness_.NewDispatch());
   }
   LocalCudaHarness harness_;

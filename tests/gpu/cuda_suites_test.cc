@@ -25,9 +25,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(CudaReplay, ConformanceTest,
 // the session does.
 TEST(CudaDeviceTest, StagingReadArenasAndCubScratchCountInTheMemoryFigures) {
   LocalCudaHarness harness;
-  if (absl::Status available = harness.Available(); !available.ok()) {
-    GTEST_SKIP() << "no usable GPU: " << available;
-  }
+  SLUICE_SKIP_OR_FAIL_WITHOUT_BACKEND(harness);
   const MemoryInfo idle = harness.device()->memory();
   EXPECT_EQ(idle.buffers(), 0u);
   {

@@ -1,11 +1,12 @@
 // The fixture the typed suites share: a harness of type Harness and one dispatcher from it;
-// skips when the harness's backend does not exist on this machine.
+// skips when the harness's backend does not exist on this machine (fails where it is required).
 #ifndef SLUICE_TESTS_TESTING_HARNESS_TEST_H_
 #define SLUICE_TESTS_TESTING_HARNESS_TEST_H_
 
 #include <memory>
 
 #include "client/resident_dispatch.h"
+#include "tests/testing/dispatch_harness.h"
 #include "gtest/gtest.h"
 
 namespace sluice::testing {
@@ -15,9 +16,7 @@ class HarnessTest : public ::testing::Test {
  protected:
   void SetUp() override {
     harness_ = std::make_unique<Harness>();
-    if (absl::Status available = harness_->Available(); !available.ok()) {
-      GTEST_SKIP() << "backend not present on this machine: " << available;
-    }
+    SLUICE_SKIP_OR_FAIL_WITHOUT_BACKEND(*harness_);
     absl::StatusOr<std::unique_ptr<ResidentDispatch>> dispatch = harness_->NewDispatch();
     ASSERT_TRUE(dispatch.ok()) << dispatch.status();
     dispatch_ = std::move(*dispatch);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "client/local_dispatch.h"
 #include "engine/cuda_device.h"
 #include "tests/testing/dispatch_harness.h"
@@ -20,12 +21,16 @@ class LocalCudaHarness : public DispatchHarness {
     available_ = device.status();
   }
 
-  // Where a GPU must exist (tests/gpu/run.sh sets SLUICE_REQUIRE_GPU=1), its absence is a
-  // failure, not a skip.
+  // Where a GPU must exist (tests/gpu/run.sh sets SLUICE_REQUIRE_GPU=1), its absence fails
+  // every test with the reason the device could not be created; elsewhere the tests skip.
   absl::Status Available() override {
-    if (!available_.ok() && std::getenv("SLUICE_REQUIRE_GPU") != nullptr) return absl::OkStatus();
-    return available_;
+    if (available_.ok() || !Required()) return available_;
+    return absl::FailedPreconditionError(
+        absl::StrCat("a GPU is required here (SLUICE_REQUIRE_GPU is set) but the CUDA device "
+                     "could not be created: ",
+                     available_.ToString()));
   }
+  bool Required() override { return std::getenv("SLUICE_REQUIRE_GPU") != nullptr; }
   absl::StatusOr<std::unique_ptr<ResidentDispatch>> NewDispatch() override {
     if (!available_.ok()) return available_;
     absl::StatusOr<std::unique_ptr<LocalDispatch>> dispatch =
