@@ -111,7 +111,10 @@ if [ "$(id -u)" = 0 ] && rootfs=$(ensure_debian_rootfs); then
   rm -rf "$jail"
   cp -a "$copy/gpu-bundle" "$jail"
   trap 'rm -rf "$work" "$jail"' EXIT
-  in_jail() { chroot "$rootfs" env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="${jail#"$rootfs"}/lib" "$@"; }
+  in_jail() {
+    chroot "$rootfs" env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="${jail#"$rootfs"}/lib" \
+      ${SLUICE_REQUIRE_GPU:+SLUICE_REQUIRE_GPU=$SLUICE_REQUIRE_GPU} "$@"
+  }
   jail_bin="${jail#"$rootfs"}/bin"
   unresolved=$(for b in "$jail"/bin/*; do in_jail ldd "$jail_bin/$(basename "$b")"; done 2>&1 |
     grep "not found" | awk '{print $1}' | sort -u | xargs || true)
