@@ -36,7 +36,9 @@ std::string UuidString(const cudaUUID_t& uuid) {
 bool ResetContextWithin(int ordinal, std::chrono::milliseconds limit) {
   auto done = std::make_shared<absl::Notification>();
   std::thread([ordinal, done] {
-    if (cudaSetDevice(ordinal) == cudaSuccess) cudaDeviceReset();
+    // On a failed context selecting the device reports the failure; the reset is still due.
+    cudaSetDevice(ordinal);
+    cudaDeviceReset();
     cudaGetLastError();
     done->Notify();
   }).detach();
@@ -244,14 +246,18 @@ bool CudaDeviceImpl::Responsive() {
 }
 
 absl::Status CudaDeviceImpl::Reset() {
-  // A kernel that never ends (what a probe that timed out leaves behind) can hold
-  // cudaDeviceReset for ever: the device is lost to the process instead, and the session that
-  // asked for the reset is told so in bounded time.
-  if (!ResetContextWithin(ordinal_, kBoundedWait)) {
-    hung_.store(true);  // the context is still there, and still busy: the destructor leaves it
+  // A kernel that never ends (what a probe that timed out leaves behind: hung_) can hold
+  // cudaDeviceReset for ever. Then it runs on a thread of its own, and if it has not finished in
+  // bounded time the device is lost to the process, and the session that asked is told so.
+  Select();
+  if (!hung_.load()) {
+    cudaDeviceReset();
+  } else if (!ResetContextWithin(ordinal_, kBoundedWait)) {
+    // The context is still there, and still busy: the destructor leaves it (hung_ stays).
     return absl::DeadlineExceededError(absl::StrFormat(
         "cudaDeviceReset did not finish within %d ms", kBoundedWait.count()));
   }
+  cudaGetLastError();
   {
     absl::MutexLock lock(&state_mu_);
     for (auto& [ptr, allocation] : allocations_) memory_.Release(allocation.bytes);
@@ -261,9 +267,10 @@ absl::Status CudaDeviceImpl::Reset() {
   zero_stream_ = nullptr;
   probe_word_ = nullptr;
   hung_.store(false);  // whatever ran went with the context
-  if (cudaSetDevice(ordinal_) != cudaSuccess) {
+  if (const cudaError_t err = cudaSetDevice(ordinal_); err != cudaSuccess) {
     cudaGetLastError();
-    return absl::InternalError("cannot select the GPU");
+    return absl::InternalError(
+        absl::StrFormat("cannot select the GPU after the reset: %s", cudaGetErrorName(err)));
   }
   return MakeOwnState();
 }

@@ -208,8 +208,21 @@ else
 fi
 # Last: a GPU exception, even in a process of its own, is the step most likely to disturb the
 # machine for the steps after it.
-step "sticky CUDA errors: sessions told, the next one resets the GPU; a faulting probe costs graph loops only" 45 \
-  "$bin/gpu_cuda_failure_test" --gtest_brief=1
+# Each test in a process of its own: where the driver refuses a process the GPU after a reset,
+# a test that lost it would fail the ones after it.
+failure_tests() {
+  local test rc=0
+  for test in $("$bin/gpu_cuda_failure_test" --gtest_list_tests | awk '/^[^ ]/ {suite = $1}
+      /^  / {print suite $1}'); do
+    echo "---- $test"
+    "$bin/gpu_cuda_failure_test" --gtest_brief=1 --gtest_filter="$test" || rc=1
+  done
+  return $rc
+}
+export -f failure_tests
+export bin
+step "sticky CUDA errors: sessions told, the next one resets the GPU or finds it lost; a faulting probe costs graph loops only" 45 \
+  bash -c failure_tests
 note ""
 missed=$(grep -c "MISSED" "$summary")
 note "verdict: $([ $failed = 0 ] && echo all steps passed || echo some steps FAILED);"\
