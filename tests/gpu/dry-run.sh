@@ -30,7 +30,9 @@ failures=0
 pass() { printf 'PASS %s\n' "$*"; }
 fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
 mib() { awk -v b="$1" 'BEGIN {printf "%.1f MiB", b / 1048576}'; }
-bytes_under() { find "$@" \( -type f -o -type l \) -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
+bytes_under() {
+  find "$@" \( -type f -o -type l \) -printf '%s\n' | awk '{s += $1} END {print s + 0}'
+}
 
 if [ "$tree_only" = 0 ] && [ ! -f gpu-bundle/BUILD-INFO ]; then
   echo "no gpu-bundle/: run scripts/gpu-bundle.sh first" >&2
@@ -87,12 +89,14 @@ fi
 bin="$copy/gpu-bundle/bin"
 lib="$copy/gpu-bundle/lib"
 chmod +x "$bin"/*
-system_libs='^(linux-vdso|ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+)\.so'
+system_libs='^(linux-vdso|ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libgcc_s'
+system_libs+='|libstdc\+\+)\.so'
 for b in "$bin"/*; do
   name=$(basename "$b")
   resolved=$(LD_LIBRARY_PATH="$lib" ldd "$b" 2>&1) || true
   missing=$(printf '%s\n' "$resolved" | awk '/not found/ {print $1}' | xargs)
-  outside=$(printf '%s\n' "$resolved" | awk -v lib="$lib/" '$2 == "=>" && index($3, lib) != 1 {print $1}' |
+  outside=$(printf '%s\n' "$resolved" |
+    awk -v lib="$lib/" '$2 == "=>" && index($3, lib) != 1 {print $1}' |
     grep -v -E "$system_libs" | xargs || true)
   if [ -n "$missing" ]; then
     fail "libraries of $name: not found: $missing"

@@ -221,8 +221,8 @@ failure_tests() {
 }
 export -f failure_tests
 export bin
-step "sticky CUDA errors: sessions told, the next one resets the GPU or finds it lost; a faulting probe costs graph loops only" 45 \
-  bash -c failure_tests
+step "sticky CUDA errors: sessions told, the next one resets the GPU or finds it lost;"\
+" a faulting probe costs graph loops only" 45 bash -c failure_tests
 note ""
 missed=$(grep -c "MISSED" "$summary")
 note "verdict: $([ $failed = 0 ] && echo all steps passed || echo some steps FAILED);"\

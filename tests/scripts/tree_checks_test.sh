@@ -52,7 +52,8 @@ echo "int f();" >"$work/hashed/engine/f.h"
 ln -s f.h "$work/hashed/engine/link.h"
 commit "$work/hashed"
 mkdir "$work/copy"
-git -C "$work/hashed" ls-files -z | tar -C "$work/hashed" --null -T - -cf - | tar -C "$work/copy" -xf -
+git -C "$work/hashed" ls-files -z | tar -C "$work/hashed" --null -T - -cf - |
+  tar -C "$work/copy" -xf -
 here=$(bash "$work/hashed/tests/gpu/source-hash.sh")
 there=$(cd "$work/copy" && GIT_CEILING_DIRECTORIES="$work" bash tests/gpu/source-hash.sh)
 check "the source hash agrees between a checkout with a link and its copy without .git" 0 \
