@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
 done
 
 ensure_packages gnuplot-nox python3
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$ROOT"
+use_ccache
 targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench)
 if [ "$quick" = 1 ]; then
   bin="$BUILD/bin"

@@ -39,12 +39,17 @@ ensure_packages() {
 
 jobs() { nproc 2>/dev/null || echo 2; }
 
+# use_ccache: the compiler cache every build of these scripts shares. Paths are hashed relative
+# to the checkout and the build folder is left out of the hash (debug info would otherwise put
+# it in), so every clone, CI's fresh one included, hits what another compiled.
+use_ccache() {
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+}
+
 # configure_and_build [extra cmake args...]: the default build in build/ (CUDA launchers are
 # compiled wherever nvcc exists, with or without a GPU).
 configure_and_build() {
-  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
-  # Hash paths relative to the checkout, so every clone (CI's included) hits the same cache.
-  export CCACHE_BASEDIR="$ROOT"
+  use_ccache
   if [ ! -f "$BUILD/build.ninja" ]; then
     log "configuring $BUILD"
     cmake --preset default "$@" >/dev/null

@@ -12,7 +12,7 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(session_protocol_fuzz ifds_text_fuzz ifds_binary_fuzz)
 
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$ROOT"
+use_ccache
 [ -f "$ROOT/build-fuzz/build.ninja" ] || cmake --preset fuzz >/dev/null
 if ! output=$(cmake --build "$ROOT/build-fuzz" -j "$(jobs)" --target sluice_fuzzers 2>&1); then
   printf '%s\n' "$output" | grep -E -A3 "error|FAILED" | head -60

@@ -25,7 +25,7 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
 fi
 # The tree as it is when the build starts is what the bundle is built from.
 source_hash=$(bash tests/gpu/source-hash.sh)
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$ROOT"
+use_ccache
 if [ ! -f "$bundle_build/build.ninja" ]; then
   log "configuring $bundle_build (the gpu-bundle preset)"
   cmake --preset gpu-bundle >/dev/null

@@ -30,7 +30,7 @@ log "checking deploy/ (Kubernetes schemas, Dockerfile, systemd unit)"
 # Lock annotations are checked by clang's -Wthread-safety (the tsa preset), compile only.
 if command -v clang++ >/dev/null && [ "${SLUICE_SKIP_TSA:-0}" != 1 ]; then
   log "checking lock annotations (clang -Wthread-safety -Werror)"
-  export CCACHE_BASEDIR="$ROOT"
+  use_ccache
   [ -f "$ROOT/build-tsa/build.ninja" ] || cmake --preset tsa >/dev/null
   if ! output=$(cmake --build "$ROOT/build-tsa" -j "$(jobs)" 2>&1); then
     printf '%s\n' "$output" | grep -E -A3 "error|FAILED" | head -60
