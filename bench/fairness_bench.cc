@@ -1,6 +1,6 @@
 // Device time shared by client: a light client's small IFDS solve and its 4-byte read latency
 // through sluiced on loopback, unloaded and then while one heavy client runs resident solves
-// on 8 sessions at once (DESIGN.md and the bounded-daemon issue: at most 2x). For contrast, the
+// on 8 sessions at once (target: at most 2x; docs/benchmarks.md). For contrast, the
 // same load split over 8 clients of one session each, which are owed 8 shares: the light client
 // then gets a ninth of the device.
 #include <algorithm>

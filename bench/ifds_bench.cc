@@ -4,7 +4,7 @@
 //   own, started afresh, which loads the problem from a file as `sluice solve` does: its peak
 //   RSS is its own, and it inherits no memory from the process that generated the problem), and
 //   the resident solver through sluiced on loopback against the same solve in-process
-//   (DESIGN.md: at most 1.10x), and windows that end on the device (loop guard) against windows
+//   (target: at most 1.10x; docs/benchmarks.md), and windows that end on the device (loop guard) against windows
 //   that always run their length.
 #include <stdlib.h>
 #include <sys/resource.h>

@@ -7,7 +7,7 @@
 //               of it vs a bare server stream of as many bytes (each copied into place)
 //
 // Both servers run in this process on loopback TCP: sluiced's service over the CPU device, and
-// a minimal echo service. Prints a table and the ratios against the targets of DESIGN.md.
+// a minimal echo service. Prints a table and the ratios against their targets (docs/benchmarks.md).
 #include <stdlib.h>
 #include <unistd.h>
 

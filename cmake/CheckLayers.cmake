@@ -4,8 +4,9 @@
 #
 # Each folder may include only the folders listed for it below; client/ may include engine/
 # only from local_dispatch.*; a public client header may include nothing from kernels/ but the
-# grid and kernel ids (no body, no catalog); gRPC and the generated wire code stay out of base/,
-# kernels/ and engine/.
+# grid and kernel ids (no body, no catalog), and reaches no kernel body through anything it
+# includes, however indirectly (what a user of the client library compiles); gRPC and the
+# generated wire code stay out of base/, kernels/ and engine/.
 # Run by ctest:  cmake -DSOURCE_DIR=... -P cmake/CheckLayers.cmake
 # Exits with an error listing every include that breaks a rule.
 cmake_minimum_required(VERSION 3.25)
@@ -58,6 +59,42 @@ foreach(layer ${layers})
       endif()
     endforeach()
   endforeach()
+endforeach()
+
+# The tree's includes of `file` (paths relative to SOURCE_DIR that exist there), into `out`.
+function(tree_includes file out)
+  file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  set(found "")
+  foreach(line ${lines})
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*$" "\\1" path "${line}")
+    if(EXISTS ${SOURCE_DIR}/${path})
+      list(APPEND found ${path})
+    endif()
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# Every public client header's transitive includes: none is a kernel body.
+file(GLOB public_headers RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/client/*.h)
+foreach(header ${public_headers})
+  set(seen ${header})
+  set(queue ${header})
+  set(via_${header} "")
+  while(queue)
+    list(POP_FRONT queue file)
+    tree_includes(${file} children)
+    foreach(child ${children})
+      if(NOT child IN_LIST seen)
+        list(APPEND seen ${child})
+        list(APPEND queue ${child})
+        set(via_${child} "${via_${file}} -> ${child}")
+        if(child MATCHES "^kernels/bodies(/|\\.h$)")
+          string(APPEND violations "  ${header}${via_${child}}: a public client header reaches "
+            "a kernel body\n")
+        endif()
+      endif()
+    endforeach()
+  endwhile()
 endforeach()
 
 if(violations)

@@ -4,7 +4,7 @@
 #include <array>
 
 #include "absl/strings/str_format.h"
-#include "kernels/bodies/ifds.h"
+#include "kernels/ifds.h"
 
 namespace sluice::ifds {
 namespace {

@@ -12,8 +12,8 @@
 #include "base/status_macros.h"
 #include "client/resident_buffers.h"
 #include "ifds/compile.h"
-#include "kernels/bodies/basic.h"
-#include "kernels/bodies/ifds.h"
+#include "kernels/basic.h"
+#include "kernels/ifds.h"
 #include "kernels/kernel_args.h"
 #include "kernels/kernel_id.h"
 

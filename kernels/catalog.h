@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "kernels/bodies.h"
+#include "kernels/body_list.h"
 #include "kernels/grid.h"
 #include "kernels/kernel_args.h"
 

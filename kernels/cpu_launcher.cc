@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "kernels/bodies.h"
+
 namespace sluice {
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include "base/interrupt.h"
 #include "base/thread_pool.h"
-#include "kernels/bodies.h"
+#include "kernels/body_list.h"
 #include "kernels/kernel_args.h"
 
 namespace sluice {

@@ -10,6 +10,7 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
+#include "kernels/bodies.h"
 #include "kernels/cuda_wait.h"
 
 namespace sluice {

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <span>
 
-#include "kernels/bodies.h"
+#include "kernels/body_list.h"
 #include "kernels/kernel_args.h"
 #include "kernels/kernel_id.h"
 

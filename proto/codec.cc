@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "kernels/catalog.h"
 
 namespace sluice {
 namespace {

@@ -9,11 +9,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
-#include "kernels/catalog.h"
 #include "proto/contract.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {
+
+class KernelCatalog;  // kernels/catalog.h: only the daemon, which reports it, includes it
 
 // ---- Status: the codes are the canonical ones on every side, so they map one to one; a code
 // outside the canonical range (a hostile or buggy peer) becomes Unknown.

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "kernels/bodies/bfs.h"
+#include "kernels/bfs.h"
 #include "tools/cli.h"
 #include "workloads/bfs.h"
 

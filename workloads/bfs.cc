@@ -7,8 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "client/resident_buffers.h"
-#include "kernels/bodies/basic.h"
-#include "kernels/bodies/bfs.h"
+#include "kernels/basic.h"
+#include "kernels/bfs.h"
 #include "kernels/kernel_args.h"
 
 namespace sluice {

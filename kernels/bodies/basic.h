@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "kernels/atomics.h"
+#include "kernels/basic.h"
 #include "kernels/hd.h"
 #include "kernels/kernel_args.h"
-#include "kernels/kernel_id.h"
 
 namespace sluice::kernels {
 
@@ -18,8 +18,7 @@ namespace sluice::kernels {
 // blocked passes still spread over every core.
 inline constexpr uint32_t kScanBlock = 2048;
 
-// fill_u32: out[i] = value.
-inline constexpr KernelId kFillU32Kernel{"fill_u32", 1};
+// The body of kFillU32Kernel.
 struct FillU32 {
   enum Binding { kOut };
   enum Param { kValue };
@@ -29,8 +28,7 @@ struct FillU32 {
   }
 };
 
-// iota_u32: out[i] = start + i * step (mod 2^32).
-inline constexpr KernelId kIotaU32Kernel{"iota_u32", 1};
+// The body of kIotaU32Kernel.
 struct IotaU32 {
   enum Binding { kOut };
   enum Param { kStart, kStep };
@@ -42,9 +40,7 @@ struct IotaU32 {
   }
 };
 
-// copy_range_u32: dst[dst_offset + i] = src[src_offset + i] for i < count. The ranges are
-// validated before launch; the body checks again so that a grid override cannot escape them.
-inline constexpr KernelId kCopyRangeU32Kernel{"copy_range_u32", 2};
+// The body of kCopyRangeU32Kernel.
 struct CopyRangeU32 {
   enum Binding { kSrc, kDst };
   enum Param { kSrcOffset, kDstOffset, kCount };
@@ -58,9 +54,7 @@ struct CopyRangeU32 {
   }
 };
 
-// atomic_add_u32: every thread adds `value` to counters[index]; with a grid of n threads the
-// counter grows by n * value.
-inline constexpr KernelId kAtomicAddU32Kernel{"atomic_add_u32", 1};
+// The body of kAtomicAddU32Kernel.
 struct AtomicAddU32 {
   enum Binding { kCounters };
   enum Param { kIndex, kValue };
@@ -73,10 +67,7 @@ struct AtomicAddU32 {
   }
 };
 
-// exclusive_scan_u32: out[i] = in[0] + ... + in[i-1] (mod 2^32), total[0] = sum of all.
-// Three passes: per-block sums into scratch, a scan of the block sums, per-block apply.
-// `in` and `out` may be the same buffer.
-inline constexpr KernelId kExclusiveScanU32Kernel{"exclusive_scan_u32", 2};
+// The body of kExclusiveScanU32Kernel.
 struct ScanU32 {
   enum Binding { kIn, kOut, kTotal, kScratch };
   SLUICE_HD static uint64_t Blocks(uint64_t n) { return (n + kScanBlock - 1) / kScanBlock; }
@@ -128,10 +119,7 @@ struct ScanU32Apply {
   }
 };
 
-// compact_u32: keeps values[i] where flags[i] != 0, in order, at the front of `out`;
-// count[0] = number kept. If `out` is too small the excess is dropped and the capacity
-// overflow bit is set in status[0] (count still reports the true number).
-inline constexpr KernelId kCompactU32Kernel{"compact_u32", 2};
+// The body of kCompactU32Kernel.
 struct CompactU32 {
   enum Binding { kValues, kFlags, kOut, kCount, kStatus, kScratch };
 };
@@ -186,12 +174,7 @@ struct CompactU32Scatter {
   }
 };
 
-// sort_u64: sorts keys[0, count) ascending by their low ceil(bits / 8) bytes, stably (bits = 64
-// sorts whole keys). A least-significant-digit radix sort, one byte a round; each round is three
-// passes: per-block digit counts (digit-major in scratch: scratch[digit * blocks + block]), one
-// thread scanning them, and a stable per-block scatter. Rounds ping-pong between keys and alt;
-// after an odd number of rounds a last pass copies the result back into keys.
-inline constexpr KernelId kSortU64Kernel{"sort_u64", 1};
+// The body of kSortU64Kernel.
 struct SortU64 {
   enum Binding { kKeys, kAlt, kScratch };
   enum Param { kCount, kBits };

@@ -13,6 +13,7 @@
 #include "ifds/output.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
+#include "kernels/ifds.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/unstructured_problem.h"
 

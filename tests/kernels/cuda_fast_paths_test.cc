@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "kernels/basic.h"
 #include "kernels/catalog.h"
 #include "kernels/cuda_launcher.h"
 #include "tests/testing/status_matchers.h"

@@ -5,7 +5,7 @@
 #include "client/local_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/bodies/bfs.h"
+#include "kernels/bfs.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

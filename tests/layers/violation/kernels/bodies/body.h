@@ -1,0 +1,1 @@
+// Not built: a kernel body, for the layer check.
