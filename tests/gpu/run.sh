@@ -196,10 +196,11 @@ sanitize() {
 }
 sanitize "small solve" 60 "$bin/sluice_gpu_bench" --sanitize_solve
 # Every kernel with random bindings, parameters and contents: no access outside the bindings.
-# Twelve trials (six took 1 s under the sanitizer on an H200), and only while it leaves the
+# The suite's own 120 trials: on an H200, 60 took 2.4 s under the sanitizer, while 12 and 30
+# each left some kernel never reached, which the test refuses. Only while it leaves the
 # sticky-error step its time.
 if [ $((deadline - SECONDS)) -ge 100 ]; then
-  SLUICE_KERNEL_FUZZ_TRIALS=12 sanitize "kernels on random contents" 50 \
+  sanitize "kernels on random contents" 50 \
     "$bin/gpu_cuda_suites_test" --gtest_brief=1 \
     --gtest_filter='Cuda/KernelTest/*.AnyContentsStayWithinTheBindings'
 else
