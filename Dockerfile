@@ -10,7 +10,7 @@
 # 12's). The GPU variant adds NVIDIA's CUDA repository for Debian 12 to the build stage only:
 # the CUDA runtime is linked statically, so the runtime stage needs nothing of CUDA but the
 # driver, which the NVIDIA container toolkit mounts (docker run --gpus all, podman run
-# --device nvidia.com/gpu=all). See README, "Operating sluiced".
+# --device nvidia.com/gpu=all). See docs/operations.md.
 ARG BASE_IMAGE=docker.io/library/debian:12
 
 FROM ${BASE_IMAGE} AS build

@@ -4,7 +4,7 @@
 //    Operator's CRDs for ServiceMonitor), and the manifests agree with the daemon (probes on the
 //    health port, a grace longer than the drain, a GPU requested, a headless Service);
 //  - the Dockerfile parses (dockerfile-ast) and has the stages, user, health check, stop signal
-//    and entrypoint README documents;
+//    and entrypoint docs/operations.md documents;
 //  - the checks themselves fail on a broken manifest and a broken Dockerfile.
 // Run: npm ci && node check.mjs  (exit 0 when everything holds; each failure is printed).
 import { readFileSync, readdirSync } from "node:fs";
