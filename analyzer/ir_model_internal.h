@@ -1,0 +1,46 @@
+// What analyzer/ir_model.cc (objects, the call graph, accesses) and analyzer/points_to.cc (the
+// Andersen points-to analysis) share about pointees and the library functions they model.
+// Private to analyzer/.
+#ifndef SLUICE_ANALYZER_IR_MODEL_INTERNAL_H_
+#define SLUICE_ANALYZER_IR_MODEL_INTERNAL_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace sluice::analyzer::internal {
+
+inline constexpr uint32_t kUnknownOffset = 0xffffffff;
+// An object with more scalar fields than this is one location.
+inline constexpr uint32_t kMaxLeavesPerObject = 256;
+inline constexpr int kMaxStructDepth = 8;
+
+inline uint64_t Pack(uint32_t object, uint64_t offset) {
+  return (uint64_t{object} << 32) | (offset >= kUnknownOffset ? kUnknownOffset : offset);
+}
+inline uint32_t ObjectOf(uint64_t pointee) { return static_cast<uint32_t>(pointee >> 32); }
+inline uint32_t OffsetOf(uint64_t pointee) { return static_cast<uint32_t>(pointee); }
+
+inline bool IsAllocator(std::string_view name) {
+  return name == "malloc" || name == "calloc" || name == "realloc" || name == "aligned_alloc" ||
+         name == "valloc" || name == "memalign" || name == "strdup" || name == "strndup" ||
+         name == "reallocarray" || name == "_Znwm" || name == "_Znam";
+}
+
+// External functions whose result points where their first argument does.
+inline bool ReturnsFirstArgument(std::string_view name) {
+  return name == "memcpy" || name == "memmove" || name == "memset" || name == "strcpy" ||
+         name == "strncpy" || name == "strcat" || name == "strncat" || name == "stpcpy" ||
+         name == "strchr" || name == "strrchr" || name == "strstr" || name == "strpbrk" ||
+         name == "strtok" || name == "strtok_r" || name == "memchr" || name == "fgets" ||
+         name == "gets" || name == "strchrnul" || name == "rawmemchr";
+}
+
+// External functions that copy memory from their second argument to their first.
+inline bool CopiesMemory(std::string_view name) {
+  return name == "memcpy" || name == "memmove" || name == "strcpy" || name == "strncpy" ||
+         name == "strcat" || name == "strncat" || name == "stpcpy" || name == "realloc";
+}
+
+}  // namespace sluice::analyzer::internal
+
+#endif  // SLUICE_ANALYZER_IR_MODEL_INTERNAL_H_

@@ -1,0 +1,515 @@
+// IrModel's Andersen points-to analysis (analyzer/ir_model.h): the value ids, the constraints
+// the IR gives, their solution, and the leaves a pointer may reach.
+#include <algorithm>
+#include <tuple>
+
+#include "analyzer/ir_model.h"
+#include "analyzer/ir_model_internal.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GetElementPtrTypeIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Operator.h"
+
+namespace sluice::analyzer {
+
+using internal::CopiesMemory;
+using internal::kUnknownOffset;
+using internal::ObjectOf;
+using internal::OffsetOf;
+using internal::Pack;
+using internal::ReturnsFirstArgument;
+
+uint32_t IrModel::ValueId(const llvm::Value* value) {
+  auto [it, inserted] = value_ids_.emplace(value, static_cast<uint32_t>(points_to_.size()));
+  if (!inserted) return it->second;
+  points_to_.emplace_back();
+  if (const auto* constant = llvm::dyn_cast<llvm::Constant>(value)) {
+    llvm::APInt offset(layout_.getIndexTypeSizeInBits(value->getType()->isPointerTy()
+                                                          ? value->getType()
+                                                          : llvm::Type::getInt8PtrTy(
+                                                                value->getContext())),
+                       0);
+    const llvm::Value* base = value->getType()->isPointerTy()
+                                  ? constant->stripAndAccumulateConstantOffsets(
+                                        layout_, offset, /*AllowNonInbounds=*/true)
+                                  : constant;
+    auto object = object_of_site_.find(base);
+    if (object != object_of_site_.end()) {
+      const int64_t delta = offset.getSExtValue();
+      points_to_.back().insert(Normalize(
+          Pack(object->second, delta < 0 ? kUnknownOffset : static_cast<uint64_t>(delta))));
+    }
+  } else {
+    auto object = object_of_site_.find(value);
+    if (object != object_of_site_.end() && llvm::isa<llvm::AllocaInst>(value)) {
+      points_to_.back().insert(Pack(object->second, 0));
+    }
+  }
+  return it->second;
+}
+
+const IrModel::PointsTo& IrModel::PointsToOf(const llvm::Value* value) const {
+  static const PointsTo kNothing;
+  auto it = value_ids_.find(value);
+  return it == value_ids_.end() ? kNothing : points_to_[it->second];
+}
+
+std::vector<uint32_t> IrModel::LeavesOf(Pointee pointee, uint64_t size) const {
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  std::vector<uint32_t> out;
+  const uint32_t offset = OffsetOf(pointee);
+  if (offset != kUnknownOffset) {
+    const uint64_t end = size == kToEnd ? kToEnd : offset + size;
+    for (uint32_t i = 0; i < object.leaf_count; ++i) {
+      const Leaf& leaf = leaves_[object.first_leaf + i];
+      const uint64_t leaf_end = leaf.size == kToEnd ? kToEnd : leaf.offset + leaf.size;
+      if (leaf.offset < end && offset < leaf_end) out.push_back(object.first_leaf + i);
+    }
+    // An offset past every field (pointer arithmetic out of the object): all of it.
+    if (!out.empty()) return out;
+  }
+  for (uint32_t i = 0; i < object.leaf_count; ++i) out.push_back(object.first_leaf + i);
+  return out;
+}
+
+std::vector<uint32_t> IrModel::Leaves(const llvm::Value* pointer, uint64_t size) const {
+  std::vector<uint32_t> out;
+  for (Pointee pointee : PointsToOf(pointer)) {
+    std::vector<uint32_t> leaves = LeavesOf(pointee, size);
+    out.insert(out.end(), leaves.begin(), leaves.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<uint32_t> IrModel::StrongLeaves(const llvm::Value* pointer, uint64_t size) const {
+  const PointsTo& points_to = PointsToOf(pointer);
+  if (points_to.size() != 1) return {};
+  const Pointee pointee = *points_to.begin();
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  if (object.kind == MemoryObject::Kind::kHeap || object.kind == MemoryObject::Kind::kExternal ||
+      OffsetOf(pointee) == kUnknownOffset) {
+    return {};
+  }
+  const uint64_t start = OffsetOf(pointee);
+  std::vector<uint32_t> out;
+  for (uint32_t leaf_id : LeavesOf(pointee, size)) {
+    const Leaf& leaf = leaves_[leaf_id];
+    if (size == kToEnd) {
+      // A write of unknown length (strcpy, fgets, a library call): it replaces the location
+      // it starts in (the whole array), not the fields after it.
+      if (leaf.offset <= start && (leaf.size == kToEnd || start < leaf.offset + leaf.size)) {
+        out.push_back(leaf_id);
+      }
+      continue;
+    }
+    if (leaf.size != kToEnd && leaf.offset >= start && leaf.offset + leaf.size <= start + size) {
+      out.push_back(leaf_id);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> IrModel::CopyPairs(const llvm::Value* dst,
+                                                              const llvm::Value* src,
+                                                              uint64_t size) const {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  const PointsTo& to = PointsToOf(dst);
+  const PointsTo& from = PointsToOf(src);
+  if (to.size() == 1 && from.size() == 1 && OffsetOf(*to.begin()) != kUnknownOffset &&
+      OffsetOf(*from.begin()) != kUnknownOffset) {
+    // Field to field, by offset from the start of the copy.
+    const uint64_t dst_start = OffsetOf(*to.begin());
+    const uint64_t src_start = OffsetOf(*from.begin());
+    for (uint32_t s : LeavesOf(*from.begin(), size)) {
+      const Leaf& leaf = leaves_[s];
+      const uint64_t relative = leaf.offset > src_start ? leaf.offset - src_start : 0;
+      const uint64_t length = leaf.size == kToEnd ? kToEnd : leaf.size;
+      for (uint32_t d : LeavesOf(Pack(ObjectOf(*to.begin()), dst_start + relative), length)) {
+        out.emplace_back(s, d);
+      }
+    }
+  } else {
+    for (uint32_t s : Leaves(src, size)) {
+      for (uint32_t d : Leaves(dst, size)) out.emplace_back(s, d);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
+  auto it = object_of_site_.find(&call);
+  if (it == object_of_site_.end()) return {};
+  const MemoryObject& object = objects_[it->second];
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < object.leaf_count; ++i) out.push_back(object.first_leaf + i);
+  return out;
+}
+
+void IrModel::SolvePointsTo() {
+  std::vector<Constraint> constraints;
+  auto copy = [&](const llvm::Value* dst, const llvm::Value* src, int64_t shift = 0,
+                  bool unknown = false) {
+    constraints.push_back(
+        {Constraint::Kind::kCopy, ValueId(dst), ValueId(src), shift, unknown, kToEnd});
+  };
+  auto size_of = [&](llvm::Type* type) -> uint64_t {
+    return type->isSized() ? layout_.getTypeStoreSize(type).getFixedSize() : kToEnd;
+  };
+  for (const llvm::Function* function : functions_) {
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        const llvm::Instruction* i = &instruction;
+        if (llvm::isa<llvm::AllocaInst>(i)) {
+          ValueId(i);
+        } else if (const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(i)) {
+          // Constant indexes move the offset; a variable index moves within an array, which
+          // is one location, so it counts as 0.
+          int64_t offset = 0;
+          for (auto it = llvm::gep_type_begin(gep), end = llvm::gep_type_end(gep); it != end;
+               ++it) {
+            const auto* index = llvm::dyn_cast<llvm::ConstantInt>(it.getOperand());
+            if (llvm::StructType* structure = it.getStructTypeOrNull()) {
+              offset += static_cast<int64_t>(layout_.getStructLayout(structure)->getElementOffset(
+                  static_cast<unsigned>(index->getZExtValue())));
+            } else if (index != nullptr && it.getIndexedType()->isSized()) {
+              offset += index->getSExtValue() *
+                        static_cast<int64_t>(
+                            layout_.getTypeAllocSize(it.getIndexedType()).getFixedSize());
+            }
+          }
+          copy(i, gep->getPointerOperand(), offset);
+        } else if (llvm::isa<llvm::CastInst>(i) || llvm::isa<llvm::SelectInst>(i) ||
+                   llvm::isa<llvm::PHINode>(i) || llvm::isa<llvm::FreezeInst>(i)) {
+          for (const llvm::Value* operand : i->operands()) {
+            if (!llvm::isa<llvm::BasicBlock>(operand)) copy(i, operand);
+          }
+        } else if (llvm::isa<llvm::BinaryOperator>(i)) {
+          for (const llvm::Value* operand : i->operands()) copy(i, operand, 0, true);
+        } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(i)) {
+          constraints.push_back({Constraint::Kind::kLoad, ValueId(i),
+                                 ValueId(load->getPointerOperand()), 0, false,
+                                 size_of(load->getType())});
+        } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(i)) {
+          constraints.push_back({Constraint::Kind::kStore, ValueId(store->getPointerOperand()),
+                                 ValueId(store->getValueOperand()), 0, false,
+                                 size_of(store->getValueOperand()->getType())});
+        } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(i)) {
+          const std::vector<const llvm::Function*>& callees = Callees(*call);
+          for (const llvm::Function* callee : callees) {
+            for (unsigned a = 0; a < call->arg_size() && a < callee->arg_size(); ++a) {
+              copy(callee->getArg(a), call->getArgOperand(a));
+            }
+            for (const llvm::BasicBlock& callee_block : *callee) {
+              if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(callee_block.getTerminator())) {
+                if (ret->getReturnValue() != nullptr) copy(call, ret->getReturnValue());
+              }
+            }
+          }
+          if (!callees.empty()) continue;
+          const std::string name = ExternalName(*call);
+          auto site = object_of_site_.find(call);
+          if (site != object_of_site_.end()) points_to_[ValueId(call)].insert(Pack(site->second, 0));
+          if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
+          if (CopiesMemory(name) && call->arg_size() > 1) {
+            constraints.push_back({Constraint::Kind::kCopyContents,
+                                   ValueId(name == "realloc" ? call : call->getArgOperand(0)),
+                                   ValueId(call->getArgOperand(name == "realloc" ? 0 : 1)), 0,
+                                   false, kToEnd});
+          }
+        }
+      }
+    }
+  }
+  // Pointers in global initializers.
+  for (const llvm::GlobalVariable& global : module_.globals()) {
+    if (!global.hasInitializer()) continue;
+    const uint32_t object = object_of_site_.at(&global);
+    std::vector<std::pair<const llvm::Constant*, uint64_t>> pending = {
+        {global.getInitializer(), 0}};
+    while (!pending.empty()) {
+      auto [constant, offset] = pending.back();
+      pending.pop_back();
+      if (constant->getType()->isStructTy() && !llvm::isa<llvm::ConstantAggregateZero>(constant)) {
+        const llvm::StructLayout* layout =
+            layout_.getStructLayout(llvm::cast<llvm::StructType>(constant->getType()));
+        for (unsigned e = 0; e < constant->getNumOperands(); ++e) {
+          pending.emplace_back(llvm::cast<llvm::Constant>(constant->getOperand(e)),
+                               offset + layout->getElementOffset(e));
+        }
+      } else if (const auto* array = llvm::dyn_cast<llvm::ConstantArray>(constant)) {
+        const uint64_t element = layout_.getTypeAllocSize(array->getType()->getElementType());
+        for (unsigned e = 0; e < array->getNumOperands(); ++e) {
+          pending.emplace_back(array->getOperand(e), offset + e * element);
+        }
+      } else if (constant->getType()->isPointerTy()) {
+        const PointsTo targets = points_to_[ValueId(constant)];
+        for (uint32_t leaf : LeavesOf(Pack(object, offset), 1)) {
+          contents_.resize(leaves_.size());
+          contents_[leaf].insert(targets.begin(), targets.end());
+        }
+      }
+    }
+  }
+  contents_.resize(leaves_.size());
+
+  Solve(constraints);
+}
+
+// Andersen's analysis by difference propagation. Nodes are the values (their ids) and, after
+// them, the contents of every leaf. Copies are edges; a load, store or memory copy adds edges
+// once the pointer it goes through is known to point somewhere; each node passes on only what
+// it has not passed on before. Offsets are normalized (IrModel::Normalize), so every object
+// has finitely many pointees and a pointer stepped in a loop still reaches the fixed point.
+void IrModel::Solve(const std::vector<Constraint>& constraints) {
+  const uint32_t values = static_cast<uint32_t>(points_to_.size());
+  // A memory copy gets a node of its own between the leaves it reads and those it writes, so
+  // that it costs edges in the sum of the two, not their product.
+  std::vector<uint32_t> copy_node(constraints.size(), 0);
+  uint32_t nodes = values + static_cast<uint32_t>(leaves_.size());
+  for (uint32_t i = 0; i < constraints.size(); ++i) {
+    if (constraints[i].kind == Constraint::Kind::kCopyContents) copy_node[i] = nodes++;
+  }
+  std::vector<PointsTo> pts(nodes);
+  for (uint32_t v = 0; v < values; ++v) pts[v] = std::move(points_to_[v]);
+  for (uint32_t l = 0; l < leaves_.size(); ++l) pts[values + l] = std::move(contents_[l]);
+
+  struct Edge {
+    uint32_t dst;
+    int64_t shift;
+    bool unknown;
+  };
+  std::vector<std::vector<Edge>> edges(nodes);
+  absl::flat_hash_set<std::tuple<uint32_t, uint32_t, int64_t, bool>> edge_set;
+  // The load, store and memory-copy constraints that go through each value.
+  std::vector<std::vector<uint32_t>> through(nodes);
+  for (uint32_t i = 0; i < constraints.size(); ++i) {
+    const Constraint& c = constraints[i];
+    switch (c.kind) {
+      case Constraint::Kind::kCopy:
+        if (edge_set.emplace(c.src, c.dst, c.shift, c.unknown).second) {
+          edges[c.src].push_back({c.dst, c.shift, c.unknown});
+        }
+        break;
+      case Constraint::Kind::kLoad:
+        through[c.src].push_back(i);
+        break;
+      case Constraint::Kind::kStore:
+        through[c.dst].push_back(i);
+        break;
+      case Constraint::Kind::kCopyContents:
+        through[c.src].push_back(i);
+        if (c.dst != c.src) through[c.dst].push_back(i);
+        break;
+    }
+  }
+
+  // Nodes on a cycle of plain copies end up with the same set: each such cycle is collapsed
+  // into one node (its representative), found again whenever the edges have grown by half.
+  std::vector<uint32_t> rep(nodes);
+  for (uint32_t n = 0; n < nodes; ++n) rep[n] = n;
+  const auto find = [&rep](uint32_t n) {
+    while (rep[n] != n) n = rep[n] = rep[rep[n]];
+    return n;
+  };
+  std::vector<std::vector<Pointee>> pending(nodes);
+  std::vector<uint32_t> worklist;
+  std::vector<bool> queued(nodes, false);
+  const auto enqueue = [&](uint32_t node) {
+    if (!queued[node]) {
+      queued[node] = true;
+      worklist.push_back(node);
+    }
+  };
+  const auto add = [&](uint32_t node, Pointee pointee) {
+    node = find(node);
+    if (!pts[node].insert(pointee).second) return;
+    pending[node].push_back(pointee);
+    enqueue(node);
+  };
+  const auto moved = [&](Pointee pointee, const Edge& e) -> Pointee {
+    if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
+      return Pack(ObjectOf(pointee), kUnknownOffset);
+    }
+    const int64_t offset = int64_t{OffsetOf(pointee)} + e.shift;
+    return Normalize(Pack(ObjectOf(pointee),
+                          offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset)));
+  };
+  std::vector<Pointee> scratch;
+  size_t edge_count = edge_set.size();
+  // A new plain edge passes on everything its source holds now; later arrivals follow it.
+  const auto add_edge = [&](uint32_t src, uint32_t dst) {
+    src = find(src);
+    dst = find(dst);
+    if (src == dst || !edge_set.emplace(src, dst, 0, false).second) return;
+    edges[src].push_back({dst, 0, false});
+    ++edge_count;
+    scratch.assign(pts[src].begin(), pts[src].end());
+    for (Pointee p : scratch) add(dst, p);
+  };
+  // Tarjan's algorithm over the representatives and their plain edges; every component of
+  // several nodes becomes one, which then passes its whole set on once more.
+  std::vector<uint32_t> order, low, stack, members;
+  std::vector<bool> on_stack;
+  std::vector<std::pair<uint32_t, size_t>> frames;
+  const auto collapse = [&] {
+    constexpr uint32_t kUnvisited = ~uint32_t{0};
+    order.assign(nodes, kUnvisited);
+    low.assign(nodes, 0);
+    on_stack.assign(nodes, false);
+    uint32_t visited = 0;
+    for (uint32_t root = 0; root < nodes; ++root) {
+      if (find(root) != root || order[root] != kUnvisited) continue;
+      order[root] = low[root] = visited++;
+      stack.push_back(root);
+      on_stack[root] = true;
+      frames.emplace_back(root, 0);
+      while (!frames.empty()) {
+        const uint32_t n = frames.back().first;
+        if (frames.back().second < edges[n].size()) {
+          const Edge& e = edges[n][frames.back().second++];
+          if (e.shift != 0 || e.unknown) continue;
+          const uint32_t d = find(e.dst);
+          if (order[d] == kUnvisited) {
+            order[d] = low[d] = visited++;
+            stack.push_back(d);
+            on_stack[d] = true;
+            frames.emplace_back(d, 0);
+          } else if (on_stack[d]) {
+            low[n] = std::min(low[n], order[d]);
+          }
+          continue;
+        }
+        frames.pop_back();
+        if (!frames.empty()) {
+          low[frames.back().first] = std::min(low[frames.back().first], low[n]);
+        }
+        if (low[n] != order[n]) continue;
+        members.clear();
+        uint32_t m;
+        do {
+          m = stack.back();
+          stack.pop_back();
+          on_stack[m] = false;
+          members.push_back(m);
+        } while (m != n);
+        if (members.size() == 1) continue;
+        for (uint32_t other : members) {
+          if (other == n) continue;
+          rep[other] = n;
+          pts[n].insert(pts[other].begin(), pts[other].end());
+          PointsTo().swap(pts[other]);
+          edges[n].insert(edges[n].end(), edges[other].begin(), edges[other].end());
+          std::vector<Edge>().swap(edges[other]);
+          through[n].insert(through[n].end(), through[other].begin(), through[other].end());
+          std::vector<uint32_t>().swap(through[other]);
+          std::vector<Pointee>().swap(pending[other]);
+        }
+        pending[n].assign(pts[n].begin(), pts[n].end());
+        enqueue(n);
+      }
+    }
+  };
+  for (uint32_t n = 0; n < nodes; ++n) {
+    if (pts[n].empty()) continue;
+    pending[n].assign(pts[n].begin(), pts[n].end());
+    enqueue(n);
+  }
+  collapse();
+  size_t edges_at_collapse = edge_count;
+
+  std::vector<Pointee> delta;
+  while (!worklist.empty()) {
+    const uint32_t n = worklist.back();
+    worklist.pop_back();
+    queued[n] = false;
+    if (find(n) != n) continue;  // collapsed into another node, which was queued
+    delta.swap(pending[n]);
+    pending[n].clear();
+    for (size_t e = 0; e < edges[n].size(); ++e) {
+      const Edge edge = edges[n][e];
+      if (edge.shift == 0 && !edge.unknown && find(edge.dst) == n) continue;
+      for (Pointee p : delta) add(edge.dst, moved(p, edge));
+    }
+    for (size_t t = 0; t < through[n].size(); ++t) {
+      const uint32_t i = through[n][t];
+      const Constraint& c = constraints[i];
+      for (Pointee p : delta) {
+        const std::vector<uint32_t> leaves =
+            LeavesOf(p, c.kind == Constraint::Kind::kCopyContents ? kToEnd : c.size);
+        for (uint32_t leaf : leaves) {
+          switch (c.kind) {
+            case Constraint::Kind::kLoad:
+              add_edge(values + leaf, c.dst);
+              break;
+            case Constraint::Kind::kStore:
+              add_edge(c.src, values + leaf);
+              break;
+            case Constraint::Kind::kCopyContents:
+              // Every source leaf's contents reach every destination leaf, through the copy.
+              if (find(c.src) == n) add_edge(values + leaf, copy_node[i]);
+              if (find(c.dst) == n) add_edge(copy_node[i], values + leaf);
+              break;
+            case Constraint::Kind::kCopy:
+              break;
+          }
+        }
+      }
+    }
+    delta.clear();
+    if (edge_count - edges_at_collapse > std::max<size_t>(4096, edges_at_collapse / 2)) {
+      collapse();
+      edges_at_collapse = edge_count;
+    }
+  }
+  for (uint32_t v = 0; v < values; ++v) points_to_[v] = pts[find(v)];
+  contents_.clear();
+}
+
+IrModel::Pointee IrModel::Normalize(Pointee pointee) const {
+  const uint32_t offset = OffsetOf(pointee);
+  if (offset == kUnknownOffset) return pointee;
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  const auto begin = leaves_.begin() + object.first_leaf;
+  const auto end = begin + object.leaf_count;
+  // The last leaf starting at or before the offset (leaves are in offset order).
+  auto it = std::upper_bound(begin, end, uint64_t{offset},
+                             [](uint64_t o, const Leaf& leaf) { return o < leaf.offset; });
+  if (it != begin) {
+    const Leaf& leaf = *(it - 1);
+    if (leaf.size == kToEnd || offset < leaf.offset + leaf.size) {
+      // Inside an array every element is the one location: its start stands for all of them.
+      return leaf.array ? Pack(ObjectOf(pointee), leaf.offset) : pointee;
+    }
+  }
+  return Pack(ObjectOf(pointee), kUnknownOffset);
+}
+
+void IrModel::DirectAccesses(const llvm::Instruction& instruction,
+                             std::vector<std::pair<const llvm::Value*, uint64_t>>* out) const {
+  auto size_of = [&](llvm::Type* type) -> uint64_t {
+    return type->isSized() ? layout_.getTypeStoreSize(type).getFixedSize() : kToEnd;
+  };
+  if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
+    out->emplace_back(load->getPointerOperand(), size_of(load->getType()));
+  } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
+    out->emplace_back(store->getPointerOperand(), size_of(store->getValueOperand()->getType()));
+  } else if (const auto* rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(&instruction)) {
+    out->emplace_back(rmw->getPointerOperand(), kToEnd);
+  } else if (const auto* xchg = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&instruction)) {
+    out->emplace_back(xchg->getPointerOperand(), kToEnd);
+  } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction)) {
+    if (!Callees(*call).empty() || llvm::isa<llvm::DbgInfoIntrinsic>(call)) return;
+    for (unsigned a = 0; a < call->arg_size(); ++a) {
+      if (call->getArgOperand(a)->getType()->isPointerTy()) {
+        out->emplace_back(call->getArgOperand(a), kToEnd);
+      }
+    }
+  }
+}
+
+}  // namespace sluice::analyzer
