@@ -1,6 +1,7 @@
-// What a caller needs of the general-purpose catalog kernels (fill, iota, copy_range, atomic_add, exclusive
-// scan, ordered stream compaction, radix sort): each kernel's id (name and behaviour version) and
-// what it does. The bodies are in kernels/bodies/basic.h, which only the launchers include.
+// What a caller needs of the general-purpose catalog kernels (fill, iota, copy_range,
+// atomic_add, exclusive scan, ordered stream compaction, radix sort): each kernel's id (name and
+// behaviour version) and what it does. The bodies are in kernels/bodies/basic.h, which only the
+// launchers and the catalog's sources include.
 #ifndef SLUICE_KERNELS_BASIC_H_
 #define SLUICE_KERNELS_BASIC_H_
 

@@ -1,5 +1,6 @@
 // What a caller needs of the BFS step kernels: the layout of their `state` binding, and each
-// kernel's id (name and behaviour version) and what it does. The bodies are in kernels/bodies/bfs.h, which only the launchers include.
+// kernel's id (name and behaviour version) and what it does. The bodies are in
+// kernels/bodies/bfs.h, which only the launchers and the catalog's sources include.
 #ifndef SLUICE_KERNELS_BFS_H_
 #define SLUICE_KERNELS_BFS_H_
 
