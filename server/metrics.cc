@@ -5,15 +5,12 @@
 #include "absl/status/status.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
+#include "server/ops/op_table.h"
 
 namespace sluice {
 namespace {
 
 using Op = v1::SessionRequest::OpCase;
-
-// Operations, by KindIndex.
-constexpr Op kOps[] = {Op::OP_NOT_SET, Op::kOpen, Op::kAllocate, Op::kUpload, Op::kRead,
-                       Op::kFree,      Op::kExecute, Op::kPing,  Op::kCancel};
 
 // From 50 us (a ping's, a small read's queue wait) by fourfold steps to 3.5 minutes (a long
 // window; a request's own limit is --max_request_seconds).
@@ -31,35 +28,11 @@ prometheus::Counter& Single(prometheus::Registry& registry, const std::string& n
 }  // namespace
 
 std::string_view Metrics::KindName(Op op) {
-  switch (op) {
-    case Op::kOpen:
-      return "open";
-    case Op::kAllocate:
-      return "allocate";
-    case Op::kUpload:
-      return "upload";
-    case Op::kRead:
-      return "read";
-    case Op::kFree:
-      return "free";
-    case Op::kExecute:
-      return "execute";
-    case Op::kPing:
-      return "ping";
-    case Op::kCancel:
-      return "cancel";
-    case Op::OP_NOT_SET:
-      break;
-  }
-  return "none";
+  const OpSpec* spec = FindOp(op);
+  return spec != nullptr ? spec->name : "none";
 }
 
-int Metrics::KindIndex(Op op) {
-  for (int i = 0; i < kKinds; ++i) {
-    if (kOps[i] == op) return i;
-  }
-  return 0;
-}
+size_t Metrics::KindIndex(Op op) { return OpIndex(op); }  // kOpCount: none
 
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
@@ -87,16 +60,19 @@ Metrics::Metrics()
                   .Name("sluice_request_seconds")
                   .Help("How long a request ran (device work and transfers), by operation")
                   .Register(*registry_);
-  for (int i = 0; i < kKinds; ++i) {
-    const std::string kind(KindName(kOps[i]));
-    queued_[i] = &queued.Add({{"kind", kind}}, Buckets());
-    ran_[i] = &ran.Add({{"kind", kind}}, Buckets());
+  const size_t kinds = kOpCount + 1;
+  request_counters_ =
+      std::make_unique<std::array<std::atomic<prometheus::Counter*>, kCodes>[]>(kinds);
+  for (size_t i = 0; i < kinds; ++i) {
+    const std::string kind(i < kOpCount ? kOpTable[i].name : "none");
+    queued_.push_back(&queued.Add({{"kind", kind}}, Buckets()));
+    ran_.push_back(&ran.Add({{"kind", kind}}, Buckets()));
   }
 }
 
 void Metrics::RequestDone(Op op, absl::StatusCode code, absl::Duration queued,
                           absl::Duration ran) {
-  const int kind = KindIndex(op);
+  const size_t kind = KindIndex(op);
   const int code_index = static_cast<int>(code);
   if (code_index >= 0 && code_index < kCodes) {
     std::atomic<prometheus::Counter*>& slot = request_counters_[kind][code_index];

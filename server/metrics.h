@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -44,13 +45,13 @@ class Metrics {
   // The metrics' registry, for an exposer.
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
-  // The name of an operation as the `kind` label says it: "open", "upload", ...
+  // The name of an operation as the `kind` label says it: its name in the table of operations
+  // (server/ops/op_table.h), "open", "upload", ...; "none" for a request that carried none.
   static std::string_view KindName(v1::SessionRequest::OpCase op);
 
  private:
-  // Operations by OpCase value: OP_NOT_SET (0) and kOpen (1) through kPing.
-  static constexpr int kKinds = 9;
-  static int KindIndex(v1::SessionRequest::OpCase op);
+  // A kind for each row of the table of operations, and one for "none".
+  static size_t KindIndex(v1::SessionRequest::OpCase op);
 
   // The canonical status codes, 0 (OK) to 16 (UNAUTHENTICATED).
   static constexpr int kCodes = 17;
@@ -59,9 +60,10 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& requests_;
   // requests_'s series by kind and code, added to the family the first time each is seen (a
   // series appears once it counts), then counted without the family's lock.
-  std::array<std::array<std::atomic<prometheus::Counter*>, kCodes>, kKinds> request_counters_{};
-  std::array<prometheus::Histogram*, kKinds> queued_{};
-  std::array<prometheus::Histogram*, kKinds> ran_{};
+  // By KindIndex.
+  std::unique_ptr<std::array<std::atomic<prometheus::Counter*>, kCodes>[]> request_counters_;
+  std::vector<prometheus::Histogram*> queued_;
+  std::vector<prometheus::Histogram*> ran_;
   prometheus::Counter& received_;
   prometheus::Counter& sent_;
   prometheus::Counter& steps_;

@@ -1,0 +1,50 @@
+// Execute: kernel steps (a prefix, then a group repeated), then reads behind them, all behind
+// one fence; it stops at its next step, iteration or chunk when cancelled, when its stream
+// goes, or at the daemon's --max_request_seconds.
+#include "proto/codec.h"
+#include "server/metrics.h"
+#include "server/ops/handlers.h"
+#include "server/ops/read.h"
+
+namespace sluice {
+namespace {
+
+void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request,
+             const std::atomic<bool>* cancelled, Responses* out) {
+  if (absl::Status open = state.RequireOpen(); !open.ok()) {
+    return SessionState::Reply(id, open, out);
+  }
+  const uint64_t seconds = state.limits.max_request_seconds;
+  const Interrupt interrupt(&state.stream_cancelled, cancelled,
+                            seconds == 0 ? absl::InfiniteFuture()
+                                         : absl::Now() + absl::Seconds(seconds));
+  const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
+  const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
+  const std::vector<RangeRef> reads = RangesFromProto(request.reads());
+  bool ran = false;
+  ReadInto(
+      state, id, reads,
+      [&](ReadSink sink) {
+        absl::Status status = state.ticket->session().Execute(
+            prefix, repeated, request.repeat_count(), reads, sink, interrupt);
+        ran = status.ok();
+        return status;
+      },
+      out);
+  if (!ran) return;
+  const uint64_t steps = prefix.size() + uint64_t{request.repeat_count()} * repeated.size();
+  ++state.stats.executes;
+  state.stats.steps += steps;
+  if (state.metrics != nullptr) state.metrics->Executed(steps, request.repeat_count());
+}
+
+}  // namespace
+
+void AcceptExecute(SessionState& state, v1::SessionRequest& request, Job& job) {
+  job.run = [&state, id = job.id, execute = std::move(*request.mutable_execute()),
+             cancelled = job.cancelled.get()](Responses* out) {
+    Execute(state, id, execute, cancelled, out);
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,209 @@
+// Read: the bytes of ranges of the session's buffers, in chunked data replies, in a span of
+// the client's shared memory, or streamed a window at a time when large.
+#include "server/ops/read.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "proto/codec.h"
+#include "server/ops/handlers.h"
+
+namespace sluice {
+namespace {
+
+// Lands the bytes `reads` name, in order, which are those from `base` (a multiple of the chunk
+// size) of a read of `total` bytes, in data replies appended to `out`: made at the sink's first
+// call, once `prepare` says yes (false: the sink fails, so `run` reads nothing). `run` reads
+// through the sink it is given.
+absl::Status LandReads(const SessionState& state, uint64_t id, absl::Span<const RangeRef> reads,
+                       uint64_t base, uint64_t total, absl::FunctionRef<bool()> prepare,
+                       absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
+  const uint64_t chunk = state.chunk_size.load();
+  std::vector<uint64_t> starts;  // where each read begins, from `base`
+  starts.reserve(reads.size());
+  uint64_t length = 0;
+  for (const RangeRef& r : reads) {
+    starts.push_back(length);
+    length += r.length;
+  }
+  // The replies are made at the sink's first call, and the device copies straight into their
+  // data: no staging copy.
+  std::vector<std::string*> data;
+  return run([&](size_t i, uint64_t offset, uint64_t piece) {
+    if (piece == 0) return absl::Span<uint8_t>();
+    if (data.empty()) {
+      if (!prepare()) return absl::Span<uint8_t>();  // the session stops, running nothing
+      const uint64_t count = (length + chunk - 1) / chunk;
+      out->reserve(out->size() + count);
+      for (uint64_t c = 0; c < count; ++c) {
+        v1::SessionResponse& response = out->emplace_back();
+        response.set_id(id);
+        v1::DataChunk& chunk_data = *response.mutable_data();
+        chunk_data.set_offset(base + c * chunk);
+        chunk_data.set_total(total);
+        chunk_data.mutable_data()->resize(std::min(chunk, length - c * chunk));
+        data.push_back(chunk_data.mutable_data());
+      }
+    }
+    const uint64_t at = starts[i] + offset;
+    std::string& bytes = *data[at / chunk];
+    const uint64_t within = at % chunk;
+    return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(bytes.data()) + within,
+                               std::min<uint64_t>(piece, bytes.size() - within));
+  });
+}
+
+// A read into the client's shared memory: one final reply, no data in it.
+void ReadShared(SessionState& state, uint64_t id, const v1::SharedSpan& span,
+                absl::Span<const RangeRef> reads, uint64_t total, Responses* out) {
+  std::shared_ptr<SharedRegion> region;
+  absl::StatusOr<absl::Span<uint8_t>> into = state.SharedSpanOf(span, total, &region);
+  if (!into.ok()) return SessionState::Reply(id, into.status(), out);
+  std::vector<uint64_t> starts;  // where each read lands in the span
+  uint64_t at = 0;
+  for (const RangeRef& r : reads) {
+    starts.push_back(at);
+    at += r.length;
+  }
+  const absl::Status status =
+      state.ticket->session().Read(reads, [&](size_t i, uint64_t offset, uint64_t length) {
+        return into->subspan(starts[i] + offset, length);
+      });
+  if (status.ok()) state.stats.bytes_down += total;
+  SessionState::Reply(id, status, out);
+}
+
+void Read(SessionState& state, uint64_t id, const v1::ReadRequest& request, Responses* out) {
+  if (absl::Status open = state.RequireOpen(); !open.ok()) {
+    return SessionState::Reply(id, open, out);
+  }
+  std::vector<RangeRef> reads = RangesFromProto(request.ranges());
+  const uint64_t total = TotalLength(reads);
+  if (request.has_shared()) return ReadShared(state, id, request.shared(), reads, total, out);
+  if (total > StreamWindow(state)) {
+    return StreamedRead::Start(state, id, std::move(reads), total, out);
+  }
+  ReadInto(
+      state, id, reads,
+      [&](ReadSink sink) { return state.ticket->session().Read(reads, sink); }, out);
+}
+
+}  // namespace
+
+uint64_t StreamWindow(const SessionState& state) {
+  const uint64_t chunk = state.chunk_size.load();
+  return std::max<uint64_t>(1, kStreamWindow / chunk) * chunk;
+}
+
+void ReadInto(SessionState& state, uint64_t id, absl::Span<const RangeRef> reads,
+              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
+  // The sink only runs once the session has validated every read, so the total is real.
+  const uint64_t total = TotalLength(reads);
+  const uint64_t chunk = state.chunk_size.load();
+  // The replies' memory is reserved at the sink's first call, after validation (so a bad read
+  // gets its own code) and before anything runs (so a refusal changes nothing); serializing
+  // holds one chunk more. Small reads reserve nothing: polls of a few state words never fail
+  // for want of memory that large transfers hold (the session's flow control bounds them).
+  const size_t first = out->size();
+  absl::Status refused;
+  const absl::Status status = LandReads(
+      state, id, reads, 0, total,
+      [&] {
+        if (total <= kCheapBytes) return true;
+        absl::StatusOr<TransferBudget::Hold> hold =
+            state.Transfers().Reserve(total + std::min(total, chunk), "a read");
+        if (!hold.ok()) {
+          refused = hold.status();
+          return false;
+        }
+        state.read_hold = *std::move(hold);
+        return true;
+      },
+      run, out);
+  if (!status.ok()) {
+    out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
+    state.read_hold.Release();
+    return SessionState::Reply(id, refused.ok() ? status : refused, out);
+  }
+  state.stats.bytes_down += total;
+  if (out->size() == first) {  // nothing to read: one empty chunk
+    v1::SessionResponse& response = out->emplace_back();
+    response.set_id(id);
+    response.mutable_data()->set_total(0);
+  }
+  out->back().set_last(true);
+  out->back().mutable_status();
+}
+
+std::vector<RangeRef> StreamedRead::Take(uint64_t length) {
+  std::vector<RangeRef> pieces;
+  while (length > 0 && read_ < reads_.size()) {
+    const RangeRef& r = reads_[read_];
+    const uint64_t n = std::min(length, r.length - within_);
+    if (n > 0) pieces.push_back(RangeRef{r.handle, r.offset + within_, n});
+    length -= n;
+    next_ += n;
+    within_ += n;
+    if (within_ == r.length) {
+      ++read_;
+      within_ = 0;
+    }
+  }
+  return pieces;
+}
+
+void StreamedRead::Start(SessionState& state, uint64_t id, std::vector<RangeRef> reads,
+                         uint64_t total, Responses* out) {
+  // All of it is checked first, so a bad read gets its own code and nothing is sent.
+  if (absl::Status valid = state.ticket->session().CheckReads(reads); !valid.ok()) {
+    return SessionState::Reply(id, valid, out);
+  }
+  const uint64_t window = StreamWindow(state);
+  absl::StatusOr<TransferBudget::Hold> hold = state.Transfers().Reserve(
+      std::min(total, 2 * window) + state.chunk_size.load(), "a read");
+  if (!hold.ok()) return SessionState::Reply(id, hold.status(), out);
+  auto read = std::make_unique<StreamedRead>();
+  read->id_ = id;
+  read->reads_ = std::move(reads);
+  read->total_ = total;
+  read->window_ = window;
+  read->hold_ = *std::move(hold);
+  state.streamed = std::move(read);
+  state.stats.bytes_down += total;
+  Continue(state, out);
+}
+
+void StreamedRead::Continue(SessionState& state, Responses* out) {
+  StreamedRead& s = *state.streamed;
+  const uint64_t base = s.next_;
+  const std::vector<RangeRef> pieces = s.Take(std::min(s.window_, s.total_ - s.next_));
+  const size_t first = out->size();
+  const absl::Status status = LandReads(
+      state, s.id_, pieces, base, s.total_, [] { return true; },
+      [&](ReadSink sink) { return state.ticket->session().Read(pieces, sink); }, out);
+  if (!status.ok()) {
+    // Checked when it began and nothing ran since, so only the device can fail it now.
+    out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
+    state.stats.bytes_down -= s.total_ - base;
+    ++state.stats.errors;
+    SessionState::Reply(s.id_, status, out);
+  } else if (s.next_ < s.total_) {
+    return;
+  } else {
+    out->back().set_last(true);
+    out->back().mutable_status();
+  }
+  state.read_hold = std::move(s.hold_);
+  state.streamed.reset();
+}
+
+void AcceptRead(SessionState& state, v1::SessionRequest& request, Job& job) {
+  job.cheap = TotalLength(RangesFromProto(request.read().ranges())) <= kCheapBytes &&
+              static_cast<uint64_t>(request.read().ranges_size()) <= state.limits.max_ranges;
+  job.run = [&state, id = job.id, read = std::move(*request.mutable_read())](Responses* out) {
+    Read(state, id, read, out);
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,62 @@
+// How reads reach the client: the bytes of a list of ranges land in chunked data replies, the
+// device copying straight into the replies' data. A read of more than a window streams: the
+// daemon holds two windows of it, not all of it, and sends while it copies. Used by Read and by
+// Execute's reads behind its steps.
+#ifndef SLUICE_SERVER_OPS_READ_H_
+#define SLUICE_SERVER_OPS_READ_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "engine/session.h"
+#include "server/ops/session_state.h"
+
+namespace sluice {
+
+// A read of more than a window (kStreamWindow, rounded to whole chunks) streams: its job checks
+// all of it and makes its first window of replies, and while the session's `streamed` read is
+// set the transport asks for each next window once it has sent most of the last one. Requests
+// run in order, so nothing else runs on the session meanwhile and every window reads what the
+// first would have. An error after the first window ends the read with a final reply saying
+// so (its earlier data replies are sent already).
+inline constexpr uint64_t kStreamWindow = uint64_t{8} << 20;
+
+// kStreamWindow in whole chunks of the session (one at least).
+uint64_t StreamWindow(const SessionState& state);
+
+// Reads `reads`, through the sink `run` is given (after the steps `run` runs, when executing),
+// into chunked data replies of request `id`, the last one final; or one final reply with the
+// error. The replies' memory is reserved (state.read_hold) unless they are small.
+void ReadInto(SessionState& state, uint64_t id, absl::Span<const RangeRef> reads,
+              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
+
+class StreamedRead {
+ public:
+  // Starts a read of `total` bytes that streams, as the session's `streamed` read, making its
+  // first window of replies; or replies why it cannot.
+  static void Start(SessionState& state, uint64_t id, std::vector<RangeRef> reads,
+                    uint64_t total, Responses* out);
+  // Makes the next window of replies of the session's streamed read; once its last reply is
+  // made, the read ends (state.streamed is reset and its reservation is in state.read_hold).
+  static void Continue(SessionState& state, Responses* out);
+
+ private:
+  // The pieces of the reads that hold the next `length` bytes; advances past them.
+  std::vector<RangeRef> Take(uint64_t length);
+
+  uint64_t id_ = 0;
+  std::vector<RangeRef> reads_;
+  uint64_t total_ = 0;
+  uint64_t window_ = 0;
+  uint64_t next_ = 0;     // the first byte of the concatenation not read yet
+  size_t read_ = 0;       // the read it lies in...
+  uint64_t within_ = 0;   // ...and where in that read
+  TransferBudget::Hold hold_;  // two windows and a chunk
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVER_OPS_READ_H_

@@ -1,0 +1,192 @@
+// Upload: ranges of the session's buffers written from the data of one or more messages, or
+// from a span of the client's shared memory.
+#include "server/ops/upload.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "proto/codec.h"
+#include "server/ops/op_table.h"
+
+namespace sluice {
+
+bool UploadAssembly::Take(v1::SessionRequest& request, std::vector<Job>* jobs) {
+  const bool is_upload = request.op_case() == v1::SessionRequest::kUpload;
+  if (is_upload && discarding_ == request.id() && request.upload().ranges_size() == 0 &&
+      !(upload_.has_value() && upload_->id == request.id())) {
+    // A later message of an upload that was already answered.
+    if (request.upload().last()) discarding_.reset();
+    return true;
+  }
+  if (upload_.has_value() && !(is_upload && request.id() == upload_->id)) {
+    End(absl::InvalidArgumentError(
+            absl::StrFormat("upload %d was interrupted by request %d before its last chunk",
+                            upload_->id, request.id())),
+        jobs, /*more_may_follow=*/true);
+  }
+  if (!is_upload) return false;
+  Accept(request, jobs);
+  return true;
+}
+
+void UploadAssembly::EndOfInput(std::vector<Job>* jobs) {
+  if (upload_.has_value()) {
+    End(absl::InvalidArgumentError(absl::StrFormat(
+            "upload %d: the stream ended before its last chunk", upload_->id)),
+        jobs, /*more_may_follow=*/false);
+  }
+  discarding_.reset();
+}
+
+absl::Status UploadAssembly::CheckFirstMessage(const v1::UploadRequest& first, Pending& up) {
+  // Checked here, not only when the job runs, so that no data is held for a doomed upload.
+  SessionState& state = *state_;
+  if (!state.open_seen || state.open_refused.load()) return SessionState::NotOpenError();
+  if (static_cast<uint64_t>(first.ranges_size()) > state.limits.max_ranges) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d ranges in one upload; the limit is %d", first.ranges_size(),
+                        state.limits.max_ranges));
+  }
+  up.ranges = RangesFromProto(first.ranges());
+  up.expected = TotalLength(up.ranges);
+  if (up.expected > state.limits.max_request_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("an upload of %d bytes exceeds the per-request limit of %d bytes",
+                        up.expected, state.limits.max_request_bytes));
+  }
+  if (Session* session = state.session.load(); session != nullptr && !state.resuming) {
+    RETURN_IF_ERROR(session->CheckUploadRanges(
+        up.ranges, [&state](uint64_t handle) { return state.QueuedSize(handle); }));
+  }
+  if (up.expected > kCheapBytes) {
+    // The data is reserved as it arrives.
+    ASSIGN_OR_RETURN(up.hold, state.Transfers().Reserve(0, "an upload"));
+  }
+  return absl::OkStatus();
+}
+
+void UploadAssembly::Accept(v1::SessionRequest& request, std::vector<Job>* jobs) {
+  v1::UploadRequest& chunk = *request.mutable_upload();
+  const bool last = chunk.last();
+  if (!upload_.has_value()) {
+    if (discarding_ == request.id()) discarding_.reset();  // a new upload with this id
+    upload_ = Pending{.id = request.id()};
+    if (absl::Status refused = CheckFirstMessage(chunk, *upload_); !refused.ok()) {
+      return End(std::move(refused), jobs, /*more_may_follow=*/!last);
+    }
+  } else if (chunk.ranges_size() > 0) {
+    return End(
+        absl::InvalidArgumentError("ranges may only appear in the first message of an upload"),
+        jobs, !last);
+  }
+  Pending& up = *upload_;
+  if (chunk.has_shared()) {
+    // All of it is in the client's shared memory: one message, nothing held here.
+    if (!last || !chunk.data().empty() || up.received > 0) {
+      return End(absl::InvalidArgumentError(
+                     "an upload from shared memory is one message, with no data"),
+                 jobs, !last);
+    }
+    if (chunk.shared().length() != up.expected) {
+      return End(absl::InvalidArgumentError(
+                     absl::StrFormat("the shared span holds %d bytes; the ranges hold %d",
+                                     chunk.shared().length(), up.expected)),
+                 jobs, false);
+    }
+    up.shared = chunk.shared();
+    up.received = up.expected;
+    up.hold.Release();
+    return End(absl::OkStatus(), jobs, /*more_may_follow=*/false);
+  }
+  const uint64_t n = chunk.data().size();
+  const uint32_t chunk_limit = state_->chunk_size.load();
+  if (n > chunk_limit) {
+    return End(absl::InvalidArgumentError(absl::StrFormat(
+                   "a chunk of %d bytes exceeds the negotiated chunk size of %d bytes", n,
+                   chunk_limit)),
+               jobs, !last);
+  }
+  if (n > up.expected - up.received) {
+    return End(absl::InvalidArgumentError(absl::StrFormat(
+                   "upload data exceeds the %d bytes its ranges describe", up.expected)),
+               jobs, !last);
+  }
+  if (n > 0) {
+    if (up.expected > kCheapBytes) {
+      if (absl::Status held = up.hold.Extend(n, "an upload"); !held.ok()) {
+        return End(std::move(held), jobs, !last);
+      }
+    }
+    up.received += n;
+    up.chunks.push_back(std::move(*chunk.mutable_data()));
+  }
+  if (last) End(absl::OkStatus(), jobs, /*more_may_follow=*/false);
+}
+
+void UploadAssembly::End(absl::Status error, std::vector<Job>* jobs, bool more_may_follow) {
+  Pending up = std::move(*upload_);
+  upload_.reset();
+  if (error.ok() && up.received != up.expected) {
+    error = absl::InvalidArgumentError(absl::StrFormat(
+        "upload ended after %d of the %d bytes its ranges describe", up.received, up.expected));
+  }
+  if (!error.ok()) {
+    // Nothing of it will be written: its data and reservation go now, its reply is queued
+    // now, and its later messages are dropped as they come.
+    if (more_may_follow) discarding_ = up.id;
+    jobs->push_back(RefusalJob(up.id, v1::SessionRequest::kUpload, std::move(error)));
+    return;
+  }
+  Job job = NewJob(*state_, *FindOp(v1::SessionRequest::kUpload), up.id);
+  job.cheap = up.expected <= kCheapBytes;
+  job.staged = up.shared.has_value() ? 0 : up.received;  // shared memory is the client's
+  job.run = [state = state_, up = std::move(up)](Responses* out) { Write(*state, up, out); };
+  jobs->push_back(std::move(job));
+}
+
+void UploadAssembly::Write(SessionState& state, const Pending& upload, Responses* out) {
+  if (absl::Status open = state.RequireOpen(); !open.ok()) {
+    return SessionState::Reply(upload.id, open, out);
+  }
+  Session& session = state.ticket->session();
+  absl::Status status;
+  if (upload.shared.has_value()) {
+    // The region stays mapped while this runs, even if its client attaches another meanwhile.
+    std::shared_ptr<SharedRegion> region;
+    absl::StatusOr<absl::Span<uint8_t>> data =
+        state.SharedSpanOf(*upload.shared, upload.expected, &region);
+    if (!data.ok()) return SessionState::Reply(upload.id, data.status(), out);
+    uint64_t at = 0;
+    status = session.Write(upload.ranges,
+                           [&](size_t, uint64_t, uint64_t length) -> absl::Span<const uint8_t> {
+                             const absl::Span<const uint8_t> piece = data->subspan(at, length);
+                             at += piece.size();
+                             return piece;
+                           });
+  } else {
+    // The ranges' bytes, concatenated, are the chunks': the session asks for them in order.
+    size_t chunk = 0;
+    uint64_t chunk_offset = 0;
+    status = session.Write(
+        upload.ranges, [&](size_t, uint64_t, uint64_t length) -> absl::Span<const uint8_t> {
+          if (chunk == upload.chunks.size()) return {};
+          const std::string& c = upload.chunks[chunk];
+          const uint64_t n = std::min<uint64_t>(length, c.size() - chunk_offset);
+          const absl::Span<const uint8_t> piece(
+              reinterpret_cast<const uint8_t*>(c.data()) + chunk_offset, n);
+          chunk_offset += n;
+          if (chunk_offset == c.size()) {
+            ++chunk;
+            chunk_offset = 0;
+          }
+          return piece;
+        });
+  }
+  if (status.ok()) state.stats.bytes_up += upload.expected;
+  SessionState::Reply(upload.id, status, out);
+}
+
+}  // namespace sluice
