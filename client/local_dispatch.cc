@@ -1,8 +1,10 @@
 #include "client/local_dispatch.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/interrupt.h"
 #include "base/random.h"
 #include "base/status_macros.h"
 #include "engine/cpu_device.h"
@@ -155,12 +157,27 @@ absl::Status LocalDispatch::Run(absl::Span<const Step> prefix, absl::Span<const 
     reads.push_back(RangeRef{handle, r.offset, r.length});
   }
   absl::Span<const StepRef> all = refs;
-  return session_->Execute(all.subspan(0, prefix.size()), all.subspan(prefix.size()),
-                           repeat_count, reads, [&](size_t i, uint64_t, uint64_t length) {
-                             // Asked once per read, for all of it (the span covers it).
-                             outputs[i]->resize(length);
-                             return absl::MakeSpan(*outputs[i]);
-                           });
+  std::atomic<bool> cancelled{false};
+  {
+    absl::MutexLock lock(&in_flight_mu_);
+    in_flight_.push_back(&cancelled);
+  }
+  const absl::Status status = session_->Execute(
+      all.subspan(0, prefix.size()), all.subspan(prefix.size()), repeat_count, reads,
+      [&](size_t i, uint64_t, uint64_t length) {
+        // Asked once per read, for all of it (the span covers it).
+        outputs[i]->resize(length);
+        return absl::MakeSpan(*outputs[i]);
+      },
+      Interrupt(/*stream=*/nullptr, &cancelled));
+  absl::MutexLock lock(&in_flight_mu_);
+  in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), &cancelled));
+  return status;
+}
+
+void LocalDispatch::Cancel() {
+  absl::MutexLock lock(&in_flight_mu_);
+  for (std::atomic<bool>* flag : in_flight_) flag->store(true);
 }
 
 }  // namespace sluice

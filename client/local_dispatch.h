@@ -5,10 +5,14 @@
 #ifndef SLUICE_CLIENT_LOCAL_DISPATCH_H_
 #define SLUICE_CLIENT_LOCAL_DISPATCH_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "client/resident_dispatch.h"
 #include "engine/device.h"
 #include "engine/session.h"
@@ -55,6 +59,9 @@ class LocalDispatch final : public ResidentDispatch {
       absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
       uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
       absl::Span<std::vector<uint8_t>* const> outputs) override;
+  // Stops the sequences running or waiting to run now (uploads and reads in progress end
+  // normally: they are bounded copies).
+  void Cancel() override;
 
   Device& device() const { return session_->device(); }
   const Session& session() const { return *session_; }
@@ -73,6 +80,9 @@ class LocalDispatch final : public ResidentDispatch {
 
   const uint64_t owner_;  // const after construction: tags every Resource issued here
   const std::unique_ptr<Session> session_;
+  // The cancel flags of the sequences in flight (see Cancel).
+  absl::Mutex in_flight_mu_;
+  std::vector<std::atomic<bool>*> in_flight_ ABSL_GUARDED_BY(in_flight_mu_);
 };
 
 }  // namespace sluice

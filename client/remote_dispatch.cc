@@ -585,4 +585,6 @@ absl::Status RemoteDispatch::Ping(size_t payload_bytes) {
   return stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
 }
 
+void RemoteDispatch::Cancel() { stream_->CancelInFlight(); }
+
 }  // namespace sluice

@@ -160,6 +160,9 @@ class RemoteDispatch final : public ResidentDispatch {
   // Thread-safe.
   absl::StatusOr<absl::Span<uint8_t>> StagingArea(size_t bytes);
 
+  // Sends a CancelRequest for every call waiting for its reply (and every pipelined one, whose
+  // failure the next waiting call reports).
+  void Cancel() override;
   Counters counters() const;
   const Limits& limits() const { return limits_; }
   // Set once the daemon said it drains: the time its work still running is cancelled (the

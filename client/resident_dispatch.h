@@ -186,6 +186,15 @@ class ResidentDispatch {
       absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
       uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
       absl::Span<std::vector<uint8_t>* const> outputs);
+
+  // ---- Beyond the seed's trait ----
+
+  // Cancels the calls in flight at this moment, from any thread (a Ctrl-C handler's, a
+  // watchdog's): each returns Cancelled, a call that has not started yet without running, a
+  // running sequence at its next step, iteration or (on the CPU device) chunk of a pass; what
+  // ran stays, nothing is read. Calls made afterwards run normally. The default cancels
+  // nothing: its calls run to their end.
+  virtual void Cancel() {}
 };
 
 // Checks the shape shared by every ranged-read call: as many outputs as ranges, none null, no

@@ -145,7 +145,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
   absl::StatusOr<SolveOutcome> solved = SolveWithFlags(problem, "sluice analyze");
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice analyze: %s\n", solved.status().ToString().c_str());
-    return kExitFailed;
+    return ExitCodeOf(solved.status());
   }
   const std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
   const std::string stats_json =

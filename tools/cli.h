@@ -42,9 +42,14 @@ std::string HumanBytes(uint64_t bytes);
 // bad usage, what a bad flag exits with too.
 inline constexpr int kExitUsage = kExitUsageError;
 
+// The exit code of a solve that failed with `status`: kExitInterrupted when a signal cancelled
+// it (see CancelOnSignal), else kExitFailed.
+int ExitCodeOf(const absl::Status& status);
+
 // Solves `problem` with the solver --solver names (the resident one on the dispatcher of
 // OpenDispatch, reporting progress on stderr after two seconds, or the reference solver),
-// with its figures as text lines and as one JSON object.
+// with its figures as text lines and as one JSON object. SIGINT or SIGTERM during the solve
+// cancels it: Cancelled, saying so.
 struct SolveOutcome {
   ifds::Solution solution;
   uint64_t path_edges = 0;

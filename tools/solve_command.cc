@@ -13,6 +13,7 @@
 #include "ifds/output.h"
 #include "ifds/reference_solver.h"
 #include "ifds/resident_solver.h"
+#include "tools/cancel_on_signal.h"
 #include "tools/cli.h"
 
 ABSL_DECLARE_FLAG(std::string, out);
@@ -73,8 +74,18 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                  static_cast<unsigned long long>(p.path_edges), absl::ToDoubleSeconds(now - start));
   };
   ifds::ResidentStats stats;
-  absl::StatusOr<ifds::Solution> solved =
-      ifds::SolveResident(*opened->dispatch, problem, options, &stats);
+  absl::StatusOr<ifds::Solution> solved;
+  {
+    // Ctrl-C cancels the window running and ends the solve; the session closes as `opened`
+    // goes, on the way out.
+    const CancelOnSignal on_signal(opened->dispatch.get());
+    solved = ifds::SolveResident(*opened->dispatch, problem, options, &stats);
+    if (on_signal.interrupted()) {
+      return absl::CancelledError(absl::StrFormat(
+          "interrupted after %.1fs: the window running was cancelled and the session closed",
+          absl::ToDoubleSeconds(absl::Now() - start)));
+    }
+  }
   if (!solved.ok()) return solved.status();
   outcome.solution = *std::move(solved);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
@@ -108,6 +119,11 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
   return outcome;
 }
 
+int ExitCodeOf(const absl::Status& status) {
+  // Only a signal cancels what this command runs.
+  return status.code() == absl::StatusCode::kCancelled ? kExitInterrupted : kExitFailed;
+}
+
 int RunSolve(const std::string& path) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   const std::string format = absl::GetFlag(FLAGS_format).empty() ? "tsv" : absl::GetFlag(FLAGS_format);
@@ -128,7 +144,7 @@ int RunSolve(const std::string& path) {
   absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve");
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
-    return kExitFailed;
+    return ExitCodeOf(solved.status());
   }
   const ifds::Solution& solution = solved->solution;
   const std::string stats_json = "\"stats\":" + solved->stats_json;

@@ -316,6 +316,34 @@ absl::Status RemoteDispatch::Stream::SendUnwaited(Outgoing out, std::unique_ptr<
   return absl::OkStatus();
 }
 
+int RemoteDispatch::Stream::CancelInFlight() {
+  Actions actions;
+  int asked = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!broken_.ok()) return 0;
+    std::vector<uint64_t> targets;
+    for (const Call* call : calls_) {
+      if (call->best_effort || (call->detached && !call->pipelined)) continue;
+      targets.push_back(call->id);
+    }
+    while (!detached_.empty() && detached_.front()->done) detached_.pop_front();
+    for (const uint64_t target : targets) {
+      Outgoing out;
+      out.head.mutable_cancel()->set_target(target);
+      auto call = std::make_unique<Call>();
+      call->detached = true;
+      call->best_effort = true;
+      Call* raw = call.get();
+      detached_.push_back(std::move(call));
+      QueueLocked(std::move(out), raw, &actions);
+      ++asked;
+    }
+  }
+  Apply(actions);
+  return asked;
+}
+
 void RemoteDispatch::Stream::Close(absl::Duration grace) {
   Actions actions;
   {
@@ -616,6 +644,7 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
   call->reply = std::move(r);
   call->done = true;
   calls_.pop_front();
+  if (call->best_effort) return absl::OkStatus();
   if (call->pipelined && !call->status.ok()) {
     if (call->on_failure != nullptr) call->on_failure();
     if (deferred_.ok()) {

@@ -86,6 +86,9 @@ struct RemoteDispatch::Call {
   bool pipelined = false;
   const char* what = "";
   absl::AnyInvocable<void()> on_failure;
+  // Nobody waits for it and its failure changes nothing (a cancel, whose target may have
+  // completed meanwhile): its reply is dropped.
+  bool best_effort = false;
   absl::Status status;
   v1::SessionResponse reply;  // the final response
 };
@@ -135,6 +138,12 @@ class RemoteDispatch::Stream {
   // `on_failure` runs (under the stream's lock, so it must not call back) when it fails.
   absl::Status SendPipelined(Outgoing out, const char* what,
                              absl::AnyInvocable<void()> on_failure = nullptr);
+
+  // Asks the daemon to cancel every request still waiting for its final reply: a
+  // CancelRequest for each, sent without waiting (a request that completes meanwhile is not
+  // found, which is ignored). Frees sent without waiting are left to run. Any thread; returns
+  // how many requests it asked to cancel.
+  int CancelInFlight();
 
   // Half-closes the stream and waits for the daemon to end it; cancels after `grace`.
   void Close(absl::Duration grace);

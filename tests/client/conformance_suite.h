@@ -7,9 +7,13 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/resident_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -619,7 +623,44 @@ TYPED_TEST_P(ConformanceTest, OneBufferBoundTwiceIsRejectedWhereTheKernelWritesI
   EXPECT_THAT(FromBytes<uint32_t>(this->Read(a)), ElementsAre(0, 5, 6, 10, 12, 17, 18, 22));
 }
 
+TYPED_TEST_P(ConformanceTest, CancelFromAnotherThreadEndsTheCallInFlightAndNotTheNext) {
+  Resource counter = this->Make(std::vector<uint8_t>(4, 0));
+  const std::vector<Resource> bind = {counter};
+  const Program add{"atomic_add_u32", {0, 1}};
+  const std::vector<Step> repeated = {{&add, bind, std::nullopt}};
+  std::vector<uint8_t> out;
+  std::vector<std::vector<uint8_t>*> outs = {&out};
+  const std::vector<ReadRange> reads = {{counter, 0, 4}};
+  // Hours of iterations: only a cancel ends it in time.
+  absl::Status status;
+  absl::Notification done;
+  std::thread caller([&] {
+    status = this->d().DispatchRepeatedSequenceReadRangesInto(
+        {}, repeated, std::numeric_limits<uint32_t>::max(), reads, absl::MakeSpan(outs));
+    done.Notify();
+  });
+  // A cancel reaches only a call already in flight: cancel until the call ends.
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(5)) && absl::Now() < give_up) {
+    this->d().Cancel();
+  }
+  ASSERT_TRUE(done.HasBeenNotified()) << "the call ran on after 60 s of cancels";
+  caller.join();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled));
+  // The dispatcher goes on: the next call runs, and sees what the cancelled one left.
+  const std::vector<Step> once = {{&add, bind, std::nullopt}};
+  ASSERT_OK(this->d().DispatchSequenceReadRangesInto(once, reads, absl::MakeSpan(outs)));
+  const uint32_t after = FromBytes<uint32_t>(out)[0];
+  EXPECT_GE(after, 1u);
+  EXPECT_LT(after, std::numeric_limits<uint32_t>::max());
+  // A cancel with nothing in flight cancels nothing.
+  this->d().Cancel();
+  ASSERT_OK(this->d().DispatchSequenceReadRangesInto(once, reads, absl::MakeSpan(outs)));
+  EXPECT_EQ(FromBytes<uint32_t>(out)[0], after + 1);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZeroedBytes,
+                            CancelFromAnotherThreadEndsTheCallInFlightAndNotTheNext,
                             ZeroLengthBuffersWork, UploadThenDownloadRoundTrips,
                             UploadShorterThanBufferWritesOnlyAPrefix,
                             UploadLongerThanBufferIsOutOfRangeAndChangesNothing,

@@ -1,5 +1,8 @@
 // The resident IFDS solver through a real sluiced agrees with the reference solver, in few
 // round trips, and `sluice solve` / `sluice gen` behave as documented.
+#include <sys/wait.h>
+
+#include <csignal>
 #include <memory>
 #include <string>
 #include <utility>
@@ -7,6 +10,7 @@
 
 #include "absl/strings/str_join.h"
 #include "client/remote_dispatch.h"
+#include "client/server_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ifds/generator.h"
@@ -16,6 +20,8 @@
 #include "ifds/text_format.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 
 namespace sluice::testing {
 namespace {
@@ -172,6 +178,47 @@ TEST_F(IfdsRemoteTest, AbsurdSizesAndNonProblemFilesAreUsageErrorsNotCrashes) {
     const ProgramRun run = Sluice(args);
     EXPECT_EQ(run.exit_code, 2) << absl::StrJoin(args, " ") << ": " << run.err;
     EXPECT_THAT(run.err, HasSubstr(message)) << absl::StrJoin(args, " ");
+  }
+}
+
+TEST_F(IfdsRemoteTest, CtrlCCancelsTheWindowRunningAndClosesTheSessionAtOnce) {
+  ScopedTempDir dir("ctrl-c");
+  const std::string problem = dir.File("large.bin");
+  // Seconds of windows on this machine: the solve is still running when the signal comes.
+  const ProgramRun generated =
+      Sluice({"gen", "--seed=36", "--procedures=3000", "--nodes-per-procedure=60",
+              "--facts=32", "--binary", "--out=" + problem});
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  for (const bool remote : {true, false}) {
+    SCOPED_TRACE(remote ? "--server" : "in-process");
+    std::vector<std::string> argv = {BinaryPath("sluice"), "solve", problem, "--out=/dev/null"};
+    if (remote) argv.push_back("--server=" + daemon_->address());
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<ChildProcess> solve, ChildProcess::Spawn(argv));
+    // Its first progress line says its windows run (after two seconds of solving).
+    ASSERT_TRUE(WaitUntil(absl::Seconds(120), [&] {
+      return solve->Stderr().find(": window ") != std::string::npos;
+    })) << solve->Stderr();
+    if (remote) {
+      ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info,
+                           GetServerInfo(daemon_->address(), absl::Seconds(10)));
+      EXPECT_EQ(info.active_sessions(), 1u);
+    }
+    const absl::Time signalled = absl::Now();
+    ASSERT_OK_AND_ASSIGN(int status, solve->SignalAndWait(SIGINT, absl::Seconds(30)));
+    const absl::Duration took = absl::Now() - signalled;
+    ASSERT_TRUE(WIFEXITED(status)) << solve->Stderr();
+    EXPECT_EQ(WEXITSTATUS(status), 130) << solve->Stderr();
+    EXPECT_THAT(solve->Stderr(), HasSubstr("interrupted after"));
+    // A window is cancelled at its next iteration, not run to its end.
+    EXPECT_LT(took, absl::Seconds(10));
+    if (remote) {
+      // The session closed with the command, not at a timeout.
+      EXPECT_TRUE(WaitUntil(absl::Seconds(10), [&] {
+        absl::StatusOr<v1::GetInfoResponse> info =
+            GetServerInfo(daemon_->address(), absl::Seconds(10));
+        return info.ok() && info->active_sessions() == 0;
+      }));
+    }
   }
 }
 
