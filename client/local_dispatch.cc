@@ -7,6 +7,7 @@
 #include "base/interrupt.h"
 #include "base/random.h"
 #include "base/status_macros.h"
+#include "client/internal/call_checks.h"
 #include "engine/cpu_device.h"
 
 namespace sluice {
@@ -38,21 +39,14 @@ absl::StatusOr<uint64_t> LocalDispatch::HandleOf(const Resource& resource) const
   return OwnedId(resource, owner_, backend_id());
 }
 
+absl::StatusOr<uint64_t> LocalDispatch::BufferSize(const Resource& resource) const {
+  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
+  return session_->Size(handle);
+}
+
 absl::StatusOr<Resource> LocalDispatch::Allocate(size_t byte_len) {
   ASSIGN_OR_RETURN(uint64_t handle, session_->Allocate(byte_len));
-  return Resource::Make(owner_, handle);
-}
-
-absl::Status LocalDispatch::Upload(const Resource& resource, absl::Span<const uint8_t> bytes) {
-  const RangedUpload upload{resource, 0, bytes};
-  return UploadAtMany({&upload, 1});
-}
-
-absl::Status LocalDispatch::UploadMany(absl::Span<const BufferUpload> uploads) {
-  std::vector<RangedUpload> ranged;
-  ranged.reserve(uploads.size());
-  for (const BufferUpload& u : uploads) ranged.push_back(RangedUpload{u.resource, 0, u.bytes});
-  return UploadAtMany(ranged);
+  return MakeResource(owner_, handle);
 }
 
 absl::Status LocalDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads) {
@@ -67,32 +61,6 @@ absl::Status LocalDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads)
   });
 }
 
-absl::StatusOr<std::vector<uint8_t>> LocalDispatch::Download(const Resource& resource) {
-  std::vector<uint8_t> out;
-  RETURN_IF_ERROR(DownloadInto(resource, &out));
-  return out;
-}
-
-absl::Status LocalDispatch::DownloadInto(const Resource& resource, std::vector<uint8_t>* output) {
-  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  ASSIGN_OR_RETURN(uint64_t size, session_->Size(handle));
-  return DownloadRangeInto(resource, 0, size, output);
-}
-
-absl::StatusOr<std::vector<uint8_t>> LocalDispatch::DownloadRange(const Resource& resource,
-                                                                  size_t byte_offset,
-                                                                  size_t byte_len) {
-  std::vector<uint8_t> out;
-  RETURN_IF_ERROR(DownloadRangeInto(resource, byte_offset, byte_len, &out));
-  return out;
-}
-
-absl::Status LocalDispatch::DownloadRangeInto(const Resource& resource, size_t byte_offset,
-                                              size_t byte_len, std::vector<uint8_t>* output) {
-  const ReadRange range{resource, byte_offset, byte_len};
-  return DownloadRangesInto({&range, 1}, {&output, 1});
-}
-
 absl::Status LocalDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
                                                absl::Span<std::vector<uint8_t>* const> outputs) {
   return Run({}, {}, 0, ranges, outputs);
@@ -101,18 +69,6 @@ absl::Status LocalDispatch::DownloadRangesInto(absl::Span<const ReadRange> range
 absl::Status LocalDispatch::Free(Resource resource) {
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
   return session_->Free(handle);
-}
-
-absl::Status LocalDispatch::Dispatch(const Program& program, absl::Span<const Resource> resources,
-                                     std::optional<Grid> grid_override) {
-  const Step step{&program, resources, grid_override};
-  return Run({&step, 1}, {}, 0, {}, {});
-}
-
-absl::Status LocalDispatch::DispatchSequenceReadRangesInto(
-    absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
-    absl::Span<std::vector<uint8_t>* const> outputs) {
-  return Run(steps, {}, 0, read_ranges, outputs);
 }
 
 absl::Status LocalDispatch::DispatchRepeatedSequenceReadRangesInto(

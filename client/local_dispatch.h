@@ -13,13 +13,13 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "client/resident_dispatch.h"
+#include "client/core_dispatch.h"
 #include "engine/device.h"
 #include "engine/session.h"
 
 namespace sluice {
 
-class LocalDispatch final : public ResidentDispatch {
+class LocalDispatch final : public CoreDispatch {
  public:
   struct Options {
     std::shared_ptr<Device> device;  // required; may be shared with other dispatchers
@@ -38,23 +38,10 @@ class LocalDispatch final : public ResidentDispatch {
   std::string_view backend_id() const override;
   std::string_view backend_version() const override;
   absl::StatusOr<Resource> Allocate(size_t byte_len) override;
-  absl::Status Upload(const Resource& resource, absl::Span<const uint8_t> bytes) override;
-  absl::Status UploadMany(absl::Span<const BufferUpload> uploads) override;
+  absl::Status Free(Resource resource) override;
   absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads) override;
-  absl::StatusOr<std::vector<uint8_t>> Download(const Resource& resource) override;
-  absl::Status DownloadInto(const Resource& resource, std::vector<uint8_t>* output) override;
-  absl::StatusOr<std::vector<uint8_t>> DownloadRange(const Resource& resource, size_t byte_offset,
-                                                     size_t byte_len) override;
-  absl::Status DownloadRangeInto(const Resource& resource, size_t byte_offset, size_t byte_len,
-                                 std::vector<uint8_t>* output) override;
   absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
                                   absl::Span<std::vector<uint8_t>* const> outputs) override;
-  absl::Status Free(Resource resource) override;
-  absl::Status Dispatch(const Program& program, absl::Span<const Resource> resources,
-                        std::optional<Grid> grid_override) override;
-  absl::Status DispatchSequenceReadRangesInto(
-      absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
-      absl::Span<std::vector<uint8_t>* const> outputs) override;
   absl::Status DispatchRepeatedSequenceReadRangesInto(
       absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
       uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
@@ -65,6 +52,9 @@ class LocalDispatch final : public ResidentDispatch {
 
   Device& device() const { return session_->device(); }
   const Session& session() const { return *session_; }
+
+ protected:
+  absl::StatusOr<uint64_t> BufferSize(const Resource& resource) const override;
 
  private:
   explicit LocalDispatch(std::unique_ptr<Session> session);

@@ -10,6 +10,7 @@
 #include "base/copy.h"
 #include "base/random.h"
 #include "base/status_macros.h"
+#include "client/internal/call_checks.h"
 #include "client/remote/channel.h"
 #include "client/remote/shared_memory.h"
 #include "client/remote/stream.h"
@@ -318,7 +319,7 @@ absl::StatusOr<Resource> RemoteDispatch::Allocate(size_t byte_len) {
     absl::MutexLock lock(&sizes_mu_);
     RememberLocked(handle, byte_len);
   }
-  return Resource::Make(owner_, handle);
+  return MakeResource(owner_, handle);
 }
 
 void RemoteDispatch::RememberLocked(uint64_t handle, uint64_t bytes) {
@@ -367,24 +368,12 @@ absl::StatusOr<Resource> RemoteDispatch::AllocatePipelined(size_t byte_len) {
     Forget(handle);
     return sent;
   }
-  return Resource::Make(owner_, handle);
+  return MakeResource(owner_, handle);
 }
 
 void RemoteDispatch::Forget(uint64_t handle) {
   absl::MutexLock lock(&sizes_mu_);
   ForgetLocked(handle);
-}
-
-absl::Status RemoteDispatch::Upload(const Resource& resource, absl::Span<const uint8_t> bytes) {
-  const RangedUpload upload{resource, 0, bytes};
-  return UploadAtMany({&upload, 1});
-}
-
-absl::Status RemoteDispatch::UploadMany(absl::Span<const BufferUpload> uploads) {
-  std::vector<RangedUpload> ranged;
-  ranged.reserve(uploads.size());
-  for (const BufferUpload& u : uploads) ranged.push_back(RangedUpload{u.resource, 0, u.bytes});
-  return UploadAtMany(ranged);
 }
 
 absl::Status RemoteDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads) {
@@ -420,43 +409,21 @@ absl::Status RemoteDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads
   return stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout);
 }
 
-absl::StatusOr<std::vector<uint8_t>> RemoteDispatch::Download(const Resource& resource) {
-  std::vector<uint8_t> out;
-  RETURN_IF_ERROR(DownloadInto(resource, &out));
-  return out;
-}
-
-absl::Status RemoteDispatch::DownloadInto(const Resource& resource, std::vector<uint8_t>* output) {
+absl::StatusOr<uint64_t> RemoteDispatch::BufferSize(const Resource& resource) const {
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  ASSIGN_OR_RETURN(const uint64_t size, KnownSize(handle));
-  return DownloadRangeInto(resource, 0, size, output);
+  return KnownSize(handle);
 }
 
-absl::StatusOr<std::vector<uint8_t>> RemoteDispatch::DownloadRange(const Resource& resource,
-                                                                   size_t byte_offset,
-                                                                   size_t byte_len) {
-  std::vector<uint8_t> out;
-  RETURN_IF_ERROR(DownloadRangeInto(resource, byte_offset, byte_len, &out));
-  return out;
-}
-
-absl::Status RemoteDispatch::DownloadRangeInto(const Resource& resource, size_t byte_offset,
-                                               size_t byte_len, std::vector<uint8_t>* output) {
-  if (byte_len <= limits_.max_request_bytes) {
-    const ReadRange range{resource, byte_offset, byte_len};
-    return DownloadRangesInto({&range, 1}, {&output, 1});
-  }
-  // More than one request may move: the range goes in pieces of at most that many bytes. A
-  // read changes nothing, so a piece that fails leaves nothing half-done but the output.
-  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
-  RETURN_IF_ERROR(CheckKnownRange(handle, byte_offset, byte_len, "read 0"));
-  output->resize(byte_len);
+absl::Status RemoteDispatch::ReadInPieces(const ReadRange& range, std::vector<uint8_t>* output) {
+  ASSIGN_OR_RETURN(uint64_t handle, HandleOf(range.resource));
+  RETURN_IF_ERROR(CheckKnownRange(handle, range.offset, range.length, "read 0"));
+  output->resize(range.length);
   std::vector<uint8_t> piece;
-  for (uint64_t done = 0; done < byte_len;) {
-    const uint64_t n = std::min<uint64_t>(limits_.max_request_bytes, byte_len - done);
-    const ReadRange range{resource, byte_offset + done, n};
+  for (uint64_t done = 0; done < range.length;) {
+    const uint64_t n = std::min<uint64_t>(limits_.max_request_bytes, range.length - done);
+    const ReadRange part{range.resource, range.offset + done, n};
     std::vector<uint8_t>* out = &piece;
-    RETURN_IF_ERROR(DownloadRangesInto({&range, 1}, {&out, 1}));
+    RETURN_IF_ERROR(DownloadRangesInto({&part, 1}, {&out, 1}));
     std::memcpy(output->data() + done, piece.data(), n);
     done += n;
   }
@@ -465,11 +432,11 @@ absl::Status RemoteDispatch::DownloadRangeInto(const Resource& resource, size_t 
 
 absl::Status RemoteDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
                                                 absl::Span<std::vector<uint8_t>* const> outputs) {
-  // One range longer than a request may move goes in pieces, as DownloadRangeInto's does;
-  // several ranges are one request, whose limit the daemon checks after the handles and ranges.
+  // One range longer than a request may move goes in pieces; several ranges are one request,
+  // whose limit the daemon checks after the handles and ranges.
   if (ranges.size() == 1 && outputs.size() == 1 && outputs[0] != nullptr &&
       ranges[0].length > limits_.max_request_bytes) {
-    return DownloadRangeInto(ranges[0].resource, ranges[0].offset, ranges[0].length, outputs[0]);
+    return ReadInPieces(ranges[0], outputs[0]);
   }
   if (std::optional<absl::Status> shared = ReadShared(ranges, outputs)) return *shared;
   return Execute({}, {}, 0, ranges, outputs);
@@ -498,18 +465,6 @@ absl::Status RemoteDispatch::Free(Resource resource) {
     RememberLocked(handle, bytes);
   }
   return sent;
-}
-
-absl::Status RemoteDispatch::Dispatch(const Program& program, absl::Span<const Resource> resources,
-                                      std::optional<Grid> grid_override) {
-  const Step step{&program, resources, grid_override};
-  return Execute({&step, 1}, {}, 0, {}, {});
-}
-
-absl::Status RemoteDispatch::DispatchSequenceReadRangesInto(
-    absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
-    absl::Span<std::vector<uint8_t>* const> outputs) {
-  return Execute(steps, {}, 0, read_ranges, outputs);
 }
 
 absl::Status RemoteDispatch::DispatchRepeatedSequenceReadRangesInto(

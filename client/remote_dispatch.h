@@ -33,14 +33,14 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/credentials.h"
-#include "client/resident_dispatch.h"
+#include "client/core_dispatch.h"
 #include "proto/contract.h"
 
 namespace sluice {
 
 class SharedMemory;
 
-class RemoteDispatch final : public ResidentDispatch {
+class RemoteDispatch final : public CoreDispatch {
  public:
   struct Options {
     std::string target;  // host:port of sluiced
@@ -121,23 +121,10 @@ class RemoteDispatch final : public ResidentDispatch {
   std::string_view backend_id() const override { return backend_id_; }
   std::string_view backend_version() const override { return backend_version_; }
   absl::StatusOr<Resource> Allocate(size_t byte_len) override;
-  absl::Status Upload(const Resource& resource, absl::Span<const uint8_t> bytes) override;
-  absl::Status UploadMany(absl::Span<const BufferUpload> uploads) override;
   absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads) override;
-  absl::StatusOr<std::vector<uint8_t>> Download(const Resource& resource) override;
-  absl::Status DownloadInto(const Resource& resource, std::vector<uint8_t>* output) override;
-  absl::StatusOr<std::vector<uint8_t>> DownloadRange(const Resource& resource, size_t byte_offset,
-                                                     size_t byte_len) override;
-  absl::Status DownloadRangeInto(const Resource& resource, size_t byte_offset, size_t byte_len,
-                                 std::vector<uint8_t>* output) override;
   absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
                                   absl::Span<std::vector<uint8_t>* const> outputs) override;
   absl::Status Free(Resource resource) override;
-  absl::Status Dispatch(const Program& program, absl::Span<const Resource> resources,
-                        std::optional<Grid> grid_override) override;
-  absl::Status DispatchSequenceReadRangesInto(
-      absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
-      absl::Span<std::vector<uint8_t>* const> outputs) override;
   absl::Status DispatchRepeatedSequenceReadRangesInto(
       absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
       uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
@@ -187,6 +174,10 @@ class RemoteDispatch final : public ResidentDispatch {
   // checked before uploads and split reads are sent (`where` names the range in the message).
   absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
                                const std::string& where) const;
+  absl::StatusOr<uint64_t> BufferSize(const Resource& resource) const override;
+  // One range longer than a request may move, read in pieces of at most that many bytes (a
+  // read changes nothing, so a piece that fails leaves nothing half-done but the output).
+  absl::Status ReadInPieces(const ReadRange& range, std::vector<uint8_t>* output);
   // Sends the execute request behind every Dispatch* method and reads into `outputs`.
   absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
                        uint32_t repeat_count, absl::Span<const ReadRange> ranges,

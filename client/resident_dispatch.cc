@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "client/internal/call_checks.h"
 
 namespace sluice {
 
@@ -38,10 +39,10 @@ absl::Status CheckSteps(absl::Span<const Step> steps) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> OwnedId(const Resource& resource, uint64_t owner,
-                                 std::string_view backend_id) {
-  if (resource.owner() == owner && owner != 0) return resource.id();
-  if (resource.owner() == 0) {
+absl::StatusOr<uint64_t> ResidentDispatch::OwnedId(const Resource& resource, uint64_t owner,
+                                                   std::string_view backend_id) {
+  if (resource.owner_ == owner && owner != 0) return resource.id_;
+  if (resource.owner_ == 0) {
     return absl::NotFoundError("the resource refers to no buffer (default-constructed)");
   }
   return absl::FailedPreconditionError(absl::StrFormat(

@@ -37,13 +37,14 @@ namespace sluice {
 class Resource {
  public:
   Resource() = default;
-  // For implementations: `owner` identifies the issuing dispatcher instance, `id` the buffer.
-  static Resource Make(uint64_t owner, uint64_t id) { return Resource(owner, id); }
+  // The issuing dispatcher instance (0: none) and its id for the buffer (for RemoteDispatch,
+  // the session's handle on the wire), for logs and tests.
   uint64_t owner() const { return owner_; }
   uint64_t id() const { return id_; }
   friend bool operator==(const Resource&, const Resource&) = default;
 
  private:
+  friend class ResidentDispatch;  // dispatchers make them (ResidentDispatch::MakeResource)
   Resource(uint64_t owner, uint64_t id) : owner_(owner), id_(id) {}
   uint64_t owner_ = 0;
   uint64_t id_ = 0;
@@ -195,19 +196,18 @@ class ResidentDispatch {
   // ran stays, nothing is read. Calls made afterwards run normally. The default cancels
   // nothing: its calls run to their end.
   virtual void Cancel() {}
+
+ protected:
+  // ---- For implementations ----
+
+  // The Resource that dispatcher instance `owner` (nonzero, unique to the instance) issues for
+  // its buffer `id`.
+  static Resource MakeResource(uint64_t owner, uint64_t id) { return Resource(owner, id); }
+  // The buffer id inside `resource` if instance `owner` issued it; NotFound for a default
+  // Resource, FailedPrecondition (naming `backend_id`) for another instance's.
+  static absl::StatusOr<uint64_t> OwnedId(const Resource& resource, uint64_t owner,
+                                          std::string_view backend_id);
 };
-
-// Checks the shape shared by every ranged-read call: as many outputs as ranges, none null, no
-// vector given twice.
-absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const> outputs);
-
-// Checks that every step names a program. InvalidArgument otherwise.
-absl::Status CheckSteps(absl::Span<const Step> steps);
-
-// For implementations: the buffer id inside `resource` if dispatcher instance `owner` issued
-// it; NotFound for a default Resource, FailedPrecondition for another instance's.
-absl::StatusOr<uint64_t> OwnedId(const Resource& resource, uint64_t owner,
-                                 std::string_view backend_id);
 
 }  // namespace sluice
 
