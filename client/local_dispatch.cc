@@ -9,6 +9,8 @@
 #include "base/status_macros.h"
 #include "client/internal/call_checks.h"
 #include "engine/cpu_device.h"
+#include "engine/device.h"
+#include "engine/session.h"
 
 namespace sluice {
 
@@ -17,7 +19,7 @@ absl::StatusOr<std::unique_ptr<LocalDispatch>> LocalDispatch::Create(const Optio
     return absl::InvalidArgumentError("LocalDispatch: no device");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   Session::Create(options.device, options.session));
+                   Session::Create(options.device, Session::Options{}));
   return std::unique_ptr<LocalDispatch>(new LocalDispatch(std::move(session)));
 }
 
@@ -30,6 +32,8 @@ LocalDispatch::LocalDispatch(std::unique_ptr<Session> session)
     : owner_(SecureRandom64()), session_(std::move(session)) {}
 
 LocalDispatch::~LocalDispatch() = default;
+
+Device& LocalDispatch::device() const { return session_->device(); }
 
 std::string_view LocalDispatch::backend_id() const { return device().info().id; }
 

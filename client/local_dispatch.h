@@ -14,16 +14,16 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "client/core_dispatch.h"
-#include "engine/device.h"
-#include "engine/session.h"
 
 namespace sluice {
+
+class Device;   // engine/device.h: a CPU or CUDA device (engine/device_factory.h makes one)
+class Session;  // engine/session.h
 
 class LocalDispatch final : public CoreDispatch {
  public:
   struct Options {
     std::shared_ptr<Device> device;  // required; may be shared with other dispatchers
-    Session::Options session;
   };
 
   // InvalidArgument if no device is given.
@@ -50,8 +50,8 @@ class LocalDispatch final : public CoreDispatch {
   // normally: they are bounded copies).
   void Cancel() override;
 
-  Device& device() const { return session_->device(); }
-  const Session& session() const { return *session_; }
+  // The device it runs on (include engine/device.h to use it: memory, counters).
+  Device& device() const;
 
  protected:
   absl::StatusOr<uint64_t> BufferSize(const Resource& resource) const override;

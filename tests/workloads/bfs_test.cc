@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "client/local_dispatch.h"
+#include "engine/device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/bfs.h"
