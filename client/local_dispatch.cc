@@ -7,7 +7,6 @@
 #include "base/interrupt.h"
 #include "base/random.h"
 #include "base/status_macros.h"
-#include "client/internal/call_checks.h"
 #include "engine/cpu_device.h"
 #include "engine/device.h"
 #include "engine/session.h"
@@ -65,29 +64,14 @@ absl::Status LocalDispatch::UploadAtMany(absl::Span<const RangedUpload> uploads)
   });
 }
 
-absl::Status LocalDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
-                                               absl::Span<std::vector<uint8_t>* const> outputs) {
-  return Run({}, {}, 0, ranges, outputs);
-}
-
 absl::Status LocalDispatch::Free(Resource resource) {
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(resource));
   return session_->Free(handle);
 }
 
-absl::Status LocalDispatch::DispatchRepeatedSequenceReadRangesInto(
-    absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
-    uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
-    absl::Span<std::vector<uint8_t>* const> outputs) {
-  return Run(prefix_steps, repeated_steps, repeat_count, read_ranges, outputs);
-}
-
-absl::Status LocalDispatch::Run(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
-                                uint32_t repeat_count, absl::Span<const ReadRange> ranges,
-                                absl::Span<std::vector<uint8_t>* const> outputs) {
-  RETURN_IF_ERROR(CheckOutputs(ranges.size(), outputs));
-  RETURN_IF_ERROR(CheckSteps(prefix));
-  RETURN_IF_ERROR(CheckSteps(repeated));
+absl::Status LocalDispatch::Execute(absl::Span<const Step> prefix,
+                                    absl::Span<const Step> repeated, uint32_t repeat_count,
+                                    absl::Span<const ReadRange> ranges, ReadTarget target) {
   // Translate resources to session handles; the step spans point into `handles`, which is
   // sized up front so it never reallocates.
   size_t binding_count = 0;
@@ -124,11 +108,8 @@ absl::Status LocalDispatch::Run(absl::Span<const Step> prefix, absl::Span<const 
   }
   const absl::Status status = session_->Execute(
       all.subspan(0, prefix.size()), all.subspan(prefix.size()), repeat_count, reads,
-      [&](size_t i, uint64_t, uint64_t length) {
-        // Asked once per read, for all of it (the span covers it).
-        outputs[i]->resize(length);
-        return absl::MakeSpan(*outputs[i]);
-      },
+      // Asked once per read, for all of it: the target's span covers it.
+      [&](size_t i, uint64_t, uint64_t length) { return target(i, length); },
       Interrupt(/*stream=*/nullptr, &cancelled));
   absl::MutexLock lock(&in_flight_mu_);
   in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), &cancelled));

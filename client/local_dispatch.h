@@ -40,12 +40,6 @@ class LocalDispatch final : public CoreDispatch {
   absl::StatusOr<Resource> Allocate(size_t byte_len) override;
   absl::Status Free(Resource resource) override;
   absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads) override;
-  absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
-                                  absl::Span<std::vector<uint8_t>* const> outputs) override;
-  absl::Status DispatchRepeatedSequenceReadRangesInto(
-      absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
-      uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
-      absl::Span<std::vector<uint8_t>* const> outputs) override;
   // Stops the sequences running or waiting to run now (uploads and reads in progress end
   // normally: they are bounded copies).
   void Cancel() override;
@@ -54,6 +48,9 @@ class LocalDispatch final : public CoreDispatch {
   Device& device() const;
 
  protected:
+  absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
+                       uint32_t repeat_count, absl::Span<const ReadRange> ranges,
+                       ReadTarget target) override;
   absl::StatusOr<uint64_t> BufferSize(const Resource& resource) const override;
 
  private:
@@ -62,11 +59,6 @@ class LocalDispatch final : public CoreDispatch {
   // The session handle behind `resource`: NotFound for a default Resource,
   // FailedPrecondition for one issued by another dispatcher.
   absl::StatusOr<uint64_t> HandleOf(const Resource& resource) const;
-
-  // Reads `ranges` into `outputs` (resized, capacity reused) after running the steps.
-  absl::Status Run(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
-                   uint32_t repeat_count, absl::Span<const ReadRange> ranges,
-                   absl::Span<std::vector<uint8_t>* const> outputs);
 
   const uint64_t owner_;  // const after construction: tags every Resource issued here
   const std::unique_ptr<Session> session_;

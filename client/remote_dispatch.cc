@@ -238,12 +238,11 @@ std::optional<absl::Status> RemoteDispatch::UploadShared(absl::Span<const Ranged
   return status;
 }
 
-std::optional<absl::Status> RemoteDispatch::ReadShared(
-    absl::Span<const ReadRange> ranges, absl::Span<std::vector<uint8_t>* const> outputs) {
+std::optional<absl::Status> RemoteDispatch::ReadShared(absl::Span<const ReadRange> ranges,
+                                                       ReadTarget target) {
   uint64_t total = 0;
   for (const ReadRange& r : ranges) total = SaturatingAdd(total, r.length);
-  if (!TakesSharedMemory(total) || ranges.size() > limits_.max_ranges ||
-      !CheckOutputs(ranges.size(), outputs).ok()) {
+  if (!TakesSharedMemory(total) || ranges.size() > limits_.max_ranges) {
     return std::nullopt;  // the stream's path says what is wrong, if anything
   }
   absl::MutexLock lock(&shared_mu_);
@@ -266,7 +265,9 @@ std::optional<absl::Status> RemoteDispatch::ReadShared(
   RETURN_IF_ERROR(stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout));
   const uint8_t* from = (*memory)->bytes().data() + staged_;
   for (size_t i = 0; i < ranges.size(); ++i) {
-    outputs[i]->assign(from, from + ranges[i].length);
+    const absl::Span<uint8_t> into = target(i, ranges[i].length);
+    if (into.size() != ranges[i].length) return OutputRefused(i);
+    if (!into.empty()) std::memcpy(into.data(), from, into.size());
     from += ranges[i].length;
   }
   shared_bytes_ += total;
@@ -414,32 +415,28 @@ absl::StatusOr<uint64_t> RemoteDispatch::BufferSize(const Resource& resource) co
   return KnownSize(handle);
 }
 
-absl::Status RemoteDispatch::ReadInPieces(const ReadRange& range, std::vector<uint8_t>* output) {
+absl::Status RemoteDispatch::ReadInPieces(const ReadRange& range, ReadTarget target) {
   ASSIGN_OR_RETURN(uint64_t handle, HandleOf(range.resource));
   RETURN_IF_ERROR(CheckKnownRange(handle, range.offset, range.length, "read 0"));
-  output->resize(range.length);
-  std::vector<uint8_t> piece;
+  const absl::Span<uint8_t> output = target(0, range.length);
+  if (output.size() != range.length) return OutputRefused(0);
   for (uint64_t done = 0; done < range.length;) {
     const uint64_t n = std::min<uint64_t>(limits_.max_request_bytes, range.length - done);
     const ReadRange part{range.resource, range.offset + done, n};
-    std::vector<uint8_t>* out = &piece;
-    RETURN_IF_ERROR(DownloadRangesInto({&part, 1}, {&out, 1}));
-    std::memcpy(output->data() + done, piece.data(), n);
+    RETURN_IF_ERROR(Read({&part, 1}, [&](size_t, uint64_t) { return output.subspan(done, n); }));
     done += n;
   }
   return absl::OkStatus();
 }
 
-absl::Status RemoteDispatch::DownloadRangesInto(absl::Span<const ReadRange> ranges,
-                                                absl::Span<std::vector<uint8_t>* const> outputs) {
+absl::Status RemoteDispatch::Read(absl::Span<const ReadRange> ranges, ReadTarget target) {
   // One range longer than a request may move goes in pieces; several ranges are one request,
   // whose limit the daemon checks after the handles and ranges.
-  if (ranges.size() == 1 && outputs.size() == 1 && outputs[0] != nullptr &&
-      ranges[0].length > limits_.max_request_bytes) {
-    return ReadInPieces(ranges[0], outputs[0]);
+  if (ranges.size() == 1 && ranges[0].length > limits_.max_request_bytes) {
+    return ReadInPieces(ranges[0], target);
   }
-  if (std::optional<absl::Status> shared = ReadShared(ranges, outputs)) return *shared;
-  return Execute({}, {}, 0, ranges, outputs);
+  if (std::optional<absl::Status> shared = ReadShared(ranges, target)) return *shared;
+  return Execute({}, {}, 0, ranges, target);
 }
 
 absl::Status RemoteDispatch::Free(Resource resource) {
@@ -467,20 +464,9 @@ absl::Status RemoteDispatch::Free(Resource resource) {
   return sent;
 }
 
-absl::Status RemoteDispatch::DispatchRepeatedSequenceReadRangesInto(
-    absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
-    uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
-    absl::Span<std::vector<uint8_t>* const> outputs) {
-  return Execute(prefix_steps, repeated_steps, repeat_count, read_ranges, outputs);
-}
-
 absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
                                      absl::Span<const Step> repeated, uint32_t repeat_count,
-                                     absl::Span<const ReadRange> ranges,
-                                     absl::Span<std::vector<uint8_t>* const> outputs) {
-  RETURN_IF_ERROR(CheckOutputs(ranges.size(), outputs));
-  RETURN_IF_ERROR(CheckSteps(prefix));
-  RETURN_IF_ERROR(CheckSteps(repeated));
+                                     absl::Span<const ReadRange> ranges, ReadTarget target) {
   if (ranges.size() > limits_.max_ranges) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d reads in one call; the daemon accepts at most %d", ranges.size(), limits_.max_ranges));
@@ -514,7 +500,7 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
   }
   google::protobuf::RepeatedPtrField<v1::Range>* reads =
       reads_only ? read->mutable_ranges() : execute->mutable_reads();
-  call.outputs.assign(outputs.begin(), outputs.end());
+  call.target = &target;
   call.lengths.reserve(ranges.size());
   for (const ReadRange& r : ranges) {
     ASSIGN_OR_RETURN(uint64_t handle, HandleOf(r.resource));

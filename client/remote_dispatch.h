@@ -122,13 +122,7 @@ class RemoteDispatch final : public CoreDispatch {
   std::string_view backend_version() const override { return backend_version_; }
   absl::StatusOr<Resource> Allocate(size_t byte_len) override;
   absl::Status UploadAtMany(absl::Span<const RangedUpload> uploads) override;
-  absl::Status DownloadRangesInto(absl::Span<const ReadRange> ranges,
-                                  absl::Span<std::vector<uint8_t>* const> outputs) override;
   absl::Status Free(Resource resource) override;
-  absl::Status DispatchRepeatedSequenceReadRangesInto(
-      absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
-      uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
-      absl::Span<std::vector<uint8_t>* const> outputs) override;
 
   // Sends a ping with `payload_bytes` bytes and waits for the echo (one round trip).
   absl::Status Ping(size_t payload_bytes = 0);
@@ -157,6 +151,16 @@ class RemoteDispatch final : public CoreDispatch {
   std::optional<absl::Time> draining_until() const;
   const std::string& session_id() const { return session_id_; }
 
+ protected:
+  // The execute request behind every Dispatch* method, reading into `target`.
+  absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
+                       uint32_t repeat_count, absl::Span<const ReadRange> ranges,
+                       ReadTarget target) override;
+  // Reads: one range longer than a request may move goes in pieces, shared memory when the
+  // session has it, else a read request.
+  absl::Status Read(absl::Span<const ReadRange> ranges, ReadTarget target) override;
+  absl::StatusOr<uint64_t> BufferSize(const Resource& resource) const override;
+
  private:
   class Stream;
   struct Call;
@@ -174,14 +178,10 @@ class RemoteDispatch final : public CoreDispatch {
   // checked before uploads and split reads are sent (`where` names the range in the message).
   absl::Status CheckKnownRange(uint64_t handle, uint64_t offset, uint64_t length,
                                const std::string& where) const;
-  absl::StatusOr<uint64_t> BufferSize(const Resource& resource) const override;
-  // One range longer than a request may move, read in pieces of at most that many bytes (a
-  // read changes nothing, so a piece that fails leaves nothing half-done but the output).
-  absl::Status ReadInPieces(const ReadRange& range, std::vector<uint8_t>* output);
-  // Sends the execute request behind every Dispatch* method and reads into `outputs`.
-  absl::Status Execute(absl::Span<const Step> prefix, absl::Span<const Step> repeated,
-                       uint32_t repeat_count, absl::Span<const ReadRange> ranges,
-                       absl::Span<std::vector<uint8_t>* const> outputs);
+  // One range longer than a request may move, read in pieces of at most that many bytes
+  // straight into its target (a read changes nothing, so a piece that fails leaves nothing
+  // half-done but the output).
+  absl::Status ReadInPieces(const ReadRange& range, ReadTarget target);
 
   // Shared memory: whether a transfer of `bytes` takes it.
   bool TakesSharedMemory(uint64_t bytes) const;
@@ -193,8 +193,7 @@ class RemoteDispatch final : public CoreDispatch {
   // uses the stream).
   std::optional<absl::Status> UploadShared(absl::Span<const RangedUpload> uploads,
                                            uint64_t total);
-  std::optional<absl::Status> ReadShared(absl::Span<const ReadRange> ranges,
-                                         absl::Span<std::vector<uint8_t>* const> outputs);
+  std::optional<absl::Status> ReadShared(absl::Span<const ReadRange> ranges, ReadTarget target);
 
   const std::unique_ptr<Stream> stream_;
   const Options options_;

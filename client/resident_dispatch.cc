@@ -30,6 +30,41 @@ absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const>
   return absl::OkStatus();
 }
 
+absl::Status CheckSpanOutputs(absl::Span<const ReadRange> ranges,
+                              absl::Span<const absl::Span<uint8_t>> outputs) {
+  if (outputs.size() != ranges.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d read ranges but %d outputs", ranges.size(), outputs.size()));
+  }
+  std::vector<absl::Span<uint8_t>> nonempty;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].size() != ranges[i].length) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "output %d holds %d bytes; its range is %d bytes", i, outputs[i].size(),
+          ranges[i].length));
+    }
+    if (outputs[i].empty()) continue;
+    if (outputs[i].data() == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat("output %d is null", i));
+    }
+    nonempty.push_back(outputs[i]);
+  }
+  // Two reads landing in the same bytes would leave them to whichever came last.
+  std::sort(nonempty.begin(), nonempty.end(),
+            [](absl::Span<uint8_t> a, absl::Span<uint8_t> b) { return a.data() < b.data(); });
+  for (size_t i = 1; i < nonempty.size(); ++i) {
+    if (nonempty[i - 1].data() + nonempty[i - 1].size() > nonempty[i].data()) {
+      return absl::InvalidArgumentError("two outputs overlap");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OutputRefused(size_t index) {
+  return absl::InternalError(
+      absl::StrFormat("output %d cannot take the bytes of its read", index));
+}
+
 absl::Status CheckSteps(absl::Span<const Step> steps) {
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].program == nullptr) {
@@ -149,6 +184,48 @@ absl::Status ResidentDispatch::DispatchRepeatedSequenceReadRangesInto(
     }
   }
   return DownloadRangesInto(read_ranges, outputs);
+}
+
+// Reads through vectors (the seed's forms), then copies into the caller's memory.
+absl::Status ResidentDispatch::DownloadRangesIntoSpans(
+    absl::Span<const ReadRange> ranges, absl::Span<const absl::Span<uint8_t>> outputs) {
+  return DispatchRepeatedSequenceReadRangesIntoSpans({}, {}, 0, ranges, outputs);
+}
+
+absl::Status ResidentDispatch::DispatchRepeatedSequenceReadRangesIntoSpans(
+    absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
+    uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
+    absl::Span<const absl::Span<uint8_t>> outputs) {
+  RETURN_IF_ERROR(CheckSpanOutputs(read_ranges, outputs));
+  std::vector<std::vector<uint8_t>> read(outputs.size());
+  std::vector<std::vector<uint8_t>*> into;
+  into.reserve(read.size());
+  for (std::vector<uint8_t>& r : read) into.push_back(&r);
+  RETURN_IF_ERROR(prefix_steps.empty() && repeated_steps.empty()
+                      ? DownloadRangesInto(read_ranges, into)
+                      : DispatchRepeatedSequenceReadRangesInto(prefix_steps, repeated_steps,
+                                                               repeat_count, read_ranges, into));
+  for (size_t i = 0; i < read.size(); ++i) {
+    if (read[i].size() != outputs[i].size()) {
+      return absl::InternalError(absl::StrFormat(
+          "the dispatcher read %d bytes for range %d of %d", read[i].size(), i,
+          outputs[i].size()));
+    }
+    if (!read[i].empty()) std::memcpy(outputs[i].data(), read[i].data(), read[i].size());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResidentDispatch::DownloadRangeIntoSpan(const Resource& resource, size_t byte_offset,
+                                                     absl::Span<uint8_t> output) {
+  const ReadRange range{resource, byte_offset, output.size()};
+  return DownloadRangesIntoSpans({&range, 1}, {&output, 1});
+}
+
+absl::Status ResidentDispatch::DispatchSequenceReadRangesIntoSpans(
+    absl::Span<const Step> steps, absl::Span<const ReadRange> read_ranges,
+    absl::Span<const absl::Span<uint8_t>> outputs) {
+  return DispatchRepeatedSequenceReadRangesIntoSpans(steps, {}, 0, read_ranges, outputs);
 }
 
 }  // namespace sluice

@@ -9,7 +9,8 @@
 //                       kernel version the backend does not have (Program::version)
 //   OutOfRange          a byte range that does not lie inside its buffer (reads and writes)
 //   InvalidArgument     a bad program (binding or parameter count, too-small binding,
-//                       parameter or grid out of limits), mismatched output count, bad offset
+//                       parameter or grid out of limits), mismatched output count or size,
+//                       overlapping outputs, bad offset
 //   ResourceExhausted   device memory, quota or request-size limits
 //   Unavailable         the daemon or the session is gone (RemoteDispatch)
 //   Cancelled           the session was cancelled while the call ran
@@ -189,6 +190,32 @@ class ResidentDispatch {
       absl::Span<std::vector<uint8_t>* const> outputs);
 
   // ---- Beyond the seed's trait ----
+
+  // Reads into caller-owned memory, as DownloadRangesInto: `outputs[i]` receives `ranges[i]`
+  // and must be exactly `ranges[i].length` bytes (the caller's array, a mapped file, a pinned
+  // buffer). InvalidArgument if the counts or a size differ, or two outputs overlap; then codes
+  // as DownloadRange. Nothing outside the outputs is written; their contents are unspecified on
+  // error. Sluice dispatchers read straight into them; the default reads through vectors and
+  // copies.
+  virtual absl::Status DownloadRangesIntoSpans(absl::Span<const ReadRange> ranges,
+                                               absl::Span<const absl::Span<uint8_t>> outputs);
+
+  // DispatchRepeatedSequenceReadRangesInto, reading into caller-owned memory (outputs as in
+  // DownloadRangesIntoSpans).
+  virtual absl::Status DispatchRepeatedSequenceReadRangesIntoSpans(
+      absl::Span<const Step> prefix_steps, absl::Span<const Step> repeated_steps,
+      uint32_t repeat_count, absl::Span<const ReadRange> read_ranges,
+      absl::Span<const absl::Span<uint8_t>> outputs);
+
+  // One range into `output`, whose size is the range's length: DownloadRangesIntoSpans.
+  absl::Status DownloadRangeIntoSpan(const Resource& resource, size_t byte_offset,
+                                     absl::Span<uint8_t> output);
+
+  // A sequence, then reads into caller-owned memory:
+  // DispatchRepeatedSequenceReadRangesIntoSpans with no repeated group.
+  absl::Status DispatchSequenceReadRangesIntoSpans(absl::Span<const Step> steps,
+                                                   absl::Span<const ReadRange> read_ranges,
+                                                   absl::Span<const absl::Span<uint8_t>> outputs);
 
   // Cancels the calls in flight at this moment, from any thread (a Ctrl-C handler's, a
   // watchdog's): each returns Cancelled, a call that has not started yet without running, a

@@ -16,6 +16,14 @@ namespace sluice {
 // As many outputs as ranges, none null, no vector given twice. InvalidArgument otherwise.
 absl::Status CheckOutputs(size_t ranges, absl::Span<std::vector<uint8_t>* const> outputs);
 
+// As many outputs as ranges, each exactly its range's length, none overlapping another, none
+// null unless empty. InvalidArgument otherwise.
+absl::Status CheckSpanOutputs(absl::Span<const ReadRange> ranges,
+                              absl::Span<const absl::Span<uint8_t>> outputs);
+
+// What a call returns when read `index`'s target gives no room for its bytes (Internal).
+absl::Status OutputRefused(size_t index);
+
 // Every step names a program. InvalidArgument otherwise.
 absl::Status CheckSteps(absl::Span<const Step> steps);
 

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "client/internal/call_checks.h"
 #include "client/remote/channel.h"
 #include "proto/codec.h"
 #include "proto/contract.h"
@@ -241,6 +242,17 @@ void RemoteDispatch::Stream::QueueLocked(Outgoing out, Call* call, Actions* acti
   calls_.push_back(call);
   outgoing_.push_back(std::move(out));
   AdvanceLocked(actions);
+}
+
+absl::Status RemoteDispatch::Call::SizeOutputs() {
+  // A resumed session reads again into the spans it was given: the target is asked once.
+  outputs.reserve(lengths.size());
+  for (size_t i = outputs.size(); i < lengths.size(); ++i) {
+    outputs.push_back((*target)(i, lengths[i]));
+    if (outputs.back().size() != lengths[i]) return OutputRefused(i);
+  }
+  sized = true;
+  return absl::OkStatus();
 }
 
 absl::Status RemoteDispatch::Stream::Send(Outgoing out, Call* call, absl::Time deadline) {
@@ -600,11 +612,8 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
           "reply data (offset %d, %d bytes, total %d) does not match the %d bytes requested",
           chunk.offset(), bytes, chunk.total(), call->expected));
     }
-    if (!call->sized) {
-      for (size_t i = 0; i < call->outputs.size(); ++i) call->outputs[i]->resize(call->lengths[i]);
-      call->sized = true;
-    }
-    // From where gRPC received them into the caller's vectors: the only copy.
+    if (!call->sized) RETURN_IF_ERROR(call->SizeOutputs());
+    // From where gRPC received them into the caller's memory: the only copy.
     uint64_t done = 0;
     while (done < bytes) {
       while (call->cursor_offset == call->lengths[call->cursor]) {
@@ -613,7 +622,7 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
       }
       const uint64_t n =
           std::min<uint64_t>(bytes - done, call->lengths[call->cursor] - call->cursor_offset);
-      reply.CopyData(done, n, call->outputs[call->cursor]->data() + call->cursor_offset);
+      reply.CopyData(done, n, call->outputs[call->cursor].data() + call->cursor_offset);
       done += n;
       call->cursor_offset += n;
     }
@@ -637,9 +646,7 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
       return absl::DataLossError(absl::StrFormat(
           "sluiced returned %d of the %d bytes requested", call->received, call->expected));
     }
-    if (!call->sized) {
-      for (size_t i = 0; i < call->outputs.size(); ++i) call->outputs[i]->clear();
-    }
+    if (!call->sized) RETURN_IF_ERROR(call->SizeOutputs());  // reads of no bytes
   }
   call->reply = std::move(r);
   call->done = true;

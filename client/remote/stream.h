@@ -64,12 +64,16 @@ struct Outgoing {
   bool Next(v1::SessionRequest* msg, uint32_t chunk);
 };
 
-// A request waiting for its reply. Read bytes land directly in `outputs`.
+// A request waiting for its reply. Read bytes land directly in the caller's memory: the
+// target's spans, asked for when the first bytes arrive (or at the end, when none do).
 struct RemoteDispatch::Call {
   // The request as first queued, for a resumed session to send it again (resumable only).
   std::optional<Outgoing> pristine;
-  std::vector<std::vector<uint8_t>*> outputs;
+  const ReadTarget* target = nullptr;  // the caller's, alive while it waits; null: no reads
   std::vector<uint64_t> lengths;
+  std::vector<absl::Span<uint8_t>> outputs;  // from the target, once `sized`
+  // Asks the target for every read's span and sets `sized`; Internal if one is refused.
+  absl::Status SizeOutputs();
   uint64_t expected = 0;
   // Filled by the stream.
   uint64_t id = 0;

@@ -4,6 +4,7 @@
 #ifndef SLUICE_TESTS_CLIENT_CONFORMANCE_SUITE_H_
 #define SLUICE_TESTS_CLIENT_CONFORMANCE_SUITE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "client/resident_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -270,6 +272,86 @@ TYPED_TEST_P(ConformanceTest, MismatchedOutputsAreInvalidArgument) {
   EXPECT_THAT(this->d().DispatchSequenceReadRangesInto(steps, two, absl::MakeSpan(one)),
               StatusIs(Code::kInvalidArgument));
   EXPECT_EQ(this->Read(r), Pattern(8, 1)) << "a rejected sequence must not run";
+}
+
+TYPED_TEST_P(ConformanceTest, SpanReadsLandInCallerMemoryAndNowhereElse) {
+  const std::vector<uint8_t> a_bytes = Pattern(300, 1);
+  const std::vector<uint8_t> b_bytes = Pattern(50, 2);
+  Resource a = this->Make(a_bytes);
+  Resource b = this->Make(b_bytes);
+  // One caller array; the reads land in three windows of it, the rest keeps its guard bytes.
+  std::vector<uint8_t> memory(64, 0xEE);
+  const absl::Span<uint8_t> all = absl::MakeSpan(memory);
+  const std::vector<absl::Span<uint8_t>> outs = {all.subspan(40, 10), all.subspan(5, 10),
+                                                 all.subspan(20, 0)};
+  const std::vector<ReadRange> ranges = {{a, 0, 10}, {b, 40, 10}, {a, 300, 0}};
+  const DeviceCounters before = this->Counters();
+  ASSERT_OK(this->d().DownloadRangesIntoSpans(ranges, outs));
+  const DeviceCounters after = this->Counters();
+  EXPECT_EQ(after.synchronizations - before.synchronizations, 1u);
+  EXPECT_EQ(after.bytes_downloaded - before.bytes_downloaded, 20u);
+  std::vector<uint8_t> expected(64, 0xEE);
+  std::copy(a_bytes.begin(), a_bytes.begin() + 10, expected.begin() + 40);
+  std::copy(b_bytes.begin() + 40, b_bytes.end(), expected.begin() + 5);
+  EXPECT_EQ(memory, expected);
+
+  ASSERT_OK(this->d().DownloadRangeIntoSpan(a, 290, all.subspan(50, 10)));
+  std::copy(a_bytes.end() - 10, a_bytes.end(), expected.begin() + 50);
+  EXPECT_EQ(memory, expected);
+  EXPECT_THAT(this->d().DownloadRangeIntoSpan(a, 291, all.subspan(50, 10)),
+              StatusIs(Code::kOutOfRange));
+
+  // A repeated sequence's reads land in spans too, behind the same one synchronization.
+  ASSERT_OK_AND_ASSIGN(Resource c, this->d().Allocate(4 * 8));
+  const Program fill{"fill_u32", {5}};
+  const Program add{"atomic_add_u32", {6, 3}};  // word 6 += 3, one thread
+  const std::vector<Resource> bind = {c};
+  const std::vector<Step> prefix = {{&fill, bind, std::nullopt}};
+  const std::vector<Step> body = {{&add, bind, std::nullopt}};
+  uint32_t words[3] = {0, 0, 0};
+  const std::vector<absl::Span<uint8_t>> word_out = {
+      absl::MakeSpan(reinterpret_cast<uint8_t*>(words) + 4, 8)};
+  const std::vector<ReadRange> read_c = {{c, 4 * 6, 8}};
+  const DeviceCounters before_run = this->Counters();
+  ASSERT_OK(this->d().DispatchRepeatedSequenceReadRangesIntoSpans(prefix, body, 4, read_c,
+                                                                  word_out));
+  EXPECT_EQ(this->Counters().synchronizations - before_run.synchronizations, 1u);
+  EXPECT_THAT(words, ElementsAre(0, 17, 5));
+  ASSERT_OK(this->d().DispatchSequenceReadRangesIntoSpans(prefix, read_c, word_out));
+  EXPECT_THAT(words, ElementsAre(0, 5, 5));
+}
+
+TYPED_TEST_P(ConformanceTest, MismatchedSpanOutputsAreInvalidArgumentAndRunNothing) {
+  Resource r = this->Make(Pattern(8, 1));
+  std::vector<uint8_t> memory(16, 0xEE);
+  const absl::Span<uint8_t> all = absl::MakeSpan(memory);
+  const std::vector<ReadRange> two = {{r, 0, 4}, {r, 4, 4}};
+  struct Case {
+    std::vector<absl::Span<uint8_t>> outputs;
+    const char* what;
+  };
+  const Case cases[] = {
+      {{all.subspan(0, 4)}, "fewer outputs than ranges"},
+      {{all.subspan(0, 4), all.subspan(4, 4), all.subspan(8, 4)}, "more outputs than ranges"},
+      {{all.subspan(0, 4), all.subspan(4, 3)}, "an output shorter than its range"},
+      {{all.subspan(0, 4), all.subspan(4, 5)}, "an output longer than its range"},
+      {{all.subspan(0, 4), all.subspan(2, 4)}, "two outputs overlapping"},
+      {{all.subspan(4, 4), all.subspan(4, 4)}, "one output given twice"},
+      {{all.subspan(0, 4), absl::Span<uint8_t>(nullptr, 4)}, "a null output"},
+  };
+  const Program fill{"fill_u32", {9}};
+  const std::vector<Resource> bind = {r};
+  const std::vector<Step> steps = {{&fill, bind, std::nullopt}};
+  for (const Case& c : cases) {
+    EXPECT_THAT(this->d().DownloadRangesIntoSpans(two, c.outputs),
+                StatusIs(Code::kInvalidArgument))
+        << c.what;
+    EXPECT_THAT(this->d().DispatchSequenceReadRangesIntoSpans(steps, two, c.outputs),
+                StatusIs(Code::kInvalidArgument))
+        << c.what;
+  }
+  EXPECT_EQ(this->Read(r), Pattern(8, 1)) << "a rejected sequence must not run";
+  EXPECT_THAT(memory, Each(Eq(0xEE))) << "nothing is written into a rejected call's outputs";
 }
 
 TYPED_TEST_P(ConformanceTest, FreeTwiceIsNotFound) {
@@ -673,7 +755,10 @@ REGISTER_TYPED_TEST_SUITE_P(ConformanceTest, AllocateGivesExactlyTheRequestedZer
                             RangedReadOfFourBytesMovesFourBytes,
                             OverflowingReadRangesAreOutOfRange, IntoVariantsReuseCallerStorage,
                             DownloadRangesIntoReadsEveryRangeInOneSynchronization,
-                            MismatchedOutputsAreInvalidArgument, FreeTwiceIsNotFound,
+                            MismatchedOutputsAreInvalidArgument,
+                            SpanReadsLandInCallerMemoryAndNowhereElse,
+                            MismatchedSpanOutputsAreInvalidArgumentAndRunNothing,
+                            FreeTwiceIsNotFound,
                             FreedAndDefaultResourcesAreNotFound,
                             ResourceOfAnotherDispatcherIsFailedPrecondition,
                             AbsurdAllocationsAreResourceExhausted,

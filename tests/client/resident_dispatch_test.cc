@@ -120,6 +120,26 @@ TEST_F(ResidentDispatchDefaultsTest, DownloadRangesIntoLoopsOverRangedReads) {
   EXPECT_THAT(o2, ElementsAre(7, 8));
 }
 
+TEST_F(ResidentDispatchDefaultsTest, SpanReadsGoThroughTheVectorFormsAndCopy) {
+  ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(8));
+  ASSERT_OK(d_->Upload(a, std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  uint8_t memory[6] = {0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE};
+  const absl::Span<uint8_t> all = absl::MakeSpan(memory);
+  const std::vector<absl::Span<uint8_t>> outs = {all.subspan(3, 2), all.subspan(0, 2)};
+  ASSERT_OK(d_->DownloadRangesIntoSpans({{a, 1, 2}, {a, 6, 2}}, outs));
+  EXPECT_EQ(d_->range_into_calls, 2);
+  EXPECT_THAT(memory, ElementsAre(7, 8, 0xEE, 2, 3, 0xEE));
+  const Program fill{"fill_u32", {9}};
+  const std::vector<Resource> bind = {a};
+  ASSERT_OK(d_->DispatchSequenceReadRangesIntoSpans({{&fill, bind, std::nullopt}}, {{a, 4, 1}},
+                                                    {all.subspan(2, 1)}));
+  EXPECT_EQ(d_->dispatch_calls, 1);
+  EXPECT_THAT(memory, ElementsAre(7, 8, 9, 2, 3, 0xEE));
+  EXPECT_THAT(d_->DownloadRangesIntoSpans({{a, 0, 2}}, {all.subspan(0, 3)}),
+              StatusIs(Code::kInvalidArgument));
+  EXPECT_EQ(d_->range_into_calls, 3) << "a refused call reads nothing";
+}
+
 TEST_F(ResidentDispatchDefaultsTest, SequenceDispatchesEachStepThenReads) {
   ASSERT_OK_AND_ASSIGN(Resource a, d_->Allocate(8));
   const Program fill{"fill_u32", {3}};

@@ -924,6 +924,12 @@ TEST_F(DaemonTest, ABufferLargerThanOneRequestDownloadsInPiecesAndUploadsByRange
   const std::vector<ReadRange> long_read = {{r, 10, kBytes - 10}};
   ASSERT_OK(d->DownloadRangesInto(long_read, absl::MakeSpan(one)));
   EXPECT_EQ(first, std::vector<uint8_t>(bytes.begin() + 10, bytes.end()));
+  // In pieces straight into the caller's memory, and nothing written past it.
+  std::vector<uint8_t> memory(kBytes + 16, 0xEE);
+  ASSERT_OK(d->DownloadRangeIntoSpan(r, 10, absl::MakeSpan(memory).subspan(8, kBytes - 10)));
+  EXPECT_TRUE(std::equal(bytes.begin() + 10, bytes.end(), memory.begin() + 8));
+  EXPECT_TRUE(std::all_of(memory.begin(), memory.begin() + 8, [](uint8_t b) { return b == 0xEE; }));
+  EXPECT_TRUE(std::all_of(memory.end() - 18, memory.end(), [](uint8_t b) { return b == 0xEE; }));
   std::vector<std::vector<uint8_t>*> two = {&first, &second};
   const std::vector<ReadRange> reads = {{r, 0, 40 << 10}, {r, 40 << 10, 40 << 10}};
   EXPECT_THAT(d->DownloadRangesInto(reads, absl::MakeSpan(two)),

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -137,6 +138,14 @@ TEST_F(SharedMemoryTest, UploadsAndReadsSkipTheStreamAndAgreeWithIt) {
   EXPECT_TRUE(a == std::vector<uint8_t>(expected.begin(), expected.begin() + (2 << 20)));
   EXPECT_TRUE(b.empty());
   EXPECT_TRUE(c == std::vector<uint8_t>(expected.end() - 3, expected.end()));
+  // Into the caller's memory: copied once, out of the shared memory.
+  std::vector<uint8_t> memory((size_t{2} << 20) + 2, 0xEE);
+  const RemoteDispatch::Counters before_span = d->counters();
+  ASSERT_OK(d->DownloadRangeIntoSpan(r, 0, absl::MakeSpan(memory).subspan(1, size_t{2} << 20)));
+  EXPECT_EQ(d->counters().shared_bytes - before_span.shared_bytes, size_t{2} << 20);
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), memory.begin() + 1));
+  EXPECT_EQ(memory.front(), 0xEE);
+  EXPECT_EQ(memory.back(), 0xEE);
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> small, d->DownloadRange(r, 5, 100));
   EXPECT_TRUE(small == std::vector<uint8_t>(expected.begin() + 5, expected.begin() + 105));
   // Errors are the stream's, with the same codes.
