@@ -1,5 +1,5 @@
 // The analyses as IFDS problems (docs/analyzer.md): facts, the ICFG, flow functions, checks.
-#include "analyzer/analyzer.h"
+#include "sluice/analyzer/analyzer.h"
 
 #include <algorithm>
 #include <map>
@@ -11,15 +11,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "analyzer/front_end.h"
-#include "analyzer/ir_model.h"
-#include "analyzer/liveness.h"
-#include "ifds/text_format.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "sluice/analyzer/front_end.h"
+#include "sluice/analyzer/ir_model.h"
+#include "sluice/analyzer/liveness.h"
+#include "sluice/ifds/text_format.h"
 
 namespace sluice::analyzer {
 

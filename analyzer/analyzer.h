@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/taint_config.h"
-#include "ifds/problem.h"
+#include "sluice/analyzer/taint_config.h"
+#include "sluice/ifds/problem.h"
 
 namespace sluice::analyzer {
 

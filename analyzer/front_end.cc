@@ -1,4 +1,4 @@
-#include "analyzer/front_end.h"
+#include "sluice/analyzer/front_end.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/analyzer.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "sluice/analyzer/analyzer.h"
 
 namespace sluice::analyzer {
 

@@ -1,10 +1,9 @@
-#include "analyzer/ir_model.h"
+#include "sluice/analyzer/ir_model.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
-#include "analyzer/ir_model_internal.h"
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -12,6 +11,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Operator.h"
+#include "sluice/analyzer/ir_model_internal.h"
 
 namespace sluice::analyzer {
 

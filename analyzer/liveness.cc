@@ -1,4 +1,4 @@
-#include "analyzer/liveness.h"
+#include "sluice/analyzer/liveness.h"
 
 #include <algorithm>
 #include <bit>

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <tuple>
 
-#include "analyzer/ir_model.h"
-#include "analyzer/ir_model_internal.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GetElementPtrTypeIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Operator.h"
+#include "sluice/analyzer/ir_model.h"
+#include "sluice/analyzer/ir_model_internal.h"
 
 namespace sluice::analyzer {
 

@@ -1,4 +1,4 @@
-#include "analyzer/report.h"
+#include "sluice/analyzer/report.h"
 
 #include <cctype>
 #include <filesystem>

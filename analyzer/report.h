@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analyzer.h"
+#include "sluice/analyzer/analyzer.h"
 
 namespace sluice::analyzer {
 

@@ -1,4 +1,4 @@
-#include "analyzer/taint_config.h"
+#include "sluice/analyzer/taint_config.h"
 
 #include <algorithm>
 #include <fstream>

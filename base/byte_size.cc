@@ -1,4 +1,4 @@
-#include "base/byte_size.h"
+#include "sluice/base/byte_size.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"

@@ -1,4 +1,4 @@
-#include "base/command_line.h"
+#include "sluice/base/command_line.h"
 
 #include <algorithm>
 #include <cstdio>

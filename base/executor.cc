@@ -1,9 +1,9 @@
-#include "base/executor.h"
+#include "sluice/base/executor.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "base/heap.h"
+#include "sluice/base/heap.h"
 
 namespace sluice {
 

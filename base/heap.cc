@@ -1,4 +1,4 @@
-#include "base/heap.h"
+#include "sluice/base/heap.h"
 
 #include <malloc.h>
 #include <unistd.h>

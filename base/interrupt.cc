@@ -1,4 +1,4 @@
-#include "base/interrupt.h"
+#include "sluice/base/interrupt.h"
 
 #include "absl/strings/str_format.h"
 

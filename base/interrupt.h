@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/fair_share.h"
+#include "sluice/base/fair_share.h"
 
 namespace sluice {
 

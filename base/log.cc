@@ -1,4 +1,4 @@
-#include "base/log.h"
+#include "sluice/base/log.h"
 
 #include <unistd.h>
 

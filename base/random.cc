@@ -1,4 +1,4 @@
-#include "base/random.h"
+#include "sluice/base/random.h"
 
 #include <sys/random.h>
 

@@ -1,4 +1,4 @@
-#include "base/thread_pool.h"
+#include "sluice/base/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>

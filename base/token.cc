@@ -1,4 +1,4 @@
-#include "base/token.h"
+#include "sluice/base/token.h"
 
 #include <cstdio>
 #include <cstdlib>

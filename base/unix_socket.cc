@@ -1,4 +1,4 @@
-#include "base/unix_socket.h"
+#include "sluice/base/unix_socket.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>

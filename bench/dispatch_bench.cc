@@ -8,7 +8,7 @@
 
 #include "bench/ratio_reporter.h"
 #include "benchmark/benchmark.h"
-#include "client/local_dispatch.h"
+#include "sluice/client/local_dispatch.h"
 
 namespace sluice::bench {
 namespace {

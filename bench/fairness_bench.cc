@@ -16,11 +16,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/json_out.h"
-#include "client/remote_dispatch.h"
-#include "engine/cpu_device.h"
-#include "ifds/generator.h"
-#include "ifds/resident_solver.h"
-#include "server/grpc/daemon.h"
+#include "sluice/client/remote_dispatch.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/server/grpc/daemon.h"
 
 ABSL_FLAG(int, solves, 7, "light-client solves per measurement (the median is kept)");
 ABSL_FLAG(int, reads, 400, "light-client 4-byte reads per measurement");

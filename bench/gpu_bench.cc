@@ -21,13 +21,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/status_macros.h"
-#include "client/local_dispatch.h"
-#include "engine/cpu_device.h"
-#include "engine/cuda_device.h"
-#include "ifds/generator.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/engine/cuda_device.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
 
 ABSL_FLAG(std::string, summary, "", "also write the report to this file");
 ABSL_FLAG(bool, quick, false, "smaller problems (for a dry run)");

@@ -26,14 +26,14 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/json_out.h"
-#include "client/local_dispatch.h"
-#include "client/remote_dispatch.h"
-#include "engine/cpu_device.h"
-#include "ifds/binary_format.h"
-#include "ifds/generator.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
-#include "server/grpc/daemon.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/client/remote_dispatch.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/server/grpc/daemon.h"
 
 ABSL_FLAG(int, repeats, 3,
           "solves of each solver per size, the two alternated (the fastest of each is kept)");

@@ -24,12 +24,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "client/remote_dispatch.h"
 #include "bench/json_out.h"
 #include "echo.grpc.pb.h"
-#include "engine/cpu_device.h"
 #include "grpcpp/grpcpp.h"
-#include "server/grpc/daemon.h"
+#include "sluice/client/remote_dispatch.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/server/grpc/daemon.h"
 
 ABSL_FLAG(int, latency_rounds, 6, "alternating rounds of latency samples");
 ABSL_FLAG(int, latency_samples, 1000, "samples per method per round");

@@ -1,9 +1,9 @@
-#include "client/core_dispatch.h"
+#include "sluice/client/core_dispatch.h"
 
 #include <utility>
 
-#include "base/status_macros.h"
-#include "client/internal/call_checks.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/internal/call_checks.h"
 
 namespace sluice {
 namespace {

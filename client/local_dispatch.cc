@@ -1,15 +1,15 @@
-#include "client/local_dispatch.h"
+#include "sluice/client/local_dispatch.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/interrupt.h"
-#include "base/random.h"
-#include "base/status_macros.h"
-#include "engine/cpu_device.h"
-#include "engine/device.h"
-#include "engine/session.h"
+#include "sluice/base/interrupt.h"
+#include "sluice/base/random.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/engine/device.h"
+#include "sluice/engine/session.h"
 
 namespace sluice {
 

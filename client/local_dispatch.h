@@ -13,7 +13,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "client/core_dispatch.h"
+#include "sluice/client/core_dispatch.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "client/remote_dispatch.h"
+#include "sluice/client/remote_dispatch.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,15 +7,15 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "base/copy.h"
-#include "base/random.h"
-#include "base/status_macros.h"
-#include "client/internal/call_checks.h"
-#include "client/remote/channel.h"
-#include "client/remote/shared_memory.h"
-#include "client/remote/stream.h"
 #include "grpcpp/grpcpp.h"
-#include "proto/codec.h"
+#include "sluice/base/copy.h"
+#include "sluice/base/random.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/internal/call_checks.h"
+#include "sluice/client/remote/channel.h"
+#include "sluice/client/remote/shared_memory.h"
+#include "sluice/client/remote/stream.h"
+#include "sluice/proto/codec.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {

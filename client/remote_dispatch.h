@@ -32,9 +32,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "client/credentials.h"
-#include "client/core_dispatch.h"
-#include "proto/contract.h"
+#include "sluice/client/core_dispatch.h"
+#include "sluice/client/credentials.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 

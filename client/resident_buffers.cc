@@ -1,8 +1,8 @@
-#include "client/resident_buffers.h"
+#include "sluice/client/resident_buffers.h"
 
 #include <algorithm>
 
-#include "base/status_macros.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "client/resident_dispatch.h"
+#include "sluice/client/resident_dispatch.h"
 
 namespace sluice {
 

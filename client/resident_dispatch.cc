@@ -1,12 +1,12 @@
-#include "client/resident_dispatch.h"
+#include "sluice/client/resident_dispatch.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
-#include "client/internal/call_checks.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/internal/call_checks.h"
 
 namespace sluice {
 

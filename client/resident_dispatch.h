@@ -28,8 +28,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "kernels/grid.h"
-#include "kernels/kernel_id.h"
+#include "sluice/kernels/grid.h"
+#include "sluice/kernels/kernel_id.h"
 
 namespace sluice {
 

@@ -1,13 +1,13 @@
-#include "client/server_info.h"
+#include "sluice/client/server_info.h"
 
 #include <chrono>
 
-#include "grpcpp/grpcpp.h"
-#include "base/status_macros.h"
-#include "client/remote/channel.h"
-#include "proto/codec.h"
 #include "absl/strings/str_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/remote/channel.h"
+#include "sluice/proto/codec.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {

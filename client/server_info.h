@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "client/credentials.h"
+#include "sluice/client/credentials.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

@@ -2,7 +2,9 @@
 #
 #   base, kernels, proto -> engine -> server | client -> ifds, workloads -> analyzer -> tools
 #
-# Each folder may include only the folders listed for it below; client/ may include engine/
+# Every include of the tree's own headers names them under the project's prefix, as installed
+# ("sluice/client/remote_dispatch.h"), in tests, benchmarks and fuzzers too. Each folder may
+# include only the folders listed for it below; client/ may include engine/
 # only from local_dispatch.*; a public client header may include nothing from kernels/ but the
 # grid and kernel ids (no body, no catalog), and reaches no kernel body through anything it
 # includes, however indirectly (what a user of the client library compiles); gRPC and the
@@ -31,6 +33,37 @@ set(layers base kernels proto engine server client ifds workloads analyzer tools
 set(tree_folders ${layers} bench tests)
 
 set(violations "")
+# An include's path in the tree: "sluice/<folder>/..." names <folder>/...; "sluice/v1/" is the
+# generated wire code, not the tree.
+function(tree_path include out)
+  if(include MATCHES "^sluice/" AND NOT include MATCHES "^sluice/v1/")
+    string(REGEX REPLACE "^sluice/" "" include "${include}")
+  endif()
+  set(${out} "${include}" PARENT_SCOPE)
+endfunction()
+
+# Includes of the product's folders without the prefix, wherever they are.
+set(everything "")
+foreach(folder ${layers} tests bench fuzz)
+  file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${folder}/*.h
+    ${SOURCE_DIR}/${folder}/*.cc ${SOURCE_DIR}/${folder}/*.cu ${SOURCE_DIR}/${folder}/*.c)
+  list(APPEND everything ${sources})
+endforeach()
+foreach(source ${everything})
+  if(source MATCHES "^tests/(layers|install/consumer)/")  # broken trees; a project outside
+    continue()
+  endif()
+  file(STRINGS ${SOURCE_DIR}/${source} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line ${includes})
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*$" "\\1" path "${line}")
+    string(REGEX MATCH "^[^/]*" top "${path}")
+    if(top IN_LIST layers)
+      string(APPEND violations "  ${source}: #include \"${path}\": the tree's headers are "
+        "named as installed, \"sluice/${path}\"\n")
+    endif()
+  endforeach()
+endforeach()
+
 foreach(layer ${layers})
   file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}
     ${SOURCE_DIR}/${layer}/*.h ${SOURCE_DIR}/${layer}/*.cc ${SOURCE_DIR}/${layer}/*.cu)
@@ -38,6 +71,7 @@ foreach(layer ${layers})
     file(STRINGS ${SOURCE_DIR}/${source} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
     foreach(line ${includes})
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*)[\">].*$" "\\1" path "${line}")
+      tree_path("${path}" path)
       string(REGEX MATCH "^[^/]*" top "${path}")
       set(problem "")
       if(top IN_LIST tree_folders AND NOT top STREQUAL layer)
@@ -67,6 +101,7 @@ function(tree_includes file out)
   set(found "")
   foreach(line ${lines})
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*$" "\\1" path "${line}")
+    tree_path("${path}" path)
     if(EXISTS ${SOURCE_DIR}/${path})
       list(APPEND found ${path})
     endif()

@@ -1,4 +1,4 @@
-#include "engine/cpu_device.h"
+#include "sluice/engine/cpu_device.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/heap.h"
-#include "base/random.h"
-#include "kernels/cpu_launcher.h"
+#include "sluice/base/heap.h"
+#include "sluice/base/random.h"
+#include "sluice/kernels/cpu_launcher.h"
 
 namespace sluice {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "base/thread_pool.h"
-#include "engine/device.h"
+#include "sluice/base/thread_pool.h"
+#include "sluice/engine/device.h"
 
 namespace sluice {
 

@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/device.h"
+#include "sluice/engine/device.h"
 
 namespace sluice {
 

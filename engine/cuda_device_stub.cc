@@ -1,5 +1,5 @@
 // The CUDA device in a build without CUDA: it never exists.
-#include "engine/cuda_device.h"
+#include "sluice/engine/cuda_device.h"
 
 namespace sluice {
 

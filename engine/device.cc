@@ -1,4 +1,4 @@
-#include "engine/device.h"
+#include "sluice/engine/device.h"
 
 #include "absl/strings/str_format.h"
 

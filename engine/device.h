@@ -14,11 +14,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "base/interrupt.h"
-#include "kernels/catalog.h"
-#include "kernels/kernel_args.h"
-#include "kernels/kernel_id.h"
-#include "proto/contract.h"
+#include "sluice/base/interrupt.h"
+#include "sluice/kernels/catalog.h"
+#include "sluice/kernels/kernel_args.h"
+#include "sluice/kernels/kernel_id.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 

@@ -1,8 +1,8 @@
-#include "engine/device_factory.h"
+#include "sluice/engine/device_factory.h"
 
 #include "absl/strings/str_format.h"
-#include "engine/cpu_device.h"
-#include "engine/cuda_device.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/engine/cuda_device.h"
 
 namespace sluice {
 

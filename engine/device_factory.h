@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "engine/device.h"
+#include "sluice/engine/device.h"
 
 namespace sluice {
 

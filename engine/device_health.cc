@@ -1,9 +1,9 @@
-#include "engine/device_health.h"
+#include "sluice/engine/device_health.h"
 
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/log.h"
+#include "sluice/base/log.h"
 
 namespace sluice {
 

@@ -1,11 +1,11 @@
-#include "engine/resource_table.h"
+#include "sluice/engine/resource_table.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
-#include "base/random.h"
+#include "sluice/base/random.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice {
 

@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "engine/device.h"
-#include "proto/contract.h"
+#include "sluice/engine/device.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 

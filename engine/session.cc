@@ -1,10 +1,10 @@
-#include "engine/session.h"
+#include "sluice/engine/session.h"
 
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice {
 namespace {

@@ -17,12 +17,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "base/fair_share.h"
-#include "base/interrupt.h"
-#include "engine/device.h"
-#include "engine/resource_table.h"
-#include "kernels/catalog.h"
-#include "proto/contract.h"
+#include "sluice/base/fair_share.h"
+#include "sluice/base/interrupt.h"
+#include "sluice/engine/device.h"
+#include "sluice/engine/resource_table.h"
+#include "sluice/kernels/catalog.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 

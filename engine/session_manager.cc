@@ -1,4 +1,4 @@
-#include "engine/session_manager.h"
+#include "sluice/engine/session_manager.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "base/heap.h"
-#include "base/random.h"
+#include "sluice/base/heap.h"
+#include "sluice/base/random.h"
 
 namespace sluice {
 

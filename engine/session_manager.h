@@ -19,11 +19,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "base/fair_share.h"
-#include "engine/device.h"
-#include "engine/session.h"
-#include "engine/transfer_budget.h"
-#include "proto/contract.h"
+#include "sluice/base/fair_share.h"
+#include "sluice/engine/device.h"
+#include "sluice/engine/session.h"
+#include "sluice/engine/transfer_budget.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/transfer_budget.h"
+#include "sluice/engine/transfer_budget.h"
 
 #include <algorithm>
 #include <utility>

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "ifds/binary_format.h"
+#include "sluice/ifds/binary_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

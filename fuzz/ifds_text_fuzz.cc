@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "ifds/text_format.h"
+#include "sluice/ifds/text_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

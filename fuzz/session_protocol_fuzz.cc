@@ -13,10 +13,10 @@
 #include <memory>
 #include <vector>
 
-#include "engine/cpu_device.h"
 #include "google/protobuf/stubs/logging.h"
-#include "engine/session_manager.h"
-#include "server/session_protocol.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/engine/session_manager.h"
+#include "sluice/server/session_protocol.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "ifds/binary_format.h"
+#include "sluice/ifds/binary_format.h"
 
 #include <cstring>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ifds/text_format.h"
+#include "sluice/ifds/text_format.h"
 
 namespace sluice::ifds {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "ifds/problem.h"
+#include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
 

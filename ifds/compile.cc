@@ -1,10 +1,10 @@
-#include "ifds/compile.h"
+#include "sluice/ifds/compile.h"
 
 #include <algorithm>
 #include <array>
 
 #include "absl/strings/str_format.h"
-#include "kernels/ifds.h"
+#include "sluice/kernels/ifds.h"
 
 namespace sluice::ifds {
 namespace {

@@ -1,4 +1,4 @@
-#include "ifds/generator.h"
+#include "sluice/ifds/generator.h"
 
 #include <algorithm>
 #include <random>

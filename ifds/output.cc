@@ -1,4 +1,4 @@
-#include "ifds/output.h"
+#include "sluice/ifds/output.h"
 
 #include <algorithm>
 #include <string_view>

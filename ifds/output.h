@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ifds/problem.h"
+#include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
 

@@ -1,4 +1,4 @@
-#include "ifds/problem.h"
+#include "sluice/ifds/problem.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "ifds/reference_solver.h"
+#include "sluice/ifds/reference_solver.h"
 
 #include <algorithm>
 #include <deque>

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "ifds/problem.h"
+#include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
 

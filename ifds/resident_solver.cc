@@ -1,4 +1,4 @@
-#include "ifds/resident_solver.h"
+#include "sluice/ifds/resident_solver.h"
 
 #include <algorithm>
 #include <array>
@@ -9,13 +9,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/status_macros.h"
-#include "client/resident_buffers.h"
-#include "ifds/compile.h"
-#include "kernels/basic.h"
-#include "kernels/ifds.h"
-#include "kernels/kernel_args.h"
-#include "kernels/kernel_id.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/resident_buffers.h"
+#include "sluice/ifds/compile.h"
+#include "sluice/kernels/basic.h"
+#include "sluice/kernels/ifds.h"
+#include "sluice/kernels/kernel_args.h"
+#include "sluice/kernels/kernel_id.h"
 
 namespace sluice::ifds {
 namespace {

@@ -14,8 +14,8 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
-#include "client/resident_dispatch.h"
-#include "ifds/problem.h"
+#include "sluice/client/resident_dispatch.h"
+#include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
 

@@ -1,4 +1,4 @@
-#include "ifds/text_format.h"
+#include "sluice/ifds/text_format.h"
 
 #include <cstdint>
 #include <optional>

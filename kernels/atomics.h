@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/hd.h"
+#include "sluice/kernels/hd.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <atomic>

@@ -5,7 +5,7 @@
 #ifndef SLUICE_KERNELS_BASIC_H_
 #define SLUICE_KERNELS_BASIC_H_
 
-#include "kernels/kernel_id.h"
+#include "sluice/kernels/kernel_id.h"
 
 namespace sluice::kernels {
 

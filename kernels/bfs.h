@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/kernel_id.h"
+#include "sluice/kernels/kernel_id.h"
 
 namespace sluice::kernels {
 

@@ -3,10 +3,10 @@
 #ifndef SLUICE_KERNELS_BODIES_H_
 #define SLUICE_KERNELS_BODIES_H_
 
-#include "kernels/bodies/basic.h"
-#include "kernels/bodies/bfs.h"
-#include "kernels/bodies/ifds.h"
-#include "kernels/body_list.h"
+#include "sluice/kernels/bodies/basic.h"
+#include "sluice/kernels/bodies/bfs.h"
+#include "sluice/kernels/bodies/ifds.h"
+#include "sluice/kernels/body_list.h"
 
 namespace sluice {
 

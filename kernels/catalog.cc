@@ -1,4 +1,4 @@
-#include "kernels/catalog.h"
+#include "sluice/kernels/catalog.h"
 
 #include <algorithm>
 #include <utility>
@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/kernel_id.h"
-#include "kernels/specs/families.h"
+#include "sluice/kernels/kernel_id.h"
+#include "sluice/kernels/specs/families.h"
 
 namespace sluice {
 namespace {

@@ -16,9 +16,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "kernels/body_list.h"
-#include "kernels/grid.h"
-#include "kernels/kernel_args.h"
+#include "sluice/kernels/body_list.h"
+#include "sluice/kernels/grid.h"
+#include "sluice/kernels/kernel_args.h"
 
 namespace sluice {
 

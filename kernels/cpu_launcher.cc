@@ -1,9 +1,9 @@
-#include "kernels/cpu_launcher.h"
+#include "sluice/kernels/cpu_launcher.h"
 
 #include <algorithm>
 #include <array>
 
-#include "kernels/bodies.h"
+#include "sluice/kernels/bodies.h"
 
 namespace sluice {
 namespace {

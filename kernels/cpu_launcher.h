@@ -3,10 +3,10 @@
 #ifndef SLUICE_KERNELS_CPU_LAUNCHER_H_
 #define SLUICE_KERNELS_CPU_LAUNCHER_H_
 
-#include "base/interrupt.h"
-#include "base/thread_pool.h"
-#include "kernels/body_list.h"
-#include "kernels/kernel_args.h"
+#include "sluice/base/interrupt.h"
+#include "sluice/base/thread_pool.h"
+#include "sluice/kernels/body_list.h"
+#include "sluice/kernels/kernel_args.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "kernels/cuda_launcher.h"
+#include "sluice/kernels/cuda_launcher.h"
 
 #include <algorithm>
 #include <array>
@@ -10,8 +10,8 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
-#include "kernels/bodies.h"
-#include "kernels/cuda_wait.h"
+#include "sluice/kernels/bodies.h"
+#include "sluice/kernels/cuda_wait.h"
 
 namespace sluice {
 namespace {

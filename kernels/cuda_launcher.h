@@ -9,9 +9,9 @@
 #include <chrono>
 #include <span>
 
-#include "kernels/body_list.h"
-#include "kernels/kernel_args.h"
-#include "kernels/kernel_id.h"
+#include "sluice/kernels/body_list.h"
+#include "sluice/kernels/kernel_args.h"
+#include "sluice/kernels/kernel_id.h"
 
 namespace sluice {
 

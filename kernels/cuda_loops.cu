@@ -1,6 +1,6 @@
-#include "kernels/cuda_loops.h"
+#include "sluice/kernels/cuda_loops.h"
 
-#include "kernels/cuda_wait.h"
+#include "sluice/kernels/cuda_wait.h"
 
 namespace sluice {
 namespace {

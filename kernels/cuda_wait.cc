@@ -1,4 +1,4 @@
-#include "kernels/cuda_wait.h"
+#include "sluice/kernels/cuda_wait.h"
 
 namespace sluice {
 

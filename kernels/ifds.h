@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
-#include "kernels/hd.h"
-#include "kernels/kernel_args.h"
-#include "kernels/kernel_id.h"
+#include "sluice/kernels/hd.h"
+#include "sluice/kernels/kernel_args.h"
+#include "sluice/kernels/kernel_id.h"
 
 namespace sluice::kernels::ifds {
 

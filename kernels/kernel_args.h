@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "kernels/atomics.h"
-#include "kernels/hd.h"
+#include "sluice/kernels/atomics.h"
+#include "sluice/kernels/hd.h"
 
 namespace sluice {
 

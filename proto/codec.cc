@@ -1,10 +1,10 @@
-#include "proto/codec.h"
+#include "sluice/proto/codec.h"
 
 #include <algorithm>
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "kernels/catalog.h"
+#include "sluice/kernels/catalog.h"
 
 namespace sluice {
 namespace {

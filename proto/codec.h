@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
-#include "proto/contract.h"
+#include "sluice/proto/contract.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

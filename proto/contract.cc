@@ -1,4 +1,4 @@
-#include "proto/contract.h"
+#include "sluice/proto/contract.h"
 
 #include "absl/strings/str_format.h"
 

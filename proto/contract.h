@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "kernels/grid.h"
+#include "sluice/kernels/grid.h"
 
 namespace sluice {
 

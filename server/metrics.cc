@@ -1,11 +1,11 @@
-#include "server/metrics.h"
+#include "sluice/server/metrics.h"
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
-#include "server/ops/op_table.h"
+#include "sluice/server/ops/op_table.h"
 
 namespace sluice {
 namespace {

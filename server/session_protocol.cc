@@ -1,11 +1,11 @@
-#include "server/session_protocol.h"
+#include "sluice/server/session_protocol.h"
 
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/log.h"
-#include "server/metrics.h"
-#include "server/ops/op_table.h"
+#include "sluice/base/log.h"
+#include "sluice/server/metrics.h"
+#include "sluice/server/ops/op_table.h"
 
 namespace sluice {
 

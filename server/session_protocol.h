@@ -25,13 +25,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/session_manager.h"
-#include "engine/transfer_budget.h"
-#include "server/metrics.h"
-#include "server/ops/read.h"
-#include "server/ops/session_state.h"
-#include "server/ops/upload.h"
-#include "server/shared_memory.h"
+#include "sluice/engine/session_manager.h"
+#include "sluice/engine/transfer_budget.h"
+#include "sluice/server/metrics.h"
+#include "sluice/server/ops/read.h"
+#include "sluice/server/ops/session_state.h"
+#include "sluice/server/ops/upload.h"
+#include "sluice/server/shared_memory.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "server/shared_memory.h"
+#include "sluice/server/shared_memory.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,10 +14,10 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/random.h"
-#include "base/status_macros.h"
-#include "base/unix_socket.h"
-#include "proto/contract.h"
+#include "sluice/base/random.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/base/unix_socket.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 

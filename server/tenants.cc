@@ -1,4 +1,4 @@
-#include "server/tenants.h"
+#include "sluice/server/tenants.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/byte_size.h"
+#include "sluice/base/byte_size.h"
 
 namespace sluice {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "base/token.h"
-#include "engine/session_manager.h"
+#include "sluice/base/token.h"
+#include "sluice/engine/session_manager.h"
 
 namespace sluice {
 

@@ -10,13 +10,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "analyzer/analyzer.h"
-#include "analyzer/report.h"
-#include "analyzer/taint_config.h"
-#include "ifds/binary_format.h"
-#include "ifds/resident_solver.h"
-#include "ifds/text_format.h"
-#include "tools/cli.h"
+#include "sluice/analyzer/analyzer.h"
+#include "sluice/analyzer/report.h"
+#include "sluice/analyzer/taint_config.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/ifds/text_format.h"
+#include "sluice/tools/cli.h"
 
 ABSL_DECLARE_FLAG(std::string, format);
 ABSL_DECLARE_FLAG(std::string, solver);

@@ -8,9 +8,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "kernels/bfs.h"
-#include "tools/cli.h"
-#include "workloads/bfs.h"
+#include "sluice/kernels/bfs.h"
+#include "sluice/tools/cli.h"
+#include "sluice/workloads/bfs.h"
 
 ABSL_FLAG(uint32_t, nodes, 200000, "bfs: nodes in the generated graph");
 ABSL_FLAG(uint32_t, degree, 8, "bfs: average out-degree of the generated graph");

@@ -1,4 +1,4 @@
-#include "tools/cancel_on_signal.h"
+#include "sluice/tools/cancel_on_signal.h"
 
 #include <fcntl.h>
 #include <poll.h>

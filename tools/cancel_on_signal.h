@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "client/resident_dispatch.h"
+#include "sluice/client/resident_dispatch.h"
 
 namespace sluice {
 

@@ -1,14 +1,14 @@
-#include "tools/cli.h"
+#include "sluice/tools/cli.h"
 
 #include <cstdlib>
 #include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
-#include "client/local_dispatch.h"
-#include "engine/device_factory.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/device_factory.h"
 #if SLUICE_WITH_GRPC
-#include "client/remote_dispatch.h"
+#include "sluice/client/remote_dispatch.h"
 #endif
 
 ABSL_FLAG(std::string, server, "",

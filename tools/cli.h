@@ -11,10 +11,10 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
-#include "base/command_line.h"
-#include "client/credentials.h"
-#include "client/resident_dispatch.h"
-#include "ifds/problem.h"
+#include "sluice/base/command_line.h"
+#include "sluice/client/credentials.h"
+#include "sluice/client/resident_dispatch.h"
+#include "sluice/ifds/problem.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
 ABSL_DECLARE_FLAG(std::string, backend);

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "ifds/binary_format.h"
-#include "ifds/generator.h"
-#include "ifds/text_format.h"
-#include "tools/cli.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/text_format.h"
+#include "sluice/tools/cli.h"
 
 ABSL_FLAG(std::string, out, "", "write to this file instead of stdout");
 ABSL_FLAG(bool, binary, false, "gen: write the binary format (default: text)");

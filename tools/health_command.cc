@@ -6,9 +6,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/time/time.h"
-#include "tools/cli.h"
+#include "sluice/tools/cli.h"
 #if SLUICE_WITH_GRPC
-#include "client/server_info.h"
+#include "sluice/client/server_info.h"
 #endif
 
 ABSL_FLAG(std::string, service, "",

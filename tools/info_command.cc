@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tools/cli.h"
+#include "sluice/tools/cli.h"
 #if SLUICE_WITH_GRPC
-#include "client/server_info.h"
+#include "sluice/client/server_info.h"
 #endif
 
 namespace sluice {

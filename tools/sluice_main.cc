@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/flags/usage.h"
-#include "base/command_line.h"
-#include "tools/cli.h"
+#include "sluice/base/command_line.h"
+#include "sluice/tools/cli.h"
 
 namespace {
 

@@ -9,12 +9,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "ifds/binary_format.h"
-#include "ifds/output.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
-#include "tools/cancel_on_signal.h"
-#include "tools/cli.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/output.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/tools/cancel_on_signal.h"
+#include "sluice/tools/cli.h"
 
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_FLAG(std::string, solver, "resident", "solve, analyze: resident or reference");

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "base/token.h"
-#include "tools/cli.h"
+#include "sluice/base/token.h"
+#include "sluice/tools/cli.h"
 
 namespace sluice {
 

@@ -1,15 +1,15 @@
-#include "workloads/bfs.h"
+#include "sluice/workloads/bfs.h"
 
 #include <cstring>
 #include <deque>
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
-#include "client/resident_buffers.h"
-#include "kernels/basic.h"
-#include "kernels/bfs.h"
-#include "kernels/kernel_args.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/client/resident_buffers.h"
+#include "sluice/kernels/basic.h"
+#include "sluice/kernels/bfs.h"
+#include "sluice/kernels/kernel_args.h"
 
 namespace sluice {
 namespace {

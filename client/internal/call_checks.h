@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "client/resident_dispatch.h"
+#include "sluice/client/resident_dispatch.h"
 
 namespace sluice {
 

@@ -1,12 +1,16 @@
-#include "client/remote/channel.h"
+#include "sluice/client/remote/channel.h"
 
 #include <fstream>
 #include <iterator>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
+#include "absl/synchronization/mutex.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 namespace {
@@ -73,6 +77,60 @@ void AddToken(const ClientCredentials& credentials, grpc::ClientContext* context
   if (!credentials.token.empty()) {
     context->AddMetadata("authorization", "Bearer " + credentials.token);
   }
+}
+
+namespace {
+
+grpc::ChannelArguments SessionChannelArguments() {
+  grpc::ChannelArguments args;
+  // Notice a vanished daemon host within half a minute even while a long call runs: pinged
+  // every 10 s, given 20 s to answer (a busy daemon answers pings from its I/O threads).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Replies are at most one chunk plus a little framing.
+  args.SetMaxReceiveMessageSize(kMaxChunkSize + (1 << 20));
+  return args;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
+    const std::string& target, const ClientCredentials& credentials) {
+  grpc::ChannelArguments args = SessionChannelArguments();
+  if (!NamesSeveralDaemons(target)) {
+    // A connection per session: one job's transfer never queues behind another's.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return MakeChannel(target, credentials, std::move(args));
+  }
+  // Balanced: round_robin turns among the target's daemons on one channel, so the sessions of
+  // this process share it (kept for the process's life: a fresh channel would start over at
+  // the first daemon). Tokens travel per call, so only the TLS settings tell channels apart.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* const channels =
+      new absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>>();  // never freed
+  const std::string key = absl::StrCat(target, "\n", credentials.tls_ca, "\n",
+                                       credentials.tls_cert, "\n", credentials.tls_key, "\n",
+                                       credentials.tls_server_name, "\n",
+                                       credentials.uses_tls());
+  absl::MutexLock lock(&mu);
+  if (auto it = channels->find(key); it != channels->end()) return it->second;
+  args.SetLoadBalancingPolicyName("round_robin");
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   MakeChannel(target, credentials, std::move(args)));
+  channels->emplace(key, channel);
+  return channel;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakePinnedChannel(
+    const std::string& peer, const ClientCredentials& credentials,
+    const std::string& server_name) {
+  grpc::ChannelArguments args = SessionChannelArguments();
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  ClientCredentials pinned = credentials;
+  pinned.tls_server_name = server_name;
+  return MakeChannel(peer, pinned, std::move(args));
 }
 
 }  // namespace sluice

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "client/credentials.h"
 #include "grpcpp/grpcpp.h"
+#include "sluice/client/credentials.h"
 
 namespace sluice {
 
@@ -28,6 +28,23 @@ bool NamesSeveralDaemons(const std::string& target);
 // to the address of its daemon: `credentials.tls_server_name`, else the host of a "dns:" target,
 // else "" (gRPC's default for the address).
 std::string PinnedServerName(const std::string& target, const ClientCredentials& credentials);
+
+// A channel for sessions with `target`: keepalive to notice a dead daemon within seconds,
+// replies of up to a chunk, and `credentials` (see MakeChannel). For a plain host:port, a
+// channel of the session's own (a connection of its own: no session's transfer queues behind
+// another's). For a target that names several daemons (NamesSeveralDaemons), one channel per
+// target and TLS settings in the process, shared by its sessions, balancing them with gRPC's
+// round_robin policy: each new session goes to the next daemon that is up, and a session's
+// stream stays on its daemon.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
+    const std::string& target, const ClientCredentials& credentials);
+
+// A channel of its own to the daemon `peer` (a call's peer, "ipv4:10.0.0.7:7450"), for
+// resuming a session that a balanced target placed there; its certificate must carry
+// `server_name` when not empty (see PinnedServerName).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakePinnedChannel(
+    const std::string& peer, const ClientCredentials& credentials,
+    const std::string& server_name);
 
 // Adds the token, if any, to a call's metadata.
 void AddToken(const ClientCredentials& credentials, grpc::ClientContext* context);

@@ -1,4 +1,4 @@
-#include "client/remote/reply_decoder.h"
+#include "sluice/client/remote/reply_decoder.h"
 
 #include <algorithm>
 #include <cstdint>

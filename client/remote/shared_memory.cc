@@ -1,4 +1,4 @@
-#include "client/remote/shared_memory.h"
+#include "sluice/client/remote/shared_memory.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "base/unix_socket.h"
-#include "proto/contract.h"
+#include "sluice/base/unix_socket.h"
+#include "sluice/proto/contract.h"
 
 namespace sluice {
 namespace {

@@ -1,6 +1,6 @@
 // The transport of RemoteDispatch: one Session stream, on which requests go out as the stream
 // is ready for them (an upload's data chunk by chunk, from the caller's memory) and replies are
-// matched to the calls waiting for them (read bytes straight into the caller's vectors). It
+// matched to the calls waiting for them (read bytes straight into the caller's memory). It
 // knows the wire's framing, not what the requests mean: client/remote_dispatch.cc builds them.
 // Private to the client library.
 #ifndef SLUICE_CLIENT_REMOTE_STREAM_H_
@@ -17,52 +17,19 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "absl/status/statusor.h"
-#include "client/credentials.h"
-#include "client/remote/reply_decoder.h"
-#include "client/remote_dispatch.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
+#include "sluice/client/credentials.h"
+#include "sluice/client/remote/outgoing.h"
+#include "sluice/client/remote/reply_decoder.h"
+#include "sluice/client/remote_dispatch.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice {
-
-// A channel for sessions with `target`: keepalive to notice a dead daemon within seconds,
-// replies of up to a chunk, and `credentials` (see MakeChannel). For a plain host:port, a
-// channel of the session's own (a connection of its own: no session's transfer queues behind
-// another's). For a target that names several daemons (NamesSeveralDaemons), one channel per
-// target and TLS settings in the process, shared by its sessions, balancing them with gRPC's
-// round_robin policy: each new session goes to the next daemon that is up, and a session's
-// stream stays on its daemon.
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
-    const std::string& target, const ClientCredentials& credentials);
-
-// A channel of its own to the daemon `peer` (a call's peer, "ipv4:10.0.0.7:7450"), for
-// resuming a session that a balanced target placed there; its certificate must carry
-// `server_name` when not empty (see PinnedServerName).
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakePinnedChannel(
-    const std::string& peer, const ClientCredentials& credentials,
-    const std::string& server_name);
-
-// One logical request, turned into messages as the stream is ready for them. Upload data is
-// copied from the caller's memory chunk by chunk (under the stream lock), never all at once.
-struct Outgoing {
-  uint64_t call_id = 0;     // the request id, set when it is queued
-  v1::SessionRequest head;  // the whole request, or an upload's first message (its ranges)
-  bool is_upload = false;
-  std::vector<absl::Span<const uint8_t>> data;  // upload payload, concatenated in order
-  size_t piece = 0;
-  size_t piece_offset = 0;
-  uint64_t remaining = 0;
-  bool head_sent = false;
-  uint64_t id = 0;  // kept apart: `head` is swapped out with the first message
-
-  // Fills `msg` with the next message; true when it is the request's last.
-  bool Next(v1::SessionRequest* msg, uint32_t chunk);
-};
 
 // A request waiting for its reply. Read bytes land directly in the caller's memory: the
 // target's spans, asked for when the first bytes arrive (or at the end, when none do).

@@ -1,10 +1,10 @@
-#include "engine/cuda/cub_steps.h"
+#include "sluice/engine/cuda/cub_steps.h"
 
 #include <algorithm>
 
 #include "absl/synchronization/mutex.h"
-#include "base/status_macros.h"
-#include "kernels/cuda_launcher.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/kernels/cuda_launcher.h"
 
 namespace sluice {
 

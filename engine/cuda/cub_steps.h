@@ -14,8 +14,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/cuda/device_impl.h"
-#include "engine/device.h"
+#include "sluice/engine/cuda/device_impl.h"
+#include "sluice/engine/device.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/cuda/device_impl.h"
+#include "sluice/engine/cuda/device_impl.h"
 
 #include <algorithm>
 #include <memory>
@@ -9,14 +9,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "base/log.h"
-#include "base/status_macros.h"
-#include "engine/cuda/errors.h"
-#include "engine/cuda/stream.h"
-#include "kernels/catalog.h"
-#include "kernels/cuda_launcher.h"
-#include "kernels/cuda_loops.h"
-#include "kernels/cuda_wait.h"
+#include "sluice/base/log.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/engine/cuda/errors.h"
+#include "sluice/engine/cuda/stream.h"
+#include "sluice/kernels/catalog.h"
+#include "sluice/kernels/cuda_launcher.h"
+#include "sluice/kernels/cuda_loops.h"
+#include "sluice/kernels/cuda_wait.h"
 
 namespace sluice {
 namespace {

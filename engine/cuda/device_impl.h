@@ -18,10 +18,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "base/thread_pool.h"
-#include "engine/cuda_device.h"
-#include "engine/device.h"
-#include "engine/device_health.h"
+#include "sluice/base/thread_pool.h"
+#include "sluice/engine/cuda_device.h"
+#include "sluice/engine/device.h"
+#include "sluice/engine/device_health.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/cuda/errors.h"
+#include "sluice/engine/cuda/errors.h"
 
 #include <cuda_runtime_api.h>
 

@@ -6,7 +6,7 @@
 
 #include <driver_types.h>
 
-#include "engine/device_health.h"
+#include "sluice/engine/device_health.h"
 
 namespace sluice {
 

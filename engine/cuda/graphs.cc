@@ -1,9 +1,9 @@
-#include "engine/cuda/graphs.h"
+#include "sluice/engine/cuda/graphs.h"
 
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
-#include "base/status_macros.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice {
 

@@ -16,9 +16,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "engine/cuda/device_impl.h"
-#include "engine/device.h"
-#include "kernels/cuda_loops.h"
+#include "sluice/engine/cuda/device_impl.h"
+#include "sluice/engine/device.h"
+#include "sluice/kernels/cuda_loops.h"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "engine/cuda/staging.h"
+#include "sluice/engine/cuda/staging.h"
 
 #include <algorithm>
 
 #include "absl/synchronization/mutex.h"
-#include "base/thread_pool.h"
+#include "sluice/base/thread_pool.h"
 
 namespace sluice {
 

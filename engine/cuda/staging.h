@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "engine/cuda/device_impl.h"
+#include "sluice/engine/cuda/device_impl.h"
 
 namespace sluice {
 

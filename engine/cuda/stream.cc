@@ -1,11 +1,11 @@
-#include "engine/cuda/stream.h"
+#include "sluice/engine/cuda/stream.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "base/status_macros.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice {
 

@@ -12,12 +12,12 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "engine/cuda/cub_steps.h"
-#include "engine/cuda/device_impl.h"
-#include "engine/cuda/graphs.h"
-#include "engine/cuda/staging.h"
-#include "engine/device.h"
-#include "kernels/cuda_loops.h"
+#include "sluice/engine/cuda/cub_steps.h"
+#include "sluice/engine/cuda/device_impl.h"
+#include "sluice/engine/cuda/graphs.h"
+#include "sluice/engine/cuda/staging.h"
+#include "sluice/engine/device.h"
+#include "sluice/kernels/cuda_loops.h"
 
 namespace sluice {
 

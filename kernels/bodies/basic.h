@@ -6,10 +6,10 @@
 
 #include <cstdint>
 
-#include "kernels/atomics.h"
-#include "kernels/basic.h"
-#include "kernels/hd.h"
-#include "kernels/kernel_args.h"
+#include "sluice/kernels/atomics.h"
+#include "sluice/kernels/basic.h"
+#include "sluice/kernels/hd.h"
+#include "sluice/kernels/kernel_args.h"
 
 namespace sluice::kernels {
 

@@ -7,10 +7,10 @@
 
 #include <cstdint>
 
-#include "kernels/atomics.h"
-#include "kernels/bfs.h"
-#include "kernels/hd.h"
-#include "kernels/kernel_args.h"
+#include "sluice/kernels/atomics.h"
+#include "sluice/kernels/bfs.h"
+#include "sluice/kernels/hd.h"
+#include "sluice/kernels/kernel_args.h"
 
 namespace sluice::kernels {
 

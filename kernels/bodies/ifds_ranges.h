@@ -7,11 +7,11 @@
 
 #include <cstdint>
 
-#include "kernels/atomics.h"
-#include "kernels/bodies/ifds_tables.h"
-#include "kernels/hd.h"
-#include "kernels/ifds.h"
-#include "kernels/kernel_args.h"
+#include "sluice/kernels/atomics.h"
+#include "sluice/kernels/bodies/ifds_tables.h"
+#include "sluice/kernels/hd.h"
+#include "sluice/kernels/ifds.h"
+#include "sluice/kernels/kernel_args.h"
 
 namespace sluice::kernels::ifds {
 

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "kernels/bodies/basic.h"
-#include "kernels/specs/families.h"
+#include "sluice/kernels/bodies/basic.h"
+#include "sluice/kernels/specs/families.h"
 
 namespace sluice::specs {
 namespace {

@@ -1,8 +1,8 @@
 // The BFS step kernels' specs (bodies: kernels/bodies/bfs.h).
 #include <vector>
 
-#include "kernels/bodies/bfs.h"
-#include "kernels/specs/families.h"
+#include "sluice/kernels/bodies/bfs.h"
+#include "sluice/kernels/specs/families.h"
 
 namespace sluice::specs {
 namespace {

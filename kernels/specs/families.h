@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/catalog.h"
+#include "sluice/kernels/catalog.h"
 
 namespace sluice::specs {
 

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
-#include "kernels/bodies/ifds.h"
-#include "kernels/specs/families.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/kernels/bodies/ifds.h"
+#include "sluice/kernels/specs/families.h"
 
 namespace sluice::specs {
 namespace {

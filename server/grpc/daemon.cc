@@ -1,4 +1,4 @@
-#include "server/grpc/daemon.h"
+#include "sluice/server/grpc/daemon.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,12 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "base/status_macros.h"
-#include "base/unix_socket.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
-#include "server/grpc/daemon_metrics.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/base/unix_socket.h"
+#include "sluice/server/grpc/daemon_metrics.h"
 
 namespace sluice {
 namespace {

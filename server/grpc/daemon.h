@@ -11,15 +11,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "base/executor.h"
-#include "engine/device.h"
-#include "engine/session_manager.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/collectable.h"
 #include "prometheus/exposer.h"
-#include "server/grpc/service.h"
-#include "server/metrics.h"
-#include "server/shared_memory.h"
+#include "sluice/base/executor.h"
+#include "sluice/engine/device.h"
+#include "sluice/engine/session_manager.h"
+#include "sluice/server/grpc/service.h"
+#include "sluice/server/metrics.h"
+#include "sluice/server/shared_memory.h"
 
 namespace sluice {
 

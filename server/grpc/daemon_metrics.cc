@@ -1,4 +1,4 @@
-#include "server/grpc/daemon_metrics.h"
+#include "sluice/server/grpc/daemon_metrics.h"
 
 #include <string>
 #include <utility>

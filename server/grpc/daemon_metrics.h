@@ -8,10 +8,10 @@
 
 #include <vector>
 
-#include "engine/session_manager.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
-#include "server/grpc/service.h"
+#include "sluice/engine/session_manager.h"
+#include "sluice/server/grpc/service.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "server/grpc/reply_codec.h"
+#include "sluice/server/grpc/reply_codec.h"
 
 #include <string>
 #include <utility>

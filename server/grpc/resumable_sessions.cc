@@ -1,9 +1,9 @@
-#include "server/grpc/resumable_sessions.h"
+#include "sluice/server/grpc/resumable_sessions.h"
 
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/random.h"
+#include "sluice/base/random.h"
 
 namespace sluice {
 

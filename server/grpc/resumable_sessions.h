@@ -20,11 +20,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "base/executor.h"
-#include "engine/transfer_budget.h"
 #include "grpcpp/grpcpp.h"
-#include "server/grpc/stream_watch.h"
-#include "server/session_protocol.h"
+#include "sluice/base/executor.h"
+#include "sluice/engine/transfer_budget.h"
+#include "sluice/server/grpc/stream_watch.h"
+#include "sluice/server/session_protocol.h"
 
 namespace sluice {
 

@@ -1,12 +1,12 @@
-#include "server/grpc/service.h"
+#include "sluice/server/grpc/service.h"
 
 #include <string_view>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "kernels/catalog.h"
-#include "proto/codec.h"
-#include "server/grpc/session_reactor.h"
+#include "sluice/kernels/catalog.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/grpc/session_reactor.h"
 
 namespace sluice {
 

@@ -1,13 +1,13 @@
-#include "server/grpc/session_reactor.h"
+#include "sluice/server/grpc/session_reactor.h"
 
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "base/log.h"
-#include "base/status_macros.h"
-#include "proto/codec.h"
-#include "server/grpc/reply_codec.h"
+#include "sluice/base/log.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/grpc/reply_codec.h"
 
 namespace sluice {
 

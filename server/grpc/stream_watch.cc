@@ -1,4 +1,4 @@
-#include "server/grpc/stream_watch.h"
+#include "sluice/server/grpc/stream_watch.h"
 
 #include "absl/time/clock.h"
 

@@ -1,5 +1,5 @@
 // Allocate: a buffer of the session, at the handle the client chose (or one the session picks).
-#include "server/ops/handlers.h"
+#include "sluice/server/ops/handlers.h"
 
 namespace sluice {
 

@@ -1,7 +1,7 @@
 // Cancel: acts the moment it arrives, setting the cancel flags of every unfinished request with
 // its target id (see OpCancel); its own reply says whether it found one.
 #include "absl/strings/str_format.h"
-#include "server/ops/handlers.h"
+#include "sluice/server/ops/handlers.h"
 
 namespace sluice {
 

@@ -1,10 +1,10 @@
 // Execute: kernel steps (a prefix, then a group repeated), then reads behind them, all behind
 // one fence; it stops at its next step, iteration or chunk when cancelled, when its stream
 // goes, or at the daemon's --max_request_seconds.
-#include "proto/codec.h"
-#include "server/metrics.h"
-#include "server/ops/handlers.h"
-#include "server/ops/read.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/metrics.h"
+#include "sluice/server/ops/handlers.h"
+#include "sluice/server/ops/read.h"
 
 namespace sluice {
 namespace {

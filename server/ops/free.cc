@@ -1,5 +1,5 @@
 // Free: gives a buffer of the session back.
-#include "server/ops/handlers.h"
+#include "sluice/server/ops/handlers.h"
 
 namespace sluice {
 

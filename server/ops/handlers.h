@@ -3,7 +3,7 @@
 #ifndef SLUICE_SERVER_OPS_HANDLERS_H_
 #define SLUICE_SERVER_OPS_HANDLERS_H_
 
-#include "server/ops/session_state.h"
+#include "sluice/server/ops/session_state.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "server/ops/op_table.h"
+#include "sluice/server/ops/op_table.h"
 
 namespace sluice {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "absl/types/span.h"
-#include "server/ops/handlers.h"
-#include "server/ops/session_state.h"
+#include "sluice/server/ops/handlers.h"
+#include "sluice/server/ops/session_state.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "proto/codec.h"
-#include "server/ops/handlers.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/ops/handlers.h"
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
 // Ping: echoes its payload (at most kMaxPingPayload bytes), in order with the session's other
 // requests; it needs no open session.
 #include "absl/strings/str_format.h"
-#include "server/ops/handlers.h"
+#include "sluice/server/ops/handlers.h"
 
 namespace sluice {
 

@@ -1,13 +1,13 @@
 // Read: the bytes of ranges of the session's buffers, in chunked data replies, in a span of
 // the client's shared memory, or streamed a window at a time when large.
-#include "server/ops/read.h"
+#include "sluice/server/ops/read.h"
 
 #include <algorithm>
 #include <memory>
 #include <utility>
 
-#include "proto/codec.h"
-#include "server/ops/handlers.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/ops/handlers.h"
 
 namespace sluice {
 namespace {

@@ -11,8 +11,8 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "engine/session.h"
-#include "server/ops/session_state.h"
+#include "sluice/engine/session.h"
+#include "sluice/server/ops/session_state.h"
 
 namespace sluice {
 

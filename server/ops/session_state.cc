@@ -1,11 +1,11 @@
-#include "server/ops/session_state.h"
+#include "sluice/server/ops/session_state.h"
 
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
-#include "proto/codec.h"
-#include "server/ops/read.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/ops/read.h"
 
 namespace sluice {
 

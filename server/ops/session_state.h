@@ -26,12 +26,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "base/log.h"
-#include "engine/session.h"
-#include "engine/session_manager.h"
-#include "engine/transfer_budget.h"
-#include "proto/contract.h"
-#include "server/shared_memory.h"
+#include "sluice/base/log.h"
+#include "sluice/engine/session.h"
+#include "sluice/engine/session_manager.h"
+#include "sluice/engine/transfer_budget.h"
+#include "sluice/proto/contract.h"
+#include "sluice/server/shared_memory.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

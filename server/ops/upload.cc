@@ -1,15 +1,15 @@
 // Upload: ranges of the session's buffers written from the data of one or more messages, or
 // from a span of the client's shared memory.
-#include "server/ops/upload.h"
+#include "sluice/server/ops/upload.h"
 
 #include <algorithm>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "base/status_macros.h"
-#include "proto/codec.h"
-#include "server/ops/op_table.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/proto/codec.h"
+#include "sluice/server/ops/op_table.h"
 
 namespace sluice {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "server/ops/session_state.h"
+#include "sluice/server/ops/session_state.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analyzer.h"
-#include "analyzer/report.h"
-#include "analyzer/taint_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/binary_format.h"
-#include "ifds/reference_solver.h"
-#include "ifds/text_format.h"
 #include "nlohmann/json.hpp"
+#include "sluice/analyzer/analyzer.h"
+#include "sluice/analyzer/report.h"
+#include "sluice/analyzer/taint_config.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/text_format.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::analyzer {

@@ -15,15 +15,15 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "analyzer/analyzer.h"
-#include "client/local_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
+#include "sluice/analyzer/analyzer.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
 #include "tests/testing/status_matchers.h"
 #if SLUICE_TEST_DAEMON
-#include "client/remote_dispatch.h"
+#include "sluice/client/remote_dispatch.h"
 #include "tests/testing/daemon_process.h"
 #endif
 

@@ -1,13 +1,13 @@
-#include "base/command_line.h"
+#include "sluice/base/command_line.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "base/byte_size.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/base/byte_size.h"
 
 ABSL_FLAG(int, test_count, 3, "how many of something");
 ABSL_FLAG(bool, test_verbose, false, "say more");

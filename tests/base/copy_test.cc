@@ -1,4 +1,4 @@
-#include "base/copy.h"
+#include "sluice/base/copy.h"
 
 #include <cstdint>
 #include <random>

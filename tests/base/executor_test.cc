@@ -1,4 +1,4 @@
-#include "base/executor.h"
+#include "sluice/base/executor.h"
 
 #include <atomic>
 #include <thread>

@@ -1,4 +1,4 @@
-#include "base/fair_share.h"
+#include "sluice/base/fair_share.h"
 
 #include <atomic>
 #include <memory>

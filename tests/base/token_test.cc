@@ -1,4 +1,4 @@
-#include "base/token.h"
+#include "sluice/base/token.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"

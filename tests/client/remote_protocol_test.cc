@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "client/remote_dispatch.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "sluice/client/remote_dispatch.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 #include "tests/testing/status_matchers.h"
 

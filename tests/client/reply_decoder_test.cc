@@ -1,7 +1,7 @@
 // IncomingReply: a large data reply's bytes stay in the received slices, and every reply decodes
 // to exactly what protobuf parses from the same bytes (or fails where protobuf fails), however
 // the bytes are laid out or cut into slices.
-#include "client/remote/reply_decoder.h"
+#include "sluice/client/remote/reply_decoder.h"
 
 #include <random>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "server/grpc/reply_codec.h"
+#include "sluice/server/grpc/reply_codec.h"
 
 namespace sluice {
 namespace {

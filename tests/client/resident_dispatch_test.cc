@@ -1,19 +1,19 @@
 // The provided (default) methods of ResidentDispatch behave as the seed trait says. A
 // dispatcher that implements only the required methods (forwarding to LocalDispatch and
 // counting calls) shows which required methods each default uses.
-#include "client/resident_dispatch.h"
+#include "sluice/client/resident_dispatch.h"
 
 #include <array>
 #include <memory>
 #include <vector>
 
-#include "client/local_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/generator.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
-#include "kernels/catalog.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/kernels/catalog.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/status_matchers.h"
 

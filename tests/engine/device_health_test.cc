@@ -1,7 +1,7 @@
 // The recovery policy of a device whose context can break, driven through a fake GPU that
 // fails as a real one does: a fault breaks the context until a reset, a broken context fails
 // every call (the probe's included), and a reset may itself fail.
-#include "engine/device_health.h"
+#include "sluice/engine/device_health.h"
 
 #include <string>
 #include <vector>

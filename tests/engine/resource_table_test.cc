@@ -1,4 +1,4 @@
-#include "engine/resource_table.h"
+#include "sluice/engine/resource_table.h"
 
 #include <atomic>
 #include <cstring>
@@ -10,9 +10,9 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "engine/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/engine/cpu_device.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

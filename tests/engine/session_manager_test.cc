@@ -1,4 +1,4 @@
-#include "engine/session_manager.h"
+#include "sluice/engine/session_manager.h"
 
 #include <atomic>
 #include <memory>
@@ -8,10 +8,10 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/status_macros.h"
-#include "engine/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/engine/cpu_device.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "client/local_dispatch.h"
-#include "engine/cuda_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/cuda_device.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/local_cuda_harness.h"
 #include "tests/testing/status_matchers.h"

@@ -3,12 +3,12 @@
 // GPU.
 #include <memory>
 
-#include "client/local_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/generator.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/local_cuda_harness.h"
 #include "tests/testing/status_matchers.h"

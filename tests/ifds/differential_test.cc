@@ -5,15 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "client/local_dispatch.h"
-#include "engine/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/generator.h"
-#include "ifds/output.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
-#include "kernels/ifds.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/output.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/kernels/ifds.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/unstructured_problem.h"
 

@@ -3,13 +3,13 @@
 #include <sstream>
 #include <string>
 
-#include "client/local_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/binary_format.h"
-#include "ifds/output.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/output.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::ifds {

@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ifds/binary_format.h"
-#include "ifds/generator.h"
-#include "ifds/output.h"
-#include "ifds/reference_solver.h"
-#include "ifds/text_format.h"
+#include "sluice/ifds/binary_format.h"
+#include "sluice/ifds/generator.h"
+#include "sluice/ifds/output.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/text_format.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::ifds {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "client/remote_dispatch.h"
+#include "sluice/client/remote_dispatch.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "base/unix_socket.h"
-#include "client/remote_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "proto/contract.h"
+#include "sluice/base/unix_socket.h"
+#include "sluice/client/remote_dispatch.h"
+#include "sluice/proto/contract.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"

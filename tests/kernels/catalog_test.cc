@@ -1,11 +1,11 @@
-#include "kernels/catalog.h"
+#include "sluice/kernels/catalog.h"
 
 #include <set>
 #include <string>
 
-#include "client/resident_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/client/resident_dispatch.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

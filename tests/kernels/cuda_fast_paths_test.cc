@@ -5,9 +5,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "kernels/basic.h"
-#include "kernels/catalog.h"
-#include "kernels/cuda_launcher.h"
+#include "sluice/kernels/basic.h"
+#include "sluice/kernels/catalog.h"
+#include "sluice/kernels/cuda_launcher.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

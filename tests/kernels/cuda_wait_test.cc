@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cuda_wait.h"
+#include "sluice/kernels/cuda_wait.h"
 
 namespace sluice {
 namespace {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/bodies/ifds.h"
+#include "sluice/kernels/bodies/ifds.h"
 
 namespace sluice::kernels::ifds {
 namespace {

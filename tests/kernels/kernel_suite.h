@@ -12,12 +12,12 @@
 #include <random>
 #include <vector>
 
-#include "client/resident_dispatch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/bodies.h"
-#include "kernels/catalog.h"
-#include "kernels/kernel_args.h"
+#include "sluice/client/resident_dispatch.h"
+#include "sluice/kernels/bodies.h"
+#include "sluice/kernels/catalog.h"
+#include "sluice/kernels/kernel_args.h"
 #include "tests/testing/bytes.h"
 #include "tests/testing/dispatch_harness.h"
 #include "tests/testing/harness_test.h"

@@ -1,6 +1,6 @@
 // SerializeReply: what goes on the wire parses back to the reply it was made from, whether the
 // data is framed around its own string or serialized whole.
-#include "server/grpc/reply_codec.h"
+#include "sluice/server/grpc/reply_codec.h"
 
 #include <string>
 

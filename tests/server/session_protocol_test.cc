@@ -1,6 +1,6 @@
 // The session protocol on its own, without gRPC: requests in, jobs out, replies from running
 // them on a CPU device's session; and the table of operations it dispatches through.
-#include "server/session_protocol.h"
+#include "sluice/server/session_protocol.h"
 
 #include <cstdint>
 #include <memory>
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "base/status_macros.h"
-#include "engine/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/metrics.h"
-#include "server/ops/op_table.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/engine/cpu_device.h"
+#include "sluice/server/metrics.h"
+#include "sluice/server/ops/op_table.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

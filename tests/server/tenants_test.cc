@@ -1,4 +1,4 @@
-#include "server/tenants.h"
+#include "sluice/server/tenants.h"
 
 #include <memory>
 #include <string>

@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "client/resident_dispatch.h"
-#include "engine/device.h"
 #include "gtest/gtest.h"
+#include "sluice/client/resident_dispatch.h"
+#include "sluice/engine/device.h"
 
 namespace sluice::testing {
 

@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "client/resident_dispatch.h"
-#include "tests/testing/dispatch_harness.h"
 #include "gtest/gtest.h"
+#include "sluice/client/resident_dispatch.h"
+#include "tests/testing/dispatch_harness.h"
 
 namespace sluice::testing {
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "client/local_dispatch.h"
-#include "engine/cpu_device.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/cpu_device.h"
 #include "tests/testing/dispatch_harness.h"
 
 namespace sluice::testing {

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "client/local_dispatch.h"
-#include "engine/cuda_device.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/cuda_device.h"
 #include "tests/testing/dispatch_harness.h"
 
 namespace sluice::testing {

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
-#include "proto/codec.h"
+#include "sluice/proto/codec.h"
 #include "sluice/v1/sluice.grpc.pb.h"
 
 namespace sluice::testing {

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "client/remote_dispatch.h"
-#include "client/server_info.h"
+#include "sluice/client/remote_dispatch.h"
+#include "sluice/client/server_info.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/dispatch_harness.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ifds/problem.h"
+#include "sluice/ifds/problem.h"
 
 namespace sluice::testing {
 

@@ -1,12 +1,12 @@
-#include "workloads/bfs.h"
+#include "sluice/workloads/bfs.h"
 
 #include <memory>
 
-#include "client/local_dispatch.h"
-#include "engine/device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/bfs.h"
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/device.h"
+#include "sluice/kernels/bfs.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice {

@@ -1,6 +1,6 @@
 // How the CUDA device reads error codes: which break the context, which it checks first, and
 // what a graph-loop probe's result costs. Needs the CUDA headers, not a GPU.
-#include "engine/cuda/errors.h"
+#include "sluice/engine/cuda/errors.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,17 +1,19 @@
-// Uses an installed Sluice: a device from the factory, LocalDispatch, a kernel, the IFDS
-// solvers, and (where installed) RemoteDispatch against an address with no daemon. Prints one
-// line and exits 0 when everything behaved.
+// Uses an installed Sluice: a device from the factory, LocalDispatch, a kernel, a read into its
+// own memory, the IFDS solvers, and (where installed) RemoteDispatch against an address with no
+// daemon, beside a header of its own named as one of Sluice's (kernels/grid.h). Prints one line
+// and exits 0 when everything behaved.
 #include <cstdio>
 #include <memory>
 #include <vector>
 
-#include "client/local_dispatch.h"
-#include "engine/device_factory.h"
-#include "ifds/reference_solver.h"
-#include "ifds/resident_solver.h"
-#include "ifds/text_format.h"
+#include "kernels/grid.h"  // the consumer's own, not Sluice's
+#include "sluice/client/local_dispatch.h"
+#include "sluice/engine/device_factory.h"
+#include "sluice/ifds/reference_solver.h"
+#include "sluice/ifds/resident_solver.h"
+#include "sluice/ifds/text_format.h"
 #ifdef CONSUMER_HAS_REMOTE
-#include "client/remote_dispatch.h"
+#include "sluice/client/remote_dispatch.h"
 #endif
 
 namespace {
@@ -44,6 +46,12 @@ int main() {
   }
   absl::StatusOr<std::vector<uint8_t>> tail = (*dispatch)->DownloadRange(*r, 4 * 7, 4);
   if (!tail.ok() || tail->size() != 4 || (*tail)[0] != 12) return Fail("wrong kernel result");
+  uint32_t words[2] = {0, 0};
+  const absl::Span<uint8_t> into(reinterpret_cast<uint8_t*>(words), sizeof(words));
+  if (!(*dispatch)->DownloadRangeIntoSpan(*r, 4, into).ok() || words[0] != 6 || words[1] != 7) {
+    return Fail("wrong read into the consumer's memory");
+  }
+  if (ConsumerGrid{}.cells != 3) return Fail("the consumer's own kernels/grid.h was not its own");
 
   absl::StatusOr<sluice::ifds::Problem> problem = sluice::ifds::ParseText(kProblem, "p.ifds");
   if (!problem.ok()) return Fail("ParseText failed");

@@ -1,2 +1,2 @@
 // Not built: a public client header that compiles the kernel catalog, for the layer check.
-#include "kernels/catalog.h"
+#include "sluice/kernels/catalog.h"

@@ -1,2 +1,2 @@
 // Not built: a file that breaks the layers, so that the layer check is seen to fail on one.
-#include "server/grpc/daemon.h"
+#include "sluice/server/grpc/daemon.h"
