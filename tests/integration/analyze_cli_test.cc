@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -185,6 +186,13 @@ TEST_F(AnalyzeCliTest, PrintRulesPrintsTheBuiltInRulesAsAFileItReads) {
   ASSERT_EQ(with_file.exit_code, 0) << with_file.err;
   EXPECT_EQ(with_file.out, built_in.out);
   EXPECT_THAT(built_in.out, HasSubstr("'system'"));
+  // The example docs/analyzer.md points to is that output, to the byte.
+  std::ifstream shipped(std::string(SLUICE_SOURCE_DIR) + "/examples/taint-default.toml");
+  const std::string example((std::istreambuf_iterator<char>(shipped)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_EQ(example, rules.out)
+      << "examples/taint-default.toml differs from `sluice analyze --print-rules`; refresh it "
+         "with: build/bin/sluice analyze --print-rules > examples/taint-default.toml";
 }
 
 }  // namespace

@@ -1,0 +1,299 @@
+// The docs say what the build is. Every kernel, flag, command, metric and file that README.md
+// and docs/*.md name exists in this build (the kernels a running sluiced lists, the flags and
+// commands of `sluiced --help` and `sluice --help`, the metrics its /metrics exports, the files
+// of the tree), and every flag of sluiced and sluice is documented somewhere. A name the docs
+// get wrong fails here, saying which page names it.
+#include <glob.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/http_get.h"
+#include "tests/testing/status_matchers.h"
+
+namespace sluice::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = SLUICE_SOURCE_DIR;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// README.md and every page of docs/, by their path in the tree.
+std::map<std::string, std::string> Pages() {
+  std::map<std::string, std::string> pages = {{"README.md", ReadFile(kRoot / "README.md")}};
+  for (const fs::directory_entry& e : fs::directory_iterator(kRoot / "docs")) {
+    if (e.path().extension() == ".md") {
+      pages[absl::StrCat("docs/", e.path().filename().string())] = ReadFile(e.path());
+    }
+  }
+  return pages;
+}
+
+// A page's code: its inline code spans and the lines of its fenced blocks.
+std::vector<std::string> CodeOf(const std::string& page) {
+  std::vector<std::string> code;
+  bool fenced = false;
+  static const std::regex kSpan("`([^`]+)`");
+  for (absl::string_view line : absl::StrSplit(page, '\n')) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "```")) {
+      fenced = !fenced;
+      continue;
+    }
+    const std::string text(line);
+    if (fenced) {
+      code.push_back(text);
+      continue;
+    }
+    for (std::sregex_iterator it(text.begin(), text.end(), kSpan), end; it != end; ++it) {
+      code.push_back((*it)[1]);
+    }
+  }
+  return code;
+}
+
+std::set<std::string> Matches(const std::string& text, const std::regex& re, int group = 1) {
+  std::set<std::string> found;
+  for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it) {
+    found.insert((*it)[group]);
+  }
+  return found;
+}
+
+// Flags compare with dashes spelled as underscores: both programs take either spelling.
+std::string Normalized(std::string flag) {
+  std::replace(flag.begin(), flag.end(), '-', '_');
+  return flag;
+}
+
+// The flags a program's --help lists ("  --name=default").
+std::set<std::string> HelpFlags(const std::string& program) {
+  const ProgramRun help = RunProgram({BinaryPath(program), "--help"});
+  EXPECT_EQ(help.exit_code, 0) << program << " --help: " << help.err;
+  return Matches(help.out + help.err, std::regex("\n  --([a-z0-9_]+)="));
+}
+
+// Flags the tree's programs declare (the benchmarks', with ABSL_FLAG), the flags its scripts
+// take (spelled in their sources), and those of the tools the docs show beside Sluice's.
+std::set<std::string> OtherFlags() {
+  std::set<std::string> flags;
+  for (const char* folder : {"bench", "server", "tools"}) {
+    for (const fs::directory_entry& e : fs::directory_iterator(kRoot / folder)) {
+      if (e.path().extension() != ".cc") continue;
+      for (const std::string& f :
+           Matches(ReadFile(e.path()), std::regex("ABSL_FLAG\\([^,]+,\\s*([a-z0-9_]+)"))) {
+        flags.insert(f);
+      }
+    }
+  }
+  for (const char* script : {"scripts/test.sh", "scripts/demo.sh", "scripts/fuzz.sh",
+                             "scripts/gpu-bundle.sh", "bench/run.sh", "tests/gpu/run.sh",
+                             "tests/gpu/dry-run.sh", "deploy/check.sh", "deploy/image-test.sh"}) {
+    for (const std::string& f : Matches(ReadFile(kRoot / script), std::regex("(--[a-z][a-z0-9-]*)"))) {
+      flags.insert(Normalized(f.substr(2)));
+    }
+  }
+  // cmake and ctest, docker and podman, Google Benchmark, and --help of every program.
+  for (const char* f : {"build", "install", "prefix", "preset", "target", "config", "test_dir",
+                        "output_on_failure", "build_arg", "gpus", "rm", "name", "device",
+                        "stop_timeout", "benchmark_min_time", "benchmark_filter", "help"}) {
+    flags.insert(f);
+  }
+  return flags;
+}
+
+class DocsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { pages_ = new std::map<std::string, std::string>(Pages()); }
+  static void TearDownTestSuite() { delete pages_; }
+
+  // Every (page, name) where `name` is a match of `re` in the page's code (or, with
+  // `prose`, anywhere in it).
+  static std::vector<std::pair<std::string, std::string>> Named(const std::regex& re,
+                                                                bool prose = false) {
+    std::vector<std::pair<std::string, std::string>> named;
+    for (const auto& [path, page] : *pages_) {
+      const std::vector<std::string> texts =
+          prose ? std::vector<std::string>{page} : CodeOf(page);
+      for (const std::string& text : texts) {
+        for (const std::string& name : Matches(text, re)) named.emplace_back(path, name);
+      }
+    }
+    return named;
+  }
+
+  static std::map<std::string, std::string>* pages_;
+};
+
+std::map<std::string, std::string>* DocsTest::pages_ = nullptr;
+
+TEST_F(DocsTest, ThePagesAreRead) {
+  EXPECT_GE(pages_->size(), 10u);
+  EXPECT_THAT(Named(std::regex("(--[a-z][a-z0-9_-]*)"), true), ::testing::SizeIs(::testing::Gt(100)));
+}
+
+TEST_F(DocsTest, EveryFlagTheDocsNameIsTakenByAProgramOrScriptOfTheTree) {
+  std::set<std::string> known = HelpFlags("sluiced");
+  ASSERT_GT(known.size(), 30u);
+  for (const std::set<std::string>& more : {HelpFlags("sluice"), OtherFlags()}) {
+    known.insert(more.begin(), more.end());
+  }
+  for (const auto& [page, flag] : Named(std::regex("(?:^|[^a-z0-9-])--([a-z][a-z0-9_-]*)"), true)) {
+    EXPECT_TRUE(known.contains(Normalized(flag)))
+        << page << " names --" << flag << ", which no program or script of the tree takes";
+  }
+}
+
+TEST_F(DocsTest, EveryFlagOfSluicedAndSluiceIsDocumented) {
+  std::set<std::string> documented;
+  for (const auto& [page, flag] : Named(std::regex("--([a-z][a-z0-9_-]*)"), true)) {
+    documented.insert(Normalized(flag));
+  }
+  for (const char* program : {"sluiced", "sluice"}) {
+    for (const std::string& flag : HelpFlags(program)) {
+      EXPECT_TRUE(documented.contains(flag))
+          << program << " --" << flag << " is documented nowhere in README.md or docs/";
+    }
+  }
+}
+
+TEST_F(DocsTest, EverySluiceCommandTheDocsRunExists) {
+  const ProgramRun help = RunProgram({BinaryPath("sluice"), "--help"});
+  const std::string commands_text = help.out.substr(0, help.out.find("\n\n", help.out.find("Commands:")));
+  const std::set<std::string> commands = Matches(commands_text, std::regex("\n  ([a-z]+) "));
+  ASSERT_THAT(commands, ::testing::IsSupersetOf({"solve", "analyze", "info", "gen"}));
+  for (const auto& [page, command] : Named(std::regex("(?:^|[\\s/$(])sluice ([a-z][a-z-]*)"))) {
+    EXPECT_TRUE(commands.contains(command))
+        << page << " runs `sluice " << command << "`, which is not a command of sluice";
+  }
+}
+
+TEST_F(DocsTest, EveryKernelTheDocsNameIsInTheCatalogADaemonServes) {
+  absl::StatusOr<std::unique_ptr<DaemonProcess>> daemon = DaemonProcess::Start({});
+  ASSERT_OK(daemon.status());
+  const ProgramRun info =
+      RunProgram({BinaryPath("sluice"), "info", "--server=" + (*daemon)->address()});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const std::set<std::string> catalog = Matches(info.out, std::regex("\n  ([a-z0-9_]+) v[0-9]+:"));
+  ASSERT_THAT(catalog, ::testing::IsSupersetOf({"fill_u32", "sort_u64", "repeat_while_u32"}));
+  // Kernel names: an IFDS or BFS family prefix, or an element-type suffix. Build targets of the
+  // tree (a fuzzer, a test) may look the same: they are not kernels.
+  const std::set<std::string> targets = Matches(
+      ReadFile(kRoot / "tests/CMakeLists.txt") + ReadFile(kRoot / "fuzz/CMakeLists.txt") +
+          ReadFile(kRoot / "bench/CMakeLists.txt"),
+      std::regex("\\(([a-z0-9_]+)"));
+  for (const auto& [page, kernel] :
+       Named(std::regex("\\b((?:ifds|bfs)_[a-z0-9_]+|[a-z0-9_]+_(?:u32|u64))\\b(?![.\\w])"))) {
+    EXPECT_TRUE(catalog.contains(kernel) || targets.contains(kernel))
+        << page << " names `" << kernel << "`, which is no kernel of the catalog sluiced serves";
+  }
+}
+
+TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
+  // A daemon with a tenant (its token from `sluice token`), after one solve of that tenant:
+  // every family then has its series.
+  const ProgramRun token = RunProgram({BinaryPath("sluice"), "token"});
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(token.out, m, std::regex("token: +(\\S+)\n.*digest: +(\\S+)")))
+      << token.out;
+  const std::string tenants =
+      absl::StrCat(::testing::TempDir(), "/docs-test-tenants-", getpid(), ".toml");
+  std::ofstream(tenants) << "[tenants.docs]\ntokens = [\"" << m[2] << "\"]\n";
+  absl::StatusOr<std::unique_ptr<DaemonProcess>> daemon =
+      DaemonProcess::Start({"--metrics_listen=127.0.0.1:0", "--tenants_file=" + tenants});
+  ASSERT_OK(daemon.status());
+  const ProgramRun solve =
+      RunProgram({BinaryPath("sluice"), "solve", (kRoot / "examples/taint.ifds").string(),
+                  "--server=" + (*daemon)->address(), "--token=" + m[1].str()});
+  ASSERT_EQ(solve.exit_code, 0) << solve.err;
+  const std::string log = (*daemon)->process().Stderr();
+  const size_t at = log.find("metrics on http://");
+  ASSERT_NE(at, std::string::npos) << log;
+  const size_t start = at + std::string("metrics on http://").size();
+  absl::StatusOr<std::string> exposition =
+      HttpGet(log.substr(start, log.find("/metrics", start) - start), "/metrics");
+  ASSERT_OK(exposition.status());
+  std::set<std::string> known = Matches(*exposition, std::regex("# TYPE (sluice_[a-z0-9_]+)"));
+  ASSERT_GT(known.size(), 20u);
+  for (const std::string& metric : std::set<std::string>(known)) {
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) known.insert(metric + suffix);
+  }
+  // Names of the same shape that are no metrics: the programs (build/bin) and targets of the
+  // tree, and its source files.
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(BinaryPath("sluiced")).parent_path())) {
+    known.insert(e.path().filename().string());
+  }
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(kRoot)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && absl::StartsWith(name, "build")) continue;
+    if (name == "CMakeLists.txt" || e.path().extension() == ".cmake") {
+      for (const std::string& t : Matches(ReadFile(e.path()), std::regex("\\b(sluice_[a-z0-9_]+)"))) {
+        known.insert(t);
+      }
+    } else if (absl::StartsWith(name, "sluice_")) {
+      known.insert(e.path().stem().string());
+    }
+  }
+  for (const auto& [page, metric] : Named(std::regex("\\b(sluice_[a-z0-9_]+)\\b"), true)) {
+    EXPECT_TRUE(known.contains(metric))
+        << page << " names `" << metric << "`, which sluiced does not export (nor is it a "
+        << "program, target or file of the tree)";
+  }
+}
+
+TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
+  std::set<std::string> folders;
+  for (const fs::directory_entry& e : fs::directory_iterator(kRoot)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && !absl::StartsWith(name, "build") && name[0] != '.') {
+      folders.insert(name);
+    }
+  }
+  ASSERT_THAT(folders, ::testing::IsSupersetOf({"client", "docs", "scripts", "tests"}));
+  int checked = 0;
+  for (const auto& [page, path] :
+       Named(std::regex("(?:^|[\\s(`])([A-Za-z0-9_.-]+/[A-Za-z0-9_./{},*<>-]*)"))) {
+    if (!folders.contains(path.substr(0, path.find('/')))) continue;
+    // A placeholder ends what can be checked: "tests/testing/...", "include/sluice/<folder>/".
+    std::string pattern = path.substr(0, std::min(path.find('<'), path.find("...")));
+    pattern = std::string(absl::StripSuffix(pattern, "."));
+    glob_t found{};
+    const int rc = glob((kRoot / pattern).c_str(), GLOB_BRACE | GLOB_NOSORT, nullptr, &found);
+    // With braces, glob gives one match per alternative that exists; each must.
+    size_t alternatives = 1;
+    if (const size_t open = pattern.find('{'); open != std::string::npos) {
+      alternatives = std::count(pattern.begin() + open, pattern.begin() + pattern.find('}', open), ',') + 1;
+    }
+    EXPECT_TRUE(rc == 0 && (pattern.find('*') != std::string::npos || found.gl_pathc == alternatives))
+        << page << " names `" << path << "`, which is not in the tree";
+    globfree(&found);
+    ++checked;
+  }
+  EXPECT_GT(checked, 80);
+}
+
+}  // namespace
+}  // namespace sluice::testing
