@@ -52,6 +52,16 @@ std::vector<MetricFamily> DaemonStateCollector::Collect() const {
       static_cast<double>(service_->resumable().parked()));
   Add(out, "sluice_streams_unopened", kGauge, "Streams that have not opened a session yet",
       service_->unopened_streams());
+  {
+    // Refused logins, by what was wrong: a dashboard sees someone knocking with a bad token.
+    const SluiceService::AuthFailures refused = service_->auth_failures();
+    MetricFamily family{.name = "sluice_auth_failures_total",
+                        .help = "Calls refused for their credentials (UNAUTHENTICATED), by reason",
+                        .type = kCounter};
+    AddSeries(family, static_cast<double>(refused.no_token), {{"reason", "no_token"}});
+    AddSeries(family, static_cast<double>(refused.unknown_token), {{"reason", "unknown_token"}});
+    out.push_back(std::move(family));
+  }
   Add(out, "sluice_draining", kGauge, "1 while the daemon drains (refusing new sessions)",
       m.draining() ? 1 : 0);
   Add(out, "sluice_transfer_bytes_in_use", kGauge,

@@ -3,10 +3,13 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sluice/base/log.h"
 #include "sluice/kernels/catalog.h"
 #include "sluice/proto/codec.h"
 #include "sluice/server/grpc/session_reactor.h"
+#include "sluice/server/ops/session_state.h"
 
 namespace sluice {
 
@@ -65,6 +68,7 @@ absl::StatusOr<std::optional<Principal>> SluiceService::Authenticate(
   const auto& metadata = context.client_metadata();
   const auto header = metadata.find("authorization");
   if (header == metadata.end()) {
+    Refused(context, /*had_token=*/false);
     return absl::UnauthenticatedError(
         "this daemon serves tenants: send your tenant's token (metadata \"authorization: "
         "Bearer <token>\"; the client library's token option, the CLI's --token or "
@@ -76,12 +80,29 @@ absl::StatusOr<std::optional<Principal>> SluiceService::Authenticate(
     tenant = tenants->Authenticate(value.substr(kBearer.size()));
   }
   if (tenant == nullptr) {
+    Refused(context, /*had_token=*/true);
     return absl::UnauthenticatedError(
         "the token is not one of this daemon's tenants' (metadata \"authorization: Bearer "
         "<token>\")");
   }
   return TenantTable::PrincipalOf(*tenant, DigestToken(value.substr(kBearer.size())),
                                   manager_->transfers().limit());
+}
+
+void SluiceService::Refused(const grpc::CallbackServerContext& context, bool had_token) const {
+  (had_token ? refused_unknown_token_ : refused_without_token_).fetch_add(1);
+  // Keyed by the client's host: a host that keeps knocking logs a burst, then a line now and
+  // then saying how many went unlogged; other hosts still get theirs.
+  const std::string peer = context.peer();
+  LogLimited(absl::StrCat("refused ", PeerHost(peer)),
+             had_token ? "refused a call: its token is not one of this daemon's tenants'"
+                       : "refused a call: it carries no token",
+             LogFields{.peer = peer}, LogLevel::kWarning);
+}
+
+SluiceService::AuthFailures SluiceService::auth_failures() const {
+  return AuthFailures{.no_token = refused_without_token_.load(),
+                      .unknown_token = refused_unknown_token_.load()};
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Session(

@@ -77,7 +77,19 @@ class SluiceService final
   absl::StatusOr<std::optional<Principal>> Authenticate(
       const grpc::CallbackServerContext& context) const;
 
+  // Calls (streams and GetInfo) refused for their credentials since the daemon started: with no
+  // token, and with a token no tenant lists. Each refusal is also logged, rate-limited per
+  // client host, never with the token. Thread-safe.
+  struct AuthFailures {
+    uint64_t no_token = 0;
+    uint64_t unknown_token = 0;
+  };
+  AuthFailures auth_failures() const;
+
  private:
+  // Counts and logs a refusal of `context`'s call.
+  void Refused(const grpc::CallbackServerContext& context, bool had_token) const;
+
   SessionManager* const manager_;
   Executor* const executor_;
   const Options options_;
@@ -85,6 +97,8 @@ class SluiceService final
   ResumableSessions resumable_{options_.resume_grace, executor_};
   mutable absl::Mutex tenants_mu_;
   std::shared_ptr<const TenantTable> tenants_ ABSL_GUARDED_BY(tenants_mu_) = options_.tenants;
+  mutable std::atomic<uint64_t> refused_without_token_{0};
+  mutable std::atomic<uint64_t> refused_unknown_token_{0};
   StreamWatch watch_;  // last: its thread stops before the rest goes
 };
 

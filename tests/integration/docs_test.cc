@@ -229,12 +229,9 @@ TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
       RunProgram({BinaryPath("sluice"), "solve", (kRoot / "examples/taint.ifds").string(),
                   "--server=" + (*daemon)->address(), "--token=" + m[1].str()});
   ASSERT_EQ(solve.exit_code, 0) << solve.err;
-  const std::string log = (*daemon)->process().Stderr();
-  const size_t at = log.find("metrics on http://");
-  ASSERT_NE(at, std::string::npos) << log;
-  const size_t start = at + std::string("metrics on http://").size();
-  absl::StatusOr<std::string> exposition =
-      HttpGet(log.substr(start, log.find("/metrics", start) - start), "/metrics");
+  const std::string metrics = (*daemon)->metrics_address();
+  ASSERT_FALSE(metrics.empty()) << (*daemon)->process().Stderr();
+  absl::StatusOr<std::string> exposition = HttpGet(metrics, "/metrics");
   ASSERT_OK(exposition.status());
   std::set<std::string> known = Matches(*exposition, std::regex("# TYPE (sluice_[a-z0-9_]+)"));
   ASSERT_GT(known.size(), 20u);

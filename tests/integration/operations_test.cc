@@ -43,14 +43,6 @@ using Code = absl::StatusCode;
 const std::string kExample = std::string(SLUICE_SOURCE_DIR) + "/examples/uninitialized.ifds";
 
 // The metrics address a daemon logged at start ("metrics on http://HOST:PORT/metrics").
-std::string MetricsAddress(DaemonProcess& daemon) {
-  const std::string log = daemon.process().Stderr();
-  const size_t at = log.find("metrics on http://");
-  if (at == std::string::npos) return "";
-  const size_t start = at + strlen("metrics on http://");
-  return log.substr(start, log.find("/metrics", start) - start);
-}
-
 // The health-only address a daemon logged at start.
 std::string HealthAddress(DaemonProcess& daemon) {
   const std::string log = daemon.process().Stderr();
@@ -83,7 +75,7 @@ TEST(MetricsTest, TheExpositionPassesPromtoolAndItsCountersMoveWithWork) {
   absl::StatusOr<std::unique_ptr<DaemonProcess>> daemon =
       DaemonProcess::Start({"--metrics_listen=127.0.0.1:0"});
   ASSERT_OK(daemon.status());
-  const std::string metrics = MetricsAddress(**daemon);
+  const std::string metrics = (*daemon)->metrics_address();
   ASSERT_FALSE(metrics.empty()) << (*daemon)->process().Stderr();
 
   std::map<std::string, double> before = Scrape(metrics);
@@ -153,7 +145,7 @@ TEST(MetricsTest, AMetricsAddressInUseStopsTheDaemonFromStarting) {
   absl::StatusOr<std::unique_ptr<DaemonProcess>> first =
       DaemonProcess::Start({"--metrics_listen=127.0.0.1:0"});
   ASSERT_OK(first.status());
-  const std::string taken = MetricsAddress(**first);
+  const std::string taken = (*first)->metrics_address();
   ASSERT_FALSE(taken.empty());
   const ProgramRun second = RunProgram(
       {BinaryPath("sluiced"), "--listen=127.0.0.1:0", "--metrics_listen=" + taken}, absl::Seconds(30));

@@ -20,6 +20,7 @@
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/client/server_info.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/http_get.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -110,6 +111,63 @@ TEST_F(TenantsTest, NoTokenOrAWrongTokenIsUnauthenticatedAndOpensNothing) {
   EXPECT_EQ(info.tenant().sessions(), 0u);
   EXPECT_THAT(daemon_->process().Stderr(), Not(HasSubstr("opened by")))
       << "a refused stream opens no session";
+}
+
+TEST(RefusedTokensTest, AreCountedByReasonAndLoggedRateLimitedWithoutTheToken) {
+  const ScopedTempDir temp("refused");
+  const std::string tenants = temp.path() + "/tenants.toml";
+  WriteFile(tenants, TenantsFile());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=256M",
+                                             "--metrics_listen=127.0.0.1:0",
+                                             "--tenants_file=" + tenants}));
+  const std::string metrics = daemon->metrics_address();
+  ASSERT_FALSE(metrics.empty()) << daemon->process().Stderr();
+  const auto refused = [&](const std::string& reason) {
+    absl::StatusOr<std::string> text = HttpGet(metrics, "/metrics");
+    EXPECT_OK(text.status());
+    return text.ok() ? ParseExposition(*text)[absl::StrCat(
+                           "sluice_auth_failures_total{reason=\"", reason, "\"}")]
+                     : -1;
+  };
+  EXPECT_EQ(refused("no_token"), 0);
+  EXPECT_EQ(refused("unknown_token"), 0);
+
+  // One session and one GetInfo without a token; then a secret that is nobody's, 60 times.
+  constexpr char kSecret[] = "a-secret-that-is-nobodys-token-4711";
+  ClientCredentials none;
+  EXPECT_THAT(ConnectAs(daemon->address(), ""), StatusIs(Code::kUnauthenticated));
+  EXPECT_THAT(GetServerInfo(daemon->address(), absl::Seconds(20), none),
+              StatusIs(Code::kUnauthenticated));
+  ClientCredentials wrong;
+  wrong.token = kSecret;
+  EXPECT_THAT(ConnectAs(daemon->address(), kSecret), StatusIs(Code::kUnauthenticated));
+  for (int i = 0; i < 59; ++i) {
+    ASSERT_THAT(GetServerInfo(daemon->address(), absl::Seconds(20), wrong),
+                StatusIs(Code::kUnauthenticated));
+  }
+  // A tenant's own token is no failure.
+  ASSERT_OK(GetServerInfo(daemon->address(), absl::Seconds(20), [] {
+              ClientCredentials b;
+              b.token = kTokenB;
+              return b;
+            }()).status());
+  EXPECT_EQ(refused("no_token"), 2);
+  EXPECT_EQ(refused("unknown_token"), 60);
+
+  const std::string log = daemon->process().Stderr();
+  EXPECT_THAT(log, HasSubstr("refused a call: it carries no token"));
+  EXPECT_THAT(log, HasSubstr("refused a call: its token is not one of this daemon's tenants'"));
+  EXPECT_THAT(log, HasSubstr("127.0.0.1")) << "the line names the client";
+  EXPECT_THAT(log, Not(HasSubstr(kSecret))) << "a token is never logged";
+  // 62 refusals from one host in well under a second: a burst is logged, not every one.
+  int lines = 0;
+  for (size_t at = log.find("refused a call"); at != std::string::npos;
+       at = log.find("refused a call", at + 1)) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 2);
+  EXPECT_LT(lines, 62);
 }
 
 TEST_F(TenantsTest, EachTenantHasItsOwnQuotasAndSeesOnlyItsOwnUse) {

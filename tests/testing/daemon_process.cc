@@ -185,4 +185,13 @@ absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(
   return daemon;
 }
 
+std::string DaemonProcess::metrics_address() {
+  const std::string log = process_->Stderr();
+  const std::string kMarker = "metrics on http://";
+  const size_t at = log.find(kMarker);
+  if (at == std::string::npos) return "";
+  const size_t start = at + kMarker.size();
+  return log.substr(start, log.find("/metrics", start) - start);
+}
+
 }  // namespace sluice::testing

@@ -75,6 +75,9 @@ class DaemonProcess {
 
   const std::string& address() const { return address_; }
   ChildProcess& process() { return *process_; }
+  // The host:port its metrics are served on, as it logged them at start (started with
+  // --metrics_listen); "" when it logged none.
+  std::string metrics_address();
 
  private:
   std::unique_ptr<ChildProcess> process_;
