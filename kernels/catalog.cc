@@ -73,6 +73,22 @@ uint64_t SizeRule::MinElements(const KernelCall& call, absl::Span<const BindingS
   };
   for (int p : params) accumulate(call.params[p]);
   for (int b : bindings) accumulate(call.binding_bytes[b] / specs[b].element_size);
+  for (const std::vector<int>& product : products) {
+    uint64_t value = 1;
+    for (int p : product) {
+      const uint64_t factor = call.params[p];
+      if (factor != 0 && value > kMax / factor) {
+        value = kMax;
+        break;
+      }
+      value *= factor;
+    }
+    if (value == kMax) {
+      saturated = true;
+    } else {
+      accumulate(value);
+    }
+  }
   if (saturated) return kMax;
   uint64_t total = 0;
   if (add >= 0) {
@@ -96,6 +112,11 @@ std::string SizeRule::Describe(absl::Span<const BindingSpec> specs,
   std::vector<std::string> terms;
   for (int p : params) terms.emplace_back(param_specs[p].name);
   for (int b : bindings) terms.emplace_back(specs[b].name);
+  for (const std::vector<int>& product : products) {
+    std::vector<std::string> factors;
+    for (int p : product) factors.emplace_back(param_specs[p].name);
+    terms.push_back(absl::StrJoin(factors, " * "));
+  }
   std::string text = absl::StrJoin(terms, " + ");
   if (add > 0) absl::StrAppend(&text, " + ", add);
   if (add < 0) absl::StrAppend(&text, " - ", static_cast<uint64_t>(-(add + 1)) + 1);
@@ -193,6 +214,11 @@ absl::Status KernelCatalog::Validate(const KernelSpec& spec, const KernelCall& c
     }
   }
   for (size_t p = 0; p < spec.params.size(); ++p) {
+    if (call.params[p] < spec.params[p].min_value) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: parameter %d (%s) = %d is below its minimum %d", spec.name, p,
+                          spec.params[p].name, call.params[p], spec.params[p].min_value));
+    }
     if (call.params[p] > spec.params[p].max_value) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: parameter %d (%s) = %d exceeds its limit %d", spec.name, p,

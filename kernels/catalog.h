@@ -29,22 +29,26 @@ struct ParamSpec {
   std::string_view name;
   uint64_t max_value;  // larger values are InvalidArgument
   std::string_view doc;
+  uint64_t min_value = 0;  // smaller values are InvalidArgument
 };
 
 struct KernelCall;
 struct BindingSpec;
 
 // A lower bound on a binding's element count that follows from the call:
-//   multiply * ceil((add + the named parameters' values + the named bindings' element counts)
-//                   / divide)
-// elements, where a total below zero counts as zero. Published in GetInfo, so that a client in
-// any language can size its buffers; the catalog validates calls with these same rules.
+//   multiply * ceil((add + the named parameters' values + the named bindings' element counts
+//                    + each product's value) / divide)
+// elements, where a product's value is the product of its parameters' values, and a total
+// below zero counts as zero; every step saturates at 2^64 - 1. Published in GetInfo (the same
+// fields, SizeRule in sluice.proto), so that a client in any language can size its buffers;
+// the catalog validates calls with these same rules and no hidden others.
 struct SizeRule {
   std::vector<int> params;    // parameters whose values are summed
   std::vector<int> bindings;  // bindings whose element counts are summed
   int64_t add = 0;
   uint64_t divide = 1;
   uint64_t multiply = 1;
+  std::vector<std::vector<int>> products = {};  // each: parameters whose values multiply
 
   // The bound for `call` against `specs` (the kernel's bindings), saturating at 2^64 - 1.
   uint64_t MinElements(const KernelCall& call, absl::Span<const BindingSpec> specs) const;

@@ -158,6 +158,10 @@ void ToProto(const KernelCatalog& catalog, v1::GetInfoResponse* out) {
         r.set_add(rule.add);
         r.set_divide(std::max<uint64_t>(rule.divide, 1));
         r.set_multiply(std::max<uint64_t>(rule.multiply, 1));
+        for (const std::vector<int>& product : rule.products) {
+          v1::SizeRule::Product& out_product = *r.add_products();
+          for (int p : product) out_product.add_params(static_cast<uint32_t>(p));
+        }
         r.set_text(rule.Describe(spec.bindings, spec.params));
       }
     }
@@ -165,6 +169,7 @@ void ToProto(const KernelCatalog& catalog, v1::GetInfoResponse* out) {
       v1::KernelParam& param = *k.add_params();
       param.set_name(std::string(p.name));
       param.set_max_value(p.max_value);
+      param.set_min_value(p.min_value);
       param.set_doc(std::string(p.doc));
     }
   }

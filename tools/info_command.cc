@@ -101,7 +101,9 @@ int RunInfo() {
     std::printf("      bindings: %s\n", bindings.empty() ? "-" : absl::StrJoin(bindings, ", ").c_str());
     std::vector<std::string> params;
     for (const v1::KernelParam& p : k.params()) {
-      params.push_back(absl::StrFormat("%s<=%d", p.name(), p.max_value()));
+      params.push_back(p.min_value() > 0
+                           ? absl::StrFormat("%d<=%s<=%d", p.min_value(), p.name(), p.max_value())
+                           : absl::StrFormat("%s<=%d", p.name(), p.max_value()));
     }
     std::printf("      params:   %s\n", params.empty() ? "-" : absl::StrJoin(params, ", ").c_str());
     std::printf("      grid:     %s%s\n", k.default_grid().c_str(),

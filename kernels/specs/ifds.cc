@@ -62,31 +62,6 @@ absl::Status ValidateSlots(std::string_view kernel, int binding, uint64_t bytes,
   return absl::OkStatus();
 }
 
-// A results window: rows of at least one word, and marks and counts that hold the window.
-absl::Status ValidateResultWindow(std::string_view kernel, const KernelCall& call, int marks,
-                                  int counts) {
-  namespace k = kernels::ifds;
-  const uint64_t nodes = call.params[k::ResultWindow::kNodes];
-  const uint64_t row = call.params[k::ResultWindow::kWordsPerNode];
-  if (row == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: words_per_node is 0; a row holds at least one word", kernel));
-  }
-  const uint64_t words = nodes * row;  // both below 2^32: no overflow
-  if (Elements(call, marks, 4) < words) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: marks holds %d words; the window needs nodes * words_per_node = %d", kernel,
-        Elements(call, marks, 4), words));
-  }
-  const uint64_t blocks = k::ResultWindow::Blocks(words);
-  if (Elements(call, counts, 4) < blocks + 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: counts holds %d words; the window's %d blocks need %d", kernel,
-        Elements(call, counts, 4), blocks, blocks + 1));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ValidateIfdsTables(const KernelCall& call) {
   namespace k = kernels::ifds;
   for (int t = 0; t < k::kNumTables; ++t) {
@@ -213,10 +188,19 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   for (uint32_t s = 0; s < ifds::kSegments; ++s) {
     result_bindings.push_back({segment_names[s], 8, Access::kRead, 1, "a path-edge segment"});
   }
+  // A window of `nodes` rows of `words_per_node` words, and a count per block of its words plus
+  // one: what ifds_results and ifds_results_list both need.
+  using Window = ifds::ResultWindow;
+  const SizeRule marks_rule{.products = {{Window::kNodes, Window::kWordsPerNode}}};
+  const SizeRule counts_rule{.add = static_cast<int64_t>(Window::kBlock),
+                             .divide = Window::kBlock,
+                             .products = {{Window::kNodes, Window::kWordsPerNode}}};
   result_bindings.push_back({"marks", 4, Access::kReadWrite, 1,
-                             "the window's bitmap, filled zero: nodes * words_per_node words"});
+                             "the window's bitmap, filled zero: nodes * words_per_node words",
+                             {marks_rule}});
   result_bindings.push_back({"counts", 4, Access::kReadWrite, 1,
-                             "one per block of 2048 marks words, plus one: left as offsets"});
+                             "one per block of 2048 marks words, plus one: left as offsets",
+                             {counts_rule}});
   result_bindings.push_back(
       {"result_state", 4, Access::kReadWrite, 2, "u32[2]: status, pairs marked"});
   const BodyId result_bodies[] = {BodyId::kIfdsResults0, BodyId::kIfdsResults1,
@@ -234,7 +218,8 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   const std::vector<ParamSpec> window_params = {
       {"first_node", kU32Max, "the window's first node"},
       {"nodes", kU32Max, "nodes in the window"},
-      {"words_per_node", 2048, "u32 words per node's row of facts: ceil(facts / 32), 1 or more"}};
+      {"words_per_node", 2048, "u32 words per node's row of facts: ceil(facts / 32), 1 or more",
+       1}};
   k->push_back(KernelSpec{
       .name = ifds::kResultsKernel.name,
       .version = ifds::kResultsKernel.version,
@@ -249,27 +234,22 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
             for (int s = 0; s < static_cast<int>(ifds::kSegments); ++s) {
               RETURN_IF_ERROR(ValidateSlots("ifds_results", s, call.binding_bytes[s], 8));
             }
-            return ValidateResultWindow("ifds_results", call, ifds::Results::kMarks,
-                                        ifds::Results::kCounts);
+            return absl::OkStatus();
           },
   });
   k->push_back(KernelSpec{
       .name = ifds::kResultsListKernel.name,
       .version = ifds::kResultsListKernel.version,
       .summary = "IFDS: the pairs ifds_results marked, listed in order (node << 16 | fact)",
-      .bindings = {{"marks", 4, Access::kRead, 1, "the marks ifds_results left"},
-                   {"counts", 4, Access::kRead, 1, "the offsets ifds_results left"},
+      .bindings = {{"marks", 4, Access::kRead, 1, "the marks ifds_results left", {marks_rule}},
+                   {"counts", 4, Access::kRead, 1, "the offsets ifds_results left",
+                    {counts_rule}},
                    {"out", 8, Access::kWrite, 1,
                     "the pairs: room for the count ifds_results reported (more are dropped)"}},
       .params = window_params,
       .passes = {{BodyId::kIfdsResultsList,
                   ElementsOf(ifds::ResultsList::kMarks, false, ifds::ResultWindow::kBlock)}},
       .default_grid = "one thread per block of 2048 marks words",
-      .validate =
-          [](const KernelCall& call) {
-            return ValidateResultWindow("ifds_results_list", call, ifds::ResultsList::kMarks,
-                                        ifds::ResultsList::kCounts);
-          },
   });
 }
 

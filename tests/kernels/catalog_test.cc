@@ -99,14 +99,19 @@ TEST(KernelCatalogTest, TheResultsKernelsRefuseAWindowTheirBuffersDoNotHold) {
     const std::vector<uint64_t> window = {7, 100, 3};
     EXPECT_OK(KernelCatalog::Validate(*spec, {bytes(300, 2), window}, std::nullopt)) << name;
     EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(299, 2), window}, std::nullopt),
-                StatusIs(Code::kInvalidArgument, HasSubstr("marks holds 299 words")))
+                StatusIs(Code::kInvalidArgument,
+                         HasSubstr("(marks) holds 299 elements of 4 bytes, needs at least "
+                                   "nodes * words_per_node = 300")))
         << name;
     EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(300, 1), window}, std::nullopt),
-                StatusIs(Code::kInvalidArgument, HasSubstr("counts holds 1 words")))
+                StatusIs(Code::kInvalidArgument,
+                         HasSubstr("(counts) holds 1 elements of 4 bytes, needs at least "
+                                   "ceil((nodes * words_per_node + 2048) / 2048) = 2")))
         << name;
     const std::vector<uint64_t> no_row = {7, 100, 0};
     EXPECT_THAT(KernelCatalog::Validate(*spec, {bytes(300, 2), no_row}, std::nullopt),
-                StatusIs(Code::kInvalidArgument, HasSubstr("words_per_node is 0")))
+                StatusIs(Code::kInvalidArgument,
+                         HasSubstr("parameter 2 (words_per_node) = 0 is below its minimum 1")))
         << name;
     // The largest window the parameters allow needs more words than any buffer holds.
     const std::vector<uint64_t> huge = {0, 0xffffffffu, 2048};
@@ -142,7 +147,12 @@ TEST(KernelCatalogTest, SizeRulesNameValidParametersAndBindings) {
   for (const KernelSpec& spec : KernelCatalog::Builtin().kernels()) {
     for (const BindingSpec& b : spec.bindings) {
       for (const SizeRule& rule : b.size_rules) {
-        EXPECT_FALSE(rule.params.empty() && rule.bindings.empty()) << spec.name << " " << b.name;
+        EXPECT_FALSE(rule.params.empty() && rule.bindings.empty() && rule.products.empty())
+            << spec.name << " " << b.name;
+        for (const std::vector<int>& product : rule.products) {
+          EXPECT_FALSE(product.empty());
+          for (int p : product) EXPECT_LT(static_cast<size_t>(p), spec.params.size());
+        }
         for (int p : rule.params) EXPECT_LT(static_cast<size_t>(p), spec.params.size());
         for (int i : rule.bindings) EXPECT_LT(static_cast<size_t>(i), spec.bindings.size());
         EXPECT_GE(rule.divide, 1u);
@@ -167,6 +177,8 @@ TEST(KernelCatalogTest, SizeRulesSayWhatEachBindingNeeds) {
   EXPECT_EQ(RuleText("sort_u64", 2), "256 * ceil(count / 2048)");
   EXPECT_EQ(RuleText("bfs_expand", 2), "ceil((row_offsets - 1) / 32)");
   EXPECT_EQ(RuleText("repeat_while_u32", 0), "index + 1");
+  EXPECT_EQ(RuleText("ifds_results_list", 0), "nodes * words_per_node");
+  EXPECT_EQ(RuleText("ifds_results_list", 1), "ceil((nodes * words_per_node + 2048) / 2048)");
 }
 
 TEST(KernelCatalogTest, ACallIsRefusedExactlyBelowWhatASizeRuleNeeds) {
