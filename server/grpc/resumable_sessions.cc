@@ -102,11 +102,27 @@ uint64_t ReplyRecord::bytes() const {
 ResumableSessions::~ResumableSessions() { DropAll(); }
 
 std::string ResumableSessions::Register(const std::string& owner, const std::string& credential,
-                                        Holder* holder) {
+                                        const std::string& client, Holder* holder) {
   std::string token = RandomHexId() + RandomHexId();
   absl::MutexLock lock(&mu_);
-  entries_[token] = Entry{.owner = owner, .credential = credential, .holder = holder};
+  entries_[token] =
+      Entry{.owner = owner, .credential = credential, .client = client, .holder = holder};
   return token;
+}
+
+std::optional<ResumableSessions::Parked> ResumableSessions::Evict(const std::string* client) {
+  absl::MutexLock lock(&mu_);
+  auto oldest = entries_.end();
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (!it->second.parked.has_value()) continue;
+    if (client != nullptr && it->second.client != *client) continue;
+    // Every grace is the same: the one that ends first was parked first.
+    if (oldest == entries_.end() || it->second.expires < oldest->second.expires) oldest = it;
+  }
+  if (oldest == entries_.end()) return std::nullopt;
+  Parked parked = *std::move(oldest->second.parked);
+  entries_.erase(oldest);
+  return parked;
 }
 
 void ResumableSessions::DropRevoked(
@@ -163,8 +179,9 @@ absl::StatusOr<ResumableSessions::Parked> ResumableSessions::Take(const std::str
                                                                  Holder* holder,
                                                                  absl::Duration wait) {
   const absl::Status not_found = absl::NotFoundError(
-      "no session waits to be resumed under this token (its grace ended, it was closed, or "
-      "the token is not this tenant's)");
+      "no session waits to be resumed under this token (its grace ended, it was closed, it "
+      "gave its place to a new session while the daemon was full, or the token is not this "
+      "tenant's)");
   const absl::Time deadline = absl::Now() + wait;
   absl::MutexLock lock(&mu_);
   {

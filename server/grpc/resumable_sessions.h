@@ -106,9 +106,10 @@ class ResumableSessions final : public StreamWatch::Watched {
   absl::Duration grace() const { return grace_; }
 
   // Registers a resumable session held by `holder`, owned by `owner` (its tenant; "" without
-  // tenants) and opened with `credential` (its token's digest), and returns its token.
-  std::string Register(const std::string& owner, const std::string& credential, Holder* holder)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // tenants), opened with `credential` (its token's digest) by client `client` (the key its
+  // sessions and memory are shared out by), and returns its token.
+  std::string Register(const std::string& owner, const std::string& credential,
+                       const std::string& client, Holder* holder) ABSL_LOCKS_EXCLUDED(mu_);
   // The session's stream is gone: it waits for its client until the grace ends (freed at once
   // while draining).
   void Park(const std::string& token, Parked parked) ABSL_LOCKS_EXCLUDED(mu_);
@@ -126,6 +127,10 @@ class ResumableSessions final : public StreamWatch::Watched {
   // tenants file no longer lists their tenant or token). Called under the registry's lock.
   void DropRevoked(absl::FunctionRef<bool(const std::string& owner, const std::string& credential)>
                        revoked) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes out the session parked longest (of `client` only, when given) to make room for a
+  // live one; its client's resume then finds nothing (NotFound). The caller frees it, on its
+  // own thread. nullopt when none is parked.
+  std::optional<Parked> Evict(const std::string* client) ABSL_LOCKS_EXCLUDED(mu_);
   // Sessions waiting for their client now.
   size_t parked() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -136,9 +141,10 @@ class ResumableSessions final : public StreamWatch::Watched {
   struct Entry {
     std::string owner;
     std::string credential;
+    std::string client;
     Holder* holder = nullptr;        // the stream holding it, or null when parked
     std::optional<Parked> parked;    // set while it waits
-    absl::Time expires = absl::InfiniteFuture();
+    absl::Time expires = absl::InfiniteFuture();  // parked: when its grace ends
     bool letting_go = false;         // asked to let go for a resume
   };
   // Frees `parked` off the caller's thread (freeing buffers may wait for the device), logging

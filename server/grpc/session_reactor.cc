@@ -275,9 +275,21 @@ void SessionReactor::EndWith(const absl::Status& why, bool cancel_call) {
   executor_->Schedule([this] { Kick(); });
 }
 
+bool SessionReactor::EvictParked(const std::string* client) {
+  std::optional<ResumableSessions::Parked> parked = resumable_->Evict(client);
+  if (!parked.has_value()) return false;
+  if (parked->carried != nullptr) {
+    parked->carried->Log("it gave its place to a new session while the daemon was full; its "
+                         "client's resume will find nothing");
+  }
+  parked.reset();  // its session closes here: its slot is free when this returns
+  return true;
+}
+
 std::string SessionReactor::RegisterResumable(const std::string& owner,
-                                             const std::string& credential) {
-  std::string token = resumable_->Register(owner, credential, this);
+                                             const std::string& credential,
+                                             const std::string& client) {
+  std::string token = resumable_->Register(owner, credential, client, this);
   absl::MutexLock lock(&mu_);
   token_ = token;
   record_ = std::make_shared<ReplyRecord>();

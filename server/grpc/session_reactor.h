@@ -118,7 +118,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void Kick();
   // SessionProtocol::Resumer, through `resumable_`.
   absl::Duration resume_grace() const override { return resumable_->grace(); }
-  std::string RegisterResumable(const std::string& owner, const std::string& credential) override;
+  std::string RegisterResumable(const std::string& owner, const std::string& credential,
+                                const std::string& client) override;
+  bool EvictParked(const std::string* client) override;
   absl::StatusOr<Resumed> Resume(const std::string& token, const std::string& owner) override;
   // ResumableSessions::Holder: another stream resumes this one's session.
   void LetGo() override;

@@ -91,11 +91,30 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
   state.client_name = Printable(request.client_name());
   // A tenant's sessions share its limits; without tenants, a client is its host and the name
   // it gives: sessions and memory are shared out by that.
-  absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket =
+  const std::string client =
       state.principal.has_value()
-          ? state.manager->Open(*state.principal)
-          : state.manager->Open(absl::StrCat(PeerHost(state.peer), "\n",
-                                             request.client_name().substr(0, kMaxClientNameBytes)));
+          ? state.principal->key
+          : absl::StrCat(PeerHost(state.peer), "\n",
+                         request.client_name().substr(0, kMaxClientNameBytes));
+  const auto open = [&] {
+    return state.principal.has_value() ? state.manager->Open(*state.principal)
+                                       : state.manager->Open(client);
+  };
+  absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket = open();
+  // A session parked for its client to resume holds a place of its client's and of the
+  // daemon's, but never ahead of a session opening now: the client's own session parked
+  // longest gives its place first; when the daemon itself is full (and this client is not at
+  // its own limit), the session parked longest of any client does.
+  if (absl::IsResourceExhausted(ticket.status()) && state.resumer != nullptr) {
+    if (state.resumer->EvictParked(&client)) ticket = open();
+    const ClientUse use = state.manager->client_use(
+        client, state.principal.has_value() ? state.principal->limits : ClientLimits{});
+    if (absl::IsResourceExhausted(ticket.status()) &&
+        state.manager->active_sessions() >= state.manager->options().max_sessions &&
+        use.sessions < use.max_sessions && state.resumer->EvictParked(nullptr)) {
+      ticket = open();
+    }
+  }
   if (!ticket.ok()) {
     state.open_refused.store(true);  // uploads that follow are refused as they arrive
     return SessionState::Reply(id, ticket.status(), out);
@@ -113,7 +132,7 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
   if (request.resumable() && state.resumer != nullptr &&
       state.resumer->resume_grace() > absl::ZeroDuration()) {
     state.resume_token = state.resumer->RegisterResumable(
-        state.Owner(), state.principal.has_value() ? state.principal->credential : "");
+        state.Owner(), state.principal.has_value() ? state.principal->credential : "", client);
   }
   if (request.shared_memory() && state.shared_regions != nullptr) {
     state.shared = std::make_shared<SharedSlot>();

@@ -104,9 +104,14 @@ class SessionResumer {
   // How long a session outlives its stream (0: sessions are not resumable).
   virtual absl::Duration resume_grace() const = 0;
   // Registers the session opened now as resumable by `owner` (its tenant, or ""), opened
-  // with `credential` (its token's digest, or ""); returns its resume token.
-  virtual std::string RegisterResumable(const std::string& owner,
-                                        const std::string& credential) = 0;
+  // with `credential` (its token's digest, or "") by client `client` (the key its sessions are
+  // counted under); returns its resume token.
+  virtual std::string RegisterResumable(const std::string& owner, const std::string& credential,
+                                        const std::string& client) = 0;
+  // Ends the session parked longest waiting for its client (of `client` only, when given), to
+  // make room for a session opening now; true when there was one. Its buffers are freed
+  // before this returns.
+  virtual bool EvictParked(const std::string* client) = 0;
   struct Resumed {
     std::unique_ptr<CarriedSession> carried;
     uint64_t last_completed = 0;  // the highest request id completed on the session

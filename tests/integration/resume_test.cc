@@ -28,6 +28,7 @@
 #include "sluice/ifds/reference_solver.h"
 #include "sluice/ifds/resident_solver.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/http_get.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/tcp_proxy.h"
@@ -271,6 +272,73 @@ TEST(ResumeTest, ASessionWhoseClientDoesNotComeBackIsFreedAfterTheGrace) {
   EXPECT_TRUE(closed.Finish().ok());
   RawSession late(daemon->address());
   EXPECT_THAT(late.OpenResumable(opened.resume_token()), StatusIs(Code::kNotFound));
+}
+
+// Sessions parked for their client to resume, as the daemon's metrics count them.
+double ParkedSessions(DaemonProcess& daemon) {
+  absl::StatusOr<std::string> text = HttpGet(daemon.metrics_address(), "/metrics");
+  return text.ok() ? ParseExposition(*text)["sluice_sessions_waiting_resume"] : -1;
+}
+
+// Opens a resumable session as `client`, holding 4 KiB, and loses its stream: it is parked.
+std::string OpenAndLose(DaemonProcess& daemon, const std::string& client) {
+  RawSession raw(daemon.address());
+  absl::StatusOr<v1::OpenResponse> opened = raw.OpenResumable("", client);
+  EXPECT_OK(opened.status());
+  EXPECT_OK(raw.Allocate(4096).status());
+  raw.Cancel();
+  return opened.ok() ? opened->resume_token() : "";
+}
+
+TEST(ResumeTest, AParkedSessionGivesItsPlaceToALiveOpenNeverTheOtherWayRound) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--resume_grace=10m", "--max_sessions=2",
+                                             "--metrics_listen=127.0.0.1:0"}));
+  // Two clients' sessions lose their streams and wait for them: the daemon is full.
+  const std::string token_a = OpenAndLose(*daemon, "a");
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 1; }));
+  const std::string token_b = OpenAndLose(*daemon, "b");
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 2; }));
+  // A third client opens: the session parked longest (a's) makes room for it.
+  RawSession c(daemon->address());
+  ASSERT_OK(c.OpenResumable("", "c").status());
+  EXPECT_EQ(ParkedSessions(*daemon), 1);
+  EXPECT_THAT(daemon->process().Stderr(), HasSubstr("gave its place to a new session"));
+  RawSession a_again(daemon->address());
+  EXPECT_THAT(a_again.OpenResumable(token_a),
+              StatusIs(Code::kNotFound, HasSubstr("gave its place to a new session")));
+  RawSession b_again(daemon->address());
+  ASSERT_OK(b_again.OpenResumable(token_b).status()) << "b's session still waited for it";
+  // Full of live sessions now: a new one is refused, and none is ended for it.
+  RawSession d(daemon->address());
+  EXPECT_THAT(d.OpenResumable("", "d"), StatusIs(Code::kResourceExhausted));
+  EXPECT_OK(b_again.Ping());
+  EXPECT_OK(c.Ping());
+}
+
+TEST(ResumeTest, AClientsParkedSessionCountsAgainstItsOwnShareAndNoOneElses) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--resume_grace=10m", "--max_sessions=4",
+                                             "--max_sessions_per_client=1",
+                                             "--metrics_listen=127.0.0.1:0"}));
+  const std::string token_b = OpenAndLose(*daemon, "b");
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 1; }));
+  const std::string token_a = OpenAndLose(*daemon, "a");
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 2; }));
+  // a is at its one session, parked: its new session takes that place.
+  RawSession a(daemon->address());
+  ASSERT_OK(a.OpenResumable("", "a").status());
+  EXPECT_EQ(ParkedSessions(*daemon), 1);
+  RawSession a_old(daemon->address());
+  EXPECT_THAT(a_old.OpenResumable(token_a), StatusIs(Code::kNotFound));
+  // a at its limit with a live session: refused, and b's parked session is left alone.
+  RawSession a_second(daemon->address());
+  EXPECT_THAT(a_second.OpenResumable("", "a"), StatusIs(Code::kResourceExhausted));
+  EXPECT_EQ(ParkedSessions(*daemon), 1);
+  RawSession b(daemon->address());
+  ASSERT_OK(b.OpenResumable(token_b).status());
 }
 
 TEST(ResumeTest, WithoutAGraceSessionsAreNotResumable) {

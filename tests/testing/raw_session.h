@@ -74,11 +74,12 @@ class RawSession {
     return response.open();
   }
 
-  // Opens a resumable session (OpenRequest.resumable), or resumes the one `resume_token`
-  // names; returns the daemon's reply.
-  absl::StatusOr<v1::OpenResponse> OpenResumable(const std::string& resume_token = "") {
+  // Opens a resumable session (OpenRequest.resumable) as client `client_name`, or resumes the
+  // one `resume_token` names; returns the daemon's reply.
+  absl::StatusOr<v1::OpenResponse> OpenResumable(const std::string& resume_token = "",
+                                                 const std::string& client_name = "raw") {
     v1::SessionRequest request;
-    request.mutable_open()->set_client_name("raw");
+    request.mutable_open()->set_client_name(client_name);
     if (resume_token.empty()) {
       request.mutable_open()->set_resumable(true);
     } else {
