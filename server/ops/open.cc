@@ -107,11 +107,14 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
   // its own limit), the session parked longest of any client does.
   if (absl::IsResourceExhausted(ticket.status()) && state.resumer != nullptr) {
     if (state.resumer->EvictParked(&client)) ticket = open();
-    const ClientUse use = state.manager->client_use(
-        client, state.principal.has_value() ? state.principal->limits : ClientLimits{});
+    const auto below_own_limit = [&] {
+      const ClientUse use = state.manager->client_use(
+          client, state.principal.has_value() ? state.principal->limits : ClientLimits{});
+      return use.sessions < use.max_sessions;
+    };
     if (absl::IsResourceExhausted(ticket.status()) &&
         state.manager->active_sessions() >= state.manager->options().max_sessions &&
-        use.sessions < use.max_sessions && state.resumer->EvictParked(nullptr)) {
+        below_own_limit() && state.resumer->EvictParked(nullptr)) {
       ticket = open();
     }
   }
