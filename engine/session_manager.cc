@@ -171,7 +171,7 @@ ClientLimits SessionManager::ResolveLimits(const ClientLimits& limits) const {
 void SessionManager::ApplyLimitsLocked(Client& client, const ClientLimits& limits) {
   client.limits = limits;
   client.memory->set_limit(limits.memory);
-  if (client.transfers != nullptr) client.transfers->set_limit(limits.transfer_bytes);
+  client.transfers->set_limit(limits.transfer_bytes);
   device_share_.SetWeight(*client.device_turns, limits.weight);
 }
 
@@ -194,8 +194,7 @@ ClientUse SessionManager::client_use(const std::string& key, const ClientLimits&
   const Client& client = it->second;
   use.sessions = client.sessions;
   use.memory_used = client.memory->used();
-  use.transfer_in_use =
-      client.transfers != nullptr ? client.transfers->in_use() : transfers_.in_use();
+  use.transfer_in_use = client.transfers->in_use();
   use.device_time = device_share_.held(*client.device_turns);
   return use;
 }
@@ -245,12 +244,12 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
       holder.memory = std::make_shared<MemoryAccountant>(
           limits.memory, tenant ? "the tenant's memory quota (memory in the tenants file)"
                                 : "the client's memory quota (--client_memory)");
-      if (limits.transfer_bytes < transfers_.limit() || tenant) {
-        holder.transfers = TransferBudget::Child(
-            &transfers_, limits.transfer_bytes,
-            tenant ? "this tenant's sessions" : "this client's sessions",
-            tenant ? "its transfer_share of --max_transfer_bytes" : "--max_transfer_bytes");
-      }
+      // Every client has a share of its own: what its streams hold is counted there, and a
+      // client at its share stops being read while others go on.
+      holder.transfers = TransferBudget::Child(
+          &transfers_, limits.transfer_bytes,
+          tenant ? "this tenant's sessions" : "this client's sessions",
+          tenant ? "its transfer_share of --max_transfer_bytes" : "--max_transfer_bytes");
       holder.device_turns = device_share_.Join(limits.weight);
       holder.limits = limits;
     } else {
@@ -272,9 +271,7 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
     session_options.table.shared_quota = holder.memory;
     session_options.table.discreet = !who.tenant.empty();
     session_options.share = holder.device_turns;
-    transfers = holder.transfers != nullptr
-                    ? holder.transfers
-                    : std::shared_ptr<TransferBudget>(std::shared_ptr<void>(), &transfers_);
+    transfers = holder.transfers;
     active_.fetch_add(1);
   }
   absl::StatusOr<std::unique_ptr<Session>> session =

@@ -227,7 +227,7 @@ class SessionManager {
     uint32_t sessions = 0;
     ClientLimits limits;  // resolved
     std::shared_ptr<MemoryAccountant> memory;
-    std::shared_ptr<TransferBudget> transfers;  // null: the daemon's whole budget
+    std::shared_ptr<TransferBudget> transfers;  // its share, within the daemon's budget
     std::shared_ptr<FairShare::Member> device_turns;
   };
 

@@ -39,6 +39,12 @@ absl::Status TransferBudget::Hold::Extend(uint64_t bytes, const char* what) {
   return absl::OkStatus();
 }
 
+void TransferBudget::Hold::Grow(uint64_t bytes) {
+  if (budget_ == nullptr) return;
+  budget_->Count(bytes);
+  bytes_ += bytes;
+}
+
 std::shared_ptr<TransferBudget> TransferBudget::Child(TransferBudget* parent, uint64_t limit,
                                                       std::string whose, std::string flag) {
   auto child = std::make_shared<TransferBudget>(limit);
@@ -79,6 +85,24 @@ absl::Status TransferBudget::Take(uint64_t bytes, const char* what, bool for_chi
     }
   }
   return absl::OkStatus();
+}
+
+void TransferBudget::Count(uint64_t bytes) {
+  in_use_.fetch_add(bytes);
+  if (parent_ != nullptr) parent_->Count(bytes);
+}
+
+TransferBudget::Hold TransferBudget::Charge(uint64_t bytes) {
+  Count(bytes);
+  return Hold(this, bytes, self_.lock());
+}
+
+bool TransferBudget::has_room() const {
+  if (in_use_.load() >= limit_.load()) return false;
+  for (const TransferBudget* budget = parent_; budget != nullptr; budget = budget->parent_) {
+    if (budget->in_use_.load() >= ChargedBound(budget->limit_.load())) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<TransferBudget::Hold> TransferBudget::Reserve(uint64_t bytes, const char* what) {

@@ -1,10 +1,12 @@
-// Host memory that a daemon holds for transfers in flight, all sessions together: uploads
-// assembled from their chunks before they run, and reads staged and waiting to be sent. Each
-// holder reserves its bytes first and gets ResourceExhausted instead of memory when the
-// budget is spent, so no number of streams can run the daemon out of memory. A tenant's share
-// is a child budget: a reservation takes from both, and is refused by whichever is spent (a
-// refusal by the daemon's budget through a child states no figures: they are everyone's).
-// Knows nothing of gRPC.
+// Host memory that a daemon holds for its streams, all sessions together: uploads assembled
+// from their chunks before they run, reads staged and waiting to be sent, requests waiting to
+// run, replies waiting to be sent, and resumable sessions' records. A holder of a large amount
+// reserves its bytes first and gets ResourceExhausted instead of memory when the budget is
+// spent; bytes already in memory (a message read, a reply made) are charged, and their holder
+// takes no more while the budget has no room. So no number of streams can run the daemon out
+// of memory. A client's or tenant's share is a child budget: a reservation takes from both,
+// and is refused by whichever is spent (a refusal by the daemon's budget through a child
+// states no figures: they are everyone's). Knows nothing of gRPC.
 #ifndef SLUICE_ENGINE_TRANSFER_BUDGET_H_
 #define SLUICE_ENGINE_TRANSFER_BUDGET_H_
 
@@ -36,8 +38,11 @@ class TransferBudget {
 
     uint64_t bytes() const { return bytes_; }
     // Reserves `bytes` more from the same budget; ResourceExhausted (the hold unchanged) when
-    // that would pass its limit. The hold must come from Reserve.
+    // that would pass its limit. The hold must come from Reserve or Charge.
     absl::Status Extend(uint64_t bytes, const char* what);
+    // Counts `bytes` more, even past the limit (see Charge). The hold must come from Reserve
+    // or Charge.
+    void Grow(uint64_t bytes);
     // Keeps `bytes` of the reservation (at most what it holds) and gives back the rest.
     void Shrink(uint64_t bytes);
     void Release();
@@ -63,6 +68,23 @@ class TransferBudget {
   // Reserves `bytes` (0 is fine: a hold to Extend later); ResourceExhausted, naming `what`,
   // when that would pass the limit. Thread-safe.
   absl::StatusOr<Hold> Reserve(uint64_t bytes, const char* what);
+  // Counts `bytes` that are in memory already (a message read, a reply made), even past the
+  // limit: their holder takes nothing more while the budget has no room (flow control), so a
+  // budget is passed by at most what its holders hold at once beyond that point (one message
+  // each). Thread-safe.
+  Hold Charge(uint64_t bytes);
+  // Whether this budget is under its limit, and every budget it is within under its limit
+  // plus kChargeSlack of it: a holder that charges takes more (reads a message, makes a
+  // reply) only then. So a client at its share stops, while one within its share still gets
+  // its small requests read (and its large ones refused) while reservations fill the daemon.
+  // Thread-safe.
+  bool has_room() const;
+  // Charges may take a parent budget this fraction of its limit past it (1/8); reservations
+  // never do.
+  static constexpr uint64_t kChargeSlackDivisor = 8;
+  // The most a budget of `limit` counts at once, charges included (a holder's last message
+  // and reply aside).
+  static uint64_t ChargedBound(uint64_t limit) { return limit + limit / kChargeSlackDivisor; }
 
   uint64_t in_use() const { return in_use_.load(); }
   uint64_t limit() const { return limit_.load(); }
@@ -72,6 +94,7 @@ class TransferBudget {
  private:
   absl::Status Take(uint64_t bytes, const char* what, bool for_child);
   void Give(uint64_t bytes);
+  void Count(uint64_t bytes);  // takes `bytes` here and in every parent, past any limit
 
   std::atomic<uint64_t> limit_;
   std::atomic<uint64_t> in_use_{0};

@@ -27,6 +27,13 @@ inline constexpr uint32_t kMaxChunkSize = 64 << 20;
 inline constexpr uint64_t kMessageOverheadBytes = 6 << 20;
 // The most bytes a ping may carry.
 inline constexpr size_t kMaxPingPayload = 64 << 10;
+// Before its session is open, a stream costs the daemon little: it reads the stream's messages
+// one at a time, each of at most kMaxUnopenedMessageBytes, at most kMaxUnopenedMessages of
+// them (past either, the stream ends, RESOURCE_EXHAUSTED), and a ping carries at most
+// kMaxUnopenedPingPayload bytes (INVALID_ARGUMENT beyond).
+inline constexpr size_t kMaxUnopenedMessageBytes = 64 << 10;
+inline constexpr uint32_t kMaxUnopenedMessages = 16;
+inline constexpr size_t kMaxUnopenedPingPayload = 1 << 10;
 // The bytes of OpenRequest.client_name a daemon keeps (for its log).
 inline constexpr size_t kMaxClientNameBytes = 128;
 // The length of a shared-memory offer's token (OpenResponse.shared_memory), which the client

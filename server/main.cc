@@ -272,9 +272,11 @@ int Main() {
     kill(getpid(), SIGTERM);
   };
   // After a load, the memory its transfers used goes back to the system (a moment after the
-  // last session closed, when its connection's buffers have gone too).
+  // last session closed, or the last of a burst of streams ended, when their connections'
+  // buffers have gone too).
   HeapTrimmer trimmer(absl::Seconds(2));  // outlives the daemon
   options.sessions.on_idle = [&trimmer] { trimmer.Poke(); };
+  options.streams.on_stream_end = [&trimmer] { trimmer.Poke(); };
   options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.sessions.max_sessions_per_client = absl::GetFlag(FLAGS_max_sessions_per_client);
   options.sessions.client_memory = absl::GetFlag(FLAGS_client_memory).bytes;

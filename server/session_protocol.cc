@@ -27,9 +27,10 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
                                absl::InvalidArgumentError("the request carries no operation")));
     return;
   }
-  // Until it runs, a request holds its message: a large one (an execute of many steps, a read
-  // of many ranges) reserves it from the daemon's transfer budget first, as an upload does. A
-  // cancel acts on arrival and holds nothing.
+  // Until it runs, a request holds its message, counted in its client's share: a large one (an
+  // execute of many steps, a read of many ranges) reserves it first, as an upload does; a
+  // small one is charged (the stream reads no more while the share has no room). A cancel
+  // acts on arrival.
   const uint64_t bytes = request.ByteSizeLong();
   TransferBudget::Hold hold;
   if (bytes > kCheapBytes && spec->cancel != OpCancel::kNever) {
@@ -40,6 +41,8 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
       return;
     }
     hold = *std::move(reserved);
+  } else {
+    hold = state_.Transfers().Charge(bytes);
   }
   Job job = NewJob(state_, *spec, request.id());
   spec->accept(state_, request, job);

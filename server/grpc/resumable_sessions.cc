@@ -25,8 +25,10 @@ void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies,
   }
   last_writer_ = std::max(last_writer_, id);
   if (size <= kSmallBytes && small_bytes_ + size <= kMaxSmallBytes) {
-    // Small replies (a status, a handle) are kept without a reservation, up to a bound.
+    // Small replies (a status, a handle) are kept up to a bound without a reservation that
+    // could refuse them, but charged to the session's client all the same.
     entry.replies = replies;
+    entry.hold = budget.Charge(size);
     entry.small = true;
     small_bytes_ += size;
     bytes_ += size;

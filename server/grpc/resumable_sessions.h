@@ -33,8 +33,9 @@ namespace sluice {
 // whose replies were lost with the stream. Replies share the slices that were sent (no copy).
 // A read's replies are not kept: reads change nothing, so one sent again runs again, as long
 // as only reads completed after it. Small replies (at most kSmallBytes: a status, a handle)
-// are kept up to kMaxSmallBytes without a reservation; larger ones (an execute's reads) up to
-// kMaxBytes in all, reserved from the session's transfer budget, the oldest forgotten first.
+// are kept up to kMaxSmallBytes, charged to the session's transfer budget but never refused;
+// larger ones (an execute's reads) up to kMaxBytes in all, reserved from that budget, the
+// oldest forgotten first.
 // A request whose replies cannot be kept is remembered as completed without them: sent again,
 // it is answered DATA_LOSS. Thread-safe.
 class ReplyRecord {
@@ -66,7 +67,7 @@ class ReplyRecord {
     TransferBudget::Hold hold;
     bool kept = true;
     bool read_only = false;
-    bool small = false;  // kept without a reservation
+    bool small = false;  // charged, never refused
   };
   // Drops `entry`'s replies (it stays, as completed without them).
   void Forget(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -110,9 +110,10 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Sess
   absl::StatusOr<std::optional<Principal>> who = Authenticate(*context);
   if (!who.ok()) return new RefusedStream(ToGrpc(who.status()));
   // It counts itself among the unopened streams until it opens a session or ends.
-  return new SessionReactor(manager_, executor_, &watch_, options_.timeouts, &unopened_,
+  return new SessionReactor(manager_, executor_, &watch_, &room_watch_, options_.timeouts,
+                            &unopened_,
                             &resumable_, options_.metrics, options_.shared_regions,
-                            std::move(*who), context);
+                            std::move(*who), options_.on_stream_end, context);
 }
 
 grpc::ServerUnaryReactor* SluiceService::GetInfo(grpc::CallbackServerContext* context,

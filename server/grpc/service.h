@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -46,6 +47,9 @@ class SluiceService final
     // Where sessions that ask for shared memory attach it (null: none is offered). Must
     // outlive the service.
     SharedRegions* shared_regions = nullptr;
+    // Called as each stream ends, once what it held is freed (sluiced pokes its HeapTrimmer,
+    // so that the memory a burst of streams held goes back to the system). May be empty.
+    std::function<void()> on_stream_end;
   };
 
   // Neither is owned; both must outlive the server.
@@ -99,7 +103,9 @@ class SluiceService final
   std::shared_ptr<const TenantTable> tenants_ ABSL_GUARDED_BY(tenants_mu_) = options_.tenants;
   mutable std::atomic<uint64_t> refused_without_token_{0};
   mutable std::atomic<uint64_t> refused_unknown_token_{0};
-  StreamWatch watch_;  // last: its thread stops before the rest goes
+  // Last: their threads stop before the rest goes.
+  StreamWatch watch_;
+  RoomWatch room_watch_{absl::Milliseconds(5)};
 };
 
 // Describes the daemon: backend, device, memory, counters, sessions, streams, limits and

@@ -12,19 +12,22 @@
 namespace sluice {
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
-                               const StreamTimeouts& timeouts, UnopenedStreams* unopened,
+                               RoomWatch* room_watch, const StreamTimeouts& timeouts, UnopenedStreams* unopened,
                                ResumableSessions* resumable, Metrics* metrics,
                                SharedRegions* shared_regions,
                                std::optional<Principal> principal,
+                               std::function<void()> on_end,
                                grpc::CallbackServerContext* context)
     : executor_(executor),
       watch_(watch),
+      room_watch_(room_watch),
       timeouts_(timeouts),
       unopened_(unopened),
       resumable_(resumable),
       context_(context),
       peer_(context->peer()),
       metrics_(metrics),
+      on_end_(std::move(on_end)),
       protocol_(manager, context->peer(), this, std::move(principal), this, metrics,
                 shared_regions),
       started_(absl::Now()) {
@@ -34,6 +37,7 @@ SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, Stre
     last_message_ = last_activity_ = started_;
   }
   watch_->Add(this);
+  room_watch_->Add(this);
   unopened_->Add(this);
   StartRead(&read_buffer_);
 }
@@ -122,6 +126,17 @@ void SessionReactor::Tick(absl::Time now) {
   if (!why.ok()) EndWith(why, cancel_call);
 }
 
+bool SessionReactor::RoomTick() {
+  absl::MutexLock lock(&mu_);
+  if (!wants_room_) return false;
+  if (!finished_ && !protocol_.Transfers().has_room()) return true;
+  wants_room_ = false;
+  if (finished_) return false;
+  ++kicks_;
+  executor_->Schedule([this] { Kick(); });
+  return false;
+}
+
 // ---- gRPC reactions -------------------------------------------------------------------------
 
 void SessionReactor::OnReadDone(bool ok) {
@@ -130,6 +145,34 @@ void SessionReactor::OnReadDone(bool ok) {
   if (ok) {
     if (metrics_ != nullptr) metrics_->Received(read_buffer_.Length());
     const LogContext context(LogFields{.peer = peer_});  // protobuf logs what it refuses (invalid UTF-8, say)
+    // Before its session opens, a stream reads one message at a time (ContinueLocked), so
+    // whether it is open cannot change under this read.
+    absl::Status unopened_refusal;
+    if (!protocol_.open()) {
+      if (read_buffer_.Length() > kMaxUnopenedMessageBytes) {
+        unopened_refusal = absl::ResourceExhaustedError(absl::StrFormat(
+            "a message of %d bytes before the stream's session is open: until it opens, a "
+            "stream's messages hold at most %d bytes",
+            read_buffer_.Length(), kMaxUnopenedMessageBytes));
+      } else if (++unopened_messages_ > kMaxUnopenedMessages) {
+        unopened_refusal = absl::ResourceExhaustedError(absl::StrFormat(
+            "%d messages on a stream whose session is not open: open it first (until then, a "
+            "stream may send at most %d messages)",
+            unopened_messages_, kMaxUnopenedMessages));
+      }
+    }
+    if (!unopened_refusal.ok()) {
+      read_buffer_.Clear();
+      EndWith(unopened_refusal, /*cancel_call=*/false);
+      Actions actions;
+      {
+        absl::MutexLock lock(&mu_);
+        reading_ = false;
+        ContinueLocked(&actions);
+      }
+      Perform(actions);
+      return;
+    }
     malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
                                                                           &request_)
                      .ok();
@@ -227,19 +270,22 @@ void SessionReactor::OnDone() {
     if (let_go_) why = "resumed on another stream";
   }
   watch_->Remove(this);
+  room_watch_->Remove(this);
   CountOpened();
+  const std::function<void()> on_end = on_end_;
   if (park) {
     resumable_->Park(token, {protocol_.Detach(why), std::move(record)});
-    delete this;
-    return;
-  }
-  if (!token.empty()) resumable_->Forget(token);
-  // Freeing the session's buffers may wait for the device (cudaFree does): not on a gRPC
-  // thread. The executor outlives every reactor and runs what is queued before it goes.
-  if (std::unique_ptr<SessionManager::Ticket> ticket = protocol_.Close(why); ticket != nullptr) {
-    executor_->Schedule([ticket = std::move(ticket)]() mutable { ticket.reset(); });
+  } else {
+    if (!token.empty()) resumable_->Forget(token);
+    // Freeing the session's buffers may wait for the device (cudaFree does): not on a gRPC
+    // thread. The executor outlives every reactor and runs what is queued before it goes.
+    if (std::unique_ptr<SessionManager::Ticket> ticket = protocol_.Close(why);
+        ticket != nullptr) {
+      executor_->Schedule([ticket = std::move(ticket)]() mutable { ticket.reset(); });
+    }
   }
   delete this;
+  if (on_end) on_end();
 }
 
 // ---- Flow -----------------------------------------------------------------------------------
@@ -366,16 +412,33 @@ void SessionReactor::ContinueLocked(Actions* actions) {
       actions->read_window = true;
     }
   }
+  // What the stream holds is charged to its client's share (StreamBounds): at its share, the
+  // stream takes nothing more until room appears. An upload under way is read on: its data is
+  // reserved as it comes (refused past the share), and its end gives the memory back.
+  const bool open = protocol_.open();
+  const bool room = !open || upload_pending_ || protocol_.Transfers().has_room();
   // Replies waiting to be sent bound the next job too: a client that does not read its replies
   // stops the session's work, not just its reading.
-  if (!finished_ && !job_running_ && !jobs_.empty() && write_bytes_ < StreamBounds::kUnsentReplyBytes) {
+  if (!finished_ && !job_running_ && !jobs_.empty() &&
+      write_bytes_ < StreamBounds::kUnsentReplyBytes && (write_bytes_ == 0 || room)) {
     job_running_ = true;
     actions->schedule = true;
   }
-  if (!reading_ && !read_closed_ && !aborted && !finished_ && jobs_.size() < StreamBounds::kQueuedRequests &&
-      staged_bytes_ < StreamBounds::kQueuedBytes && write_bytes_ < StreamBounds::kUnsentReplyBytes) {
+  const bool may_read = !reading_ && !read_closed_ && !aborted && !finished_ &&
+                        jobs_.size() < StreamBounds::kQueuedRequests &&
+                        staged_bytes_ < StreamBounds::kQueuedBytes &&
+                        write_bytes_ < StreamBounds::kUnsentReplyBytes;
+  // Before its session opens, a stream holds one message at a time and a few replies.
+  const bool fits = open ? room
+                         : jobs_.empty() && !job_running_ &&
+                               write_bytes_ < StreamBounds::kUnopenedReplyBytes;
+  if (may_read && fits) {
     reading_ = true;
     actions->start_read = true;
+  }
+  if (may_read && !room && !wants_room_) {
+    wants_room_ = true;
+    actions->wake_room = room_watch_;
   }
   // A stream the daemon ends does not wait for the client's next message: the read still
   // outstanding fails once the stream is finished.
@@ -393,6 +456,8 @@ void SessionReactor::ContinueLocked(Actions* actions) {
 }
 
 void SessionReactor::Perform(const Actions& actions) {
+  // First: the stream may end (and go) meanwhile, but the watch outlives it.
+  if (actions.wake_room != nullptr) actions.wake_room->Wake();
   if (actions.write != nullptr) StartWrite(actions.write);
   if (actions.schedule) executor_->Schedule([this] { RunNextJob(); });
   if (actions.read_window) executor_->Schedule([this] { RunReadWindow(); });
@@ -505,8 +570,10 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
       record->Add(job.id, serialized, job.read_only, protocol_.Transfers());
     }
   }
+  // A read that streams reserved what its windows hold when it began.
+  const bool covered = protocol_.read_streaming();
   absl::MutexLock lock(&mu_);
-  QueueWritesLocked(std::move(serialized), std::move(hold));
+  QueueWritesLocked(std::move(serialized), std::move(hold), covered);
 }
 
 std::vector<grpc::ByteBuffer> SessionReactor::SerializeReplies(SessionProtocol::Responses& out,
@@ -525,11 +592,18 @@ std::vector<grpc::ByteBuffer> SessionReactor::SerializeReplies(SessionProtocol::
 }
 
 void SessionReactor::QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized,
-                                       TransferBudget::Hold hold) {
+                                       TransferBudget::Hold hold, bool covered) {
   uint64_t bytes = 0;
   last_activity_ = absl::Now();
+  for (const grpc::ByteBuffer& reply : serialized) bytes += reply.Length();
+  // Replies are charged to the client's share until the last of them has been sent (a read's
+  // are reserved already, a streaming read's by the read itself).
+  if (!covered && hold.bytes() == 0) {
+    hold = protocol_.Transfers().Charge(bytes);
+  } else if (!covered && hold.bytes() < bytes) {
+    hold.Grow(bytes - hold.bytes());
+  }
   for (size_t i = 0; i < serialized.size(); ++i) {
-    bytes += serialized[i].Length();
     writes_.push_back(PendingWrite{std::move(serialized[i]),
                                    i + 1 == serialized.size() ? std::move(hold)
                                                               : TransferBudget::Hold()});
@@ -547,7 +621,7 @@ void SessionReactor::RunReadWindow() {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
-    QueueWritesLocked(std::move(serialized), std::move(hold));
+    QueueWritesLocked(std::move(serialized), std::move(hold), /*covered=*/true);
     window_running_ = false;
     if (!streaming) {  // the read is done: the session's next request may run
       streaming_ = false;

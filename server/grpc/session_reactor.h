@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <optional>
 #include <string>
@@ -43,10 +44,20 @@ struct StreamTimeouts {
 // daemon's memory does not grow. Besides, what every stream holds for transfers (uploads,
 // requests of more than 64 KiB, reads) is reserved from the daemon's TransferBudget, and one
 // request holds at most max_request_bytes. GetInfo shows these bounds.
+//
+// Every byte a stream holds (its queued requests, its unsent replies, an upload being
+// assembled, a resumable session's record) is charged to its client's share of the transfer
+// budget and so to the daemon's: a stream whose client is at its share reads no message and
+// starts no job while replies of its own wait to be sent, until room appears (RoomWatch), so
+// a client with many streams holds its share and at most one message and one job's replies
+// more per stream. Before its session is open, a stream reads one message of at most
+// kMaxUnopenedMessageBytes at a time, kMaxUnopenedMessages in all, and no more while
+// kUnopenedReplyBytes of replies wait (proto/contract.h).
 struct StreamBounds {
   static constexpr uint32_t kQueuedRequests = 16;
   static constexpr uint64_t kQueuedBytes = uint64_t{64} << 20;
   static constexpr uint64_t kUnsentReplyBytes = uint64_t{64} << 20;
+  static constexpr uint64_t kUnopenedReplyBytes = uint64_t{64} << 10;
 };
 
 class SessionReactor;
@@ -83,7 +94,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                              private SessionManager::Listener,
                              private StreamWatch::Watched,
                              private SessionProtocol::Resumer,
-                             private ResumableSessions::Holder {
+                             private ResumableSessions::Holder,
+                             private RoomWatch::Waiter {
  public:
   // `manager`, `executor`, `watch` and `unopened` must outlive every reactor (the server drains
   // before they go). `unopened` counts the streams that have not opened a session yet: the
@@ -91,16 +103,24 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // opens or ends.
   // `shared_regions` (may be null: no shared memory offered) must outlive every reactor too.
   // `principal`: who the stream is from when the daemon authenticated it (a tenant), else
-  // nullopt (the client its host and client name make it).
+  // nullopt (the client its host and client name make it). `on_end` (may be empty) is called
+  // once the stream has ended and freed what it held (its session's buffers aside: they go on
+  // the executor).
+  // `room_watch` (which must outlive every reactor too) wakes a stream that waits for room in
+  // its client's share.
   SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
-                 const StreamTimeouts& timeouts, UnopenedStreams* unopened,
+                 RoomWatch* room_watch, const StreamTimeouts& timeouts, UnopenedStreams* unopened,
                  ResumableSessions* resumable, Metrics* metrics, SharedRegions* shared_regions,
-                 std::optional<Principal> principal, grpc::CallbackServerContext* context);
+                 std::optional<Principal> principal, std::function<void()> on_end,
+                 grpc::CallbackServerContext* context);
 
  private:
   // StreamWatch::Watched: ends the stream, saying why, once it waited too long (see
   // StreamTimeouts).
   void Tick(absl::Time now) override;
+  // RoomWatch::Waiter: once its client's share has room again, a stream that waited for it
+  // goes on (a kick).
+  bool RoomTick() override;
   // Ends the session with `why`; with `cancel_call`, the call is cancelled too, so that a write
   // the client does not read fails instead of waiting for it.
   void EndWith(const absl::Status& why, bool cancel_call);
@@ -142,6 +162,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     bool read_window = false;  // the next window of a read that streams
     bool finish = false;
     grpc::Status finish_status;
+    RoomWatch* wake_room = nullptr;  // the stream began to wait for room
   };
 
   void OnReadDone(bool ok) override;
@@ -160,9 +181,11 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // replies (TakeReadHold), kept to their bytes.
   std::vector<grpc::ByteBuffer> SerializeReplies(SessionProtocol::Responses& out,
                                                  TransferBudget::Hold* hold);
-  // Queues `serialized` to be written, `hold` with the last of them.
-  void QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized, TransferBudget::Hold hold)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues `serialized` to be written, `hold` with the last of them; unless `covered` (a
+  // streaming read's windows, which its reservation holds), what `hold` lacks of their bytes
+  // is charged to the client's share.
+  void QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized, TransferBudget::Hold hold,
+                         bool covered) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Perform(const Actions& actions);
 
   // Decides what can happen next; must hold mu_.
@@ -170,12 +193,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
   Executor* const executor_;
   StreamWatch* const watch_;
+  RoomWatch* const room_watch_;
   const StreamTimeouts timeouts_;
   UnopenedStreams* const unopened_;
   ResumableSessions* const resumable_;
   grpc::CallbackServerContext* const context_;
   const std::string peer_;  // for the log context of what parsing a message logs
   Metrics* const metrics_;  // may be null
+  const std::function<void()> on_end_;
   // Its read path runs in OnReadDone (one read is outstanding at a time), its jobs one at a
   // time (job_running_); it synchronizes what the two share itself.
   SessionProtocol protocol_;
@@ -183,6 +208,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Read-path state: one read is outstanding at a time.
   grpc::ByteBuffer read_buffer_;
   v1::SessionRequest request_;
+  uint32_t unopened_messages_ = 0;  // messages read before the session opened
 
   absl::Mutex mu_;
   std::deque<SessionProtocol::Job> jobs_ ABSL_GUARDED_BY(mu_);
@@ -205,6 +231,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   int kicks_ ABSL_GUARDED_BY(mu_) = 0;            // Kick tasks queued: the stream may not end
   bool counted_unopened_ ABSL_GUARDED_BY(mu_) = true;
   bool upload_pending_ ABSL_GUARDED_BY(mu_) = false;  // an upload awaits its next message
+  bool wants_room_ ABSL_GUARDED_BY(mu_) = false;  // its client's share has no room: it waits
   const absl::Time started_;
   absl::Time last_message_ ABSL_GUARDED_BY(mu_);   // the last message read
   absl::Time last_activity_ ABSL_GUARDED_BY(mu_);  // a message read, a job done, a reply sent

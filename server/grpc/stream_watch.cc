@@ -35,4 +35,41 @@ void StreamWatch::Run() {
   }
 }
 
+RoomWatch::RoomWatch(absl::Duration period) : period_(period), thread_([this] { Run(); }) {}
+
+RoomWatch::~RoomWatch() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void RoomWatch::Add(Waiter* waiter) {
+  absl::MutexLock lock(&mu_);
+  waiters_.insert(waiter);
+}
+
+void RoomWatch::Remove(Waiter* waiter) {
+  absl::MutexLock lock(&mu_);  // a RoomTick runs under this lock: none runs once it is held
+  waiters_.erase(waiter);
+}
+
+void RoomWatch::Wake() {
+  absl::MutexLock lock(&mu_);
+  waiting_ = true;
+}
+
+void RoomWatch::Run() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    mu_.Await(absl::Condition(this, &RoomWatch::Woken));
+    if (stopping_) break;
+    bool still = false;
+    for (Waiter* waiter : waiters_) still = waiter->RoomTick() || still;
+    waiting_ = still;
+    if (still) mu_.AwaitWithTimeout(absl::Condition(&stopping_), period_);
+  }
+}
+
 }  // namespace sluice

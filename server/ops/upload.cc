@@ -143,6 +143,9 @@ void UploadAssembly::End(absl::Status error, std::vector<Job>* jobs, bool more_m
   Job job = NewJob(*state_, *FindOp(v1::SessionRequest::kUpload), up.id);
   job.cheap = up.expected <= kCheapBytes;
   job.staged = up.shared.has_value() ? 0 : up.received;  // shared memory is the client's
+  // Its data's reservation waits with it; a small upload's data is charged now.
+  job.hold = std::move(up.hold);
+  if (job.hold.bytes() < job.staged) job.hold = state_->Transfers().Charge(job.staged);
   job.run = [state = state_, up = std::move(up)](Responses* out) { Write(*state, up, out); };
   jobs->push_back(std::move(job));
 }

@@ -1,5 +1,6 @@
 #include "sluice/engine/transfer_budget.h"
 
+#include <memory>
 #include <utility>
 
 #include "gmock/gmock.h"
@@ -33,6 +34,42 @@ TEST(TransferBudgetTest, HoldsGiveTheirBytesBackWhenTheyGoOrShrink) {
   EXPECT_EQ(budget.in_use(), 0u);
   EXPECT_THAT(budget.Reserve(~uint64_t{0}, "x"), StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(TransferBudgetTest, ChargesCountPastTheLimitAndLeaveNoRoomUntilGivenBack) {
+  TransferBudget daemon(100);
+  std::shared_ptr<TransferBudget> tenant =
+      TransferBudget::Child(&daemon, 50, "this tenant's sessions", "its transfer_share");
+  EXPECT_TRUE(tenant->has_room());
+  TransferBudget::Hold message = tenant->Charge(40);
+  EXPECT_TRUE(tenant->has_room());
+  message.Grow(20);  // a reply made after the message: in memory already, so counted
+  EXPECT_EQ(tenant->in_use(), 60u);
+  EXPECT_EQ(daemon.in_use(), 60u) << "a child's charge counts in its parent";
+  EXPECT_FALSE(tenant->has_room()) << "past its share, the tenant takes no more";
+  EXPECT_TRUE(daemon.has_room());
+  EXPECT_THAT(tenant->Reserve(1, "an upload"),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("transfer_share")));
+  TransferBudget::Hold other = daemon.Charge(40);
+  EXPECT_FALSE(daemon.has_room());
+  message.Shrink(10);
+  EXPECT_TRUE(tenant->has_room());
+  EXPECT_TRUE(daemon.has_room()) << "50 of 100 after the shrink";
+  other.Release();
+  message.Release();
+  EXPECT_EQ(tenant->in_use(), 0u);
+  EXPECT_EQ(daemon.in_use(), 0u);
+  // A parent that reservations fill still lets its children's small requests in, up to an
+  // eighth past its limit; then its children have no room either.
+  ASSERT_OK_AND_ASSIGN(TransferBudget::Hold reserved, daemon.Reserve(100, "an upload"));
+  EXPECT_TRUE(tenant->has_room());
+  EXPECT_THAT(tenant->Reserve(1, "a read"), StatusIs(absl::StatusCode::kResourceExhausted,
+                                                     HasSubstr("none to spare")));
+  TransferBudget::Hold charged = tenant->Charge(TransferBudget::ChargedBound(100) - 100 - 1);
+  EXPECT_TRUE(tenant->has_room());
+  charged.Grow(1);
+  EXPECT_EQ(daemon.in_use(), TransferBudget::ChargedBound(100));
+  EXPECT_FALSE(tenant->has_room());
 }
 
 }  // namespace

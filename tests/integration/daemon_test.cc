@@ -793,9 +793,11 @@ v1::SessionRequest UploadStart(uint64_t id, uint64_t handle, uint64_t length, si
 }
 
 TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
-  // Room for two 8 MiB uploads in flight, all sessions together.
+  // Room for two 8 MiB uploads in flight, all sessions together, and for the small messages
+  // and replies that are counted beside them.
   daemon_.reset();
-  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=16M", "--chunk_size=1M"});
+  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=16512K", "--chunk_size=1M"});
+  constexpr uint64_t kBudget = uint64_t{16512} << 10;
   constexpr uint64_t kBig = 8 << 20;
   std::vector<std::unique_ptr<RawSession>> holders;
   std::vector<uint64_t> ids;
@@ -814,11 +816,11 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
     }
   }
   ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
-    return i.transfer_bytes_in_use() == 2 * kBig && i.transfer_bytes_limit() == 2 * kBig;
+    return i.transfer_bytes_in_use() == 2 * kBig && i.transfer_bytes_limit() == kBudget;
   })) << "both uploads hold the memory of the data they sent";
   auto d = Connect("latecomer");
   ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(2 << 20));
-  // Uploads and reads of more than a few bytes need transfer memory; none is left.
+  // Uploads and reads of more than a few bytes need transfer memory; too little is left.
   const std::vector<uint8_t> bytes = RandomBytes(2 << 20, 11);
   const absl::Status refused = d->Upload(r, bytes);
   EXPECT_THAT(refused, StatusIs(Code::kResourceExhausted));
@@ -827,7 +829,7 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   // A refused transfer changes nothing, and the session goes on.
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
   EXPECT_EQ(first_word, std::vector<uint8_t>(4, 0));
-  // A request whose message is large (20000 ranges, about 300 KiB) holds it until it runs:
+  // A request whose message is large (20000 ranges, about 220 KB) holds it until it runs:
   // it needs transfer memory too, even though the bytes it reads are few.
   {
     RawSession raw(daemon_->address());
@@ -882,7 +884,7 @@ TEST_F(DaemonTest, AStalledUploadHoldsOnlyWhatItSentAndUploadsAfterARefusedOpenA
   RawSession refused(daemon_->address());
   EXPECT_THAT(refused.Open().status(), StatusIs(Code::kResourceExhausted));
   const uint64_t id = refused.NextId();
-  ASSERT_TRUE(refused.Send(UploadStart(id, 1, 32 << 20, 1 << 20)));
+  ASSERT_TRUE(refused.Send(UploadStart(id, 1, 32 << 20, 32 << 10)));
   v1::SessionRequest end;  // the reply comes when the upload ends
   end.set_id(id);
   end.mutable_upload()->set_last(true);
@@ -890,6 +892,12 @@ TEST_F(DaemonTest, AStalledUploadHoldsOnlyWhatItSentAndUploadsAfterARefusedOpenA
   ASSERT_OK_AND_ASSIGN(v1::SessionResponse reply, refused.Await(id));
   EXPECT_EQ(reply.status().code(), static_cast<int>(Code::kFailedPrecondition))
       << reply.status().message();
+  EXPECT_EQ(Info().transfer_bytes_in_use(), uint64_t{1} << 20);
+  // A stream without a session holds one small message at a time: a larger one ends it.
+  ASSERT_TRUE(refused.Send(UploadStart(refused.NextId(), 1, 32 << 20, 1 << 20)));
+  const grpc::Status ended = refused.AwaitEnd();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(ended.error_message(), HasSubstr("before the stream's session is open"));
   EXPECT_EQ(Info().transfer_bytes_in_use(), uint64_t{1} << 20);
   stalled.Cancel();
   EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
