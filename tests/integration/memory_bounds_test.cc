@@ -1,0 +1,198 @@
+// What hostile streams can make the real sluiced hold, measured from outside: its resident
+// memory (/proc) and what GetInfo counts, while streams that never open or never read flood
+// it, beside a well-behaved client whose solve must run and be correct; and what it gives
+// back once they are gone.
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sluice/base/token.h"
+#include "sluice/client/server_info.h"
+#include "sluice/proto/contract.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/raw_session.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
+
+namespace sluice::testing {
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// A line of /proc/PID/status ("VmRSS", "VmHWM"), in bytes; 0 when absent.
+uint64_t ProcStatusBytes(pid_t pid, const std::string& key) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::vector<std::string> fields =
+        absl::StrSplit(line.substr(key.size() + 1), ' ', absl::SkipWhitespace());
+    uint64_t kib = 0;
+    if (!fields.empty() && absl::SimpleAtoi(fields[0], &kib)) return kib << 10;
+  }
+  return 0;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Solves the taint example through `daemon` with the CLI and checks the answer.
+void ExpectSolveThrough(const std::string& address, const std::string& token = "") {
+  const std::string base = std::string(SLUICE_SOURCE_DIR) + "/examples/taint";
+  std::vector<std::string> argv = {BinaryPath("sluice"), "solve", base + ".ifds",
+                                   "--server=" + address};
+  if (!token.empty()) argv.push_back("--token=" + token);
+  const ProgramRun run = RunProgram(argv, absl::Seconds(120));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, ReadFile(base + ".expected.tsv"));
+}
+
+absl::StatusOr<v1::GetInfoResponse> InfoOf(const std::string& address,
+                                           const std::string& token = "") {
+  ClientCredentials credentials;
+  credentials.token = token;
+  return GetServerInfo(address, absl::Seconds(20), credentials);
+}
+
+// Streams that send `message` over and over, each from its own thread, until the daemon
+// stops reading them (their writes block) or ends them; Stop cancels what still runs.
+class Flood {
+ public:
+  Flood(const std::string& address, int streams, const std::string& token, bool open,
+        v1::SessionRequest message, int most)
+      : sessions_(streams) {
+    for (int i = 0; i < streams; ++i) {
+      sessions_[i] = std::make_unique<RawSession>(address, token);
+    }
+    for (int i = 0; i < streams; ++i) {
+      threads_.emplace_back([this, i, open, message, most]() mutable {
+        RawSession& raw = *sessions_[i];
+        if (open && !raw.Open().ok()) return;
+        for (int n = 0; n < most; ++n) {
+          message.set_id(raw.NextId());
+          if (!raw.Send(message)) return;  // ended, or cancelled by Stop
+        }
+      });
+    }
+  }
+  ~Flood() { Stop(); }
+
+  void Stop() {
+    for (std::unique_ptr<RawSession>& raw : sessions_) raw->Cancel();
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+    sessions_.clear();
+  }
+
+ private:
+  std::vector<std::unique_ptr<RawSession>> sessions_;
+  std::vector<std::thread> threads_;
+};
+
+v1::SessionRequest Ping(size_t payload) {
+  v1::SessionRequest ping;
+  ping.mutable_ping()->set_payload(std::string(payload, 'p'));
+  return ping;
+}
+
+TEST(MemoryBoundsTest, StreamsThatNeverOpenHoldLittleAndWhatTheyHeldGoesBack) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--open_timeout=1h"}));
+  const pid_t pid = daemon->process().pid();
+  ExpectSolveThrough(daemon->address());  // the baseline includes a session's first run
+  const uint64_t before = ProcStatusBytes(pid, "VmRSS");
+  ASSERT_GT(before, 0u);
+  {
+    // 64 streams that never open, each sending up to 1 GiB of pings as large as a message
+    // before an open may be: the daemon reads 16 of each and ends the stream.
+    Flood flood(daemon->address(), 64, "", /*open=*/false,
+                Ping(kMaxUnopenedMessageBytes - 64), /*most=*/16384);
+    ExpectSolveThrough(daemon->address());
+    flood.Stop();
+  }
+  const uint64_t peak = ProcStatusBytes(pid, "VmHWM");
+  std::cerr << "[ measured ] RSS " << before / kMiB << " MiB before, peak " << peak / kMiB
+            << " MiB\n";
+  EXPECT_LE(peak, before + 64 * kMiB) << "RSS " << before << " -> peak " << peak;
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    return ProcStatusBytes(pid, "VmRSS") <= before + 100 * kMiB;
+  })) << "RSS after the flood: " << ProcStatusBytes(pid, "VmRSS");
+  ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info, InfoOf(daemon->address()));
+  EXPECT_EQ(info.transfer_bytes_in_use(), 0u);
+}
+
+TEST(MemoryBoundsTest, ATenantsStreamsThatNeverReadHoldItsShareAndNoMore) {
+  const ScopedTempDir temp{"memory-bounds"};
+  const std::string tenants = temp.path() + "/tenants.toml";
+  constexpr char kFlooder[] = "token-of-the-flooding-tenant-0123";
+  constexpr char kSolver[] = "token-of-the-solving-tenant-4567";
+  {
+    std::ofstream out(tenants);
+    out << "[tenants.flooder]\ntokens = [\"" << FormatTokenDigest(DigestToken(kFlooder))
+        << "\"]\ntransfer_share = 0.25\nmax_sessions = 64\n\n"
+        << "[tenants.solver]\ntokens = [\"" << FormatTokenDigest(DigestToken(kSolver))
+        << "\"]\n";
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_transfer_bytes=256M",
+                                             "--grpc_memory=512M",
+                                             "--tenants_file=" + tenants}));
+  constexpr uint64_t kGrpcMemory = 512 * kMiB;
+  const pid_t pid = daemon->process().pid();
+  ExpectSolveThrough(daemon->address(), kSolver);
+  const uint64_t before = ProcStatusBytes(pid, "VmRSS");
+  const uint64_t share = 64 * kMiB;  // a quarter of 256M
+  // Past its share, each stream holds at most the message it read and one request's replies.
+  const uint64_t slack = 64 * 2 * kMaxPingPayload + 64 * 2 * 1024;
+  {
+    // 64 sessions of one tenant, each sending up to 128 MiB of pings just small enough to
+    // need no reservation (so that flow control alone bounds them) and reading no reply.
+    Flood flood(daemon->address(), 64, kFlooder, /*open=*/true, Ping(kMaxPingPayload - 64),
+                /*most=*/2048);
+    uint64_t held = 0;
+    ASSERT_TRUE(WaitUntil(absl::Seconds(60), [&] {
+      absl::StatusOr<v1::GetInfoResponse> info = InfoOf(daemon->address(), kFlooder);
+      held = info.ok() ? info->tenant().transfer_bytes_in_use() : 0;
+      return held >= share;
+    })) << "the flood reached " << held << " bytes of its tenant's " << share;
+    ExpectSolveThrough(daemon->address(), kSolver);
+    ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info, InfoOf(daemon->address(), kFlooder));
+    EXPECT_EQ(info.tenant().transfer_bytes_limit(), share);
+    EXPECT_LE(info.tenant().transfer_bytes_in_use(), share + slack);
+    std::cerr << "[ measured ] the tenant holds " << info.tenant().transfer_bytes_in_use()
+              << " bytes of its share of " << share << "; RSS " << before / kMiB
+              << " MiB before, " << ProcStatusBytes(pid, "VmRSS") / kMiB << " MiB now, peak "
+              << ProcStatusBytes(pid, "VmHWM") / kMiB << " MiB\n";
+    EXPECT_LE(ProcStatusBytes(pid, "VmRSS"), before + share + slack + kGrpcMemory)
+        << "the tenant's share, and gRPC's own buffers within their quota";
+    flood.Stop();
+  }
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = InfoOf(daemon->address(), kFlooder);
+    return info.ok() && info->tenant().transfer_bytes_in_use() == 0 &&
+           info->tenant().sessions() == 0;
+  })) << "the flood's sessions end and give back what they held";
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    return ProcStatusBytes(pid, "VmRSS") <= before + 100 * kMiB;
+  })) << "RSS " << before << " before the flood, " << ProcStatusBytes(pid, "VmRSS") << " after";
+}
+
+}  // namespace
+}  // namespace sluice::testing
