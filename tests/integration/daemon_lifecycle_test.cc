@@ -23,6 +23,7 @@
 #include "sluice/base/log.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/client/server_info.h"
+#include "sluice/proto/contract.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
@@ -320,6 +321,48 @@ TEST(DaemonLifecycleTest, AStreamThatNeverOpensIsEndedWhenTheOpenTimeoutPasses) 
   EXPECT_THAT(ended.error_message(), ::testing::HasSubstr("--open_timeout"));
   EXPECT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
     return i.unopened_streams() == 0;
+  }));
+}
+
+TEST(DaemonLifecycleTest, AStreamBeforeItsOpenSendsAFewSmallMessagesAndSmallPings) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  RawSession early(daemon->address());
+  v1::SessionRequest ping;
+  ping.mutable_ping()->set_payload(std::string(kMaxUnopenedPingPayload, 'p'));
+  v1::SessionResponse pong;
+  ASSERT_OK(early.Call(ping, early.NextId(), &pong));
+  EXPECT_EQ(pong.ping().payload().size(), kMaxUnopenedPingPayload);
+  ping.mutable_ping()->set_payload(std::string(kMaxUnopenedPingPayload + 1, 'p'));
+  EXPECT_THAT(early.Call(ping, early.NextId()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("before its session is open")));
+  // Once open, a ping carries up to kMaxPingPayload.
+  ASSERT_OK(early.Open().status());
+  ping.mutable_ping()->set_payload(std::string(kMaxPingPayload, 'p'));
+  ASSERT_OK(early.Call(ping, early.NextId(), &pong));
+  EXPECT_EQ(pong.ping().payload().size(), kMaxPingPayload);
+
+  // Past kMaxUnopenedMessages messages without an open, the stream is ended.
+  RawSession chatty(daemon->address());
+  ping.mutable_ping()->set_payload("hello");
+  for (uint32_t i = 0; i < kMaxUnopenedMessages; ++i) {
+    ASSERT_OK(chatty.Call(ping, chatty.NextId())) << i;
+  }
+  ASSERT_TRUE(chatty.Send(ping));
+  grpc::Status ended = chatty.AwaitEnd();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(ended.error_message(), ::testing::HasSubstr("open it first"));
+
+  // And a message larger than kMaxUnopenedMessageBytes ends it at once.
+  RawSession large(daemon->address());
+  ping.mutable_ping()->set_payload(std::string(kMaxUnopenedMessageBytes, 'p'));
+  ASSERT_TRUE(large.Send(ping));
+  ended = large.AwaitEnd();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(ended.error_message(), ::testing::HasSubstr("before the stream's session is open"));
+  EXPECT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+    return i.unopened_streams() == 0 && i.transfer_bytes_in_use() == 0;
   }));
 }
 
