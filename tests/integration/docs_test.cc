@@ -24,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/base/log.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
@@ -259,6 +260,20 @@ TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
         << page << " names `" << metric << "`, which sluiced does not export (nor is it a "
         << "program, target or file of the tree)";
   }
+}
+
+TEST_F(DocsTest, EveryLogRateTheDocsStateIsTheOneTheLogKeeps) {
+  // "a burst of 20 lines, then 2 a second": base/log.h's kLogBurst and kLogPerSecond.
+  const std::regex rate("burst\\s+of\\s+([0-9]+)(\\s+lines)?,?\\s+(and\\s+)?then\\s+([0-9]+)");
+  int stated = 0;
+  for (const auto& [path, page] : *pages_) {
+    for (std::sregex_iterator it(page.begin(), page.end(), rate), end; it != end; ++it) {
+      ++stated;
+      EXPECT_EQ((*it)[1].str(), std::to_string(kLogBurst)) << path << ": " << it->str();
+      EXPECT_EQ((*it)[4].str(), std::to_string(kLogPerSecond)) << path << ": " << it->str();
+    }
+  }
+  EXPECT_GE(stated, 3) << "daemon.md and operations.md state the rate";
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
