@@ -124,8 +124,8 @@ ABSL_FLAG(uint32_t, max_unopened_streams, sluice::SluiceService::Options{}.max_u
           "streams that have not opened a session yet, at most (when another connects, the one "
           "that waited longest is ended)");
 ABSL_FLAG(sluice::ByteSize, grpc_memory, sluice::ByteSize{0},
-          "memory gRPC may use for all connections, its resource quota (0: "
-          "--max_transfer_bytes plus 256M)");
+          "memory gRPC may use for all connections, its resource quota (0: a sixteenth of the "
+          "host's memory, within [256M, 1G])");
 ABSL_FLAG(absl::Duration, resume_grace, sluice::SluiceService::Options{}.resume_grace,
           "how long a resumable session keeps its buffers once its connection breaks, for its "
           "client to resume it (0: sessions end with their stream)");

@@ -63,12 +63,25 @@ int RunInfo() {
   std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
               HumanBytes(info->transfer_bytes_in_use()).c_str(),
               HumanBytes(info->transfer_bytes_limit()).c_str());
-  std::printf("streams:   %u not yet open (at most %u); each holds at most %u requests or %s "
-              "waiting to run and %s of unread replies; gRPC at most %s\n",
+  std::printf("streams:   %u not yet open (at most %u; each sends at most %u messages of %s "
+              "before its open, pings of %s); each holds at most %u requests or %s waiting to "
+              "run and %s of unread replies; gRPC at most %s\n",
               info->unopened_streams(), info->max_unopened_streams(),
+              info->max_unopened_messages(),
+              HumanBytes(info->max_unopened_message_bytes()).c_str(),
+              HumanBytes(info->max_unopened_ping_payload()).c_str(),
               info->max_queued_requests(), HumanBytes(info->max_queued_bytes()).c_str(),
               HumanBytes(info->max_unsent_reply_bytes()).c_str(),
               HumanBytes(info->grpc_memory()).c_str());
+  if (info->has_host_memory()) {
+    const v1::HostMemory& m = info->host_memory();
+    std::printf("host:      at most %s of the host's %s for clients: transfers %s, gRPC %s, "
+                "unopened streams %s, sessions past their shares %s, device buffers %s\n",
+                HumanBytes(m.total()).c_str(), HumanBytes(m.host()).c_str(),
+                HumanBytes(m.transfers()).c_str(), HumanBytes(m.grpc()).c_str(),
+                HumanBytes(m.unopened_streams()).c_str(), HumanBytes(m.past_shares()).c_str(),
+                HumanBytes(m.device_buffers()).c_str());
+  }
   if (info->resume_grace_ms() > 0) {
     std::printf("resume:    a resumable session waits %.1f s for its client after its connection "
                 "breaks\n",

@@ -23,6 +23,7 @@
 #include "sluice/base/executor.h"
 #include "sluice/engine/session_manager.h"
 #include "sluice/engine/transfer_budget.h"
+#include "sluice/proto/contract.h"
 #include "sluice/server/grpc/resumable_sessions.h"
 #include "sluice/server/grpc/stream_watch.h"
 #include "sluice/server/session_protocol.h"
@@ -58,6 +59,14 @@ struct StreamBounds {
   static constexpr uint64_t kQueuedBytes = uint64_t{64} << 20;
   static constexpr uint64_t kUnsentReplyBytes = uint64_t{64} << 20;
   static constexpr uint64_t kUnopenedReplyBytes = uint64_t{64} << 10;
+  // What a stream may hold past its client's share: the request it read while there was room
+  // (one of more than 64 KiB is reserved instead) and the replies of one request (a ping's
+  // echo, at most kMaxPingPayload, and its framing).
+  static constexpr uint64_t kPastShareBytes = 2 * ((uint64_t{64} << 10) + 1024);
+  // What a stream that has not opened its session may hold: the message it read, and the
+  // replies it waits behind.
+  static constexpr uint64_t kUnopenedStreamBytes =
+      kMaxUnopenedMessageBytes + kUnopenedReplyBytes + kMaxUnopenedPingPayload + 1024;
 };
 
 class SessionReactor;

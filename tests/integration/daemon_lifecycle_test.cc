@@ -24,6 +24,7 @@
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/client/server_info.h"
 #include "sluice/proto/contract.h"
+#include "sluice/server/grpc/session_reactor.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
@@ -364,6 +365,38 @@ TEST(DaemonLifecycleTest, AStreamBeforeItsOpenSendsAFewSmallMessagesAndSmallPing
   EXPECT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
     return i.unopened_streams() == 0 && i.transfer_bytes_in_use() == 0;
   }));
+}
+
+TEST(DaemonLifecycleTest, WhatTheDaemonMayHoldOfTheHostIsPublishedAndMustFitIt) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_transfer_bytes=256M", "--grpc_memory=300M",
+                                             "--max_unopened_streams=8", "--max_sessions=16"}));
+  ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info, GetServerInfo(daemon->address(),
+                                                               absl::Seconds(20)));
+  EXPECT_EQ(info.max_unopened_messages(), kMaxUnopenedMessages);
+  EXPECT_EQ(info.max_unopened_message_bytes(), kMaxUnopenedMessageBytes);
+  EXPECT_EQ(info.max_unopened_ping_payload(), kMaxUnopenedPingPayload);
+  const v1::HostMemory& m = info.host_memory();
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  EXPECT_EQ(m.transfers(), 256 * kMiB + 32 * kMiB) << "the budget and an eighth";
+  EXPECT_EQ(m.grpc(), 300 * kMiB);
+  EXPECT_EQ(m.unopened_streams(), 8 * StreamBounds::kUnopenedStreamBytes);
+  EXPECT_EQ(m.past_shares(), 16 * StreamBounds::kPastShareBytes);
+  EXPECT_EQ(m.device_buffers(), 1024 * kMiB) << "the CPU device's buffers are host memory";
+  EXPECT_EQ(m.total(), m.transfers() + m.grpc() + m.unopened_streams() + m.past_shares() +
+                           m.device_buffers());
+  EXPECT_GT(m.host(), 0u);
+  EXPECT_LE(m.total(), m.host());
+
+  // More than the host has: refused at start, naming the parts.
+  const ProgramRun refused = RunProgram(
+      {BinaryPath("sluiced"), "--backend=cpu", "--cpu_memory=1G", "--listen=127.0.0.1:0",
+       absl::StrFormat("--max_transfer_bytes=%dM", 2 * m.host() / kMiB)},
+      absl::Seconds(30));
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("of this host's"));
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("--max_transfer_bytes and an eighth"));
 }
 
 TEST(DaemonLifecycleTest, TheOldestUnopenedStreamMakesRoomForANewOne) {

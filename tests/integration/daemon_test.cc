@@ -1110,12 +1110,14 @@ TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
   EXPECT_EQ(info.max_chunk_size(), SessionManager::Options{}.max_chunk_size);
   EXPECT_EQ(info.default_limits().chunk_size(), SessionLimits{}.chunk_size);
   EXPECT_EQ(info.default_limits().max_steps(), SessionLimits{}.max_steps);
-  // What one stream may make the daemon hold, and gRPC's own quota (the transfer budget plus
-  // 256 MiB by default).
+  // What one stream may make the daemon hold, and gRPC's own quota (a sixteenth of the host's
+  // memory within [256M, 1G] by default).
   EXPECT_EQ(info.max_queued_requests(), 16u);
   EXPECT_EQ(info.max_queued_bytes(), uint64_t{64} << 20);
   EXPECT_EQ(info.max_unsent_reply_bytes(), uint64_t{64} << 20);
-  EXPECT_EQ(info.grpc_memory(), info.transfer_bytes_limit() + (uint64_t{256} << 20));
+  EXPECT_EQ(info.grpc_memory(), std::clamp<uint64_t>(info.host_memory().host() / 16,
+                                                      uint64_t{256} << 20, uint64_t{1} << 30));
+  EXPECT_EQ(info.host_memory().grpc(), info.grpc_memory());
   EXPECT_EQ(info.catalog_fingerprint(), KernelCatalog::Builtin().fingerprint());
   ASSERT_EQ(info.kernels_size(), static_cast<int>(KernelCatalog::Builtin().kernels().size()));
   int seen = 0;

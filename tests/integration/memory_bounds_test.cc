@@ -137,6 +137,44 @@ TEST(MemoryBoundsTest, StreamsThatNeverOpenHoldLittleAndWhatTheyHeldGoesBack) {
   EXPECT_EQ(info.transfer_bytes_in_use(), 0u);
 }
 
+TEST(MemoryBoundsTest, TwelveStreamsThatNeverReadStayWithinWhatTheDaemonPublishes) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_transfer_bytes=256M",
+                                             "--grpc_memory=512M"}));
+  const pid_t pid = daemon->process().pid();
+  ExpectSolveThrough(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info, InfoOf(daemon->address()));
+  const v1::HostMemory& bound = info.host_memory();
+  const uint64_t before = ProcStatusBytes(pid, "VmRSS");
+  {
+    // 12 sessions of one client, each sending up to 2048 pings of just under 64 KiB (no
+    // reservation: flow control alone bounds them) and reading no reply.
+    Flood flood(daemon->address(), 12, "", /*open=*/true, Ping(kMaxPingPayload - 64),
+                /*most=*/2048);
+    uint64_t held = 0;
+    ASSERT_TRUE(WaitUntil(absl::Seconds(60), [&] {
+      absl::StatusOr<v1::GetInfoResponse> now = InfoOf(daemon->address());
+      held = now.ok() ? now->transfer_bytes_in_use() : 0;
+      return held >= 256 * kMiB;
+    })) << "the flood reached " << held << " bytes of the 256 MiB budget";
+    ExpectSolveThrough(daemon->address());
+    ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse now, InfoOf(daemon->address()));
+    EXPECT_LE(now.transfer_bytes_in_use(), bound.transfers());
+    const uint64_t rss = ProcStatusBytes(pid, "VmRSS");
+    std::cerr << "[ measured ] 12 streams that never read: " << now.transfer_bytes_in_use()
+              << " bytes counted; RSS " << before / kMiB << " MiB before, " << rss / kMiB
+              << " MiB now\n";
+    // The counted bytes, and gRPC's buffers within its quota: within what GetInfo says the
+    // daemon may hold (its device buffers aside: the flood allocates none).
+    EXPECT_LE(rss, before + bound.total() - bound.device_buffers());
+    flood.Stop();
+  }
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    return ProcStatusBytes(pid, "VmRSS") <= before + 100 * kMiB;
+  })) << "RSS " << before << " before the flood, " << ProcStatusBytes(pid, "VmRSS") << " after";
+}
+
 TEST(MemoryBoundsTest, ATenantsStreamsThatNeverReadHoldItsShareAndNoMore) {
   const ScopedTempDir temp{"memory-bounds"};
   const std::string tenants = temp.path() + "/tenants.toml";
