@@ -130,6 +130,13 @@ SessionManager::Options SessionManager::Options::FollowMachine(uint64_t device_b
                               : 1;
     resolved.limits.max_request_bytes = std::min<uint64_t>(uint64_t{4} << 30, room);
   }
+  if (resolved.client_transfer_bytes == 0) {
+    // Half the budget, but never less than the largest request needs.
+    resolved.client_transfer_bytes = std::min(
+        resolved.max_transfer_bytes,
+        std::max(resolved.max_transfer_bytes / 2,
+                 resolved.limits.max_request_bytes + max_chunk_size));
+  }
   return resolved;
 }
 
@@ -143,6 +150,18 @@ absl::Status SessionManager::Options::Check() const {
         "--max_chunk_size (%d): a read of the most bytes a request may move holds them, and one "
         "chunk more while sending",
         max_transfer_bytes, limits.max_request_bytes, max_chunk_size));
+  }
+  if (client_transfer_bytes > max_transfer_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--client_transfer_bytes (%d) must be at most --max_transfer_bytes (%d)",
+        client_transfer_bytes, max_transfer_bytes));
+  }
+  if (client_transfer_bytes < limits.max_request_bytes + max_chunk_size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--client_transfer_bytes (%d) must be at least --max_request_bytes (%d) plus "
+        "--max_chunk_size (%d): a client's read of the most bytes a request may move holds "
+        "them, and one chunk more while sending",
+        client_transfer_bytes, limits.max_request_bytes, max_chunk_size));
   }
   return absl::OkStatus();
 }
@@ -161,9 +180,8 @@ ClientLimits SessionManager::ResolveLimits(const ClientLimits& limits) const {
   ClientLimits resolved = limits;
   if (resolved.memory == 0) resolved.memory = options_.client_memory;
   if (resolved.max_sessions == 0) resolved.max_sessions = options_.SessionsPerClient();
-  if (resolved.transfer_bytes == 0 || resolved.transfer_bytes > transfers_.limit()) {
-    resolved.transfer_bytes = transfers_.limit();
-  }
+  if (resolved.transfer_bytes == 0) resolved.transfer_bytes = options_.client_transfer_bytes;
+  resolved.transfer_bytes = std::min(resolved.transfer_bytes, transfers_.limit());
   resolved.weight = std::max<uint32_t>(resolved.weight, 1);
   return resolved;
 }

@@ -90,6 +90,11 @@ class SessionManager {
     // together (see TransferBudget); max_request_bytes plus a chunk serves the largest read.
     // 0: a quarter of the host's memory, within [256 MiB, 8 GiB].
     uint64_t max_transfer_bytes = 0;
+    // A client's share of max_transfer_bytes (a tenant's is its transfer_share instead): what
+    // all its streams may hold together, past which it is not read (see TransferBudget). 0:
+    // half of max_transfer_bytes, but at least limits.max_request_bytes plus max_chunk_size,
+    // so that one client can make the largest request.
+    uint64_t client_transfer_bytes = 0;
     // Called once, from the Open that finds the device lost for good (see Device::lost): a
     // daemon exits then, so that its supervisor starts it again on a fresh device.
     std::function<void()> on_device_lost;

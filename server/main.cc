@@ -101,9 +101,13 @@ ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{0},
           "bytes uploaded or read back by one request (0: 4G, or less where "
           "--max_transfer_bytes leaves less than that beside a chunk)");
 ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{0},
-          "host memory for uploads being assembled and reads waiting to be sent, all sessions "
-          "together, at least --max_request_bytes plus --max_chunk_size (0: a quarter of the "
-          "host's memory, within [256M, 8G])");
+          "host memory for everything streams hold (uploads, reads and replies waiting to be "
+          "sent, requests waiting to run), all sessions together, at least --max_request_bytes "
+          "plus --max_chunk_size (0: a quarter of the host's memory, within [256M, 8G])");
+ABSL_FLAG(sluice::ByteSize, client_transfer_bytes, sluice::ByteSize{0},
+          "a client's share of --max_transfer_bytes, all its streams together (a tenant's is "
+          "its transfer_share); past it the client is not read (0: half of "
+          "--max_transfer_bytes, but at least --max_request_bytes plus --max_chunk_size)");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of physical memory)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
@@ -306,6 +310,7 @@ int Main() {
   limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes).bytes;
   limits.max_request_seconds = absl::GetFlag(FLAGS_max_request_seconds);
   options.sessions.max_transfer_bytes = absl::GetFlag(FLAGS_max_transfer_bytes).bytes;
+  options.sessions.client_transfer_bytes = absl::GetFlag(FLAGS_client_transfer_bytes).bytes;
 
   absl::StatusOr<std::shared_ptr<Device>> device =
       CreateDevice(absl::GetFlag(FLAGS_backend),

@@ -57,8 +57,10 @@ int RunInfo() {
                 HumanBytes(t.transfer_bytes_limit()).c_str(), t.weight(),
                 static_cast<double>(t.device_time_us()) / 1e6);
   } else {
-    std::printf("clients:   at most %u sessions and %s of buffers each (host and client name)\n",
-                info->max_sessions_per_client(), HumanBytes(info->client_memory()).c_str());
+    std::printf("clients:   at most %u sessions, %s of buffers and %s of transfers each (host "
+                "and client name)\n",
+                info->max_sessions_per_client(), HumanBytes(info->client_memory()).c_str(),
+                HumanBytes(info->client_transfer_bytes()).c_str());
   }
   std::printf("transfers: %s in flight (at most %s, all sessions together)\n",
               HumanBytes(info->transfer_bytes_in_use()).c_str(),

@@ -143,6 +143,7 @@ void FillInfo(const SessionManager& manager, const SluiceService& service, const
   info->set_max_sessions(manager.options().max_sessions);
   info->set_max_sessions_per_client(manager.options().SessionsPerClient());
   info->set_client_memory(manager.options().client_memory);
+  info->set_client_transfer_bytes(manager.options().client_transfer_bytes);
   info->set_unopened_streams(service.unopened_streams());
   info->set_max_unopened_streams(service.options().max_unopened_streams);
   info->set_max_queued_requests(StreamBounds::kQueuedRequests);

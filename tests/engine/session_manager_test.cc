@@ -100,6 +100,8 @@ TEST_F(SessionManagerTest, ZerosFollowTheMachine) {
   EXPECT_EQ(big.max_sessions_per_client, 64u);
   EXPECT_EQ(big.max_transfer_bytes, 8 * kGiB) << "a quarter of the host, at most 8G";
   EXPECT_EQ(big.limits.max_request_bytes, 4 * kGiB);
+  EXPECT_EQ(big.client_transfer_bytes, 4 * kGiB + big.max_chunk_size)
+      << "half the budget, but room for the largest request";
   EXPECT_OK(big.Check());
 
   const SessionManager::Options small = zeros.FollowMachine(1 * kGiB, 512 * kMiB);
@@ -107,6 +109,7 @@ TEST_F(SessionManagerTest, ZerosFollowTheMachine) {
   EXPECT_EQ(small.max_transfer_bytes, 256 * kMiB) << "at least 256M";
   EXPECT_EQ(small.limits.max_request_bytes, 256 * kMiB - small.max_chunk_size)
       << "the largest read fits the transfer budget beside a chunk";
+  EXPECT_EQ(small.client_transfer_bytes, 256 * kMiB) << "all of it: the largest read needs it";
   EXPECT_OK(small.Check());
 
   const SessionManager::Options mid = zeros.FollowMachine(16 * kGiB, 8 * kGiB);
@@ -122,6 +125,11 @@ TEST_F(SessionManagerTest, ZerosFollowTheMachine) {
   EXPECT_EQ(kept.client_memory, 3 * kMiB);
   EXPECT_EQ(kept.max_transfer_bytes, 64 * kMiB);
   EXPECT_EQ(kept.limits.max_request_bytes, 16 * kMiB);
+  EXPECT_EQ(kept.client_transfer_bytes, 32 * kMiB) << "half the budget";
+  SessionManager::Options narrow = kept;
+  narrow.client_transfer_bytes = 16 * kMiB;
+  EXPECT_THAT(narrow.Check(), StatusIs(Code::kInvalidArgument,
+                                       HasSubstr("--client_transfer_bytes (16777216)")));
 
   given.limits.max_request_bytes = 64 * kMiB;
   EXPECT_THAT(given.Check(),

@@ -796,7 +796,8 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   // Room for two 8 MiB uploads in flight, all sessions together, and for the small messages
   // and replies that are counted beside them.
   daemon_.reset();
-  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=16512K", "--chunk_size=1M"});
+  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=16512K",
+               "--client_transfer_bytes=16512K", "--chunk_size=1M"});
   constexpr uint64_t kBudget = uint64_t{16512} << 10;
   constexpr uint64_t kBig = 8 << 20;
   std::vector<std::unique_ptr<RawSession>> holders;
