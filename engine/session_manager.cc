@@ -144,24 +144,23 @@ absl::Status SessionManager::Options::Check() const {
   if (limits.max_request_bytes == 0) {
     return absl::InvalidArgumentError("--max_request_bytes must be at least 1");
   }
-  if (max_transfer_bytes < limits.max_request_bytes + max_chunk_size) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--max_transfer_bytes (%d) must be at least --max_request_bytes (%d) plus "
-        "--max_chunk_size (%d): a read of the most bytes a request may move holds them, and one "
-        "chunk more while sending",
-        max_transfer_bytes, limits.max_request_bytes, max_chunk_size));
-  }
   if (client_transfer_bytes > max_transfer_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--client_transfer_bytes (%d) must be at most --max_transfer_bytes (%d)",
         client_transfer_bytes, max_transfer_bytes));
   }
-  if (client_transfer_bytes < limits.max_request_bytes + max_chunk_size) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--client_transfer_bytes (%d) must be at least --max_request_bytes (%d) plus "
-        "--max_chunk_size (%d): a client's read of the most bytes a request may move holds "
-        "them, and one chunk more while sending",
-        client_transfer_bytes, limits.max_request_bytes, max_chunk_size));
+  // The daemon's budget, and a client's share of it, each hold a read of the most bytes a
+  // request may move, and one chunk more while sending.
+  for (const auto& [flag, bytes] : {std::pair<const char*, uint64_t>{"--max_transfer_bytes",
+                                                                      max_transfer_bytes},
+                                    {"--client_transfer_bytes", client_transfer_bytes}}) {
+    if (bytes < limits.max_request_bytes + max_chunk_size) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s (%d) must be at least --max_request_bytes (%d) plus --max_chunk_size (%d): a "
+          "read of the most bytes a request may move holds them, and one chunk more while "
+          "sending",
+          flag, bytes, limits.max_request_bytes, max_chunk_size));
+    }
   }
   return absl::OkStatus();
 }
