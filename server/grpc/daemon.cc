@@ -192,32 +192,35 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   constexpr uint64_t kMiB = uint64_t{1} << 20;
   const uint64_t host_bytes = PhysicalMemoryBytes();
   auto bytes = [](uint64_t n) {
-    return n >= (uint64_t{1} << 30) ? absl::StrFormat("%.1f GiB", static_cast<double>(n) / (1 << 30))
-                                    : absl::StrFormat("%.1f MiB", static_cast<double>(n) / (1 << 20));
+    const double d = static_cast<double>(n);
+    return n >= (uint64_t{1} << 30) ? absl::StrFormat("%.1f GiB", d / (1 << 30))
+                                    : absl::StrFormat("%.1f MiB", d / (1 << 20));
   };
   if (streams.grpc_memory == 0) {
     streams.grpc_memory = std::clamp<uint64_t>(host_bytes / 16, 256 * kMiB, 1024 * kMiB);
   }
   // Everything the daemon may hold for its clients, part by part: it must fit the host.
-  HostMemoryBound& bound = streams.host_memory;
-  bound.transfers = TransferBudget::ChargedBound(daemon->manager_->transfers().limit());
-  bound.grpc = streams.grpc_memory;
-  bound.unopened_streams =
-      uint64_t{std::max<uint32_t>(streams.max_unopened_streams, 1)} *
-      StreamBounds::kUnopenedStreamBytes;
-  bound.past_shares =
-      uint64_t{daemon->manager_->options().max_sessions} * StreamBounds::kPastShareBytes;
+  v1::HostMemory& bound = streams.host_memory;
+  bound.set_transfers(TransferBudget::ChargedBound(daemon->manager_->transfers().limit()));
+  bound.set_grpc(streams.grpc_memory);
+  bound.set_unopened_streams(uint64_t{std::max<uint32_t>(streams.max_unopened_streams, 1)} *
+                             StreamBounds::kUnopenedStreamBytes);
+  bound.set_past_shares(uint64_t{daemon->manager_->options().max_sessions} *
+                        StreamBounds::kPastShareBytes);
   const Device& served = *daemon->device_;
-  bound.device_buffers = served.info().kind == "cpu" ? served.memory().total : 0;
-  bound.host = host_bytes;
-  if (bound.total() > bound.host) {
+  bound.set_device_buffers(served.info().kind == "cpu" ? served.memory().total : 0);
+  bound.set_total(bound.transfers() + bound.grpc() + bound.unopened_streams() +
+                  bound.past_shares() + bound.device_buffers());
+  bound.set_host(host_bytes);
+  if (bound.total() > bound.host()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "sluiced could hold %s of this host's %s for its clients: transfers %s "
         "(--max_transfer_bytes and an eighth), gRPC %s (--grpc_memory), unopened streams %s "
         "(--max_unopened_streams), sessions past their shares %s (--max_sessions), device "
         "buffers %s (--cpu_memory); lower one of them",
-        bytes(bound.total()), bytes(bound.host), bytes(bound.transfers), bytes(bound.grpc),
-        bytes(bound.unopened_streams), bytes(bound.past_shares), bytes(bound.device_buffers)));
+        bytes(bound.total()), bytes(bound.host()), bytes(bound.transfers()),
+        bytes(bound.grpc()), bytes(bound.unopened_streams()), bytes(bound.past_shares()),
+        bytes(bound.device_buffers())));
   }
   daemon->service_ =
       std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get(), streams);

@@ -153,15 +153,7 @@ void FillInfo(const SessionManager& manager, const SluiceService& service, const
   info->set_max_unopened_messages(kMaxUnopenedMessages);
   info->set_max_unopened_message_bytes(kMaxUnopenedMessageBytes);
   info->set_max_unopened_ping_payload(kMaxUnopenedPingPayload);
-  const HostMemoryBound& bound = service.options().host_memory;
-  v1::HostMemory& host = *info->mutable_host_memory();
-  host.set_transfers(bound.transfers);
-  host.set_grpc(bound.grpc);
-  host.set_unopened_streams(bound.unopened_streams);
-  host.set_past_shares(bound.past_shares);
-  host.set_device_buffers(bound.device_buffers);
-  host.set_total(bound.total());
-  host.set_host(bound.host);
+  *info->mutable_host_memory() = service.options().host_memory;
   info->set_resume_grace_ms(
       static_cast<uint64_t>(absl::ToInt64Milliseconds(service.options().resume_grace)));
   info->set_transfer_bytes_in_use(manager.transfers().in_use());

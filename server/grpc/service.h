@@ -22,20 +22,6 @@
 
 namespace sluice {
 
-// What the daemon may hold of its host's memory for its clients, at most, part by part
-// (GetInfo's host_memory; see the proto's HostMemory).
-struct HostMemoryBound {
-  uint64_t transfers = 0;
-  uint64_t grpc = 0;
-  uint64_t unopened_streams = 0;
-  uint64_t past_shares = 0;
-  uint64_t device_buffers = 0;
-  uint64_t host = 0;
-  uint64_t total() const {
-    return transfers + grpc + unopened_streams + past_shares + device_buffers;
-  }
-};
-
 // Session is served raw (ByteBuffers parsed by the reactor), GetInfo as a plain callback.
 class SluiceService final
     : public v1::Sluice::WithRawCallbackMethod_Session<
@@ -50,8 +36,9 @@ class SluiceService final
     // messages in flight; a message is copied out of them as it is parsed). 0: a sixteenth of
     // the host's memory, within [256M, 1G]. Resolved by Daemon::Start.
     uint64_t grpc_memory = 0;
-    // Resolved by Daemon::Start from the rest.
-    HostMemoryBound host_memory;
+    // What the daemon may hold of its host's memory for its clients, part by part (GetInfo's
+    // host_memory). Resolved by Daemon::Start from the rest.
+    v1::HostMemory host_memory;
     // The tenants whose tokens the service takes (see TenantTable); null: no tenants, every
     // caller is served as the client its host and client name make it.
     std::shared_ptr<const TenantTable> tenants;

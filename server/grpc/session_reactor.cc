@@ -12,7 +12,8 @@
 namespace sluice {
 
 SessionReactor::SessionReactor(SessionManager* manager, Executor* executor, StreamWatch* watch,
-                               RoomWatch* room_watch, const StreamTimeouts& timeouts, UnopenedStreams* unopened,
+                               RoomWatch* room_watch, const StreamTimeouts& timeouts,
+                               UnopenedStreams* unopened,
                                ResumableSessions* resumable, Metrics* metrics,
                                SharedRegions* shared_regions,
                                std::optional<Principal> principal,
