@@ -46,8 +46,9 @@ class SessionProtocol {
 
   // `manager` must outlive the protocol; `peer` names the client in the log; `listener` (the
   // stream; may be null) is told of drains and ends once the session is open, until Close.
-  // `principal`: who the stream is from when the transport authenticated it (a tenant);
-  // nullopt: the client that the peer's host and the open's client name make.
+  // `principal`: who the stream is from: its tenant, or without tenants the client its peer
+  // makes (the transport's say); nullopt: the client the peer's host alone makes. The open's
+  // client name is only a label.
   // `resumer` (may be null: no session is resumable) and `metrics` (may be null) must outlive
   // the protocol.
   SessionProtocol(SessionManager* manager, std::string peer, SessionManager::Listener* listener,

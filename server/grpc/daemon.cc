@@ -177,6 +177,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   daemon->executor_ = std::make_unique<Executor>(threads);
   SluiceService::Options streams = options.streams;
   streams.metrics = daemon->metrics_.get();
+  // On a Unix socket without TLS the daemon accepts connections itself, so that it knows the
+  // user behind each (SO_PEERCRED) before gRPC serves it; with TLS, gRPC listens and every
+  // client there is the host "unix".
+  const bool own_unix_listener = unix_path.has_value() && options.tls.cert.empty();
+  if (own_unix_listener) {
+    daemon->unix_peers_ = std::make_unique<UnixPeers>();
+    streams.unix_peers = daemon->unix_peers_.get();
+  }
   if (unix_path.has_value() && options.shared_memory) {
     absl::StatusOr<std::unique_ptr<SharedRegions>> regions = SharedRegions::Listen(
         *unix_path + ".shm", daemon->manager_->options().limits.max_request_bytes);
@@ -228,8 +236,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, credentials,
-                           unix_path.has_value() ? nullptr : &daemon->port_);
+  if (!own_unix_listener) {
+    builder.AddListeningPort(options.listen, credentials,
+                             unix_path.has_value() ? nullptr : &daemon->port_);
+  }
   builder.RegisterService(daemon->service_.get());
   grpc::ResourceQuota quota("sluiced");
   quota.Resize(static_cast<size_t>(streams.grpc_memory));
@@ -246,7 +256,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   daemon->server_ = builder.BuildAndStart();
-  if (unix_path.has_value()) {
+  if (own_unix_listener) {
+    if (daemon->server_ == nullptr) {
+      return absl::UnavailableError(absl::StrFormat("cannot serve on %s", options.listen));
+    }
+    ASSIGN_OR_RETURN(daemon->unix_listener_,
+                     UnixListener::Start(*unix_path, kUnixSocketMode, daemon->unix_peers_.get(),
+                                         daemon->server_.get()));
+    daemon->address_ = absl::StrCat(absl::StartsWith(*unix_path, "/") ? "unix://" : "unix:",
+                                    *unix_path);
+  } else if (unix_path.has_value()) {
     struct stat st;
     if (daemon->server_ == nullptr || lstat(unix_path->c_str(), &st) != 0) {
       return absl::UnavailableError(absl::StrFormat(
@@ -268,6 +287,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
           "cannot listen on %s (in use, or not a local address)", options.listen));
     }
     daemon->address_ = absl::StrFormat("%s:%d", options.listen.substr(0, colon), daemon->port_);
+    daemon->service_->SetPort(daemon->port_);
   }
   if (!options.health_listen.empty()) RETURN_IF_ERROR(daemon->ServeHealth(options.health_listen));
   if (!options.metrics_listen.empty()) RETURN_IF_ERROR(daemon->ServeMetrics(options.metrics_listen));
@@ -305,7 +325,8 @@ void Daemon::Shutdown(absl::Duration grace) {
     manager_->WaitUntilIdle(absl::Now() + kEndGrace);
   }
   // What remains (streams that never opened, sessions whose work did not stop in time) is
-  // cancelled now.
+  // cancelled now, and no connection is taken any more.
+  if (unix_listener_ != nullptr) unix_listener_->Stop();
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
   // The socket goes with the daemon, unless another has taken the path since.

@@ -17,6 +17,7 @@
 #include "sluice/base/executor.h"
 #include "sluice/engine/device.h"
 #include "sluice/engine/session_manager.h"
+#include "sluice/server/grpc/peer_identity.h"
 #include "sluice/server/grpc/service.h"
 #include "sluice/server/metrics.h"
 #include "sluice/server/shared_memory.h"
@@ -135,6 +136,9 @@ class Daemon {
   std::string unix_path_;
   uint64_t unix_inode_ = 0;
   std::unique_ptr<SharedRegions> shared_regions_;  // on a Unix socket, unless turned off
+  // On a Unix socket without TLS: the daemon's own listener, and the peers it accepted.
+  std::unique_ptr<UnixPeers> unix_peers_;
+  std::unique_ptr<UnixListener> unix_listener_;
 
   bool shut_down_ = false;
 };

@@ -101,6 +101,15 @@ void SluiceService::Refused(const grpc::CallbackServerContext& context, bool had
              LogFields{.peer = peer}, LogLevel::kWarning);
 }
 
+Principal SluiceService::PeerOf(const grpc::CallbackServerContext& context) const {
+  const std::string peer = context.peer();
+  std::optional<uint32_t> uid = options_.unix_peers != nullptr
+                                    ? options_.unix_peers->UidOf(peer)
+                                    : std::nullopt;
+  if (!uid.has_value()) uid = LoopbackPeerUid(peer, port_.load());
+  return Principal{.key = PeerClientKey(peer, uid)};
+}
+
 SluiceService::AuthFailures SluiceService::auth_failures() const {
   return AuthFailures{.no_token = refused_without_token_.load(),
                       .unknown_token = refused_unknown_token_.load()};
@@ -110,6 +119,7 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SluiceService::Sess
     grpc::CallbackServerContext* context) {
   absl::StatusOr<std::optional<Principal>> who = Authenticate(*context);
   if (!who.ok()) return new RefusedStream(ToGrpc(who.status()));
+  if (!who->has_value()) *who = PeerOf(*context);
   // It counts itself among the unopened streams until it opens a session or ends.
   return new SessionReactor(manager_, executor_, &watch_, &room_watch_, options_.timeouts,
                             &unopened_,

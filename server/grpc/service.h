@@ -14,6 +14,7 @@
 #include "grpcpp/grpcpp.h"
 #include "sluice/base/executor.h"
 #include "sluice/engine/session_manager.h"
+#include "sluice/server/grpc/peer_identity.h"
 #include "sluice/server/grpc/resumable_sessions.h"
 #include "sluice/server/grpc/session_reactor.h"
 #include "sluice/server/grpc/stream_watch.h"
@@ -40,7 +41,7 @@ class SluiceService final
     // host_memory). Resolved by Daemon::Start from the rest.
     v1::HostMemory host_memory;
     // The tenants whose tokens the service takes (see TenantTable); null: no tenants, every
-    // caller is served as the client its host and client name make it.
+    // caller is served as the client its peer makes it (see PeerOf).
     std::shared_ptr<const TenantTable> tenants;
     // How long a resumable session waits for its client once its stream breaks (0: sessions
     // end with their stream).
@@ -50,6 +51,9 @@ class SluiceService final
     // Where sessions that ask for shared memory attach it (null: none is offered). Must
     // outlive the service.
     SharedRegions* shared_regions = nullptr;
+    // The peers of the Unix connections the daemon accepts itself (null: none; see
+    // UnixListener). Must outlive the service.
+    const UnixPeers* unix_peers = nullptr;
     // Called as each stream ends, once what it held is freed (sluiced pokes its HeapTrimmer,
     // so that the memory a burst of streams held goes back to the system). May be empty.
     std::function<void()> on_stream_end;
@@ -83,6 +87,14 @@ class SluiceService final
   // ("authorization: Bearer <token>"), or UNAUTHENTICATED; without tenants, nullopt.
   absl::StatusOr<std::optional<Principal>> Authenticate(
       const grpc::CallbackServerContext& context) const;
+  // The client a call is from without tenants: its peer, as the host and the uid of the
+  // process behind the connection (from the kernel's socket table for loopback TCP, from
+  // SO_PEERCRED for a Unix connection the daemon accepted itself), or the host alone where
+  // the kernel does not say. The name a client gives is only a label.
+  Principal PeerOf(const grpc::CallbackServerContext& context) const;
+  // The port the daemon serves on, once known (0 until then: a loopback peer is looked up by
+  // its own address alone).
+  void SetPort(int port) { port_.store(port); }
 
   // Calls (streams and GetInfo) refused for their credentials since the daemon started: with no
   // token, and with a token no tenant lists. Each refusal is also logged, rate-limited per
@@ -104,6 +116,7 @@ class SluiceService final
   ResumableSessions resumable_{options_.resume_grace, executor_};
   mutable absl::Mutex tenants_mu_;
   std::shared_ptr<const TenantTable> tenants_ ABSL_GUARDED_BY(tenants_mu_) = options_.tenants;
+  std::atomic<int> port_{0};
   mutable std::atomic<uint64_t> refused_without_token_{0};
   mutable std::atomic<uint64_t> refused_unknown_token_{0};
   // Last: their threads stop before the rest goes.

@@ -111,8 +111,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // reactor counts itself (which may end the stream that waited longest) and stops once it
   // opens or ends.
   // `shared_regions` (may be null: no shared memory offered) must outlive every reactor too.
-  // `principal`: who the stream is from when the daemon authenticated it (a tenant), else
-  // nullopt (the client its host and client name make it). `on_end` (may be empty) is called
+  // `principal`: who the stream is from: its tenant, or without tenants its peer (see
+  // SluiceService::PeerOf); nullopt: the client its host alone makes it. `on_end` (may be empty) is called
   // once the stream has ended and freed what it held (its session's buffers aside: they go on
   // the executor).
   // `room_watch` (which must outlive every reactor too) wakes a stream that waits for room in

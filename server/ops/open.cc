@@ -89,17 +89,13 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
   }
   if (!request.resume_token().empty()) return Resume(state, id, request, out);
   state.client_name = Printable(request.client_name());
-  // A tenant's sessions share its limits; without tenants, a client is its host and the name
-  // it gives: sessions and memory are shared out by that.
-  const std::string client =
-      state.principal.has_value()
-          ? state.principal->key
-          : absl::StrCat(PeerHost(state.peer), "\n",
-                         request.client_name().substr(0, kMaxClientNameBytes));
-  const auto open = [&] {
-    return state.principal.has_value() ? state.manager->Open(*state.principal)
-                                       : state.manager->Open(client);
-  };
+  // A tenant's sessions share its limits; without tenants a client is its peer (its host and
+  // the uid behind the connection, as the transport found them; the host alone when it did not
+  // say), the name only a label: sessions and memory are shared out by that.
+  const Principal who =
+      state.principal.has_value() ? *state.principal : Principal{.key = PeerHost(state.peer)};
+  const std::string& client = who.key;
+  const auto open = [&] { return state.manager->Open(who); };
   absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> ticket = open();
   // A session parked for its client to resume holds a place of its client's and of the
   // daemon's, but never ahead of a session opening now: the client's own session parked
@@ -108,8 +104,7 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
   if (absl::IsResourceExhausted(ticket.status()) && state.resumer != nullptr) {
     if (state.resumer->EvictParked(&client)) ticket = open();
     const auto below_own_limit = [&] {
-      const ClientUse use = state.manager->client_use(
-          client, state.principal.has_value() ? state.principal->limits : ClientLimits{});
+      const ClientUse use = state.manager->client_use(client, who.limits);
       return use.sessions < use.max_sessions;
     };
     if (absl::IsResourceExhausted(ticket.status()) &&
@@ -127,15 +122,15 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
   LogLimited(state.LogKey(),
              absl::StrFormat("session %s opened by \"%s\"%s from %s on %s; chunk %d bytes",
                              state.ticket->id(), state.client_name,
-                             state.principal.has_value()
-                                 ? absl::StrFormat(" of tenant %s", state.principal->tenant)
-                                 : "",
+                             who.tenant.empty()
+                                 ? absl::StrFormat(" (client %s)", who.key)
+                                 : absl::StrFormat(" of tenant %s", who.tenant),
                              state.peer, device.id, state.chunk_size.load()),
              state.Fields());
   if (request.resumable() && state.resumer != nullptr &&
       state.resumer->resume_grace() > absl::ZeroDuration()) {
     state.resume_token = state.resumer->RegisterResumable(
-        state.Owner(), state.principal.has_value() ? state.principal->credential : "", client);
+        state.Owner(), who.credential, client);
   }
   if (request.shared_memory() && state.shared_regions != nullptr) {
     state.shared = std::make_shared<SharedSlot>();

@@ -277,38 +277,54 @@ bool WaitForInfo(DaemonProcess& daemon, Done done) {
   });
 }
 
-TEST(DaemonLifecycleTest, OneClientTakesNoMoreThanItsShareOfSessionsAndMemory) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
-                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
-                                             "--max_sessions=8", "--session_memory=48M",
-                                             "--client_memory=64M"}));
-  ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
-    return i.max_sessions_per_client() == 2 && i.client_memory() == (64u << 20) &&
-           i.default_limits().memory_quota() == (48u << 20);
-  })) << "GetInfo shows the client's share";
-  const auto open = [&](const std::string& name) {
-    return RemoteDispatch::Connect({.target = daemon->address(), .client_name = name});
-  };
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> first, open("greedy"));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> second, open("greedy"));
-  EXPECT_THAT(open("greedy"), StatusIs(absl::StatusCode::kResourceExhausted,
-                                       ::testing::HasSubstr("--max_sessions_per_client")));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> modest, open("modest"));
+// Without tenants a client is its peer: the host and the user behind the connection. The name
+// it gives is a label, so no process takes more than one share by renaming itself.
+TEST(DaemonLifecycleTest, OneClientTakesNoMoreThanItsShareWhateverNamesItGives) {
+  char dir_template[] = "/tmp/sluice-share-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  for (const std::string& listen :
+       {std::string("127.0.0.1:0"), "unix://" + dir + "/sluiced.sock"}) {
+    SCOPED_TRACE(listen);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                         DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                               "--listen=" + listen, "--max_sessions=8",
+                                               "--session_memory=48M", "--client_memory=64M"}));
+    ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+      return i.max_sessions_per_client() == 2 && i.client_memory() == (64u << 20) &&
+             i.default_limits().memory_quota() == (48u << 20);
+    })) << "GetInfo shows the client's share";
+    const auto open = [&](const std::string& name) {
+      return RemoteDispatch::Connect({.target = daemon->address(), .client_name = name});
+    };
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> first, open("greedy"));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> second, open("greedy-2"));
+    for (const char* name : {"greedy", "modest", ""}) {
+      EXPECT_THAT(open(name), StatusIs(absl::StatusCode::kResourceExhausted,
+                                       ::testing::HasSubstr("--max_sessions_per_client")))
+          << "a third session named \"" << name << "\" is the same client's";
+    }
 
-  // 48M in one session, and then only 16M more in the other: 64M for the client.
-  ASSERT_OK(first->Allocate(48 << 20).status());
-  EXPECT_THAT(second->Allocate(32 << 20),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       ::testing::HasSubstr("the client's memory quota")));
-  ASSERT_OK(second->Allocate(16 << 20).status());
-  ASSERT_OK(modest->Allocate(48 << 20).status()) << "another client has its own share";
+    // 48M in one session, and then only 16M more in the other: 64M for the client.
+    ASSERT_OK(first->Allocate(48 << 20).status());
+    EXPECT_THAT(second->Allocate(32 << 20),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         ::testing::HasSubstr("the client's memory quota")));
+    ASSERT_OK(second->Allocate(16 << 20).status());
 
-  first.reset();  // its session's slot and memory are the client's again
-  ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
-    return i.active_sessions() == 2;
-  }));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> third, open("greedy"));
-  ASSERT_OK(third->Allocate(48 << 20).status());
+    first.reset();  // its session's slot and memory are the client's again
+    ASSERT_TRUE(WaitForInfo(*daemon, [](const v1::GetInfoResponse& i) {
+      return i.active_sessions() == 1;
+    }));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> third, open("modest"));
+    ASSERT_OK(third->Allocate(48 << 20).status());
+    // The kernel named the user behind each connection: the log says which client it was.
+    EXPECT_THAT(daemon->process().Stderr(),
+                ::testing::HasSubstr(absl::StrFormat(
+                    "(client %s uid %d)",
+                    absl::StartsWith(listen, "unix:") ? "unix" : "ipv4:127.0.0.1", getuid())));
+  }
+  rmdir(dir.c_str());
 }
 
 TEST(DaemonLifecycleTest, AStreamThatNeverOpensIsEndedWhenTheOpenTimeoutPasses) {

@@ -170,6 +170,9 @@ TEST_F(DaemonTest, EveryInterfaceCallIsOneRoundTrip) {
 }
 
 TEST_F(DaemonTest, PipelinedCallsWaitForNoReplyAndStillSayWhatFailed) {
+  // Three sessions of this process (one client) fill the device below: the client may hold it.
+  daemon_.reset();
+  StartDaemon({"--client_memory=4G"});
   absl::StatusOr<std::unique_ptr<RemoteDispatch>> connected = RemoteDispatch::Connect(
       {.target = daemon_->address(), .client_name = "pipelined", .pipelined = true});
   ASSERT_OK(connected.status());
@@ -1156,7 +1159,8 @@ TEST_F(DaemonTest, GetInfoDescribesTheBackendLimitsAndCatalog) {
 
 TEST_F(DaemonTest, SessionCountAndMemoryQuotaAreEnforcedPerSession) {
   daemon_.reset();
-  StartDaemon({"--max_sessions=2", "--session_memory=1M"});
+  StartDaemon({"--max_sessions=2", "--max_sessions_per_client=2", "--session_memory=1M",
+               "--client_memory=2M"});
   auto a = Connect("a");
   auto b = Connect("b");
   absl::StatusOr<std::unique_ptr<RemoteDispatch>> c =

@@ -281,8 +281,10 @@ double ParkedSessions(DaemonProcess& daemon) {
 }
 
 // Opens a resumable session as `client`, holding 4 KiB, and loses its stream: it is parked.
+// Opens a resumable session as tenant `client` (its token "token-" + client), allocates in it
+// and loses its stream; returns its resume token.
 std::string OpenAndLose(DaemonProcess& daemon, const std::string& client) {
-  RawSession raw(daemon.address());
+  RawSession raw(daemon.address(), "token-" + client);
   absl::StatusOr<v1::OpenResponse> opened = raw.OpenResumable("", client);
   EXPECT_OK(opened.status());
   EXPECT_OK(raw.Allocate(4096).status());
@@ -290,10 +292,24 @@ std::string OpenAndLose(DaemonProcess& daemon, const std::string& client) {
   return opened.ok() ? opened->resume_token() : "";
 }
 
+// Writes a tenants file of tenants a, b, c and d (tokens "token-a" and so on) into `temp`: four
+// clients whatever host and user their streams come from.
+std::string FourTenants(const ScopedTempDir& temp) {
+  const std::string tenants = temp.File("tenants.toml");
+  std::ofstream out(tenants);
+  for (const char* name : {"a", "b", "c", "d"}) {
+    out << "[tenants." << name << "]\ntokens = [\""
+        << FormatTokenDigest(DigestToken(std::string("token-") + name)) << "\"]\n";
+  }
+  return tenants;
+}
+
 TEST(ResumeTest, AParkedSessionGivesItsPlaceToALiveOpenNeverTheOtherWayRound) {
+  const ScopedTempDir temp("resume");  // outlives the daemon, which reads from it
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
                                              "--resume_grace=10m", "--max_sessions=2",
+                                             "--tenants_file=" + FourTenants(temp),
                                              "--metrics_listen=127.0.0.1:0"}));
   // Two clients' sessions lose their streams and wait for them: the daemon is full.
   const std::string token_a = OpenAndLose(*daemon, "a");
@@ -301,44 +317,67 @@ TEST(ResumeTest, AParkedSessionGivesItsPlaceToALiveOpenNeverTheOtherWayRound) {
   const std::string token_b = OpenAndLose(*daemon, "b");
   ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 2; }));
   // A third client opens: the session parked longest (a's) makes room for it.
-  RawSession c(daemon->address());
+  RawSession c(daemon->address(), "token-c");
   ASSERT_OK(c.OpenResumable("", "c").status());
   EXPECT_EQ(ParkedSessions(*daemon), 1);
   EXPECT_THAT(daemon->process().Stderr(), HasSubstr("gave its place to a new session"));
-  RawSession a_again(daemon->address());
+  RawSession a_again(daemon->address(), "token-a");
   EXPECT_THAT(a_again.OpenResumable(token_a),
               StatusIs(Code::kNotFound, HasSubstr("gave its place to a new session")));
-  RawSession b_again(daemon->address());
+  RawSession b_again(daemon->address(), "token-b");
   ASSERT_OK(b_again.OpenResumable(token_b).status()) << "b's session still waited for it";
   // Full of live sessions now: a new one is refused, and none is ended for it.
-  RawSession d(daemon->address());
+  RawSession d(daemon->address(), "token-d");
   EXPECT_THAT(d.OpenResumable("", "d"), StatusIs(Code::kResourceExhausted));
   EXPECT_OK(b_again.Ping());
   EXPECT_OK(c.Ping());
 }
 
 TEST(ResumeTest, AClientsParkedSessionCountsAgainstItsOwnShareAndNoOneElses) {
+  const ScopedTempDir temp("resume");
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
                                              "--resume_grace=10m", "--max_sessions=4",
                                              "--max_sessions_per_client=1",
+                                             "--tenants_file=" + FourTenants(temp),
                                              "--metrics_listen=127.0.0.1:0"}));
   const std::string token_b = OpenAndLose(*daemon, "b");
   ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 1; }));
   const std::string token_a = OpenAndLose(*daemon, "a");
   ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 2; }));
   // a is at its one session, parked: its new session takes that place.
-  RawSession a(daemon->address());
+  RawSession a(daemon->address(), "token-a");
   ASSERT_OK(a.OpenResumable("", "a").status());
   EXPECT_EQ(ParkedSessions(*daemon), 1);
-  RawSession a_old(daemon->address());
+  RawSession a_old(daemon->address(), "token-a");
   EXPECT_THAT(a_old.OpenResumable(token_a), StatusIs(Code::kNotFound));
   // a at its limit with a live session: refused, and b's parked session is left alone.
-  RawSession a_second(daemon->address());
+  RawSession a_second(daemon->address(), "token-a");
   EXPECT_THAT(a_second.OpenResumable("", "a"), StatusIs(Code::kResourceExhausted));
   EXPECT_EQ(ParkedSessions(*daemon), 1);
-  RawSession b(daemon->address());
+  RawSession b(daemon->address(), "token-b");
   ASSERT_OK(b.OpenResumable(token_b).status());
+}
+
+// Without tenants a client is its peer: a process that gives each session another name is
+// still one client, whose parked session gives its place to its own new one.
+TEST(ResumeTest, WithoutTenantsANewNameIsNotANewClient) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--resume_grace=10m", "--max_sessions=4",
+                                             "--max_sessions_per_client=1",
+                                             "--metrics_listen=127.0.0.1:0"}));
+  RawSession first(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, first.OpenResumable("", "first-name"));
+  first.Cancel();
+  ASSERT_TRUE(WaitUntil(absl::Seconds(20), [&] { return ParkedSessions(*daemon) == 1; }));
+  RawSession renamed(daemon->address());
+  ASSERT_OK(renamed.OpenResumable("", "another-name").status());
+  EXPECT_EQ(ParkedSessions(*daemon), 0) << "the client's own parked session gave its place";
+  RawSession again(daemon->address());
+  EXPECT_THAT(again.OpenResumable("", "a-third-name"), StatusIs(Code::kResourceExhausted));
+  RawSession resume(daemon->address());
+  EXPECT_THAT(resume.OpenResumable(opened.resume_token()), StatusIs(Code::kNotFound));
 }
 
 TEST(ResumeTest, WithoutAGraceSessionsAreNotResumable) {
