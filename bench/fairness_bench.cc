@@ -2,7 +2,8 @@
 // through sluiced on loopback, unloaded and then while one heavy client runs resident solves
 // on 8 sessions at once (target: at most 2x; docs/benchmarks.md). For contrast, the
 // same load split over 8 clients of one session each, which are owed 8 shares: the light client
-// then gets a ninth of the device.
+// then gets a ninth of the device. The clients are tenants (a token each): without tenants
+// every process of one user on a host is one client, this benchmark's threads included.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -13,14 +14,17 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/json_out.h"
+#include "sluice/base/token.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/cpu_device.h"
 #include "sluice/ifds/generator.h"
 #include "sluice/ifds/resident_solver.h"
 #include "sluice/server/grpc/daemon.h"
+#include "sluice/server/tenants.h"
 
 ABSL_FLAG(int, solves, 7, "light-client solves per measurement (the median is kept)");
 ABSL_FLAG(int, reads, 400, "light-client 4-byte reads per measurement");
@@ -35,6 +39,28 @@ ABSL_FLAG(absl::Duration, credit, sluice::SessionManager::Options{}.share_credit
 
 namespace sluice::bench {
 namespace {
+
+// Client `name`'s token: each client is a tenant of its own.
+std::string TokenOf(const std::string& name) { return "bench-token-" + name; }
+
+// The tenants file: the light client, the heavy one, and `split` heavy clients of one session.
+std::string TenantsToml(int split) {
+  std::string toml;
+  const auto add = [&](const std::string& name) {
+    absl::StrAppend(&toml, "[tenants.", name, "]\ntokens = [\"",
+                    FormatTokenDigest(DigestToken(TokenOf(name))), "\"]\n");
+  };
+  add("light");
+  add("heavy");
+  for (int s = 0; s < split; ++s) add("heavy-" + std::to_string(s));
+  return toml;
+}
+
+RemoteDispatch::Options As(const std::string& address, const std::string& name) {
+  RemoteDispatch::Options o{.target = address, .client_name = name};
+  o.credentials.token = TokenOf(name);
+  return o;
+}
 
 struct Figures {
   double solve_s = 0;  // median
@@ -53,7 +79,7 @@ Figures MeasureLight(const std::string& address, const ifds::Problem& problem,
                      uint64_t expected_edges) {
   Figures f;
   absl::StatusOr<std::unique_ptr<RemoteDispatch>> light =
-      RemoteDispatch::Connect({.target = address, .client_name = "light"});
+      RemoteDispatch::Connect(As(address, "light"));
   if (!light.ok()) return f;
   std::vector<double> solves;
   for (int i = 0; i < absl::GetFlag(FLAGS_solves); ++i) {
@@ -80,7 +106,8 @@ Figures MeasureLight(const std::string& address, const ifds::Problem& problem,
 }
 
 // Heavy load: `sessions` threads, each solving `problem` on its own session over and over
-// until stopped; `one_client` names them all alike (one client), or each differently.
+// until stopped; `one_client` makes them all one client's (the tenant "heavy"), or each a
+// client of its own ("heavy-0" and so on).
 class HeavyLoad {
  public:
   HeavyLoad(const std::string& address, const ifds::Problem& problem, int sessions,
@@ -89,7 +116,7 @@ class HeavyLoad {
       const std::string name = one_client ? "heavy" : "heavy-" + std::to_string(s);
       threads_.emplace_back([this, address, &problem, name] {
         absl::StatusOr<std::unique_ptr<RemoteDispatch>> d =
-            RemoteDispatch::Connect({.target = address, .client_name = name});
+            RemoteDispatch::Connect(As(address, name));
         if (!d.ok()) {
           failed_ = true;
           return;
@@ -154,6 +181,13 @@ int Main() {
   options.listen = "127.0.0.1:0";
   options.sessions.share_quantum = absl::GetFlag(FLAGS_quantum);
   options.sessions.share_credit = absl::GetFlag(FLAGS_credit);
+  absl::StatusOr<std::shared_ptr<const TenantTable>> tenants =
+      TenantTable::Parse(TenantsToml(absl::GetFlag(FLAGS_heavy_sessions)), "bench");
+  if (!tenants.ok()) {
+    std::fprintf(stderr, "%s\n", tenants.status().ToString().c_str());
+    return 1;
+  }
+  options.streams.tenants = *tenants;
   absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(*device, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "%s\n", daemon.status().ToString().c_str());
@@ -165,7 +199,7 @@ int Main() {
   uint64_t expected_edges = 0;
   {
     absl::StatusOr<std::unique_ptr<RemoteDispatch>> warm =
-        RemoteDispatch::Connect({.target = address, .client_name = "light"});
+        RemoteDispatch::Connect(As(address, "light"));
     ifds::ResidentStats stats;
     if (!warm.ok() || !ifds::SolveResident(**warm, *light_problem, {}, &stats).ok()) return 1;
     expected_edges = stats.path_edges;

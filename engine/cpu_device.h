@@ -34,6 +34,8 @@ class CpuDevice final : public Device {
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   MemoryInfo memory() const override { return memory_.info(); }
   DeviceCounters counters() const override { return counters_.Snapshot(); }
+  // Its buffers are host memory: at most its memory limit, however many streams.
+  HostBytes HostMemoryBound(uint32_t) const override { return {.buffers = memory_.limit()}; }
 
  private:
   class CpuStream;

@@ -25,9 +25,22 @@
 
 namespace sluice {
 
+// Page-locked host memory for transfers: each stream (session) holds a staging ring of this
+// many bytes for uploads, and reads land in arenas that all streams together hold at most
+// CudaDeviceOptions::pinned_read_bytes of (a read past that goes through the ring).
+inline constexpr uint64_t kCudaStagingRingBytes = uint64_t{32} << 20;
+inline constexpr uint64_t kCudaDefaultPinnedReadBytes = uint64_t{1} << 30;
+
+// The most page-locked host memory a CUDA device holds with `streams` streams open.
+constexpr uint64_t CudaPinnedBound(uint32_t streams, uint64_t pinned_read_bytes) {
+  return uint64_t{streams} * kCudaStagingRingBytes + pinned_read_bytes;
+}
+
 struct CudaDeviceOptions {
   int ordinal = 0;            // which GPU
   uint64_t memory_limit = 0;  // bytes the device hands out; 0: 90% of the GPU's free memory
+  // Page-locked host memory the read arenas of all streams may hold together.
+  uint64_t pinned_read_bytes = kCudaDefaultPinnedReadBytes;
   int copy_threads = 0;       // host threads for staging copies; 0: every hardware thread
   // Run repeated groups as WHILE graph loops where the GPU can (probed at creation). False, or
   // where the probe fails, each iteration is one graph launch and the host reads loop guards.

@@ -93,6 +93,17 @@ class Device {
   // Whether the device failed and could not be brought back (a GPU whose reset failed):
   // nothing will run on it again in this process. Thread-safe.
   virtual bool lost() const { return false; }
+
+  // The most host memory the device may hold with `streams` streams open (published in
+  // GetInfo's host_memory; the device holds no more).
+  struct HostBytes {
+    uint64_t buffers = 0;  // buffers that are host memory (the CPU device's)
+    uint64_t staging = 0;  // page-locked memory for transfers (the CUDA device's)
+  };
+  virtual HostBytes HostMemoryBound(uint32_t streams) const {
+    (void)streams;
+    return {};
+  }
 };
 
 // Atomic counters a Device implementation embeds and snapshots.

@@ -14,7 +14,9 @@ absl::StatusOr<std::shared_ptr<Device>> CreateDevice(std::string_view backend,
   }
   if (backend == "cuda" || (backend == "auto" && CudaDeviceCount() > 0)) {
     absl::StatusOr<std::shared_ptr<Device>> cuda = CreateCudaDevice(
-        {.ordinal = options.cuda_ordinal, .memory_limit = options.cuda_memory_limit});
+        {.ordinal = options.cuda_ordinal,
+         .memory_limit = options.cuda_memory_limit,
+         .pinned_read_bytes = options.cuda_pinned_read_bytes});
     if (cuda.ok() || backend == "cuda") return cuda;
     // auto: a GPU that cannot be used leaves the CPU.
   }

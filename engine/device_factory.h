@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "sluice/engine/cuda_device.h"
 #include "sluice/engine/device.h"
 
 namespace sluice {
@@ -16,6 +17,8 @@ struct DeviceOptions {
   int cpu_threads = 0;             // 0: every hardware thread
   int cuda_ordinal = 0;            // which GPU
   uint64_t cuda_memory_limit = 0;  // 0: 90% of the GPU's free memory
+  // Page-locked host memory the CUDA device's read arenas may hold (see CudaDeviceOptions).
+  uint64_t cuda_pinned_read_bytes = kCudaDefaultPinnedReadBytes;
 };
 
 // `backend` is "cpu", "cuda" or "auto" (CUDA when this build has it and a GPU is present,

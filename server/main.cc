@@ -114,6 +114,9 @@ ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware t
 ABSL_FLAG(int, cuda_device, 0, "CUDA backend: which GPU");
 ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},
           "CUDA backend: device memory limit (0: 90% of the GPU's free memory)");
+ABSL_FLAG(sluice::ByteSize, cuda_pinned_reads, sluice::ByteSize{sluice::kCudaDefaultPinnedReadBytes},
+          "CUDA backend: page-locked host memory that reads of all sessions together may land "
+          "in (a read past it goes through its session's 32 MiB staging ring)");
 ABSL_FLAG(int, executor_threads, 0,
           "most threads running session work, started as needed (0: one per session and 16 "
           "more, at most 4096)");
@@ -317,7 +320,9 @@ int Main() {
                    DeviceOptions{.cpu_memory_limit = absl::GetFlag(FLAGS_cpu_memory).bytes,
                                  .cpu_threads = absl::GetFlag(FLAGS_cpu_threads),
                                  .cuda_ordinal = absl::GetFlag(FLAGS_cuda_device),
-                                 .cuda_memory_limit = absl::GetFlag(FLAGS_cuda_memory).bytes});
+                                 .cuda_memory_limit = absl::GetFlag(FLAGS_cuda_memory).bytes,
+                                 .cuda_pinned_read_bytes =
+                                     absl::GetFlag(FLAGS_cuda_pinned_reads).bytes});
   if (!device.ok()) {
     Log("cannot create the device: %s", device.status().ToString());
     return kExitUsageError;

@@ -55,6 +55,7 @@ CudaDeviceImpl::CudaDeviceImpl(const CudaDeviceOptions& o, uint64_t limit)
     : ordinal_(o.ordinal),
       fault_probe_(o.fault_probe_for_testing),
       memory_(limit),
+      pinned_read_limit_(o.pinned_read_bytes),
       copy_pool_(o.copy_threads),
       health_(absl::StrFormat("GPU %d", o.ordinal), this) {}
 
@@ -196,6 +197,16 @@ void CudaDeviceImpl::FreeHostPinned(void* at, uint64_t bytes, bool context_alive
   if (context_alive) cudaFreeHost(at);
   host_pinned_.fetch_sub(bytes);
 }
+
+bool CudaDeviceImpl::ReservePinnedReads(uint64_t bytes) {
+  uint64_t held = pinned_reads_.load();
+  do {
+    if (bytes > pinned_read_limit_ || held > pinned_read_limit_ - bytes) return false;
+  } while (!pinned_reads_.compare_exchange_weak(held, held + bytes));
+  return true;
+}
+
+void CudaDeviceImpl::ReleasePinnedReads(uint64_t bytes) { pinned_reads_.fetch_sub(bytes); }
 
 absl::Status CudaDeviceImpl::Fail(cudaError_t error, const char* expr, const char* file,
                                   int line) {

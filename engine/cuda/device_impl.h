@@ -67,6 +67,10 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
     return counters;
   }
   bool lost() const override { return health_.lost(); }
+  // Each stream's staging ring, and the read arenas of all of them up to their limit.
+  HostBytes HostMemoryBound(uint32_t streams) const override {
+    return {.staging = CudaPinnedBound(streams, pinned_read_limit_)};
+  }
 
   // Converts a CUDA error into a Status naming the call and its place; a sticky error marks
   // the device failed (Unavailable from then on, for every session, until a reset).
@@ -108,6 +112,11 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   // context that a reset destroyed went with it).
   cudaError_t AllocHostPinned(void** at, uint64_t bytes, unsigned flags);
   void FreeHostPinned(void* at, uint64_t bytes, bool context_alive);
+  // Room for `bytes` more of read arena, of all streams together
+  // (CudaDeviceOptions::pinned_read_bytes): false when there is none (the read goes through
+  // the stream's ring). Thread-safe.
+  bool ReservePinnedReads(uint64_t bytes);
+  void ReleasePinnedReads(uint64_t bytes);
 
   // See FailCudaDeviceForTesting (report) and BreakCudaContextForTesting (not).
   absl::Status FailForTesting(bool report);
@@ -134,6 +143,8 @@ class CudaDeviceImpl final : public Device, private DeviceRuntime {
   MemoryAccountant memory_;  // own locking
   std::atomic<uint64_t> scratch_{0};
   std::atomic<uint64_t> host_pinned_{0};
+  const uint64_t pinned_read_limit_;
+  std::atomic<uint64_t> pinned_reads_{0};  // read arena bytes of all streams
   CounterSet counters_;   // own locking
   ThreadPool copy_pool_;  // own locking
   DeviceHealth health_;   // own locking; holds the use mutex

@@ -22,7 +22,10 @@ void PinnedStaging::Release(bool context_alive) {
     device_->FreeHostPinned(slot.host, kSlotBytes, context_alive);
     slot = Slot{};
   }
-  for (auto& [block, bytes] : arena_) device_->FreeHostPinned(block, bytes, context_alive);
+  for (auto& [block, bytes] : arena_) {
+    device_->FreeHostPinned(block, bytes, context_alive);
+    device_->ReleasePinnedReads(bytes);
+  }
   arena_.clear();
 }
 
@@ -63,6 +66,8 @@ uint8_t* PinnedStaging::ArenaSpace(uint64_t n) {
     for (const auto& [block, bytes] : arena_) total += bytes;
     const uint64_t size = std::max(kArenaBlock, n);
     if (total + size > kMaxArenaBytes) return nullptr;
+    // The arenas of all streams together stay within the device's limit.
+    if (!device_->ReservePinnedReads(size)) return nullptr;
     void* block = nullptr;
     cudaError_t err;
     {
@@ -71,6 +76,7 @@ uint8_t* PinnedStaging::ArenaSpace(uint64_t n) {
     }
     if (err != cudaSuccess) {
       cudaGetLastError();  // short of pinned memory: the caller reads through the staging ring
+      device_->ReleasePinnedReads(size);
       return nullptr;
     }
     arena_.emplace_back(static_cast<uint8_t*>(block), size);

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "sluice/engine/cuda/device_impl.h"
+#include "sluice/engine/cuda_device.h"
 
 namespace sluice {
 
@@ -62,7 +63,8 @@ class PinnedStaging {
   static constexpr uint64_t kSlotBytes = 8 << 20;
   static constexpr int kSlots = 4;
   static constexpr uint64_t kArenaBlock = 4 << 20;
-  static constexpr uint64_t kMaxArenaBytes = 256 << 20;
+  static constexpr uint64_t kMaxArenaBytes = 256 << 20;  // of one stream
+  static_assert(kSlotBytes * kSlots == kCudaStagingRingBytes, "the ring GetInfo counts");
 
   CudaDeviceImpl* const device_;
   const cudaStream_t stream_;
