@@ -56,8 +56,10 @@ std::string TenantsToml(int split) {
   return toml;
 }
 
+// Client `name`'s options: pipelined, as `sluice solve --server` runs (allocations and
+// dispatches without reads do not wait for their replies).
 RemoteDispatch::Options As(const std::string& address, const std::string& name) {
-  RemoteDispatch::Options o{.target = address, .client_name = name};
+  RemoteDispatch::Options o{.target = address, .client_name = name, .pipelined = true};
   o.credentials.token = TokenOf(name);
   return o;
 }

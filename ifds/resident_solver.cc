@@ -35,6 +35,11 @@ absl::Span<const uint8_t> Bytes(const std::vector<T>& v) {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// A table whose first guess is below kSmallTableSlots starts at twice it, and at least at
+// kSmallTableFloor slots (see Solver::Init).
+constexpr uint64_t kSmallTableSlots = uint64_t{1} << 18;
+constexpr uint64_t kSmallTableFloor = uint64_t{1} << 14;
+
 // A table grows by room for this many iterations like the last: a growth moves every tuple of the
 // table (and rebuilds a joined table's chains), so steps of a few percent, which twice the last
 // iteration gives in the middle of a solve, move each tuple five times or more by its end. The
@@ -145,18 +150,26 @@ absl::Status Solver::Init() {
   const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
   for (int t = 0; t < k::kNumTables; ++t) {
     uint64_t slots = o_.initial_capacity;
+    bool small = false;
     if (slots == 0) {
       // A guess from the problem's shape, about what it tends to need: allocating tables the
       // problem never uses costs small solves most of their set-up and holds memory, and a
-      // segment that turns out too small grows between iterations, on its own.
-      slots = t == k::kPe    ? std::clamp<uint64_t>(p_.node_count() * facts, 1024, 1u << 22)
-              : t == k::kPec ? std::clamp<uint64_t>(p_.call_sites.size() * facts, 256, 1u << 20)
-                             : std::clamp<uint64_t>(uint64_t{compiled.call_edges} *
-                                                        std::min<uint64_t>(facts, 16),
-                                                    256, 1u << 20);
+      // segment that turns out too small grows between iterations, on its own. A small
+      // problem's tables start at twice the guess and at least a few thousand slots (a few
+      // MiB in all): each growth costs round trips to a remote device, which under other
+      // clients' load wait for the device's turn, while the memory is nothing.
+      slots = t == k::kPe    ? std::min<uint64_t>(p_.node_count() * facts, 1u << 22)
+              : t == k::kPec ? std::min<uint64_t>(p_.call_sites.size() * facts, 1u << 20)
+                             : std::min<uint64_t>(uint64_t{compiled.call_edges} *
+                                                      std::min<uint64_t>(facts, 16),
+                                                  1u << 20);
+      small = slots < kSmallTableSlots;
+      if (small) slots = std::clamp<uint64_t>(2 * slots, kSmallTableFloor, kSmallTableSlots);
     }
     slots_[t].fill(std::max<uint64_t>(2, CeilDiv(slots, kSegments)));
-    if (k::Joined(t)) head_slots_[t] = std::max<uint64_t>(2, slots / 4);
+    if (k::Joined(t)) {
+      head_slots_[t] = std::max<uint64_t>(2, small ? slots / 2 : slots / 4);
+    }
     half_[t] = std::max<uint64_t>(2, o_.initial_capacity != 0
                                          ? o_.initial_capacity
                                          : std::max<uint64_t>(slots / 8, 64));

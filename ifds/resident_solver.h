@@ -31,7 +31,11 @@ struct ResidentProgress {
 inline constexpr uint64_t kMaxTableSlots = uint64_t{1} << 31;
 
 struct ResidentOptions {
-  uint32_t initial_window = 4;  // iterations in the first window; doubles up to max_window
+  // Iterations in the first window; doubles up to max_window. Each window is a round trip to
+  // the device (and under other clients' load a wait for its turn), while an early exit (below)
+  // ends a window on the device once it has nothing to do or a table should grow: long windows
+  // cost nothing.
+  uint32_t initial_window = 64;
   uint32_t max_window = 256;
   // Slots of every table at the start (rounded up to a power of two, at least 2, at most
   // kMaxTableSlots); 0 sizes them from the problem. Tiny values force every growth path (tests
