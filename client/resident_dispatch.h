@@ -46,6 +46,7 @@ class Resource {
 
  private:
   friend class ResidentDispatch;  // dispatchers make them (ResidentDispatch::MakeResource)
+  friend struct CResources;       // the C ABI (client/c/) carries them as their two numbers
   Resource(uint64_t owner, uint64_t id) : owner_(owner), id_(id) {}
   uint64_t owner_ = 0;
   uint64_t id_ = 0;
