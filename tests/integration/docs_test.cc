@@ -240,7 +240,7 @@ TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
     for (const char* suffix : {"_bucket", "_sum", "_count"}) known.insert(metric + suffix);
   }
   // Names of the same shape that are no metrics: the programs (build/bin) and targets of the
-  // tree, and its source files.
+  // tree, its source files, and the C ABI's names.
   for (const fs::directory_entry& e : fs::directory_iterator(fs::path(BinaryPath("sluiced")).parent_path())) {
     known.insert(e.path().filename().string());
   }
@@ -254,6 +254,11 @@ TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
     } else if (absl::StartsWith(name, "sluice_")) {
       known.insert(e.path().stem().string());
     }
+  }
+  // And the C ABI's functions and types, as its header declares them.
+  for (const std::string& name : Matches(ReadFile(kRoot / "client/c/sluice.h"),
+                                         std::regex("\\b(sluice_[a-z0-9_]+)\\b"))) {
+    known.insert(name);
   }
   for (const auto& [page, metric] : Named(std::regex("\\b(sluice_[a-z0-9_]+)\\b"), true)) {
     EXPECT_TRUE(known.contains(metric))
