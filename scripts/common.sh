@@ -13,6 +13,7 @@ SLUICE_PACKAGES=(
   libtcmalloc-minimal4 libssl-dev openssl libtomlplusplus-dev nlohmann-json3-dev
   prometheus-cpp-dev prometheus
   llvm-14-dev llvm-14 clang-14
+  rustc cargo
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
