@@ -116,10 +116,12 @@ std::set<std::string> OtherFlags() {
       flags.insert(Normalized(f.substr(2)));
     }
   }
-  // cmake and ctest, docker and podman, Google Benchmark, and --help of every program.
+  // cmake and ctest, docker and podman, Google Benchmark, cargo (the Rust crate's), and --help
+  // of every program.
   for (const char* f : {"build", "install", "prefix", "preset", "target", "config", "test_dir",
                         "output_on_failure", "build_arg", "gpus", "rm", "name", "device",
-                        "stop_timeout", "benchmark_min_time", "benchmark_filter", "help"}) {
+                        "stop_timeout", "benchmark_min_time", "benchmark_filter", "release",
+                        "example", "offline", "help"}) {
     flags.insert(f);
   }
   return flags;
