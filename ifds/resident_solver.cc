@@ -35,6 +35,19 @@ absl::Span<const uint8_t> Bytes(const std::vector<T>& v) {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// Adds the seconds since `start` to `*total` when it goes out of scope.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double* total) : total_(total), start_(absl::Now()) {}
+  ~PhaseTimer() { *total_ += absl::ToDoubleSeconds(absl::Now() - start_); }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double* const total_;
+  const absl::Time start_;
+};
+
 // A table whose first guess is below kSmallTableSlots starts at twice it, and at least at
 // kSmallTableFloor slots (see Solver::Init).
 constexpr uint64_t kSmallTableSlots = uint64_t{1} << 18;
@@ -105,7 +118,7 @@ class Solver {
   uint32_t growths_ = 0;
   uint32_t partial_growths_ = 0;
   uint32_t overflow_growths_ = 0;
-  ResidentStats phases_;  // the *_seconds fields
+  ResidentStats phases_;  // the phases' seconds and bytes
   bool seeded_ = false;  // every seed has been inserted, and processed as a delta
 
   // Programs are built once; steps point at them. Each names the kernel version the solver's
@@ -146,7 +159,13 @@ absl::Status Solver::Init() {
         "an initial capacity of %d slots is more than a table may have (%d)",
         o_.initial_capacity, kMaxTableSlots));
   }
-  ASSIGN_OR_RETURN(CompiledProblem compiled, Compile(p_));
+  absl::StatusOr<CompiledProblem> compiling;
+  {
+    PhaseTimer timer(&phases_.compile_seconds);
+    compiling = Compile(p_);
+  }
+  ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
+  phases_.upload_bytes = compiled.words.size() * 4;
   const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
   for (int t = 0; t < k::kNumTables; ++t) {
     uint64_t slots = o_.initial_capacity;
@@ -456,6 +475,7 @@ absl::StatusOr<Solution> Solver::Results() {
                                                       absl::MakeSpan(outputs)));
     uint32_t status_and_count[2];
     std::memcpy(status_and_count, state_bytes.data(), sizeof(status_and_count));
+    phases_.download_bytes += state_bytes.size();
     if (status_and_count[0] != 0) {
       return absl::InternalError(absl::StrFormat(
           "the device reported status %#x marking the results (a path edge's fact past %d)",
@@ -475,6 +495,7 @@ absl::StatusOr<Solution> Solver::Results() {
       outputs = {&bytes};
       RETURN_IF_ERROR(
           d_.DispatchSequenceReadRangesInto(list_steps, out_reads, absl::MakeSpan(outputs)));
+      phases_.download_bytes += bytes.size();
       RETURN_IF_ERROR(buffers_.Free(out));
       // Windows add to the solution: its room grows geometrically, not window by window.
       const size_t need = solution.facts.size() + pairs;
@@ -505,18 +526,6 @@ absl::StatusOr<Solution> Solver::Results() {
   return solution;
 }
 
-// Adds the seconds since `start` to `*total` when it goes out of scope.
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double* total) : total_(total), start_(absl::Now()) {}
-  ~PhaseTimer() { *total_ += absl::ToDoubleSeconds(absl::Now() - start_); }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double* const total_;
-  const absl::Time start_;
-};
 
 absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
   {
@@ -568,6 +577,9 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     stats->window_seconds = phases_.window_seconds;
     stats->growth_seconds = phases_.growth_seconds;
     stats->results_seconds = phases_.results_seconds;
+    stats->compile_seconds = phases_.compile_seconds;
+    stats->upload_bytes = phases_.upload_bytes;
+    stats->download_bytes = phases_.download_bytes;
     stats->iterations = state_words_[S::kIteration];
     stats->windows = windows_;
     stats->growths = growths_;

@@ -58,8 +58,17 @@ struct SolveOutcome {
   std::string stats_text;
   std::string stats_json;
 };
+// How the problem was read (its file's bytes and the seconds to read and parse it), for the
+// phases --stats reports; zero when the problem came from elsewhere (a front end).
+struct ReadPhase {
+  double seconds = 0;
+  uint64_t bytes = 0;
+};
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
-                                            const std::string& command);
+                                            const std::string& command,
+                                            const ReadPhase& read = {});
+// "N MiB at R MB/s" for `bytes` moved in `seconds`.
+std::string Rate(uint64_t bytes, double seconds);
 
 // Writes `bytes` to --out, or stdout without it; WriteFile to a named file.
 absl::Status WriteOutput(const std::string& bytes);

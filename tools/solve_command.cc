@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
@@ -40,10 +42,20 @@ void AddSolutionStats(SolveOutcome* outcome) {
 
 }  // namespace
 
+std::string Rate(uint64_t bytes, double seconds) {
+  return absl::StrFormat("%s at %.0f MB/s", HumanBytes(bytes),
+                         seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0.0);
+}
+
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
-                                            const std::string& command) {
+                                            const std::string& command, const ReadPhase& read) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
+  // The read phase, when the problem was read from a file (a front end reports its own).
+  const std::string read_text =
+      read.seconds > 0 ? absl::StrFormat("read %.3f s (%s), ", read.seconds,
+                                         Rate(read.bytes, read.seconds))
+                       : "";
   const absl::Time start = absl::Now();
   if (solver == "reference") {
     ifds::ReferenceStats stats;
@@ -51,11 +63,13 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     outcome.path_edges = stats.path_edges;
     outcome.seconds = seconds;
-    outcome.stats_text = absl::StrFormat("solver: reference\npath edges: %d\nseconds: %.3f\n",
-                                         stats.path_edges, seconds);
+    outcome.stats_text = absl::StrFormat(
+        "solver: reference\npath edges: %d\nseconds: %.3f\nphases: %ssolve %.3f s\n",
+        stats.path_edges, seconds, read_text, seconds);
     outcome.stats_json = absl::StrFormat(
-        "{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f", stats.path_edges,
-        seconds);
+        "{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f,"
+        "\"phase_seconds\":{\"read\":%.6f,\"solve\":%.6f},\"read_bytes\":%d",
+        stats.path_edges, seconds, read.seconds, seconds, read.bytes);
     AddSolutionStats(&outcome);
     return outcome;
   }
@@ -98,23 +112,31 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "summary edges: %d\niterations: %d in %d windows (%d table growths, %d after a full "
       "table)\n"
       "device memory: %s at peak\ntraffic: %s\nseconds: %.3f (set-up %.3f, windows %.3f, "
-      "growth %.3f, results %.3f)\n",
+      "growth %.3f, results %.3f)\n"
+      "phases: %scompile %.3f s, upload %.3f s (%s), fixed point %.3f s "
+      "(windows %.3f, growth %.3f), results %.3f s (%s read back)\n",
       std::string(opened->dispatch->backend_id()),
       opened->remote ? " via sluiced at " + absl::GetFlag(FLAGS_server) : " in-process",
       stats.path_edges, stats.incoming, stats.end_summaries, stats.summaries, stats.iterations,
       stats.windows, stats.growths, stats.overflow_growths, HumanBytes(stats.peak_device_bytes),
       traffic, seconds, stats.setup_seconds, stats.window_seconds, stats.growth_seconds,
-      stats.results_seconds);
+      stats.results_seconds, read_text, stats.compile_seconds,
+      stats.setup_seconds - stats.compile_seconds,
+      Rate(stats.upload_bytes, stats.setup_seconds - stats.compile_seconds),
+      stats.window_seconds + stats.growth_seconds, stats.window_seconds, stats.growth_seconds,
+      stats.results_seconds, HumanBytes(stats.download_bytes));
   outcome.stats_json = absl::StrFormat(
       "{\"solver\":\"resident\",\"backend\":\"%s\",\"remote\":%s,\"path_edges\":%d,"
       "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"overflow_growths\":%d,"
       "\"peak_device_bytes\":%d,"
-      "\"seconds\":%.6f,\"phase_seconds\":{\"setup\":%.6f,\"windows\":%.6f,"
-      "\"growth\":%.6f,\"results\":%.6f}",
+      "\"seconds\":%.6f,\"phase_seconds\":{\"read\":%.6f,\"setup\":%.6f,\"compile\":%.6f,"
+      "\"upload\":%.6f,\"windows\":%.6f,\"growth\":%.6f,\"results\":%.6f},"
+      "\"read_bytes\":%d,\"upload_bytes\":%d,\"download_bytes\":%d",
       std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
       stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
-      stats.peak_device_bytes, seconds, stats.setup_seconds, stats.window_seconds,
-      stats.growth_seconds, stats.results_seconds);
+      stats.peak_device_bytes, seconds, read.seconds, stats.setup_seconds, stats.compile_seconds,
+      stats.setup_seconds - stats.compile_seconds, stats.window_seconds, stats.growth_seconds,
+      stats.results_seconds, read.bytes, stats.upload_bytes, stats.download_bytes);
   AddSolutionStats(&outcome);
   return outcome;
 }
@@ -136,12 +158,17 @@ int RunSolve(const std::string& path) {
                  static_cast<unsigned long long>(ifds::kMaxTableSlots));
     return kExitUsage;
   }
+  const absl::Time reading = absl::Now();
   absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path);
   if (!problem.ok()) {
     std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());
     return kExitUsage;
   }
-  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve");
+  ReadPhase read{.seconds = absl::ToDoubleSeconds(absl::Now() - reading)};
+  std::error_code no_size;
+  read.bytes = std::filesystem::file_size(path, no_size);
+  if (no_size) read.bytes = 0;  // not a regular file (a pipe): its bytes are not known
+  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve", read);
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());
@@ -151,6 +178,7 @@ int RunSolve(const std::string& path) {
   const std::string& stats_text = solved->stats_text;
   const bool zero = absl::GetFlag(FLAGS_include_zero);
   const bool stats = absl::GetFlag(FLAGS_stats);
+  const absl::Time writing = absl::Now();
   const std::string output =
       format == "tsv" ? ifds::FormatTsv(*problem, solution, zero)
                       : ifds::FormatJson(*problem, solution, zero, stats ? stats_json : "");
@@ -158,7 +186,13 @@ int RunSolve(const std::string& path) {
     std::fprintf(stderr, "sluice solve: %s\n", std::string(s.message()).c_str());
     return kExitFailed;
   }
-  if (stats) std::fprintf(stderr, "%s", stats_text.c_str());
+  if (stats) {
+    // The output's own time is known once it is written: on stderr only (the JSON stats are
+    // part of that output).
+    const double output_seconds = absl::ToDoubleSeconds(absl::Now() - writing);
+    std::fprintf(stderr, "%soutput: %.3f s (%s)\n", stats_text.c_str(), output_seconds,
+                 Rate(output.size(), output_seconds).c_str());
+  }
   return kExitOk;
 }
 

@@ -3,11 +3,13 @@
 #include <sys/wait.h>
 
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -102,6 +104,28 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
   const ProgramRun json = Sluice({"solve", example, "--format=json", "--stats"});
   EXPECT_THAT(json.out, HasSubstr("{\"node\":\"n1\",\"facts\":[\"g\",\"x\"]}"));
   EXPECT_THAT(json.out, HasSubstr("\"stats\":{\"solver\":\"resident\""));
+
+  // Every phase is timed, with the bytes it moved: reading the file (its size), compiling,
+  // uploading, the fixed point, the results read back, and writing the answer.
+  const uint64_t file_bytes = std::filesystem::file_size(example);
+  ASSERT_EQ(file_bytes, 1496u) << "the sizes below are this file's";
+  EXPECT_THAT(remote.err,
+              ::testing::ContainsRegex(
+                  "phases: read [0-9.]+ s \\(1.5 KiB at [0-9]+ MB/s\\), compile [0-9.]+ s, upload "
+                  "[0-9.]+ s \\([0-9.]+ [KM]?i?B at [0-9]+ MB/s\\), fixed point [0-9.]+ s "
+                  "\\(windows [0-9.]+, growth [0-9.]+\\), results [0-9.]+ s \\([0-9.]+ [KM]?i?B "
+                  "read back\\)"))
+      << remote.err;
+  EXPECT_THAT(remote.err, ::testing::ContainsRegex("output: [0-9.]+ s \\([0-9.]+ [KM]?i?B at"));
+  for (const char* field :
+       {"\"phase_seconds\":{\"read\":", "\"compile\":", "\"upload\":", "\"windows\":",
+        "\"growth\":", "\"results\":"}) {
+    EXPECT_THAT(json.out, HasSubstr(field));
+  }
+  EXPECT_THAT(json.out, HasSubstr(absl::StrFormat("\"read_bytes\":%d,", file_bytes)));
+  EXPECT_THAT(json.out, ::testing::ContainsRegex("\"upload_bytes\":[1-9][0-9]*,\"download_bytes\":[1-9]"));
+  const ProgramRun by_reference = Sluice({"solve", example, "--solver=reference", "--stats"});
+  EXPECT_THAT(by_reference.err, ::testing::ContainsRegex("phases: read [0-9.]+ s .*, solve"));
 }
 
 TEST_F(IfdsRemoteTest, ASolveBeyondTheSessionQuotaFailsWithItsCodeAndTheDaemonCarriesOn) {
