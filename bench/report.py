@@ -127,6 +127,16 @@ def summary(results, stamp):
             lines.append(f"| {n} | {results[name + '.light_solve_one_client_ratio']:.2f}x | "
                          f"{results[name + '.light_read_p50_one_client_ratio']:.2f}x | "
                          f"{results[name + '.light_solve_many_clients_ratio']:.2f}x |")
+    if "solve_phases.wall_seconds" in results:
+        names = ["read", "compile", "upload", "fixed_point", "results", "output"]
+        lines += ["", f"`sluice solve --stats`, {int(results['solve_phases.path_edges']):,} path "
+                  "edges: seconds by phase (share of the run)", "",
+                  "| " + " | ".join(n.replace("_", " ") for n in names) + " | outside the fixed "
+                  "point |", "|" + "---|" * (len(names) + 1)]
+        wall = results["solve_phases.wall_seconds"]
+        cells = [f"{results[f'solve_phases.{n}_seconds']:.3f} "
+                 f"({results[f'solve_phases.{n}_seconds'] / wall:.0%})" for n in names]
+        lines.append("| " + " | ".join(cells) + f" | {results['solve_phases.host_share']:.0%} |")
     return "\n".join(lines) + "\n"
 
 

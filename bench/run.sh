@@ -2,7 +2,8 @@
 # Measures, in one run, every ratio docs/benchmarks.md reports: remote / in-process solve, round
 # trips / windows, ranged read / bare ping-pong, upload and download / bare stream, upload /
 # memcpy, the same-host path (shared memory / memcpy), resident / reference solver with device
-# bytes per path edge at three sizes, and a light client against 1, 2, 4 and 8 heavy sessions.
+# bytes per path edge at three sizes, a light client against 1, 2, 4 and 8 heavy sessions, and
+# the phases of an end-to-end `sluice solve` (where its time goes).
 # Writes each bench's figures (JSON) and output, results.json and PNG plots (gnuplot) under
 # bench/results/<UTC time>/ (ignored by git), and refreshes the summary in docs/benchmarks.md
 # and the plots in docs/plots/.
@@ -28,7 +29,7 @@ done
 
 ensure_packages gnuplot-nox python3
 use_ccache
-targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench)
+targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench sluice_cli)
 if [ "$quick" = 1 ]; then
   bin="$BUILD/bin"
   [ -f "$BUILD/build.ninja" ] || cmake --preset default >/dev/null
@@ -58,7 +59,19 @@ run() {
   fi
 }
 
+# phases GEN_ARGS...: an end-to-end `sluice solve --stats` of a generated problem, its phases
+# (read, compile, upload, fixed point, results, output) in solve_phases.json.
+phases() {
+  local problem="$out/phases.ifds" answer="$out/phases_answer.json"
+  log "solve_phases: sluice gen $* && sluice solve --stats"
+  "$bin/sluice" gen "$@" --out="$problem" >/dev/null
+  "$bin/sluice" solve "$problem" --format=json --stats --out="$answer" 2>"$out/solve_phases.txt"
+  python3 "$ROOT/bench/phases.py" "$answer" "$out/solve_phases.txt" >"$out/solve_phases.json"
+  rm -f "$problem" "$answer"
+}
+
 if [ "$quick" = 1 ]; then
+  phases --procedures=400 --seed=3
   run remote sluice_remote_bench --latency_rounds=1 --latency_samples=100 --upload_mib=16 \
     --upload_repeats=1 --same_host_mib=64 --same_host_repeats=1
   run ifds sluice_ifds_bench --large=false --repeats=1
@@ -66,6 +79,7 @@ if [ "$quick" = 1 ]; then
     run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n" --solves=2 --reads=50
   done
 else
+  phases --procedures=20000 --seed=3
   run remote sluice_remote_bench
   run ifds sluice_ifds_bench
   for n in 1 2 4 8; do run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n"; done
