@@ -150,6 +150,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
   const std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
   const std::string stats_json =
       StatsJson((*program)->stats(), problem, solved->stats_json, findings.size());
+  const absl::Time writing = absl::Now();
   std::string output;
   if (format == "text") {
     output = analyzer::FormatText(findings);
@@ -164,20 +165,23 @@ int RunAnalyze(const std::vector<std::string>& files) {
     return kExitFailed;
   }
   if (absl::GetFlag(FLAGS_stats)) {
+    // The findings formatted and written (on stderr only: the JSON stats are in that output).
+    const double output_seconds = absl::ToDoubleSeconds(absl::Now() - writing);
     const analyzer::ProgramStats& s = (*program)->stats();
     std::fprintf(stderr,
                  "program: %u functions (%u external), %llu IR instructions, %u call sites "
                  "(%u indirect calls), %u memory locations\n"
                  "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
                  "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
-                 "front end: %.3f s, problem: %.3f s\n%sfindings: %zu\n",
+                 "front end: %.3f s, problem: %.3f s\n%sfindings: %zu\noutput: %.3f s (%s)\n",
                  s.functions, s.external_functions,
                  static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
                  s.indirect_calls, s.locations, static_cast<uint32_t>(problem.procedures.size()),
                  problem.node_count(), problem.fact_count(), s.shared_facts, s.max_private_facts,
                  s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),
                  static_cast<unsigned long long>(s.flow_pairs), s.checks, s.front_end_seconds,
-                 s.build_seconds, solved->stats_text.c_str(), findings.size());
+                 s.build_seconds, solved->stats_text.c_str(), findings.size(), output_seconds,
+                 Rate(output.size(), output_seconds).c_str());
   }
   return kExitOk;
 }

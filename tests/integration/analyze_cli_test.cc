@@ -90,6 +90,16 @@ TEST_F(AnalyzeCliTest, SarifAndJsonCarryTheSameFindings) {
   EXPECT_GT(out["stats"]["problem"]["nodes"].get<int>(), 0);
   EXPECT_GT(out["stats"]["solver"]["path_edges"].get<int>(), 0);
   EXPECT_EQ(out["stats"]["findings"], out["findings"].size());
+  // Every phase: the front end and the problem's build, the solver's (compile, upload, fixed
+  // point, results) and the output's.
+  EXPECT_THAT(json.err, ::testing::HasSubstr("front end: "));
+  EXPECT_THAT(json.err, ::testing::ContainsRegex(
+                            "phases: compile [0-9.]+ s, upload [0-9.]+ s \\(.* at [0-9]+ MB/s\\), "
+                            "fixed point [0-9.]+ s .*, results [0-9.]+ s"));
+  EXPECT_THAT(json.err, ::testing::ContainsRegex("output: [0-9.]+ s \\([0-9.]+ [KM]?i?B at"));
+  for (const char* phase : {"compile", "upload", "windows", "growth", "results"}) {
+    EXPECT_TRUE(out["stats"]["solver"]["phase_seconds"].contains(phase)) << phase;
+  }
 }
 
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
