@@ -46,6 +46,23 @@ absl::StatusOr<int> ConnectUnixSocket(const std::string& path, absl::Duration ti
   return fd;
 }
 
+absl::StatusOr<int> ListenUnixSocket(const std::string& path, unsigned mode, int backlog,
+                                     int flags) {
+  absl::StatusOr<sockaddr_un> address = AddressOf(path);
+  if (!address.ok()) return address.status();
+  const int fd = socket(AF_UNIX, SOCK_STREAM | flags, 0);
+  if (fd < 0) return absl::UnavailableError(absl::StrFormat("socket: %s", std::strerror(errno)));
+  // Who may connect is who may write the socket: the mode is set before it listens.
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0 ||
+      chmod(path.c_str(), mode) != 0 || listen(fd, backlog) != 0) {
+    const int error = errno;
+    close(fd);
+    return absl::UnavailableError(
+        absl::StrFormat("cannot listen on %s: %s", path, std::strerror(error)));
+  }
+  return fd;
+}
+
 absl::Status SendWithDescriptor(int socket, std::string_view bytes, int fd) {
   iovec iov = {const_cast<char*>(bytes.data()), bytes.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};

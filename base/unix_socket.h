@@ -20,6 +20,13 @@ inline constexpr unsigned kUnixSocketMode = 0660;
 // process listens on it.
 absl::Status ClaimUnixSocketPath(const std::string& path);
 
+// Binds a new socket at `path` (claimed beforehand: see ClaimUnixSocketPath), gives it `mode`
+// before anyone can connect, and listens with `backlog`; `flags` are socket(2)'s type flags
+// (SOCK_CLOEXEC, SOCK_NONBLOCK). Returns the listening descriptor (the caller closes it), or
+// InvalidArgument for a path that does not fit, Unavailable saying why it could not listen.
+absl::StatusOr<int> ListenUnixSocket(const std::string& path, unsigned mode, int backlog,
+                                     int flags);
+
 // Connects to the socket at `path`, waiting at most `timeout` for each later send and receive
 // on it. Returns the connected descriptor (the caller closes it), or Unavailable saying why.
 absl::StatusOr<int> ConnectUnixSocket(const std::string& path, absl::Duration timeout);

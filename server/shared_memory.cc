@@ -6,13 +6,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sluice/base/random.h"
 #include "sluice/base/status_macros.h"
@@ -80,21 +80,19 @@ std::shared_ptr<SharedRegion> SharedSlot::region() const {
 absl::StatusOr<std::unique_ptr<SharedRegions>> SharedRegions::Listen(const std::string& path,
                                                                      uint64_t max_bytes) {
   RETURN_IF_ERROR(ClaimUnixSocketPath(path));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  path.copy(address.sun_path, path.size());  // it fits: ClaimUnixSocketPath checked
-  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listener < 0) return absl::UnavailableError("cannot make the shared-memory socket");
-  const bool bound = bind(listener, reinterpret_cast<const sockaddr*>(&address),
-                          sizeof(address)) == 0;
   // Who may attach is who may write the socket: the daemon's user and group, as on its main
-  // socket (the process's umask, until then, gives no one else write access by default).
+  // socket.
+  absl::StatusOr<int> listening =
+      ListenUnixSocket(path, kUnixSocketMode, kMaxConnections, SOCK_CLOEXEC);
+  if (!listening.ok()) {
+    return absl::Status(listening.status().code(),
+                        absl::StrCat("cannot serve shared memory: ", listening.status().message()));
+  }
+  const int listener = *listening;
   int stop[2] = {-1, -1};
-  if (!bound || chmod(path.c_str(), kUnixSocketMode) != 0 || listen(listener, kMaxConnections) != 0 ||
-      pipe2(stop, O_CLOEXEC) != 0) {
+  if (pipe2(stop, O_CLOEXEC) != 0) {
     const std::string why = std::strerror(errno);
     close(listener);
-    if (stop[0] >= 0) close(stop[0]), close(stop[1]);
     return absl::UnavailableError(
         absl::StrFormat("cannot serve shared memory on %s: %s", path, why));
   }

@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <array>
@@ -17,12 +16,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_posix.h"
+#include "sluice/base/unix_socket.h"
 
 namespace sluice {
 namespace {
@@ -152,31 +153,20 @@ absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Start(const std::str
                                                                   unsigned mode,
                                                                   UnixPeers* peers,
                                                                   grpc::Server* server) {
-  sockaddr_un address{};
-  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the Unix socket path \"%s\" must have 1 to %d bytes", path,
-        sizeof(address.sun_path) - 1));
+  absl::StatusOr<int> listening =
+      ListenUnixSocket(path, mode, SOMAXCONN, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (!listening.ok()) {
+    return absl::Status(listening.status().code(),
+                        absl::StrCat(listening.status().message(),
+                                     " (does its directory exist, and may the daemon write there?)"));
   }
-  address.sun_family = AF_UNIX;
-  path.copy(address.sun_path, path.size());
-  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listener < 0) {
-    return absl::UnavailableError(absl::StrFormat("cannot make a socket: %s",
-                                                  std::strerror(errno)));
-  }
+  const int listener = *listening;
   int stop[2] = {-1, -1};
   struct stat st;
-  // Who may connect is who may write the socket: the mode is set before anyone can connect.
-  if (bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
-      chmod(path.c_str(), mode) != 0 || lstat(path.c_str(), &st) != 0 ||
-      listen(listener, SOMAXCONN) != 0 || pipe2(stop, O_CLOEXEC) != 0) {
+  if (lstat(path.c_str(), &st) != 0 || pipe2(stop, O_CLOEXEC) != 0) {
     const std::string why = std::strerror(errno);
     close(listener);
-    if (stop[0] >= 0) close(stop[0]), close(stop[1]);
-    return absl::UnavailableError(absl::StrFormat(
-        "cannot listen on %s: %s (does its directory exist, and may the daemon write there?)",
-        path, why));
+    return absl::UnavailableError(absl::StrFormat("cannot listen on %s: %s", path, why));
   }
   std::unique_ptr<UnixListener> unix_listener(
       new UnixListener(path, st.st_ino, listener, stop[0], stop[1], peers, server));
