@@ -34,8 +34,8 @@ struct ResidentOptions {
   // Iterations in the first window; doubles up to max_window. Each window is a round trip to
   // the device (and under other clients' load a wait for its turn), while an early exit (below)
   // ends a window on the device once it has nothing to do or a table should grow: long windows
-  // cost nothing.
-  uint32_t initial_window = 64;
+  // cost nothing, so the first is already the longest and a small solve is one window.
+  uint32_t initial_window = 256;
   uint32_t max_window = 256;
   // Slots of every table at the start (rounded up to a power of two, at least 2, at most
   // kMaxTableSlots); 0 sizes them from the problem. Tiny values force every growth path (tests
