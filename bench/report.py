@@ -127,16 +127,28 @@ def summary(results, stamp):
             lines.append(f"| {n} | {results[name + '.light_solve_one_client_ratio']:.2f}x | "
                          f"{results[name + '.light_read_p50_one_client_ratio']:.2f}x | "
                          f"{results[name + '.light_solve_many_clients_ratio']:.2f}x |")
-    if "solve_phases.wall_seconds" in results:
-        names = ["read", "compile", "upload", "fixed_point", "results", "output"]
-        lines += ["", f"`sluice solve --stats`, {int(results['solve_phases.path_edges']):,} path "
-                  "edges: seconds by phase (share of the run)", "",
-                  "| " + " | ".join(n.replace("_", " ") for n in names) + " | outside the fixed "
-                  "point |", "|" + "---|" * (len(names) + 1)]
-        wall = results["solve_phases.wall_seconds"]
-        cells = [f"{results[f'solve_phases.{n}_seconds']:.3f} "
-                 f"({results[f'solve_phases.{n}_seconds'] / wall:.0%})" for n in names]
-        lines.append("| " + " | ".join(cells) + f" | {results['solve_phases.host_share']:.0%} |")
+    e2e = sorted((results[k], k.split(".")[0]) for k in results
+                 if k.startswith("e2e_") and k.endswith(".path_edges"))
+    if e2e:
+        lines += ["", "`sluice solve` end to end (in-process, CPU device) on problems shaped as a "
+                  "front end emits them (`sluice gen --front-end-shape --facts=32`), medians:", "",
+                  "| path edges | flow pairs / path edge | text bytes / path edge | read | "
+                  "fixed point | outside it | parse | peak RSS / path edge | resident / "
+                  "reference |", "|---|---|---|---|---|---|---|---|---|"]
+        for _, name in e2e:
+            r = {k.split(".", 1)[1]: v for k, v in results.items() if k.startswith(name + ".")}
+            lines.append(
+                f"| {int(r['path_edges']):,} | {r['flow_pairs_per_path_edge']:.2f} | "
+                f"{r['text_bytes_per_path_edge']:.1f} | {r['read_seconds']:.3f} s | "
+                f"{r['fixed_point_seconds']:.3f} s | {r['host_share']:.0%} "
+                f"({meets(r['host_share'], '<= 0.25')}) | {r['parse_mb_per_s']:.0f} MB/s "
+                f"({meets(r['parse_mb_per_s'], '>= 400')}) | "
+                f"{r['rss_bytes_per_path_edge']:.0f} B ({meets(r['rss_bytes_per_path_edge'], '<= 70')}) "
+                f"| {r['resident_over_reference_ratio']:.2f}x "
+                f"({meets(r['resident_over_reference_ratio'], '>= 1.5')}) |")
+        lines += ["", "Targets: outside the fixed point at most 25% of the wall time, parse at "
+                  "least 400 MB/s, peak RSS at most 70 bytes per path edge, resident / reference "
+                  "end to end at least 1.5x."]
     return "\n".join(lines) + "\n"
 
 

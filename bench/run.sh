@@ -3,7 +3,8 @@
 # trips / windows, ranged read / bare ping-pong, upload and download / bare stream, upload /
 # memcpy, the same-host path (shared memory / memcpy), resident / reference solver with device
 # bytes per path edge at three sizes, a light client against 1, 2, 4 and 8 heavy sessions, and
-# the phases of an end-to-end `sluice solve` (where its time goes).
+# `sluice solve` end to end on front-end-shaped problems of about 1M, 5M and 10M path edges
+# (where its time goes, parse rate, peak RSS per path edge, resident / reference).
 # Writes each bench's figures (JSON) and output, results.json and PNG plots (gnuplot) under
 # bench/results/<UTC time>/ (ignored by git), and refreshes the summary in docs/benchmarks.md
 # and the plots in docs/plots/.
@@ -59,19 +60,19 @@ run() {
   fi
 }
 
-# phases GEN_ARGS...: an end-to-end `sluice solve --stats` of a generated problem, its phases
-# (read, compile, upload, fixed point, results, output) in solve_phases.json.
-phases() {
-  local problem="$out/phases.ifds" answer="$out/phases_answer.json"
-  log "solve_phases: sluice gen $* && sluice solve --stats"
-  "$bin/sluice" gen "$@" --out="$problem" >/dev/null
-  "$bin/sluice" solve "$problem" --format=json --stats --out="$answer" 2>"$out/solve_phases.txt"
-  python3 "$ROOT/bench/phases.py" "$answer" "$out/solve_phases.txt" >"$out/solve_phases.json"
-  rm -f "$problem" "$answer"
+# e2e NAME REPEATS GEN_ARGS...: a problem shaped as a front end emits it, written by `sluice gen`
+# and solved end to end from the file, resident and reference alternated (bench/end_to_end.py):
+# phases, parse rate, peak RSS per path edge, resident / reference, in e2e_NAME.json.
+e2e() {
+  local name="$1" repeats="$2"
+  shift 2
+  log "e2e_$name: sluice gen --front-end-shape --facts=32 $* && sluice solve"
+  python3 "$ROOT/bench/end_to_end.py" "$bin/sluice" "$out" --repeats="$repeats" -- \
+    --front-end-shape --facts=32 "$@" >"$out/e2e_$name.json"
 }
 
 if [ "$quick" = 1 ]; then
-  phases --procedures=400 --seed=3
+  e2e small 1 --procedures=2000 --seed=3
   run remote sluice_remote_bench --latency_rounds=1 --latency_samples=100 --upload_mib=16 \
     --upload_repeats=1 --same_host_mib=64 --same_host_repeats=1
   run ifds sluice_ifds_bench --large=false --repeats=1
@@ -79,7 +80,9 @@ if [ "$quick" = 1 ]; then
     run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n" --solves=2 --reads=50
   done
 else
-  phases --procedures=20000 --seed=3
+  e2e 1m 3 --procedures=12500 --seed=3
+  e2e 5m 3 --procedures=62500 --seed=3
+  e2e 10m 3 --procedures=125000 --seed=3
   run remote sluice_remote_bench
   run ifds sluice_ifds_bench
   for n in 1 2 4 8; do run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n"; done

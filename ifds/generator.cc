@@ -1,6 +1,7 @@
 #include "sluice/ifds/generator.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -44,6 +45,61 @@ Flow RandomFlow(Random& rng, const GeneratorOptions& o, uint32_t facts) {
   return f;
 }
 
+// The front-end shape's flows (GeneratorOptions::front_end_shape): explicit pairs over the
+// facts in scope, each scope sorted.
+class ScopedFlows {
+ public:
+  ScopedFlows(Random& rng, const GeneratorOptions& o, uint32_t facts, uint32_t procedures)
+      : rng_(rng), o_(o), scopes_(procedures), in_scope_(procedures) {
+    const uint32_t size = std::min(o.scope, facts - 1);
+    std::vector<uint32_t> all(facts - 1);
+    for (uint32_t d = 1; d < facts; ++d) all[d - 1] = d;
+    for (uint32_t q = 0; q < procedures; ++q) {
+      // A partial Fisher-Yates shuffle draws `size` distinct facts.
+      for (uint32_t i = 0; i < size; ++i) {
+        std::swap(all[i], all[i + rng.Below(all.size() - i)]);
+      }
+      scopes_[q].assign(all.begin(), all.begin() + size);
+      std::sort(scopes_[q].begin(), scopes_[q].end());
+      in_scope_[q].assign(facts, false);
+      for (uint32_t d : scopes_[q]) in_scope_[q][d] = true;
+    }
+  }
+
+  // An edge within procedure q (call_to_return: around a call, with no gens).
+  Flow Edge(uint32_t q, bool call_to_return) {
+    Flow f;
+    const std::vector<uint32_t>& scope = scopes_[q];
+    for (uint32_t d : scope) {
+      if (!rng_.Chance(o_.kill_rate)) f.pairs.emplace_back(d, d);
+      if (rng_.Chance(o_.pair_rate)) f.pairs.emplace_back(d, Any(q));
+      if (!call_to_return && rng_.Chance(o_.gen_rate)) f.pairs.emplace_back(kZeroFact, d);
+    }
+    f.Normalize();
+    return f;
+  }
+
+  // From procedure `from`'s facts to procedure `to`'s: the shared facts, and per fact of `from`
+  // a mapping to one of `to` (an argument, or a result).
+  Flow Across(uint32_t from, uint32_t to) {
+    Flow f;
+    for (uint32_t d : scopes_[from]) {
+      if (in_scope_[to][d]) f.pairs.emplace_back(d, d);
+      if (rng_.Chance(o_.pair_rate)) f.pairs.emplace_back(d, Any(to));
+    }
+    f.Normalize();
+    return f;
+  }
+
+ private:
+  uint32_t Any(uint32_t q) { return scopes_[q][rng_.Below(scopes_[q].size())]; }
+
+  Random& rng_;
+  const GeneratorOptions& o_;
+  std::vector<std::vector<uint32_t>> scopes_;
+  std::vector<std::vector<bool>> in_scope_;
+};
+
 }  // namespace
 
 absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
@@ -77,11 +133,24 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
   // listing about (gen_rate + kill_rate + 2 pair_rate) x facts facts.
   const double flows = static_cast<double>(uint64_t{o.procedures} * body) *
                        (3 + (o.call_density > 0 ? 2.0 * o.max_callees : 0.0));
-  const double per_flow = (o.facts + 1.0) * (o.gen_rate + o.kill_rate + 2 * o.pair_rate) + 2;
+  // (In the front-end shape, about a pair per fact in scope, and the rates' on top.)
+  const double per_flow =
+      o.front_end_shape
+          ? std::min(o.scope, o.facts) * (1 + o.gen_rate + 2 * o.pair_rate) + 2
+          : (o.facts + 1.0) * (o.gen_rate + o.kill_rate + 2 * o.pair_rate) + 2;
   if (flows * per_flow > kMaxGeneratedFlowFacts) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "these options can make %.3g flow-function entries, more than the generator's %d",
         flows * per_flow, kMaxGeneratedFlowFacts));
+  }
+  if (o.front_end_shape && (o.scope == 0 || o.facts == 0)) {
+    return absl::InvalidArgumentError("the front-end shape needs facts and a scope of 1 or more");
+  }
+  if (o.front_end_shape &&
+      uint64_t{o.procedures} * (uint64_t{o.facts} + 1) > kMaxGeneratedFlowFacts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d procedures' scopes over %d facts are more than the generator's %d entries",
+        o.procedures, o.facts + 1, kMaxGeneratedFlowFacts));
   }
   Random rng(o.seed);
   Problem p;
@@ -111,8 +180,20 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
     }
     p.procedures.push_back(Procedure{name, body.front(), body.back()});
   }
-  const auto add_flow = [&]() {
-    p.flows.push_back(RandomFlow(rng, o, facts));
+  std::optional<ScopedFlows> scoped;
+  if (o.front_end_shape) scoped.emplace(rng, o, facts, o.procedures);
+  // Flow `kind` of procedure q (to `other`, for a call or a return).
+  enum class Kind { kEdge, kCallToReturn, kCall, kReturn };
+  const auto add_flow = [&](Kind kind, uint32_t q, uint32_t other) {
+    if (!scoped.has_value()) {
+      p.flows.push_back(RandomFlow(rng, o, facts));
+    } else if (kind == Kind::kCall) {
+      p.flows.push_back(scoped->Across(q, other));
+    } else if (kind == Kind::kReturn) {
+      p.flows.push_back(scoped->Across(other, q));
+    } else {
+      p.flows.push_back(scoped->Edge(q, kind == Kind::kCallToReturn));
+    }
     return static_cast<uint32_t>(p.flows.size() - 1);
   };
   for (uint32_t q = 0; q < o.procedures; ++q) {
@@ -121,8 +202,12 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
       const uint32_t n = body[i];
       const uint32_t next = body[i + 1];
       // Call sites: not at the start (the start stays a plain entry), the next node returns.
-      if (i > 0 && rng.Chance(o.call_density)) {
-        CallSite call{.call = n, .return_site = next, .call_to_return_flow = add_flow()};
+      // In the front-end shape main is a driver, a call at every node of its body, so that
+      // what the problem reaches does not hang on a few draws.
+      const double call_chance = o.front_end_shape && q == 0 ? 1.0 : o.call_density;
+      if (i > 0 && rng.Chance(call_chance)) {
+        CallSite call{.call = n, .return_site = next,
+                      .call_to_return_flow = add_flow(Kind::kCallToReturn, q, q)};
         const uint32_t callees = 1 + static_cast<uint32_t>(rng.Below(o.max_callees));
         for (uint32_t c = 0; c < callees; ++c) {
           // Without recursion calls go "down" (to later procedures), which keeps the call
@@ -133,18 +218,19 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
           } else {
             target = q + 1 + static_cast<uint32_t>(rng.Below(reachable - q - 1));
           }
-          call.callees.push_back(Callee{target, add_flow(), add_flow()});
+          const uint32_t call_flow = add_flow(Kind::kCall, q, target);
+          call.callees.push_back(Callee{target, call_flow, add_flow(Kind::kReturn, q, target)});
         }
         p.call_sites.push_back(std::move(call));
       } else {
-        p.edges.push_back(Edge{n, next, add_flow()});
+        p.edges.push_back(Edge{n, next, add_flow(Kind::kEdge, q, q)});
       }
       if (i + 2 < body.size() && rng.Chance(o.branch)) {
         const uint32_t to = body[i + 2 + rng.Below(body.size() - i - 2)];
-        p.edges.push_back(Edge{n, to, add_flow()});
+        p.edges.push_back(Edge{n, to, add_flow(Kind::kEdge, q, q)});
       }
       if (i > 0 && rng.Chance(o.loop)) {
-        p.edges.push_back(Edge{n, body[1 + rng.Below(i)], add_flow()});
+        p.edges.push_back(Edge{n, body[1 + rng.Below(i)], add_flow(Kind::kEdge, q, q)});
       }
     }
   }

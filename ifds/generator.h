@@ -28,6 +28,16 @@ struct GeneratorOptions {
   double branch = 0.25;               // chance of an extra forward edge (a branch) per node
   double loop = 0.05;                 // chance of a back edge (a loop) per node
   uint32_t seeds = 1;                 // facts seeded at main's start (the zero fact first)
+  // Flows as a front end lists them: every mapping an explicit pair (no id, kill or gen), over
+  // the facts in scope of a procedure (`scope` facts each, drawn at random): an edge's flow
+  // maps each fact in scope to itself unless killed (kill_rate), to another fact in scope
+  // (pair_rate) and generates one from the zero fact (gen_rate, per fact in scope); a call
+  // passes the facts its callee shares with it and, per fact, an argument (pair_rate) to a
+  // fact of the callee's scope; a return maps the shared facts back and the callee's facts to
+  // the caller's result (pair_rate); a call-to-return edge passes the caller's facts around.
+  // Such problems carry many more flow pairs per path edge than the compact form.
+  bool front_end_shape = false;
+  uint32_t scope = 8;
 };
 
 // The largest problems the generator makes: a bound that fits in memory, checked up front.

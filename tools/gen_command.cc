@@ -23,6 +23,10 @@ ABSL_FLAG(double, gen_rate, 0.08, "gen: per fact, chance a flow generates it");
 ABSL_FLAG(double, kill_rate, 0.05, "gen: per fact, chance an identity flow kills it");
 ABSL_FLAG(double, pair_rate, 0.03, "gen: explicit fact mappings per fact");
 ABSL_FLAG(uint32_t, seeds, 1, "gen: facts seeded at main's start (the zero fact first)");
+ABSL_FLAG(bool, front_end_shape, false,
+          "gen: flows as a front end lists them, explicit pairs over each procedure's facts in "
+          "scope (no id, kill or gen)");
+ABSL_FLAG(uint32_t, scope, 8, "gen: with --front-end-shape, facts in scope per procedure");
 
 namespace sluice {
 
@@ -61,6 +65,8 @@ int RunGen() {
   o.kill_rate = absl::GetFlag(FLAGS_kill_rate);
   o.pair_rate = absl::GetFlag(FLAGS_pair_rate);
   o.seeds = absl::GetFlag(FLAGS_seeds);
+  o.front_end_shape = absl::GetFlag(FLAGS_front_end_shape);
+  o.scope = absl::GetFlag(FLAGS_scope);
   absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
   if (!problem.ok()) {
     std::fprintf(stderr, "sluice gen: %s\n", std::string(problem.status().message()).c_str());

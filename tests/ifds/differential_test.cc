@@ -107,6 +107,42 @@ TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnGeneratedProblems) {
   EXPECT_EQ(dispatch_->device().memory().used, 0u) << "every buffer is freed";
 }
 
+// Problems shaped as a front end emits them (explicit pairs over each procedure's facts in
+// scope) agree too, and carry the flow pairs per path edge that shape is for.
+TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnFrontEndShapedProblems) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    GeneratorOptions o;
+    o.seed = seed;
+    o.front_end_shape = true;
+    o.procedures = 1 + static_cast<uint32_t>((seed * 7) % 40);
+    o.facts = 1 + static_cast<uint32_t>((seed * 11) % 24);
+    o.scope = 1 + static_cast<uint32_t>(seed % 10);
+    o.recursion = seed % 2 == 0 ? 0.0 : 0.5;
+    ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+    for (const Flow& flow : problem.flows) {
+      ASSERT_FALSE(flow.identity) << "seed " << seed;
+      ASSERT_TRUE(flow.kills.empty() && flow.gens.empty()) << "seed " << seed;
+    }
+    ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem));
+    ASSERT_EQ(got, SolveReference(problem)) << "seed " << seed;
+  }
+  GeneratorOptions o;
+  o.seed = 3;
+  o.front_end_shape = true;
+  o.procedures = 2000;
+  o.facts = 32;
+  ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+  uint64_t pairs = 0;
+  for (const Flow& flow : problem.flows) pairs += flow.pairs.size();
+  ResidentStats stats;
+  ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, {}, &stats));
+  const double per_path_edge = static_cast<double>(pairs) / static_cast<double>(stats.path_edges);
+  EXPECT_GT(per_path_edge, 1.2);
+  EXPECT_LT(per_path_edge, 2.5);
+  o.scope = 0;
+  EXPECT_THAT(Generate(o), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {
   uint32_t growths = 0;
   uint32_t partial_growths = 0;

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""End to end `sluice solve` of one generated problem, as a user runs it: the problem written
+by `sluice gen` (front-end-shaped or not), then solved from the file by the resident solver
+(in-process, `--stats --format=json`) and by the reference solver, alternated, `--repeats`
+times each; the medians are kept. One flat JSON object for bench/report.py, on stdout:
+
+  path_edges, read_bytes, flow_pairs (listed in the file, '->' counted), the resident run's
+  seconds by phase (read, compile, upload, fixed_point, results, output) and wall_seconds
+  (the process, start to exit), host_share (the wall time outside the fixed point),
+  parse_mb_per_s (read_bytes over the read phase), peak_rss_bytes and
+  rss_bytes_per_path_edge (the resident run's peak RSS), reference_wall_seconds and
+  resident_over_reference_ratio (end to end: the reference's wall time over the resident's).
+
+  end_to_end.py SLUICE_BINARY WORK_DIR [--repeats N] -- GEN_ARGS...
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(args, stderr_path=None):
+    """Runs `args` to completion: (wall seconds, peak RSS bytes); raises if it fails."""
+    err = open(stderr_path, "w") if stderr_path else subprocess.DEVNULL
+    try:
+        start = time.perf_counter()
+        child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+    finally:
+        if stderr_path:
+            err.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        detail = open(stderr_path).read()[-2000:] if stderr_path else ""
+        raise RuntimeError(f"{' '.join(args)} exited {code}\n{detail}")
+    return wall, usage.ru_maxrss * 1024  # Linux reports kilobytes
+
+
+def count_pairs(path):
+    pairs = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            pairs += block.count(b"->")
+    return pairs
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("sluice")
+    parser.add_argument("work")
+    parser.add_argument("--repeats", type=int, default=3)
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    gen = argv[split + 1:]
+    problem = os.path.join(args.work, "e2e.ifds")
+    answer = os.path.join(args.work, "e2e_answer.json")
+    stderr = os.path.join(args.work, "e2e_stderr.txt")
+    subprocess.run([args.sluice, "gen", *gen, f"--out={problem}"], check=True)
+    try:
+        pairs = count_pairs(problem)
+        resident, reference, runs = [], [], []
+        for _ in range(args.repeats):
+            wall, rss = run([args.sluice, "solve", problem, "--format=json", "--stats",
+                             f"--out={answer}"], stderr)
+            with open(answer) as f:
+                stats = json.load(f)["stats"]
+            with open(stderr) as f:
+                text = f.read()
+            # The output's own time is on stderr only ("output: 0.184 s (23.7 MiB at ...)").
+            output = re.search(r"^output: ([0-9.]+) s", text, re.MULTILINE)
+            if output is None:
+                raise RuntimeError("no output line in the solve's stderr:\n" + text[-2000:])
+            resident.append(wall)
+            runs.append((wall, rss, stats, float(output.group(1))))
+            reference.append(run([args.sluice, "solve", problem, "--solver=reference",
+                                  f"--out={os.devnull}"])[0])
+    finally:
+        for path in (problem, answer, stderr):
+            if os.path.exists(path):
+                os.remove(path)
+    # The run whose wall time is the median (its phases go together).
+    runs.sort(key=lambda r: r[0])
+    wall, rss, stats, output_seconds = runs[len(runs) // 2]
+    p = stats["phase_seconds"]
+    figures = {
+        "path_edges": stats["path_edges"],
+        "flow_pairs": pairs,
+        "read_bytes": stats["read_bytes"],
+        "read_seconds": p["read"],
+        "compile_seconds": p["compile"],
+        "upload_seconds": p["upload"],
+        "fixed_point_seconds": p["windows"] + p["growth"],
+        "results_seconds": p["results"],
+        "output_seconds": output_seconds,
+        "wall_seconds": wall,
+        "peak_rss_bytes": rss,
+        "reference_wall_seconds": statistics.median(reference),
+    }
+    edges = max(1, figures["path_edges"])
+    figures["host_share"] = (wall - figures["fixed_point_seconds"]) / wall
+    figures["parse_mb_per_s"] = (figures["read_bytes"] / figures["read_seconds"] / 1e6
+                                 if figures["read_seconds"] > 0 else 0)
+    figures["rss_bytes_per_path_edge"] = rss / edges
+    figures["flow_pairs_per_path_edge"] = pairs / edges
+    figures["text_bytes_per_path_edge"] = figures["read_bytes"] / edges
+    figures["resident_over_reference_ratio"] = figures["reference_wall_seconds"] / wall
+    json.dump(figures, sys.stdout, indent=2, sort_keys=True)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
