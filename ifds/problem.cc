@@ -1,14 +1,18 @@
 #include "sluice/ifds/problem.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/strings/str_format.h"
 
 namespace sluice::ifds {
 namespace {
 
+// Lists written by a program (WriteText, a front end) usually come sorted and unique already:
+// one pass finds that, and the sort is for the rest.
 template <class T>
 void SortUnique(std::vector<T>* v) {
+  if (std::adjacent_find(v->begin(), v->end(), std::greater_equal<T>()) == v->end()) return;
   std::sort(v->begin(), v->end());
   v->erase(std::unique(v->begin(), v->end()), v->end());
 }

@@ -1,10 +1,14 @@
 #include "sluice/ifds/text_format.h"
 
+#include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,18 +18,29 @@ namespace sluice::ifds {
 namespace {
 
 // Names are ASCII letters, digits and punctuation below, or UTF-8 (bytes >= 0x80, checked to
-// form valid sequences).
+// form valid sequences). Each byte's class, looked up once per byte.
+enum CharClass : uint8_t { kOther, kName, kHigh, kBlank, kNewline, kComment, kPunct };
+
+constexpr std::array<uint8_t, 256> MakeClasses() {
+  std::array<uint8_t, 256> c{};
+  for (int b = 'a'; b <= 'z'; ++b) c[b] = kName;
+  for (int b = 'A'; b <= 'Z'; ++b) c[b] = kName;
+  for (int b = '0'; b <= '9'; ++b) c[b] = kName;
+  for (char b : std::string_view("_.$:@'<>[]/+*!?~^&|%=-")) c[static_cast<uint8_t>(b)] = kName;
+  for (int b = 0x80; b <= 0xff; ++b) c[b] = kHigh;
+  c[' '] = c['\t'] = c['\r'] = kBlank;
+  c['\n'] = kNewline;
+  c['#'] = kComment;
+  c['{'] = c['}'] = c[','] = kPunct;
+  return c;
+}
+constexpr std::array<uint8_t, 256> kClasses = MakeClasses();
+
+uint8_t ClassOf(char c) { return kClasses[static_cast<uint8_t>(c)]; }
+
 bool IsNameChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  if (static_cast<unsigned char>(c) >= 0x80) return true;
-  switch (c) {
-    case '_': case '.': case '$': case ':': case '@': case '\'': case '<': case '>':
-    case '[': case ']': case '/': case '+': case '*': case '!': case '?': case '~':
-    case '^': case '&': case '|': case '%': case '=': case '-':
-      return true;
-    default:
-      return false;
-  }
+  const uint8_t k = ClassOf(c);
+  return k == kName || k == kHigh;
 }
 
 // Length of the valid UTF-8 sequence at the start of `s`, or 0. Valid as RFC 3629 has it:
@@ -88,6 +103,99 @@ struct Cursor {
   size_t line_start = 0;
 };
 
+// Abseil's string hash (std::string_view keys would fall back to std::hash, slower).
+struct NameHash {
+  size_t operator()(std::string_view name) const {
+    return absl::Hash<absl::string_view>{}(absl::string_view(name.data(), name.size()));
+  }
+};
+
+// Names to ids for the second pass, where every statement looks several up: a name of at most
+// 16 bytes is two words (zero-padded: names hold no NUL byte) in an open-addressed table, found
+// with one multiply and one cache line, never reading the name's declaration; longer names are
+// in a map of their own.
+class NameIndex {
+ public:
+  using Map = absl::flat_hash_map<std::string_view, uint32_t, NameHash>;
+
+  // Every name of `map`; `text` is where the names looked up lie (a name in it is read in
+  // place).
+  NameIndex(const Map& map, std::string_view text) : text_end_(text.data() + text.size()) {
+    size_t size = 16;
+    while (size < map.size() + map.size() / 3) size *= 2;  // at most 3/4 full
+    shift_ = 64 - static_cast<int>(__builtin_ctzll(size));
+    slots_.assign(size, Slot{0, 0, kEmpty});
+    for (const auto& [name, id] : map) {
+      uint64_t lo, hi;
+      if (!Words(name, &lo, &hi, /*in_text=*/false)) {
+        long_.emplace(name, id);
+        continue;
+      }
+      size_t at = Place(lo, hi);
+      while (slots_[at].id != kEmpty) at = (at + 1) & (slots_.size() - 1);
+      slots_[at] = Slot{lo, hi, id};
+    }
+  }
+
+  // The id of `name`, if any.
+  bool Find(std::string_view name, uint32_t* id) const {
+    uint64_t lo, hi;
+    if (!Words(name, &lo, &hi)) {
+      auto it = long_.find(name);
+      if (it == long_.end()) return false;
+      *id = it->second;
+      return true;
+    }
+    for (size_t at = Place(lo, hi);; at = (at + 1) & (slots_.size() - 1)) {
+      const Slot& slot = slots_[at];
+      if (slot.id == kEmpty) return false;
+      if (slot.lo == lo && slot.hi == hi) {
+        *id = slot.id;
+        return true;
+      }
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = ~uint32_t{0};
+  struct Slot {
+    uint64_t lo, hi;
+    uint32_t id;
+  };
+  // The name's bytes in two words. A name in the text with 16 bytes after its start (every
+  // name but those at the very end) is loaded in two unaligned words and masked, with no copy.
+  bool Words(std::string_view name, uint64_t* lo, uint64_t* hi, bool in_text = true) const {
+    const size_t size = name.size();
+    if (size == 0 || size > 16) return false;
+    static_assert(std::endian::native == std::endian::little, "names load as little-endian");
+    if (in_text && text_end_ - name.data() >= 16) {
+      std::memcpy(lo, name.data(), 8);
+      std::memcpy(hi, name.data() + 8, 8);
+      *lo &= Mask(size);
+      *hi = size > 8 ? *hi & Mask(size - 8) : 0;
+      return true;
+    }
+    char bytes[16] = {};
+    std::memcpy(bytes, name.data(), size);
+    std::memcpy(lo, bytes, 8);
+    std::memcpy(hi, bytes + 8, 8);
+    return true;
+  }
+  // The low `bytes` bytes of a word (1 to 8).
+  static uint64_t Mask(size_t bytes) {
+    return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
+  }
+  size_t Place(uint64_t lo, uint64_t hi) const {
+    return static_cast<size_t>(((lo ^ (hi * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL) >>
+                               shift_);
+  }
+
+  const char* const text_end_;
+  int shift_ = 60;
+  std::vector<Slot> slots_;
+  Map long_;
+};
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view filename) : text_(text), file_(filename) {}
@@ -103,6 +211,21 @@ class Parser {
   }
   // Reads the next statement into `out` (skipping blank and comment lines); false at the end.
   absl::StatusOr<bool> NextStatement(Cursor* cursor, Statement* out) const;
+  // Moves past the next statement without tokenizing it, if the pass has nothing to do with it:
+  // in the first pass (`declarations`) an edge, call, callee or seed (counted, to size the
+  // second pass's lists); in the second, a declaration. False (the cursor past blank and
+  // comment lines only) when NextStatement must read it.
+  bool Skip(Cursor* cursor, bool declarations);
+  // The second pass's fast way for the statements that fill files (edge, call and callee) in
+  // plain ASCII: read straight from the text, committed only once the whole line is read.
+  // False (nothing changed) for anything else, and for any line that would be an error:
+  // NextStatement and Connect read those and say what is wrong.
+  bool FastConnect(Cursor* cursor);
+  // Within FastConnect, moving `*i` past what they read: the ASCII name at `*i` (empty if
+  // none), blanks, and a flow function into `flow` (false if it is not one the fast way reads).
+  std::string_view FastName(size_t* i) const;
+  void FastBlanks(size_t* i) const;
+  bool FastFlow(size_t* i, Flow* flow) const;
 
   // Builder helpers; `i` walks a statement's tokens.
   absl::StatusOr<std::string_view> Name(const Statement& s, size_t* i, const char* what) const;
@@ -119,51 +242,280 @@ class Parser {
   const std::string_view text_;
   const std::string_view file_;
   Problem problem_;
-  absl::flat_hash_map<std::string_view, uint32_t> facts_, nodes_, procs_;
+  absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, nodes_, procs_;
+  // The second pass's lookups, built once every fact and node is declared (nodes_ is then
+  // cleared: the index holds what the second pass needs).
+  std::optional<NameIndex> fact_index_, node_index_;
   std::optional<Token> zero_;
   bool facts_declared_ = false;
   std::vector<std::optional<Token>> call_site_at_;  // per node: where its call site was given
   std::vector<int64_t> call_site_index_;            // per node: index into call_sites or -1
+  // Statements the first pass skipped, by kind.
+  struct {
+    uint64_t edges = 0, calls = 0, callees = 0;
+  } counts_;
+  // A flow function's lists as they are read (reused, so reading one allocates nothing).
+  Flow scratch_, scratch_return_;
+  // The first pass skips connecting statements without tokenizing them; if the parse then
+  // fails, the first of them that does not tokenize and starts before unread_until_ (where the
+  // first pass was) is the error, as it would have been had the first pass read everything.
+  bool skipped_unread_ = false;
+  size_t unread_until_ = 0;
+  absl::StatusOr<Problem> ParseStatements();
 };
 
 absl::StatusOr<bool> Parser::NextStatement(Cursor* cursor, Statement* out) const {
   out->clear();
-  size_t& i = cursor->i;
+  const char* const t = text_.data();
+  const size_t n = text_.size();
+  size_t i = cursor->i;
   const auto column = [&](size_t at) { return static_cast<uint32_t>(at - cursor->line_start + 1); };
-  while (i < text_.size()) {
-    const char c = text_[i];
+  const auto arrow_at = [&](size_t at) { return t[at] == '-' && at + 1 < n && t[at + 1] == '>'; };
+  while (i < n) {
+    const char c = t[i];
     const uint32_t line = cursor->line;
-    if (c == '\n') {
-      ++cursor->line;
-      cursor->line_start = ++i;
-      if (!out->empty()) return true;
-    } else if (c == ' ' || c == '\t' || c == '\r') {
-      ++i;
-    } else if (c == '#') {
-      while (i < text_.size() && text_[i] != '\n') ++i;
-    } else if (c == '{' || c == '}' || c == ',') {
-      out->push_back(Token{c == '{' ? Kind::kOpen : c == '}' ? Kind::kClose : Kind::kComma,
-                           text_.substr(i, 1), line, column(i)});
-      ++i;
-    } else if (c == '-' && i + 1 < text_.size() && text_[i + 1] == '>') {
-      out->push_back(Token{Kind::kArrow, text_.substr(i, 2), line, column(i)});
-      i += 2;
-    } else if (IsNameChar(c)) {
-      const size_t begin = i;
-      while (i < text_.size() && IsNameChar(text_[i]) &&
-             !(text_[i] == '-' && i + 1 < text_.size() && text_[i + 1] == '>')) {
+    switch (ClassOf(c)) {
+      case kNewline:
+        ++cursor->line;
+        cursor->line_start = ++i;
+        if (!out->empty()) {
+          cursor->i = i;
+          return true;
+        }
+        break;
+      case kBlank:
         ++i;
+        break;
+      case kComment: {
+        const void* newline = std::memchr(t + i, '\n', n - i);
+        i = newline == nullptr ? n : static_cast<size_t>(static_cast<const char*>(newline) - t);
+        break;
       }
-      const std::string_view name = text_.substr(begin, i - begin);
-      if (!IsValidUtf8(name)) return Error(line, column(begin), "a name is not valid UTF-8");
-      out->push_back(Token{Kind::kName, name, line, column(begin)});
-    } else {
-      return Error(line, column(i),
-                   absl::StrFormat("unexpected character '%s'",
-                                   absl::CHexEscape(absl::string_view(&text_[i], 1))));
+      case kPunct:
+        out->push_back(Token{c == '{' ? Kind::kOpen : c == '}' ? Kind::kClose : Kind::kComma,
+                             text_.substr(i, 1), line, column(i)});
+        ++i;
+        break;
+      case kName:
+      case kHigh: {
+        if (arrow_at(i)) {
+          out->push_back(Token{Kind::kArrow, text_.substr(i, 2), line, column(i)});
+          i += 2;
+          break;
+        }
+        const size_t begin = i;
+        bool high = false;
+        for (; i < n; ++i) {
+          const uint8_t k = ClassOf(t[i]);
+          if (k == kHigh) {
+            high = true;
+          } else if (k != kName || arrow_at(i)) {
+            break;
+          }
+        }
+        const std::string_view name = text_.substr(begin, i - begin);
+        if (high && !IsValidUtf8(name)) {
+          return Error(line, column(begin), "a name is not valid UTF-8");
+        }
+        out->push_back(Token{Kind::kName, name, line, column(begin)});
+        break;
+      }
+      default:
+        return Error(line, column(i),
+                     absl::StrFormat("unexpected character '%s'",
+                                     absl::CHexEscape(absl::string_view(&t[i], 1))));
     }
   }
+  cursor->i = i;
   return !out->empty();
+}
+
+bool Parser::Skip(Cursor* cursor, bool declarations) {
+  const char* const t = text_.data();
+  const size_t n = text_.size();
+  size_t i = cursor->i;
+  // Blank and comment lines first, as NextStatement skips them.
+  for (;;) {
+    while (i < n && ClassOf(t[i]) == kBlank) ++i;
+    if (i >= n) return false;
+    if (t[i] == '#') {
+      const void* newline = std::memchr(t + i, '\n', n - i);
+      i = newline == nullptr ? n : static_cast<size_t>(static_cast<const char*>(newline) - t);
+    }
+    if (i >= n || t[i] != '\n') break;
+    ++cursor->line;
+    cursor->line_start = ++i;
+    cursor->i = i;
+  }
+  const size_t begin = i;
+  while (i < n && ClassOf(t[i]) == kName && t[i] != '-') ++i;
+  const std::string_view head = text_.substr(begin, i - begin);
+  if (i < n && ClassOf(t[i]) != kBlank && ClassOf(t[i]) != kNewline &&
+      ClassOf(t[i]) != kComment && ClassOf(t[i]) != kPunct) {
+    return false;
+  }
+  const bool connects = head == "edge" || head == "call" || head == "callee" || head == "seed";
+  const bool declares = head == "procedure" || head == "nodes" || head == "facts" ||
+                        head == "zero" || head == "ifds";
+  if (declarations ? !connects : !declares) return false;
+  // Unread: the first pass's skipped lines are tokenized only if the parse fails (Parse), the
+  // second pass's were read in full by the first.
+  skipped_unread_ = skipped_unread_ || declarations;
+  const void* newline = std::memchr(t + i, '\n', n - i);
+  if (newline == nullptr) {
+    cursor->i = n;
+  } else {
+    cursor->i = static_cast<size_t>(static_cast<const char*>(newline) - t) + 1;
+    ++cursor->line;
+    cursor->line_start = cursor->i;
+  }
+  if (declarations) {
+    if (head == "edge") ++counts_.edges;
+    if (head == "call") ++counts_.calls;
+    if (head == "callee") ++counts_.callees;
+  }
+  return true;
+}
+
+std::string_view Parser::FastName(size_t* i) const {
+  const char* const t = text_.data();
+  const size_t n = text_.size();
+  const size_t begin = *i;
+  size_t at = begin;
+  while (at < n && ClassOf(t[at]) == kName &&
+         !(t[at] == '-' && at + 1 < n && t[at + 1] == '>')) {
+    ++at;
+  }
+  // A byte past ASCII may continue the name: the slow way reads it.
+  if (at < n && ClassOf(t[at]) == kHigh) return {};
+  *i = at;
+  return text_.substr(begin, at - begin);
+}
+
+void Parser::FastBlanks(size_t* i) const {
+  while (*i < text_.size() && ClassOf(text_[*i]) == kBlank) ++*i;
+}
+
+bool Parser::FastFlow(size_t* i, Flow* flow) const {
+  const char* const t = text_.data();
+  const size_t n = text_.size();
+  FastBlanks(i);
+  if (*i >= n || t[*i] != '{') return false;
+  ++*i;
+  flow->identity = false;
+  flow->kills.clear();
+  flow->gens.clear();
+  flow->pairs.clear();
+  for (bool first = true;; first = false) {
+    FastBlanks(i);
+    if (*i < n && t[*i] == '}') {
+      ++*i;
+      break;
+    }
+    if (!first) {
+      if (*i >= n || t[*i] != ',') return false;
+      ++*i;
+      FastBlanks(i);
+    }
+    const std::string_view word = FastName(i);
+    if (word.empty()) return false;
+    FastBlanks(i);
+    // A keyword is never followed by '->': before one, "id", "kill" and "gen" are facts.
+    if (*i + 1 < n && t[*i] == '-' && t[*i + 1] == '>') {
+      *i += 2;
+      FastBlanks(i);
+      uint32_t a, b;
+      if (!fact_index_->Find(word, &a) || !fact_index_->Find(FastName(i), &b)) return false;
+      flow->pairs.emplace_back(a, b);
+    } else if (word == "id") {
+      flow->identity = true;
+    } else if (word == "kill" || word == "gen") {
+      uint32_t d;
+      if (!fact_index_->Find(FastName(i), &d)) return false;
+      if (word[0] == 'k') {
+        if (d == kZeroFact) return false;
+        flow->kills.push_back(d);
+      } else {
+        flow->gens.push_back(d);
+      }
+    } else {
+      return false;
+    }
+  }
+  flow->Normalize();
+  return true;
+}
+
+bool Parser::FastConnect(Cursor* cursor) {
+  const char* const t = text_.data();
+  const size_t n = text_.size();
+  size_t i = cursor->i;
+  const auto node = [&](uint32_t* id) {
+    FastBlanks(&i);
+    const std::string_view name = FastName(&i);
+    if (name.empty()) return false;
+    return node_index_->Find(name, id);
+  };
+  const auto keyword = [&](std::string_view word) {
+    FastBlanks(&i);
+    return FastName(&i) == word;
+  };
+  // The rest of the line: blanks and a comment at most.
+  const auto end = [&] {
+    FastBlanks(&i);
+    if (i < n && t[i] == '#') {
+      const void* newline = std::memchr(t + i, '\n', n - i);
+      i = newline == nullptr ? n : static_cast<size_t>(static_cast<const char*>(newline) - t);
+    }
+    return i >= n || t[i] == '\n';
+  };
+  FastBlanks(&i);
+  const size_t head_at = i;
+  const std::string_view head = FastName(&i);
+  uint32_t a, b;
+  if (head == "edge") {
+    if (!node(&a) || !node(&b) ||
+        problem_.node_procedure[a] != problem_.node_procedure[b] ||
+        !FastFlow(&i, &scratch_) || !end()) {
+      return false;
+    }
+    problem_.flows.push_back(scratch_);  // copies at the lists' exact sizes
+    problem_.edges.push_back(Edge{a, b, static_cast<uint32_t>(problem_.flows.size() - 1)});
+  } else if (head == "call") {
+    if (!node(&a) || call_site_index_[a] >= 0 || !keyword("returns") || !node(&b) ||
+        problem_.node_procedure[a] != problem_.node_procedure[b] ||
+        !FastFlow(&i, &scratch_) || !end()) {
+      return false;
+    }
+    problem_.flows.push_back(scratch_);
+    call_site_at_[a] = Token{Kind::kName, head, cursor->line,
+                             static_cast<uint32_t>(head_at - cursor->line_start + 1)};
+    call_site_index_[a] = static_cast<int64_t>(problem_.call_sites.size());
+    problem_.call_sites.push_back(
+        CallSite{.call = a, .return_site = b,
+                 .call_to_return_flow = static_cast<uint32_t>(problem_.flows.size() - 1)});
+  } else if (head == "callee") {
+    if (!node(&a) || call_site_index_[a] < 0) return false;
+    FastBlanks(&i);
+    auto procedure = procs_.find(FastName(&i));
+    if (procedure == procs_.end() || !keyword("call") || !FastFlow(&i, &scratch_) ||
+        !keyword("return") || !FastFlow(&i, &scratch_return_) || !end()) {
+      return false;
+    }
+    problem_.flows.push_back(scratch_);
+    problem_.flows.push_back(scratch_return_);
+    const uint32_t call_flow = static_cast<uint32_t>(problem_.flows.size() - 2);
+    problem_.call_sites[call_site_index_[a]].callees.push_back(
+        Callee{procedure->second, call_flow, call_flow + 1});
+  } else {
+    return false;
+  }
+  cursor->i = i < n ? i + 1 : n;
+  if (i < n) {
+    ++cursor->line;
+    cursor->line_start = cursor->i;
+  }
+  return true;
 }
 
 absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
@@ -182,6 +534,10 @@ absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
 }
 
 absl::Status Parser::Keyword(const Statement& s, size_t* i, std::string_view word) const {
+  if (*i < s.size() && s[*i].kind == Kind::kName && s[*i].text == word) {
+    ++*i;
+    return absl::OkStatus();
+  }
   const std::string expected = absl::StrFormat("'%s'", word);
   absl::StatusOr<std::string_view> name = Name(s, i, expected.c_str());
   if (!name.ok()) return name.status();
@@ -199,17 +555,21 @@ absl::Status Parser::End(const Statement& s, size_t i) const {
 absl::StatusOr<uint32_t> Parser::Fact(const Statement& s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a fact");
   if (!name.ok()) return name.status();
-  auto it = facts_.find(*name);
-  if (it == facts_.end()) return Error(s[*i - 1], absl::StrFormat("unknown fact '%s'", *name));
-  return it->second;
+  uint32_t id;
+  if (!fact_index_->Find(*name, &id)) {
+    return Error(s[*i - 1], absl::StrFormat("unknown fact '%s'", *name));
+  }
+  return id;
 }
 
 absl::StatusOr<uint32_t> Parser::Node(const Statement& s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a node");
   if (!name.ok()) return name.status();
-  auto it = nodes_.find(*name);
-  if (it == nodes_.end()) return Error(s[*i - 1], absl::StrFormat("unknown node '%s'", *name));
-  return it->second;
+  uint32_t id;
+  if (!node_index_->Find(*name, &id)) {
+    return Error(s[*i - 1], absl::StrFormat("unknown node '%s'", *name));
+  }
+  return id;
 }
 
 absl::StatusOr<uint32_t> Parser::Proc(const Statement& s, size_t* i) const {
@@ -228,7 +588,11 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
     return Error(at, "expected a flow function '{ ... }'");
   }
   ++*i;
-  Flow flow;
+  Flow& flow = scratch_;
+  flow.identity = false;
+  flow.kills.clear();
+  flow.gens.clear();
+  flow.pairs.clear();
   bool first = true;
   while (*i < s.size() && s[*i].kind != Kind::kClose) {
     if (!first) {
@@ -253,8 +617,8 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
         flow.gens.push_back(*d);
       }
     } else {
-      auto from = facts_.find(*word);
-      if (from == facts_.end()) {
+      uint32_t from;
+      if (!fact_index_->Find(*word, &from)) {
         return Error(at, absl::StrFormat("unknown fact '%s' (or expected id, kill, gen)", *word));
       }
       if (*i >= s.size() || s[*i].kind != Kind::kArrow) {
@@ -263,13 +627,13 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
       ++*i;
       absl::StatusOr<uint32_t> to = Fact(s, i);
       if (!to.ok()) return to.status();
-      flow.pairs.emplace_back(from->second, *to);
+      flow.pairs.emplace_back(from, *to);
     }
   }
   if (*i >= s.size()) return Error(s.back(), "expected '}' to close the flow function");
   ++*i;
   flow.Normalize();
-  problem_.flows.push_back(std::move(flow));
+  problem_.flows.push_back(flow);  // copies at the lists' exact sizes
   return static_cast<uint32_t>(problem_.flows.size() - 1);
 }
 
@@ -446,6 +810,18 @@ absl::Status Parser::Connect(const Statement& s) {
 }
 
 absl::StatusOr<Problem> Parser::Parse() {
+  absl::StatusOr<Problem> parsed = ParseStatements();
+  if (parsed.ok() || !skipped_unread_) return parsed;
+  Statement s;
+  for (Cursor cursor; cursor.i < unread_until_;) {
+    absl::StatusOr<bool> more = NextStatement(&cursor, &s);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+  }
+  return parsed;
+}
+
+absl::StatusOr<Problem> Parser::ParseStatements() {
   // First pass: declarations, checking every statement as it is read, so a file that is not a
   // problem fails at its first bad line. A 'nodes' statement that comes before its procedure is
   // declared is read again once every procedure is known (so its errors come after the other
@@ -453,6 +829,8 @@ absl::StatusOr<Problem> Parser::Parse() {
   Statement s;
   std::vector<Cursor> later;
   for (Cursor cursor;;) {
+    if (Skip(&cursor, /*declarations=*/true)) continue;
+    unread_until_ = cursor.i;
     const Cursor at = cursor;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
     if (!more.ok()) return more.status();
@@ -464,6 +842,7 @@ absl::StatusOr<Problem> Parser::Parse() {
     }
     if (absl::Status d = Declare(s); !d.ok()) return d;
   }
+  unread_until_ = text_.size();
   for (Cursor cursor : later) {
     if (absl::StatusOr<bool> more = NextStatement(&cursor, &s); !more.ok()) return more.status();
     if (absl::Status d = Declare(s); !d.ok()) return d;
@@ -474,8 +853,15 @@ absl::StatusOr<Problem> Parser::Parse() {
   }
   call_site_at_.assign(problem_.node_names.size(), std::nullopt);
   call_site_index_.assign(problem_.node_names.size(), -1);
+  fact_index_.emplace(facts_, text_);
+  node_index_.emplace(nodes_, text_);
+  nodes_ = {};
+  problem_.edges.reserve(counts_.edges);
+  problem_.call_sites.reserve(counts_.calls);
+  problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees);
   // Second pass over the same text (it tokenized cleanly the first time).
   for (Cursor cursor;;) {
+    if (Skip(&cursor, /*declarations=*/false) || FastConnect(&cursor)) continue;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
     if (!more.ok()) return more.status();
     if (!*more) break;

@@ -74,6 +74,50 @@ TEST(TextFormatTest, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(ErrorOf("facts \xff\n"), "in.ifds:1:7: a name is not valid UTF-8");
 }
 
+// The reader takes a fast way through the statements that fill files (the first pass skips
+// edges, calls and callees unread; the second reads plain ASCII ones straight from the text),
+// and every error stays the one a statement-by-statement reading gives, at the same place.
+TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
+  // A line the first pass skipped that does not tokenize comes before a later declaration's
+  // error, and before any error of the second pass.
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {id} \x01\nprocedure m start a exit b\n"),
+            "in.ifds:2:15: unexpected character '\\x01'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s x {}\ncall s returns e {} \x02\n"),
+            "in.ifds:3:21: unexpected character '\\x02'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {id}\nedge s e {\xc3}\n"),
+            "in.ifds:3:11: a name is not valid UTF-8");
+  // A declaration's error before the bad line is still first.
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\nprocedure m start a exit b\nedge s e {\x01}\n"),
+            "in.ifds:2:11: procedure 'm' is declared twice");
+  // Each statement the fast way reads, wrong in each way it can be, errs as before.
+  const std::string head = "facts a b\nprocedure m start s exit e\nnodes m n\nprocedure p start t exit u\n";
+  EXPECT_EQ(ErrorOf(head + "edge s n {a -> c}\n"), "in.ifds:5:16: unknown fact 'c'");
+  EXPECT_EQ(ErrorOf(head + "edge s n {a b}\n"), "in.ifds:5:13: expected '->' after a fact");
+  EXPECT_EQ(ErrorOf(head + "edge s n {id,}\n"),
+            "in.ifds:5:14: expected 'id', 'kill', 'gen' or a fact, found '}'");
+  EXPECT_EQ(ErrorOf(head + "edge s n {id} x\n"), "in.ifds:5:15: unexpected 'x'");
+  EXPECT_EQ(ErrorOf(head + "edge s n {id # a comment\n"),
+            "in.ifds:5:11: expected '}' to close the flow function");
+  EXPECT_EQ(ErrorOf(head + "call s return n {}\n"), "in.ifds:5:8: expected 'returns', found 'return'");
+  EXPECT_EQ(ErrorOf(head + "call n returns e {}\ncall n returns e {}\ncallee n p call {} return {}\n"),
+            "in.ifds:6:6: node 'n' already has a call site (line 5)");
+  EXPECT_EQ(ErrorOf(head + "callee n p call {} return {}\n"),
+            "in.ifds:5:8: node 'n' has no call site ('call n returns ...' must come first)");
+  EXPECT_EQ(ErrorOf(head + "call n returns e {}\ncallee n q call {} return {}\n"),
+            "in.ifds:6:10: unknown procedure 'q'");
+  EXPECT_EQ(ErrorOf(head + "call n returns e {}\ncallee n p call {a -> b}\n"),
+            "in.ifds:6:25: expected 'return'");
+  // And what it reads is what the slow way reads: comments, blanks, CRLF, names like keywords.
+  ASSERT_OK_AND_ASSIGN(
+      Problem p, ParseText("facts id kill\r\nprocedure m start s exit e\r\n"
+                           "edge s e\t{ id ,kill kill,id->kill }  # note\r\nseed s 0", "in.ifds"));
+  ASSERT_EQ(p.edges.size(), 1u);
+  const Flow& flow = p.flows[p.edges[0].flow];
+  EXPECT_TRUE(flow.identity);
+  EXPECT_EQ(flow.kills, std::vector<uint32_t>{2});
+  EXPECT_EQ(flow.pairs, (std::vector<std::pair<uint32_t, uint32_t>>{{1, 2}}));
+}
+
 TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
   const std::string text =
       "call ms returns me {id}\n"
