@@ -198,7 +198,8 @@ class NameIndex {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view filename) : text_(text), file_(filename) {}
+  Parser(std::string_view text, std::string_view filename, bool fast = true)
+      : text_(text), file_(filename), fast_(fast) {}
 
   absl::StatusOr<Problem> Parse();
 
@@ -241,6 +242,7 @@ class Parser {
 
   const std::string_view text_;
   const std::string_view file_;
+  const bool fast_;  // Skip and FastConnect may read statements
   Problem problem_;
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, nodes_, procs_;
   // The second pass's lookups, built once every fact and node is declared (nodes_ is then
@@ -829,7 +831,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   Statement s;
   std::vector<Cursor> later;
   for (Cursor cursor;;) {
-    if (Skip(&cursor, /*declarations=*/true)) continue;
+    if (fast_ && Skip(&cursor, /*declarations=*/true)) continue;
     unread_until_ = cursor.i;
     const Cursor at = cursor;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
@@ -861,7 +863,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees);
   // Second pass over the same text (it tokenized cleanly the first time).
   for (Cursor cursor;;) {
-    if (Skip(&cursor, /*declarations=*/false) || FastConnect(&cursor)) continue;
+    if (fast_ && (Skip(&cursor, /*declarations=*/false) || FastConnect(&cursor))) continue;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
     if (!more.ok()) return more.status();
     if (!*more) break;
@@ -907,6 +909,13 @@ bool IsValidName(std::string_view name) {
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename) {
   return Parser(text, filename).Parse();
 }
+
+namespace internal {
+absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
+                                                      std::string_view filename) {
+  return Parser(text, filename, /*fast=*/false).Parse();
+}
+}  // namespace internal
 
 std::string WriteText(const Problem& p) {
   std::string out = "ifds 1\n";

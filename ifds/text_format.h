@@ -15,6 +15,13 @@ namespace sluice::ifds {
 // being `filename`. Never crashes on any input; the result passes Validate.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename);
 
+namespace internal {
+// ParseText without its fast way (every statement tokenized in both passes): the same result
+// and the same errors, slower. Tests compare the two.
+absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
+                                                      std::string_view filename);
+}  // namespace internal
+
 // Writes `problem` (which must pass Validate) in the text format. ParseText reads it back to an
 // equivalent problem: the same names, edges and solution (ids may be renumbered, and a flow
 // shared by several edges is written out at each).

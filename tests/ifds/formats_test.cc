@@ -260,14 +260,23 @@ TEST(FormatsTest, ParsersSurviveASeededCorpusOfMangledInputs) {
   GeneratorOptions o;
   o.procedures = 4;
   ASSERT_OK_AND_ASSIGN(Problem p, Generate(o));
-  const std::vector<std::string> texts = {kSmall, WriteText(p)};
+  o.front_end_shape = true;
+  o.facts = 6;
+  o.scope = 3;
+  ASSERT_OK_AND_ASSIGN(Problem front_end, Generate(o));
+  const std::vector<std::string> texts = {kSmall, WriteText(p), WriteText(front_end)};
   const std::vector<std::string> binaries = {WriteBinary(p), WriteBinary(p, false)};
   std::mt19937_64 rng(20261129);
   int accepted = 0, rejected = 0;
   for (int i = 0; i < 3000; ++i) {
     const std::string& base = texts[i % texts.size()];
-    absl::StatusOr<Problem> text = ParseText(Mangle(base, rng), "fuzz.ifds");
+    const std::string mangled = Mangle(base, rng);
+    absl::StatusOr<Problem> text = ParseText(mangled, "fuzz.ifds");
+    // The fast way reads exactly what a statement-by-statement reading does.
+    absl::StatusOr<Problem> slowly = internal::ParseTextStatementByStatement(mangled, "fuzz.ifds");
+    ASSERT_EQ(text.status(), slowly.status()) << mangled;
     if (text.ok()) {
+      ASSERT_EQ(WriteText(*text), WriteText(*slowly)) << mangled;
       ++accepted;
       SolveReference(*text);  // whatever parses must also be solvable
     } else {
