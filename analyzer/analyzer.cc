@@ -123,7 +123,7 @@ class ProblemBuilder {
     Seed();
     data_->stats.call_sites = static_cast<uint32_t>(problem_.call_sites.size());
     data_->stats.checks = static_cast<uint32_t>(data_->checks.size());
-    for (const ifds::Flow& flow : problem_.flows) {
+    for (const ifds::FlowView flow : problem_.flows) {
       data_->stats.flow_pairs += flow.kills.size() + flow.gens.size() + flow.pairs.size();
     }
     return ifds::Validate(problem_);

@@ -1,8 +1,14 @@
 #include "sluice/ifds/binary_format.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "absl/container/flat_hash_set.h"
@@ -72,13 +78,10 @@ std::string WriteBinary(const Problem& p, bool names) {
   std::string out(kBinaryMagic);
   PutU32(&out, kVersion);
   PutU32(&out, names ? kHasNames : 0);
-  uint64_t callees = 0, kills = 0, gens = 0, pairs = 0;
+  uint64_t callees = 0;
   for (const CallSite& c : p.call_sites) callees += c.callees.size();
-  for (const Flow& f : p.flows) {
-    kills += f.kills.size();
-    gens += f.gens.size();
-    pairs += f.pairs.size();
-  }
+  const uint64_t kills = p.flows.kill_count(), gens = p.flows.gen_count(),
+                 pairs = p.flows.pair_count();
   for (uint64_t v : {uint64_t{p.fact_names.size()}, uint64_t{p.node_names.size()},
                      uint64_t{p.procedures.size()}, uint64_t{p.flows.size()},
                      uint64_t{p.edges.size()}, uint64_t{p.call_sites.size()}, callees,
@@ -90,13 +93,13 @@ std::string WriteBinary(const Problem& p, bool names) {
     PutU32(&out, q.start);
     PutU32(&out, q.exit);
   }
-  for (const Flow& f : p.flows) {
+  for (const FlowView f : p.flows) {
     PutU32(&out, f.identity ? 1 : 0);
     PutU32(&out, static_cast<uint32_t>(f.kills.size()));
     PutU32(&out, static_cast<uint32_t>(f.gens.size()));
     PutU32(&out, static_cast<uint32_t>(f.pairs.size()));
   }
-  for (const Flow& f : p.flows) {
+  for (const FlowView f : p.flows) {
     for (uint32_t d : f.kills) PutU32(&out, d);
     for (uint32_t d : f.gens) PutU32(&out, d);
     for (const auto& [a, b] : f.pairs) {
@@ -175,13 +178,13 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
     in.U32(&q.start);
     in.U32(&q.exit);
   }
-  p.flows.resize(n[kFlows]);
   std::vector<uint32_t> sizes(n[kFlows] * 3);
+  std::vector<uint8_t> identity(n[kFlows]);
   uint64_t kills = 0, gens = 0, pairs = 0;
-  for (size_t f = 0; f < p.flows.size(); ++f) {
+  for (size_t f = 0; f < n[kFlows]; ++f) {
     in.U32(&v);
     if (v > 1) return in.Error("flow identity flag must be 0 or 1");
-    p.flows[f].identity = v == 1;
+    identity[f] = v == 1;
     in.U32(&sizes[3 * f]);
     in.U32(&sizes[3 * f + 1]);
     in.U32(&sizes[3 * f + 2]);
@@ -192,8 +195,10 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   if (kills != n[kKills] || gens != n[kGens] || pairs != n[kPairs]) {
     return in.Error("flow sizes disagree with the header's totals");
   }
-  for (size_t f = 0; f < p.flows.size(); ++f) {
-    Flow& flow = p.flows[f];
+  p.flows.reserve(n[kFlows], pairs);
+  Flow flow;
+  for (size_t f = 0; f < n[kFlows]; ++f) {
+    flow.identity = identity[f] != 0;
     flow.kills.resize(sizes[3 * f]);
     for (uint32_t& d : flow.kills) in.U32(&d);
     flow.gens.resize(sizes[3 * f + 1]);
@@ -203,6 +208,7 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
       in.U32(&a);
       in.U32(&b);
     }
+    p.flows.push_back(flow);
   }
   p.edges.resize(n[kEdges]);
   for (Edge& e : p.edges) {
@@ -270,37 +276,122 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   return p;
 }
 
+namespace {
+
+// A regular file's bytes in memory of their own: read at once into a mapping of exactly the
+// file's size (no growth, no copy) and unmapped as soon as the problem is read, so that the
+// text, as large as the problem itself, is never held beside what the solve needs.
+class MappedBytes {
+ public:
+  MappedBytes() = default;
+  MappedBytes(const MappedBytes&) = delete;
+  MappedBytes& operator=(const MappedBytes&) = delete;
+  ~MappedBytes() {
+    if (data_ != nullptr) munmap(data_, capacity_);
+  }
+  // Room for `size` bytes; false if the system has none.
+  bool Allocate(size_t size) {
+    if (size == 0) return true;
+    void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (data == MAP_FAILED) return false;
+    data_ = static_cast<char*>(data);
+    capacity_ = size;
+    return true;
+  }
+  char* data() { return data_; }
+  std::string_view view(size_t size) const { return std::string_view(data_, size); }
+
+ private:
+  char* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// The first piece of a file holds a NUL byte without the binary magic: neither format.
+bool NeitherFormat(std::string_view first_piece) {
+  return first_piece.compare(0, kBinaryMagic.size(), kBinaryMagic) != 0 &&
+         first_piece.find('\0') != std::string_view::npos;
+}
+
+constexpr size_t kPiece = size_t{1} << 20;
+
+absl::StatusOr<Problem> Parse(std::string_view bytes, const std::string& path) {
+  if (bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(bytes, path);
+  return ParseText(bytes, path);
+}
+
+}  // namespace
+
 absl::StatusOr<Problem> LoadProblem(const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: is a directory", path));
   }
+  const auto too_large = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: larger than the %d bytes a problem file may have", path, kMaxProblemFileBytes));
+  };
+  const auto neither = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: neither format: binary data without the binary format's magic", path));
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
+  struct stat info;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    // A regular file: its size is known, so it is read at once into room of that size.
+    const uint64_t size = static_cast<uint64_t>(info.st_size);
+    MappedBytes bytes;
+    if (size > kMaxProblemFileBytes) {
+      close(fd);
+      return too_large();
+    }
+    if (!bytes.Allocate(size)) {
+      close(fd);
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("%s: no memory for the file's %d bytes", path, size));
+    }
+    size_t got = 0;
+    while (got < size) {
+      const ssize_t n = read(fd, bytes.data() + got, std::min<size_t>(size - got, 1u << 30));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        close(fd);
+        return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
+      }
+      if (n == 0) break;  // the file shrank while it was read: what is there is the file
+      got += static_cast<size_t>(n);
+    }
+    close(fd);
+    if (NeitherFormat(bytes.view(std::min(got, kPiece)))) return neither();
+    return Parse(bytes.view(got), path);
+  }
   // Pipes and process substitutions work too, so the size is learned by reading: in pieces,
   // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format.
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
   std::string bytes;
-  constexpr size_t kPiece = size_t{1} << 20;
-  while (file) {
+  for (;;) {
     const size_t at = bytes.size();
     if (at > kMaxProblemFileBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: larger than the %d bytes a problem file may have", path, kMaxProblemFileBytes));
+      close(fd);
+      return too_large();
     }
     bytes.resize(at + kPiece);
-    file.read(bytes.data() + at, kPiece);
-    bytes.resize(at + static_cast<size_t>(file.gcount()));
-    if (at == 0 && bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) != 0 &&
-        bytes.find('\0') != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: neither format: binary data without the binary format's magic", path));
+    ssize_t n;
+    do {
+      n = read(fd, bytes.data() + at, kPiece);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      close(fd);
+      return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
     }
+    bytes.resize(at + static_cast<size_t>(n));
+    if (at == 0 && NeitherFormat(bytes)) {
+      close(fd);
+      return neither();
+    }
+    if (n == 0) break;
   }
-  if (file.bad()) {
-    return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
-  }
-  if (bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(bytes, path);
-  return ParseText(bytes, path);
+  close(fd);
+  return Parse(bytes, path);
 }
 
 }  // namespace sluice::ifds

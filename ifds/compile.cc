@@ -23,114 +23,137 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
         "the device solver takes at most %d nodes and procedures (the problem has %d and %d)",
         kMaxId, nodes, p.procedures.size()));
   }
-  std::array<std::vector<uint32_t>, GraphLayout::kNumSections> sections;
-
-  // Intraprocedural edges: normal edges and call-to-return edges, grouped by source node.
-  std::vector<std::array<uint32_t, 3>> intra;
-  intra.reserve(p.edges.size() + p.call_sites.size());
-  for (const Edge& e : p.edges) intra.push_back({e.from, e.to, e.flow});
-  for (const CallSite& c : p.call_sites) {
-    intra.push_back({c.call, c.return_site, c.call_to_return_flow});
-  }
-  std::stable_sort(intra.begin(), intra.end(),
-                   [](const auto& a, const auto& b) { return a[0] < b[0]; });
-  auto& intra_offsets = sections[GraphLayout::kIntraOffsets];
-  auto& intra_edges = sections[GraphLayout::kIntraEdges];
-  intra_offsets.assign(uint64_t{nodes} + 1, 0);
-  for (const auto& e : intra) ++intra_offsets[e[0] + 1];
-  for (uint32_t n = 0; n < nodes; ++n) intra_offsets[n + 1] += intra_offsets[n];
-  intra_edges.reserve(2 * intra.size());
-  for (const auto& e : intra) {
-    intra_edges.push_back(e[1]);
-    intra_edges.push_back(e[2]);
-  }
-
-  // Call edges: one per (call site, callee), grouped by call node; the id is the position.
-  std::vector<const CallSite*> by_node(nodes, nullptr);
-  for (const CallSite& c : p.call_sites) by_node[c.call] = &c;
-  auto& call_offsets = sections[GraphLayout::kCallOffsets];
-  auto& call_edges = sections[GraphLayout::kCallEdges];
-  auto& return_site = sections[GraphLayout::kReturnSite];
-  call_offsets.assign(uint64_t{nodes} + 1, 0);
-  return_site.assign(nodes, kNone);
-  uint64_t edge_count = 0;
-  for (uint32_t n = 0; n < nodes; ++n) {
-    call_offsets[n] = static_cast<uint32_t>(edge_count);
-    const CallSite* c = by_node[n];
-    if (c == nullptr) continue;
-    return_site[n] = c->return_site;
-    for (const Callee& callee : c->callees) {
-      call_edges.insert(call_edges.end(),
-                        {n, callee.procedure, c->return_site, callee.call_flow,
-                         callee.return_flow});
-      ++edge_count;
-    }
-  }
-  if (edge_count > kMaxId) {
+  uint64_t call_edges = 0;
+  for (const CallSite& c : p.call_sites) call_edges += c.callees.size();
+  if (call_edges > kMaxId) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "the device solver takes at most %d call edges (the problem has %d)", kMaxId,
-        edge_count));
+        call_edges));
   }
-  call_offsets[nodes] = static_cast<uint32_t>(edge_count);
+  const uint64_t intra_count = p.edges.size() + p.call_sites.size();
+  const FlowTable& flows = p.flows;
 
-  auto& proc_start = sections[GraphLayout::kProcStart];
-  auto& exit_proc = sections[GraphLayout::kExitProc];
-  exit_proc.assign(nodes, kNone);
-  for (size_t q = 0; q < p.procedures.size(); ++q) {
-    proc_start.push_back(p.procedures[q].start);
-    exit_proc[p.procedures[q].exit] = static_cast<uint32_t>(q);
-  }
-
-  auto& headers = sections[GraphLayout::kFlowHeaders];
-  auto& kills = sections[GraphLayout::kKills];
-  auto& gens = sections[GraphLayout::kGens];
-  auto& sources = sections[GraphLayout::kPairSources];
-  auto& targets = sections[GraphLayout::kPairTargets];
-  for (const Flow& f : p.flows) {
-    headers.push_back(f.identity ? 1 : 0);
-    headers.push_back(static_cast<uint32_t>(kills.size()));
-    kills.insert(kills.end(), f.kills.begin(), f.kills.end());
-    headers.push_back(static_cast<uint32_t>(kills.size()));
-    headers.push_back(static_cast<uint32_t>(gens.size()));
-    gens.insert(gens.end(), f.gens.begin(), f.gens.end());
-    headers.push_back(static_cast<uint32_t>(gens.size()));
-    headers.push_back(static_cast<uint32_t>(sources.size()));
-    for (const auto& [a, b] : f.pairs) {  // sorted by source: the kernels binary-search it
-      sources.push_back(a);
-      targets.push_back(b);
-    }
-    headers.push_back(static_cast<uint32_t>(sources.size()));
-  }
-  auto& seeds = sections[GraphLayout::kSeedList];
-  for (const auto& [n, d] : p.seeds) {
-    seeds.push_back(n);
-    seeds.push_back(d);
-  }
-
+  // Every section's length is known up front, so the image is one buffer, written in place.
+  std::array<uint64_t, GraphLayout::kNumSections> length{};
+  length[GraphLayout::kIntraOffsets] = uint64_t{nodes} + 1;
+  length[GraphLayout::kIntraEdges] = 2 * intra_count;
+  length[GraphLayout::kCallOffsets] = uint64_t{nodes} + 1;
+  length[GraphLayout::kCallEdges] = 5 * call_edges;
+  length[GraphLayout::kProcStart] = p.procedures.size();
+  length[GraphLayout::kExitProc] = nodes;
+  length[GraphLayout::kReturnSite] = nodes;
+  length[GraphLayout::kFlowHeaders] = 7 * uint64_t{flows.size()};
+  length[GraphLayout::kKills] = flows.kill_count();
+  length[GraphLayout::kGens] = flows.gen_count();
+  length[GraphLayout::kPairSources] = flows.pair_count();
+  length[GraphLayout::kPairTargets] = flows.pair_count();
+  length[GraphLayout::kSeedList] = 2 * uint64_t{p.seeds.size()};
   uint64_t total = GraphLayout::kHeaderWords;
-  for (const auto& s : sections) total += s.size();
+  for (uint64_t l : length) total += l;
   if (total >= kNone) {
     return absl::ResourceExhaustedError("the compiled problem exceeds 2^32 words");
   }
   CompiledProblem out;
-  out.call_edges = static_cast<uint32_t>(edge_count);
-  out.intra_edges = static_cast<uint32_t>(intra.size());
+  out.call_edges = static_cast<uint32_t>(call_edges);
+  out.intra_edges = static_cast<uint32_t>(intra_count);
   std::vector<uint32_t>& w = out.words;
-  w.reserve(total);
-  w.resize(GraphLayout::kHeaderWords, 0);
+  w.resize(total);
   w[GraphLayout::kMagic] = GraphLayout::kMagicValue;
   w[GraphLayout::kVersion] = GraphLayout::kVersionValue;
   w[GraphLayout::kFacts] = p.fact_count();
   w[GraphLayout::kNodes] = nodes;
   w[GraphLayout::kProcedures] = static_cast<uint32_t>(p.procedures.size());
-  w[GraphLayout::kFlows] = static_cast<uint32_t>(p.flows.size());
+  w[GraphLayout::kFlows] = static_cast<uint32_t>(flows.size());
   w[GraphLayout::kCallEdgeCount] = out.call_edges;
   w[GraphLayout::kSeeds] = static_cast<uint32_t>(p.seeds.size());
   w[GraphLayout::kSectionCount] = GraphLayout::kNumSections;
+  std::array<uint32_t*, GraphLayout::kNumSections> section;
+  uint64_t at = GraphLayout::kHeaderWords;
   for (uint32_t s = 0; s < GraphLayout::kNumSections; ++s) {
-    w[GraphLayout::kSectionTable + 2 * s] = static_cast<uint32_t>(w.size());
-    w[GraphLayout::kSectionTable + 2 * s + 1] = static_cast<uint32_t>(sections[s].size());
-    w.insert(w.end(), sections[s].begin(), sections[s].end());
+    w[GraphLayout::kSectionTable + 2 * s] = static_cast<uint32_t>(at);
+    w[GraphLayout::kSectionTable + 2 * s + 1] = static_cast<uint32_t>(length[s]);
+    section[s] = w.data() + at;
+    at += length[s];
+  }
+
+  // Intraprocedural edges (normal, then call-to-return) grouped by source node, each group in
+  // that order: a counting sort, straight into the CSR.
+  uint32_t* const intra_offsets = section[GraphLayout::kIntraOffsets];
+  uint32_t* const intra_edges = section[GraphLayout::kIntraEdges];
+  for (const Edge& e : p.edges) ++intra_offsets[e.from + 1];
+  for (const CallSite& c : p.call_sites) ++intra_offsets[c.call + 1];
+  for (uint32_t n = 0; n < nodes; ++n) intra_offsets[n + 1] += intra_offsets[n];
+  {
+    std::vector<uint32_t> next(intra_offsets, intra_offsets + nodes);
+    const auto place = [&](uint32_t from, uint32_t to, uint32_t flow) {
+      const uint32_t e = next[from]++;
+      intra_edges[2 * uint64_t{e}] = to;
+      intra_edges[2 * uint64_t{e} + 1] = flow;
+    };
+    for (const Edge& e : p.edges) place(e.from, e.to, e.flow);
+    for (const CallSite& c : p.call_sites) place(c.call, c.return_site, c.call_to_return_flow);
+  }
+
+  // Call edges: one per (call site, callee), grouped by call node; the id is the position.
+  std::vector<const CallSite*> by_node(nodes, nullptr);
+  for (const CallSite& c : p.call_sites) by_node[c.call] = &c;
+  uint32_t* const call_offsets = section[GraphLayout::kCallOffsets];
+  uint32_t* call_edge = section[GraphLayout::kCallEdges];
+  uint32_t* const return_site = section[GraphLayout::kReturnSite];
+  std::fill_n(return_site, nodes, kNone);
+  uint32_t edge_count = 0;
+  for (uint32_t n = 0; n < nodes; ++n) {
+    call_offsets[n] = edge_count;
+    const CallSite* c = by_node[n];
+    if (c == nullptr) continue;
+    return_site[n] = c->return_site;
+    for (const Callee& callee : c->callees) {
+      *call_edge++ = n;
+      *call_edge++ = callee.procedure;
+      *call_edge++ = c->return_site;
+      *call_edge++ = callee.call_flow;
+      *call_edge++ = callee.return_flow;
+      ++edge_count;
+    }
+  }
+  call_offsets[nodes] = edge_count;
+
+  uint32_t* const proc_start = section[GraphLayout::kProcStart];
+  uint32_t* const exit_proc = section[GraphLayout::kExitProc];
+  std::fill_n(exit_proc, nodes, kNone);
+  for (size_t q = 0; q < p.procedures.size(); ++q) {
+    proc_start[q] = p.procedures[q].start;
+    exit_proc[p.procedures[q].exit] = static_cast<uint32_t>(q);
+  }
+
+  uint32_t* header = section[GraphLayout::kFlowHeaders];
+  uint32_t* const kills = section[GraphLayout::kKills];
+  uint32_t* const gens = section[GraphLayout::kGens];
+  uint32_t* const sources = section[GraphLayout::kPairSources];
+  uint32_t* const targets = section[GraphLayout::kPairTargets];
+  uint32_t kill_at = 0, gen_at = 0, pair_at = 0;
+  for (const FlowView f : flows) {
+    *header++ = f.identity ? 1 : 0;
+    *header++ = kill_at;
+    std::copy(f.kills.begin(), f.kills.end(), kills + kill_at);
+    kill_at += static_cast<uint32_t>(f.kills.size());
+    *header++ = kill_at;
+    *header++ = gen_at;
+    std::copy(f.gens.begin(), f.gens.end(), gens + gen_at);
+    gen_at += static_cast<uint32_t>(f.gens.size());
+    *header++ = gen_at;
+    *header++ = pair_at;
+    for (const auto& [a, b] : f.pairs) {  // sorted by source: the kernels binary-search it
+      sources[pair_at] = a;
+      targets[pair_at] = b;
+      ++pair_at;
+    }
+    *header++ = pair_at;
+  }
+  uint32_t* seed = section[GraphLayout::kSeedList];
+  for (const auto& [n, d] : p.seeds) {
+    *seed++ = n;
+    *seed++ = d;
   }
   return out;
 }

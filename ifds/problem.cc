@@ -26,7 +26,7 @@ void Flow::Normalize() {
   SortUnique(&pairs);
 }
 
-void Flow::Apply(uint32_t d, std::vector<uint32_t>* out) const {
+void FlowView::Apply(uint32_t d, std::vector<uint32_t>* out) const {
   if (d == kZeroFact) {
     out->push_back(kZeroFact);
     out->insert(out->end(), gens.begin(), gens.end());
@@ -35,6 +35,47 @@ void Flow::Apply(uint32_t d, std::vector<uint32_t>* out) const {
   }
   auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(d, uint32_t{0}));
   for (; it != pairs.end() && it->first == d; ++it) out->push_back(it->second);
+}
+
+namespace {
+template <class T>
+bool SortedUnique(absl::Span<const T> v) {
+  return std::adjacent_find(v.begin(), v.end(), std::greater_equal<T>()) == v.end();
+}
+}  // namespace
+
+bool FlowView::Normalized() const {
+  return SortedUnique(kills) && SortedUnique(gens) && SortedUnique(pairs) &&
+         (kills.empty() || kills.front() != kZeroFact);
+}
+
+void FlowTable::push_back(const FlowView& flow) {
+  identity_.push_back(flow.identity ? 1 : 0);
+  kills_.insert(kills_.end(), flow.kills.begin(), flow.kills.end());
+  gens_.insert(gens_.end(), flow.gens.begin(), flow.gens.end());
+  pairs_.insert(pairs_.end(), flow.pairs.begin(), flow.pairs.end());
+  kill_end_.push_back(kills_.size());
+  gen_end_.push_back(gens_.size());
+  pair_end_.push_back(pairs_.size());
+}
+
+void FlowTable::reserve(size_t flows, size_t pairs) {
+  identity_.reserve(flows);
+  kill_end_.reserve(flows);
+  gen_end_.reserve(flows);
+  pair_end_.reserve(flows);
+  pairs_.reserve(pairs);
+}
+
+FlowView FlowTable::operator[](size_t f) const {
+  const uint64_t kill_begin = f == 0 ? 0 : kill_end_[f - 1];
+  const uint64_t gen_begin = f == 0 ? 0 : gen_end_[f - 1];
+  const uint64_t pair_begin = f == 0 ? 0 : pair_end_[f - 1];
+  return FlowView{
+      identity_[f] != 0,
+      absl::MakeConstSpan(kills_.data() + kill_begin, kill_end_[f] - kill_begin),
+      absl::MakeConstSpan(gens_.data() + gen_begin, gen_end_[f] - gen_begin),
+      absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin)};
 }
 
 absl::Status Validate(const Problem& p) {
@@ -69,10 +110,8 @@ absl::Status Validate(const Problem& p) {
           absl::StrFormat("procedure %s: start and exit must be its own nodes", proc.name));
     }
   }
-  for (const Flow& f : p.flows) {
-    Flow normalized = f;
-    normalized.Normalize();
-    if (!(normalized == f)) return absl::InvalidArgumentError("a flow function is not normalized");
+  for (const FlowView f : p.flows) {
+    if (!f.Normalized()) return absl::InvalidArgumentError("a flow function is not normalized");
     for (uint32_t d : f.kills) {
       if (d >= facts) return absl::InvalidArgumentError("a flow function kills an unknown fact");
     }

@@ -882,7 +882,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   return std::move(problem_);
 }
 
-void AppendFlow(const Problem& p, const Flow& f, std::string* out) {
+void AppendFlow(const Problem& p, const FlowView& f, std::string* out) {
   std::vector<std::string> items;
   if (f.identity) items.push_back("id");
   for (uint32_t d : f.kills) items.push_back(absl::StrCat("kill ", p.fact_names[d]));

@@ -119,7 +119,7 @@ TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnFrontEndShapedProblems) {
     o.scope = 1 + static_cast<uint32_t>(seed % 10);
     o.recursion = seed % 2 == 0 ? 0.0 : 0.5;
     ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
-    for (const Flow& flow : problem.flows) {
+    for (const FlowView flow : problem.flows) {
       ASSERT_FALSE(flow.identity) << "seed " << seed;
       ASSERT_TRUE(flow.kills.empty() && flow.gens.empty()) << "seed " << seed;
     }
@@ -133,7 +133,7 @@ TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnFrontEndShapedProblems) {
   o.facts = 32;
   ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
   uint64_t pairs = 0;
-  for (const Flow& flow : problem.flows) pairs += flow.pairs.size();
+  for (const FlowView flow : problem.flows) pairs += flow.pairs.size();
   ResidentStats stats;
   ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, {}, &stats));
   const double per_path_edge = static_cast<double>(pairs) / static_cast<double>(stats.path_edges);

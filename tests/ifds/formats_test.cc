@@ -112,10 +112,10 @@ TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
       Problem p, ParseText("facts id kill\r\nprocedure m start s exit e\r\n"
                            "edge s e\t{ id ,kill kill,id->kill }  # note\r\nseed s 0", "in.ifds"));
   ASSERT_EQ(p.edges.size(), 1u);
-  const Flow& flow = p.flows[p.edges[0].flow];
+  const FlowView flow = p.flows[p.edges[0].flow];
   EXPECT_TRUE(flow.identity);
-  EXPECT_EQ(flow.kills, std::vector<uint32_t>{2});
-  EXPECT_EQ(flow.pairs, (std::vector<std::pair<uint32_t, uint32_t>>{{1, 2}}));
+  EXPECT_THAT(flow.kills, ::testing::ElementsAre(2u));
+  EXPECT_THAT(flow.pairs, ::testing::ElementsAre(std::make_pair(1u, 2u)));
 }
 
 TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
