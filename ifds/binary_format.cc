@@ -1,7 +1,6 @@
 #include "sluice/ifds/binary_format.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/ifds/text_format.h"
 
 namespace sluice::ifds {
@@ -278,34 +278,6 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
 
 namespace {
 
-// A regular file's bytes in memory of their own: read at once into a mapping of exactly the
-// file's size (no growth, no copy) and unmapped as soon as the problem is read, so that the
-// text, as large as the problem itself, is never held beside what the solve needs.
-class MappedBytes {
- public:
-  MappedBytes() = default;
-  MappedBytes(const MappedBytes&) = delete;
-  MappedBytes& operator=(const MappedBytes&) = delete;
-  ~MappedBytes() {
-    if (data_ != nullptr) munmap(data_, capacity_);
-  }
-  // Room for `size` bytes; false if the system has none.
-  bool Allocate(size_t size) {
-    if (size == 0) return true;
-    void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (data == MAP_FAILED) return false;
-    data_ = static_cast<char*>(data);
-    capacity_ = size;
-    return true;
-  }
-  char* data() { return data_; }
-  std::string_view view(size_t size) const { return std::string_view(data_, size); }
-
- private:
-  char* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
 // The first piece of a file holds a NUL byte without the binary magic: neither format.
 bool NeitherFormat(std::string_view first_piece) {
   return first_piece.compare(0, kBinaryMagic.size(), kBinaryMagic) != 0 &&
@@ -339,20 +311,23 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
   struct stat info;
   if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
     // A regular file: its size is known, so it is read at once into room of that size.
+    // Memory of its own (MappedBuffer), given back to the system as soon as the problem is
+    // read: the text, about as large as the problem, is never held beside what a solve needs.
     const uint64_t size = static_cast<uint64_t>(info.st_size);
-    MappedBytes bytes;
     if (size > kMaxProblemFileBytes) {
       close(fd);
       return too_large();
     }
-    if (!bytes.Allocate(size)) {
+    absl::StatusOr<MappedBuffer> bytes = MappedBuffer::Allocate(size);
+    if (!bytes.ok()) {
       close(fd);
       return absl::ResourceExhaustedError(
           absl::StrFormat("%s: no memory for the file's %d bytes", path, size));
     }
+    char* const data = reinterpret_cast<char*>(bytes->data());
     size_t got = 0;
     while (got < size) {
-      const ssize_t n = read(fd, bytes.data() + got, std::min<size_t>(size - got, 1u << 30));
+      const ssize_t n = read(fd, data + got, std::min<size_t>(size - got, 1u << 30));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         close(fd);
@@ -362,8 +337,8 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
       got += static_cast<size_t>(n);
     }
     close(fd);
-    if (NeitherFormat(bytes.view(std::min(got, kPiece)))) return neither();
-    return Parse(bytes.view(got), path);
+    if (NeitherFormat(std::string_view(data, std::min(got, kPiece)))) return neither();
+    return Parse(std::string_view(data, got), path);
   }
   // Pipes and process substitutions work too, so the size is learned by reading: in pieces,
   // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format.

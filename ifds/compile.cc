@@ -4,6 +4,7 @@
 #include <array>
 
 #include "absl/strings/str_format.h"
+#include "sluice/base/status_macros.h"
 #include "sluice/kernels/ifds.h"
 
 namespace sluice::ifds {
@@ -56,8 +57,8 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
   CompiledProblem out;
   out.call_edges = static_cast<uint32_t>(call_edges);
   out.intra_edges = static_cast<uint32_t>(intra_count);
-  std::vector<uint32_t>& w = out.words;
-  w.resize(total);
+  ASSIGN_OR_RETURN(out.buffer, MappedBuffer::Allocate(total * sizeof(uint32_t)));
+  const absl::Span<uint32_t> w = out.buffer.As<uint32_t>();
   w[GraphLayout::kMagic] = GraphLayout::kMagicValue;
   w[GraphLayout::kVersion] = GraphLayout::kVersionValue;
   w[GraphLayout::kFacts] = p.fact_count();

@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
 
 struct CompiledProblem {
-  std::vector<uint32_t> words;
+  // The image, in memory of its own: it goes back to the system once uploaded and dropped.
+  MappedBuffer buffer;
+  absl::Span<const uint32_t> words() const { return buffer.As<uint32_t>(); }
   uint32_t call_edges = 0;
   uint32_t intra_edges = 0;
 };

@@ -165,7 +165,9 @@ absl::Status Solver::Init() {
     compiling = Compile(p_);
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
-  phases_.upload_bytes = compiled.words.size() * 4;
+  phases_.upload_bytes = compiled.words().size() * 4;
+  const uint64_t call_sites = p_.call_sites.size();
+  if (o_.compiled) o_.compiled();  // p_'s flows, edges and call sites may be gone from here
   const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
   for (int t = 0; t < k::kNumTables; ++t) {
     uint64_t slots = o_.initial_capacity;
@@ -178,7 +180,7 @@ absl::Status Solver::Init() {
       // MiB in all): each growth costs round trips to a remote device, which under other
       // clients' load wait for the device's turn, while the memory is nothing.
       slots = t == k::kPe    ? std::min<uint64_t>(p_.node_count() * facts, 1u << 22)
-              : t == k::kPec ? std::min<uint64_t>(p_.call_sites.size() * facts, 1u << 20)
+              : t == k::kPec ? std::min<uint64_t>(call_sites * facts, 1u << 20)
                              : std::min<uint64_t>(uint64_t{compiled.call_edges} *
                                                       std::min<uint64_t>(facts, 16),
                                                   1u << 20);
@@ -193,7 +195,7 @@ absl::Status Solver::Init() {
                                          ? o_.initial_capacity
                                          : std::max<uint64_t>(slots / 8, 64));
   }
-  ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words.size() * 4));
+  ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words().size() * 4));
   ASSIGN_OR_RETURN(state_, buffers_.Allocate(S::kSlots * 4));
   const uint64_t call_bits =
       std::min(uint64_t{compiled.call_edges} * p_.fact_count(), o_.max_call_bits);
@@ -212,7 +214,7 @@ absl::Status Solver::Init() {
   // travels; the first window seeds.
   prefix_.push_back(Step{&seed_, bindings_, std::nullopt});
   prefix_.push_back(Step{&advance_, bindings_, std::nullopt});
-  return d_.Upload(graph_, Bytes(compiled.words));
+  return d_.Upload(graph_, absl::MakeConstSpan(compiled.buffer.data(), compiled.buffer.size()));
 }
 
 absl::Status Solver::ReadState(const std::vector<uint8_t>& bytes) {
@@ -437,7 +439,9 @@ absl::Status Solver::Grow(bool overflowed) {
 }
 
 absl::StatusOr<Solution> Solver::Results() {
-  // Only the path edges are needed now: the rest goes before the results take memory.
+  // Only the path edges are needed now: the rest, the problem too, goes before the results
+  // take memory.
+  RETURN_IF_ERROR(buffers_.Free(graph_));
   for (int t = 0; t < k::kNumTables; ++t) {
     if (t != k::kPe) {
       for (uint32_t s = 0; s < kSegments; ++s) RETURN_IF_ERROR(buffers_.Free(table_[t][s]));

@@ -56,6 +56,12 @@ struct ResidentOptions {
   uint64_t max_result_words = uint64_t{1} << 24;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
+  // Called once the problem is compiled, before the compiled form is uploaded. From then on the
+  // solver reads only the problem's node and fact counts and its seeds: a caller that owns the
+  // problem may free the rest here (flows, edges, call sites), which only compiling needed, so
+  // that the problem and its compiled form and the device's copy are never held at once. May
+  // be empty.
+  std::function<void()> compiled;
 };
 
 struct ResidentStats {

@@ -1,5 +1,6 @@
 #include "sluice/ifds/text_format.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -118,21 +119,20 @@ class NameIndex {
  public:
   using Map = absl::flat_hash_map<std::string_view, uint32_t, NameHash>;
 
-  // Every name of `map`; `text` is where the names looked up lie (a name in it is read in
+  // `names[i]` has id i; `text` is where the names looked up lie (a name in it is read in
   // place).
-  NameIndex(const Map& map, std::string_view text) : text_end_(text.data() + text.size()) {
-    size_t size = 16;
-    while (size < map.size() + map.size() / 3) size *= 2;  // at most 3/4 full
-    shift_ = 64 - static_cast<int>(__builtin_ctzll(size));
-    slots_.assign(size, Slot{0, 0, kEmpty});
-    for (const auto& [name, id] : map) {
+  NameIndex(const std::vector<std::string>& names, std::string_view text)
+      : text_end_(text.data() + text.size()) {
+    // At most 3/4 full; a slot is found by multiplying, so any size will do.
+    slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
+    for (uint32_t id = 0; id < names.size(); ++id) {
       uint64_t lo, hi;
-      if (!Words(name, &lo, &hi, /*in_text=*/false)) {
-        long_.emplace(name, id);
+      if (!Words(names[id], &lo, &hi, /*in_text=*/false)) {
+        long_.emplace(names[id], id);
         continue;
       }
       size_t at = Place(lo, hi);
-      while (slots_[at].id != kEmpty) at = (at + 1) & (slots_.size() - 1);
+      while (slots_[at].id != kEmpty) at = at + 1 == slots_.size() ? 0 : at + 1;
       slots_[at] = Slot{lo, hi, id};
     }
   }
@@ -146,7 +146,7 @@ class NameIndex {
       *id = it->second;
       return true;
     }
-    for (size_t at = Place(lo, hi);; at = (at + 1) & (slots_.size() - 1)) {
+    for (size_t at = Place(lo, hi);; at = at + 1 == slots_.size() ? 0 : at + 1) {
       const Slot& slot = slots_[at];
       if (slot.id == kEmpty) return false;
       if (slot.lo == lo && slot.hi == hi) {
@@ -185,13 +185,13 @@ class NameIndex {
   static uint64_t Mask(size_t bytes) {
     return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
   }
+  // The slot a name starts at: its mixed words scaled to the table's size.
   size_t Place(uint64_t lo, uint64_t hi) const {
-    return static_cast<size_t>(((lo ^ (hi * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL) >>
-                               shift_);
+    const uint64_t mixed = (lo ^ (hi * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL;
+    return static_cast<size_t>((static_cast<unsigned __int128>(mixed) * slots_.size()) >> 64);
   }
 
   const char* const text_end_;
-  int shift_ = 60;
   std::vector<Slot> slots_;
   Map long_;
 };
@@ -254,7 +254,7 @@ class Parser {
   std::vector<int64_t> call_site_index_;            // per node: index into call_sites or -1
   // Statements the first pass skipped, by kind.
   struct {
-    uint64_t edges = 0, calls = 0, callees = 0;
+    uint64_t edges = 0, calls = 0, callees = 0, arrows = 0;
   } counts_;
   // A flow function's lists as they are read (reused, so reading one allocates nothing).
   Flow scratch_, scratch_return_;
@@ -375,6 +375,8 @@ bool Parser::Skip(Cursor* cursor, bool declarations) {
     if (head == "edge") ++counts_.edges;
     if (head == "call") ++counts_.calls;
     if (head == "callee") ++counts_.callees;
+    // Each pair has an arrow: at most this many pairs (a name may hold a '>' too).
+    counts_.arrows += static_cast<uint64_t>(std::count(t + i, t + cursor->i, '>'));
   }
   return true;
 }
@@ -855,12 +857,12 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   }
   call_site_at_.assign(problem_.node_names.size(), std::nullopt);
   call_site_index_.assign(problem_.node_names.size(), -1);
-  fact_index_.emplace(facts_, text_);
-  node_index_.emplace(nodes_, text_);
-  nodes_ = {};
+  nodes_ = {};  // the index below takes its place, from the names themselves
+  fact_index_.emplace(problem_.fact_names, text_);
+  node_index_.emplace(problem_.node_names, text_);
   problem_.edges.reserve(counts_.edges);
   problem_.call_sites.reserve(counts_.calls);
-  problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees);
+  problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees, counts_.arrows);
   // Second pass over the same text (it tokenized cleanly the first time).
   for (Cursor cursor;;) {
     if (fast_ && (Skip(&cursor, /*declarations=*/false) || FastConnect(&cursor))) continue;

@@ -64,9 +64,12 @@ struct ReadPhase {
   double seconds = 0;
   uint64_t bytes = 0;
 };
+// `compiled`, if set, runs once the resident solver has compiled the problem (see
+// ResidentOptions::compiled): where the caller owns `problem`, it may free its structure.
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command,
-                                            const ReadPhase& read = {});
+                                            const ReadPhase& read = {},
+                                            const std::function<void()>& compiled = {});
 // "N MiB at R MB/s" for `bytes` moved in `seconds`.
 std::string Rate(uint64_t bytes, double seconds);
 

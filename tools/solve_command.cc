@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "sluice/base/heap.h"
 #include "sluice/ifds/binary_format.h"
 #include "sluice/ifds/output.h"
 #include "sluice/ifds/reference_solver.h"
@@ -48,7 +49,8 @@ std::string Rate(uint64_t bytes, double seconds) {
 }
 
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
-                                            const std::string& command, const ReadPhase& read) {
+                                            const std::string& command, const ReadPhase& read,
+                                            const std::function<void()>& compiled) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
   // The read phase, when the problem was read from a file (a front end reports its own).
@@ -77,6 +79,7 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
   if (!opened.ok()) return opened.status();
   ifds::ResidentOptions options;
   options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
+  options.compiled = compiled;
   // Long solves report progress on stderr: after two seconds, at most once a second.
   absl::Time last_report = start;
   options.progress = [&](const ifds::ResidentProgress& p) {
@@ -168,7 +171,17 @@ int RunSolve(const std::string& path) {
   std::error_code no_size;
   read.bytes = std::filesystem::file_size(path, no_size);
   if (no_size) read.bytes = 0;  // not a regular file (a pipe): its bytes are not known
-  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve", read);
+  // The parser's own tables are gone: what the heap kept of them goes back to the system.
+  ReleaseFreeHeapMemory();
+  // Once the problem is compiled only its names (for the answer), counts and seeds are needed:
+  // the rest goes back to the system before the compiled form is uploaded.
+  const auto compiled = [&] {
+    problem->flows = {};
+    problem->edges = {};
+    problem->call_sites = {};
+    ReleaseFreeHeapMemory();
+  };
+  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve", read, compiled);
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());

@@ -143,6 +143,31 @@ TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnFrontEndShapedProblems) {
   EXPECT_THAT(Generate(o), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// Once compiled, the problem's structure is the caller's to free: the solve reads only its
+// counts and seeds from then on (sluice solve frees it there), with every growth path taken.
+TEST_P(DifferentialTest, AProblemFreedOnceCompiledStillSolves) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    GeneratorOptions o;
+    o.seed = seed;
+    o.procedures = 30;
+    o.front_end_shape = seed % 2 == 0;
+    ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+    const Solution expected = SolveReference(problem);
+    int calls = 0;
+    ResidentOptions options;
+    options.initial_capacity = seed % 3 == 0 ? 2 : 0;
+    options.compiled = [&] {
+      ++calls;
+      problem.flows = {};
+      problem.edges = {};
+      problem.call_sites = {};
+    };
+    ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
+    EXPECT_EQ(calls, 1);
+    ASSERT_EQ(got, expected) << "seed " << seed;
+  }
+}
+
 TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {
   uint32_t growths = 0;
   uint32_t partial_growths = 0;
