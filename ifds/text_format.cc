@@ -125,16 +125,66 @@ class NameIndex {
       : text_end_(text.data() + text.size()) {
     // At most 3/4 full; a slot is found by multiplying, so any size will do.
     slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
-    for (uint32_t id = 0; id < names.size(); ++id) {
+    // In batches, each batch's slots fetched before any is written: the table is larger than
+    // the caches, and its slots are far apart.
+    constexpr uint32_t kBatch = 16;
+    struct Key {
       uint64_t lo, hi;
-      if (!Words(names[id], &lo, &hi, /*in_text=*/false)) {
-        long_.emplace(names[id], id);
-        continue;
+      size_t at;
+    };
+    std::array<Key, kBatch> keys;
+    for (uint32_t first = 0; first < names.size(); first += kBatch) {
+      const uint32_t count = std::min<uint32_t>(kBatch, names.size() - first);
+      for (uint32_t k = 0; k < count; ++k) {
+        Key& key = keys[k];
+        if (!Words(names[first + k], &key.lo, &key.hi, /*in_text=*/false)) {
+          key.at = kLong;
+          continue;
+        }
+        key.at = Place(key.lo, key.hi);
+        __builtin_prefetch(&slots_[key.at], 1);
       }
-      size_t at = Place(lo, hi);
-      while (slots_[at].id != kEmpty) at = at + 1 == slots_.size() ? 0 : at + 1;
-      slots_[at] = Slot{lo, hi, id};
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t id = first + k;
+        if (keys[k].at == kLong) {
+          long_.emplace(names[id], id);
+          continue;
+        }
+        size_t at = keys[k].at;
+        while (slots_[at].id != kEmpty) at = at + 1 == slots_.size() ? 0 : at + 1;
+        slots_[at] = Slot{keys[k].lo, keys[k].hi, id};
+      }
     }
+  }
+
+  // An empty index, for names added one by one (Insert).
+  explicit NameIndex(std::string_view text) : text_end_(text.data() + text.size()) {
+    slots_.assign(16, Slot{0, 0, kEmpty});
+  }
+
+  // Adds `name` with `id`; false (nothing added) if the name is there already.
+  bool Insert(std::string_view name, uint32_t id) {
+    uint64_t lo, hi;
+    if (!Words(name, &lo, &hi)) return long_.emplace(name, id).second;
+    if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
+    size_t at = Place(lo, hi);
+    for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
+      if (slots_[at].lo == lo && slots_[at].hi == hi) return false;
+    }
+    slots_[at] = Slot{lo, hi, id};
+    ++used_;
+    return true;
+  }
+
+  // Starts fetching the slot where `name` would be, for a Find of it a little later.
+  void Prefetch(std::string_view name) const {
+    uint64_t lo, hi;
+    if (Words(name, &lo, &hi)) __builtin_prefetch(&slots_[Place(lo, hi)]);
+  }
+
+  bool Contains(std::string_view name) const {
+    uint32_t id;
+    return Find(name, &id);
   }
 
   // The id of `name`, if any.
@@ -158,6 +208,7 @@ class NameIndex {
 
  private:
   static constexpr uint32_t kEmpty = ~uint32_t{0};
+  static constexpr size_t kLong = ~size_t{0};
   struct Slot {
     uint64_t lo, hi;
     uint32_t id;
@@ -191,15 +242,30 @@ class NameIndex {
     return static_cast<size_t>((static_cast<unsigned __int128>(mixed) * slots_.size()) >> 64);
   }
 
+  // Twice the slots, every name placed again (the slots hold their words: no name is read).
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(2 * old.size(), Slot{0, 0, kEmpty});
+    for (const Slot& slot : old) {
+      if (slot.id == kEmpty) continue;
+      size_t at = Place(slot.lo, slot.hi);
+      while (slots_[at].id != kEmpty) at = at + 1 == slots_.size() ? 0 : at + 1;
+      slots_[at] = slot;
+    }
+  }
+
   const char* const text_end_;
   std::vector<Slot> slots_;
+  size_t used_ = 0;  // slots in use (Insert)
   Map long_;
 };
 
 class Parser {
  public:
   Parser(std::string_view text, std::string_view filename, bool fast = true)
-      : text_(text), file_(filename), fast_(fast) {}
+      : text_(text), file_(filename), fast_(fast) {
+    node_index_.emplace(text);
+  }
 
   absl::StatusOr<Problem> Parse();
 
@@ -244,10 +310,10 @@ class Parser {
   const std::string_view file_;
   const bool fast_;  // Skip and FastConnect may read statements
   Problem problem_;
-  absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, nodes_, procs_;
-  // The second pass's lookups, built once every fact and node is declared (nodes_ is then
-  // cleared: the index holds what the second pass needs).
-  std::optional<NameIndex> fact_index_, node_index_;
+  absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, procs_;
+  // Nodes by name, filled as the first pass declares them; facts by name for the second pass,
+  // built from facts_ once every fact is declared.
+  std::optional<NameIndex> node_index_, fact_index_;
   std::optional<Token> zero_;
   bool facts_declared_ = false;
   std::vector<std::optional<Token>> call_site_at_;  // per node: where its call site was given
@@ -454,11 +520,16 @@ bool Parser::FastConnect(Cursor* cursor) {
   const char* const t = text_.data();
   const size_t n = text_.size();
   size_t i = cursor->i;
-  const auto node = [&](uint32_t* id) {
+  // Names are read first and looked up once the rest of the line is read: their slots in the
+  // node index (far apart, past the caches) are fetched meanwhile.
+  const auto name = [&] {
     FastBlanks(&i);
-    const std::string_view name = FastName(&i);
-    if (name.empty()) return false;
-    return node_index_->Find(name, id);
+    const std::string_view read = FastName(&i);
+    node_index_->Prefetch(read);
+    return read;
+  };
+  const auto node = [&](std::string_view name, uint32_t* id) {
+    return !name.empty() && node_index_->Find(name, id);
   };
   const auto keyword = [&](std::string_view word) {
     FastBlanks(&i);
@@ -478,17 +549,19 @@ bool Parser::FastConnect(Cursor* cursor) {
   const std::string_view head = FastName(&i);
   uint32_t a, b;
   if (head == "edge") {
-    if (!node(&a) || !node(&b) ||
-        problem_.node_procedure[a] != problem_.node_procedure[b] ||
-        !FastFlow(&i, &scratch_) || !end()) {
+    const std::string_view from = name(), to = name();
+    if (!FastFlow(&i, &scratch_) || !end() || !node(from, &a) || !node(to, &b) ||
+        problem_.node_procedure[a] != problem_.node_procedure[b]) {
       return false;
     }
     problem_.flows.push_back(scratch_);  // copies at the lists' exact sizes
     problem_.edges.push_back(Edge{a, b, static_cast<uint32_t>(problem_.flows.size() - 1)});
   } else if (head == "call") {
-    if (!node(&a) || call_site_index_[a] >= 0 || !keyword("returns") || !node(&b) ||
-        problem_.node_procedure[a] != problem_.node_procedure[b] ||
-        !FastFlow(&i, &scratch_) || !end()) {
+    const std::string_view call = name();
+    if (call.empty() || !keyword("returns")) return false;
+    const std::string_view returns = name();
+    if (!FastFlow(&i, &scratch_) || !end() || !node(call, &a) || call_site_index_[a] >= 0 ||
+        !node(returns, &b) || problem_.node_procedure[a] != problem_.node_procedure[b]) {
       return false;
     }
     problem_.flows.push_back(scratch_);
@@ -499,11 +572,12 @@ bool Parser::FastConnect(Cursor* cursor) {
         CallSite{.call = a, .return_site = b,
                  .call_to_return_flow = static_cast<uint32_t>(problem_.flows.size() - 1)});
   } else if (head == "callee") {
-    if (!node(&a) || call_site_index_[a] < 0) return false;
+    const std::string_view call = name();
     FastBlanks(&i);
     auto procedure = procs_.find(FastName(&i));
     if (procedure == procs_.end() || !keyword("call") || !FastFlow(&i, &scratch_) ||
-        !keyword("return") || !FastFlow(&i, &scratch_return_) || !end()) {
+        !keyword("return") || !FastFlow(&i, &scratch_return_) || !end() || !node(call, &a) ||
+        call_site_index_[a] < 0) {
       return false;
     }
     problem_.flows.push_back(scratch_);
@@ -642,12 +716,16 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
 }
 
 absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) {
-  if (nodes_.contains(name.text)) {
+  if (problem_.node_names.size() >= kMaxNodes) {
+    if (node_index_->Contains(name.text)) {
+      return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
+    }
+    return Error(name, "too many nodes");
+  }
+  const uint32_t id = static_cast<uint32_t>(problem_.node_names.size());
+  if (!node_index_->Insert(name.text, id)) {
     return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
   }
-  if (problem_.node_names.size() >= kMaxNodes) return Error(name, "too many nodes");
-  const uint32_t id = static_cast<uint32_t>(problem_.node_names.size());
-  nodes_.emplace(name.text, id);
   problem_.node_names.emplace_back(name.text);
   problem_.node_procedure.push_back(procedure);
   return id;
@@ -857,9 +935,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   }
   call_site_at_.assign(problem_.node_names.size(), std::nullopt);
   call_site_index_.assign(problem_.node_names.size(), -1);
-  nodes_ = {};  // the index below takes its place, from the names themselves
   fact_index_.emplace(problem_.fact_names, text_);
-  node_index_.emplace(problem_.node_names, text_);
   problem_.edges.reserve(counts_.edges);
   problem_.call_sites.reserve(counts_.calls);
   problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees, counts_.arrows);
