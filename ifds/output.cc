@@ -18,12 +18,37 @@ struct Ranking {
   std::vector<uint32_t> rank;
 };
 
+// A name's first 16 bytes as two big-endian words (zero-padded: names hold no NUL byte), so
+// that most comparisons are of integers in one array rather than of strings all over memory.
+struct PrefixKey {
+  uint64_t high, low;
+  uint32_t index;
+};
+
+uint64_t BigEndianWord(std::string_view bytes) {
+  uint64_t word = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    word = (word << 8) | (i < bytes.size() ? static_cast<unsigned char>(bytes[i]) : 0);
+  }
+  return word;
+}
+
 Ranking Rank(const std::vector<std::string>& names) {
   Ranking r;
+  std::vector<PrefixKey> keys(names.size());
+  for (uint32_t i = 0; i < names.size(); ++i) {
+    const std::string_view name = names[i];
+    keys[i] = PrefixKey{BigEndianWord(name), BigEndianWord(name.size() > 8 ? name.substr(8) : ""),
+                        i};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const PrefixKey& a, const PrefixKey& b) {
+    if (a.high != b.high) return a.high < b.high;
+    if (a.low != b.low) return a.low < b.low;
+    return names[a.index] < names[b.index];  // 16 bytes alike: the rest decides
+  });
   r.order.resize(names.size());
-  for (uint32_t i = 0; i < r.order.size(); ++i) r.order[i] = i;
-  std::sort(r.order.begin(), r.order.end(),
-            [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+  for (uint32_t i = 0; i < keys.size(); ++i) r.order[i] = keys[i].index;
+  keys = {};
   r.rank.resize(names.size());
   for (uint32_t i = 0; i < r.order.size(); ++i) r.rank[r.order[i]] = i;
   return r;
@@ -69,67 +94,145 @@ class SortedPairs {
   std::vector<uint64_t> keys_;
 };
 
-void AppendJsonString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
-    } else {
-      out->push_back(c);
-    }
+// The writers' block: bytes gather here and go to the sink a block at a time.
+class BlockWriter {
+ public:
+  explicit BlockWriter(OutputSink sink) : sink_(sink) { block_.reserve(kOutputBlockBytes); }
+
+  // Room for `bytes` more (at most a block): what is gathered goes first if it must.
+  absl::Status Reserve(size_t bytes) {
+    if (block_.size() + bytes <= kOutputBlockBytes) return absl::OkStatus();
+    return Flush();
   }
-  out->push_back('"');
+  void Put(std::string_view bytes) { block_.append(bytes); }
+  void Put(char c) { block_.push_back(c); }
+  // Any length: in pieces of at most a block.
+  absl::Status Write(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const size_t piece = std::min(bytes.size(), kOutputBlockBytes);
+      if (absl::Status s = Reserve(piece); !s.ok()) return s;
+      Put(bytes.substr(0, piece));
+      bytes.remove_prefix(piece);
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Flush() {
+    if (block_.empty()) return absl::OkStatus();
+    absl::Status s = sink_(block_);
+    block_.clear();
+    return s;
+  }
+
+ private:
+  OutputSink sink_;
+  std::string block_;
+};
+
+// `s` as a JSON string: runs of plain bytes copied at once, quotes, backslashes and control
+// characters escaped.
+absl::Status WriteJsonString(std::string_view s, BlockWriter& out) {
+  size_t plain = 0;
+  while (plain < s.size() && s[plain] != '"' && s[plain] != '\\' &&
+         static_cast<unsigned char>(s[plain]) >= 0x20) {
+    ++plain;
+  }
+  if (plain == s.size() && s.size() + 2 <= kOutputBlockBytes) {  // nothing to escape
+    if (absl::Status r = out.Reserve(s.size() + 2); !r.ok()) return r;
+    out.Put('"');
+    out.Put(s);
+    out.Put('"');
+    return absl::OkStatus();
+  }
+  if (absl::Status r = out.Write("\""); !r.ok()) return r;
+  while (!s.empty()) {
+    size_t plain = 0;
+    while (plain < s.size() && s[plain] != '"' && s[plain] != '\\' &&
+           static_cast<unsigned char>(s[plain]) >= 0x20) {
+      ++plain;
+    }
+    if (absl::Status r = out.Write(s.substr(0, plain)); !r.ok()) return r;
+    s.remove_prefix(plain);
+    if (s.empty()) break;
+    const unsigned char c = static_cast<unsigned char>(s[0]);
+    const std::string escaped = c == '"' || c == '\\' ? std::string{'\\', static_cast<char>(c)}
+                                                      : absl::StrFormat("\\u%04x", c);
+    if (absl::Status r = out.Write(escaped); !r.ok()) return r;
+    s.remove_prefix(1);
+  }
+  return out.Write("\"");
+}
+
+std::string Collect(absl::FunctionRef<absl::Status(OutputSink)> write) {
+  std::string out;
+  // A sink into a string never fails.
+  write([&out](std::string_view block) {
+    out.append(block);
+    return absl::OkStatus();
+  }).IgnoreError();
+  return out;
 }
 
 }  // namespace
 
-std::string FormatTsv(const Problem& p, const Solution& s, bool include_zero) {
+absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero, OutputSink sink) {
   const SortedPairs pairs(p, s, include_zero);
-  // Sized once, then written in place: no row is formatted on its own.
-  size_t bytes = 0;
-  for (uint64_t key : pairs.keys()) bytes += pairs.Node(key).size() + pairs.Fact(key).size() + 2;
-  std::string out(bytes, '\0');
-  char* at = out.data();
+  BlockWriter out(sink);
   for (uint64_t key : pairs.keys()) {
     const std::string_view node = pairs.Node(key), fact = pairs.Fact(key);
-    std::memcpy(at, node.data(), node.size());
-    at += node.size();
-    *at++ = '\t';
-    std::memcpy(at, fact.data(), fact.size());
-    at += fact.size();
-    *at++ = '\n';
+    const size_t row = node.size() + fact.size() + 2;
+    if (row > kOutputBlockBytes) {  // names of a megabyte: written in pieces
+      for (std::string_view piece : {node, std::string_view("\t"), fact, std::string_view("\n")}) {
+        if (absl::Status r = out.Write(piece); !r.ok()) return r;
+      }
+      continue;
+    }
+    if (absl::Status r = out.Reserve(row); !r.ok()) return r;
+    out.Put(node);
+    out.Put('\t');
+    out.Put(fact);
+    out.Put('\n');
   }
-  return out;
+  return out.Flush();
 }
 
-std::string FormatJson(const Problem& p, const Solution& s, bool include_zero,
-                       const std::string& extra) {
-  std::string out = "{\"results\":[";
+std::string FormatTsv(const Problem& p, const Solution& s, bool include_zero) {
+  return Collect([&](OutputSink sink) { return WriteTsv(p, s, include_zero, sink); });
+}
+
+absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
+                       std::string_view extra, OutputSink sink) {
+  BlockWriter out(sink);
+  if (absl::Status r = out.Write("{\"results\":["); !r.ok()) return r;
   std::string_view current;
   bool first_node = true;
   const SortedPairs pairs(p, s, include_zero);
   for (uint64_t key : pairs.keys()) {
     const std::string_view node = pairs.Node(key), fact = pairs.Fact(key);
+    absl::Status r;
     if (first_node || node != current) {
-      if (!first_node) out += "]},";
-      out += "{\"node\":";
-      AppendJsonString(node, &out);
-      out += ",\"facts\":[";
+      if (!first_node) r = out.Write("]},");
+      if (r.ok()) r = out.Write("{\"node\":");
+      if (r.ok()) r = WriteJsonString(node, out);
+      if (r.ok()) r = out.Write(",\"facts\":[");
       current = node;
       first_node = false;
     } else {
-      out += ",";
+      r = out.Write(",");
     }
-    AppendJsonString(fact, &out);
+    if (r.ok()) r = WriteJsonString(fact, out);
+    if (!r.ok()) return r;
   }
-  if (!first_node) out += "]}";
-  out += "]";
-  if (!extra.empty()) absl::StrAppend(&out, ",", extra);
-  out += "}\n";
-  return out;
+  absl::Status r = out.Write(first_node ? "]" : "]}]");
+  if (r.ok() && !extra.empty()) r = out.Write(",");
+  if (r.ok()) r = out.Write(extra);
+  if (r.ok()) r = out.Write("}\n");
+  if (!r.ok()) return r;
+  return out.Flush();
+}
+
+std::string FormatJson(const Problem& p, const Solution& s, bool include_zero,
+                       const std::string& extra) {
+  return Collect([&](OutputSink sink) { return WriteJson(p, s, include_zero, extra, sink); });
 }
 
 uint64_t SolutionDigest(const Solution& solution) {

@@ -2,19 +2,32 @@
 #ifndef SLUICE_IFDS_OUTPUT_H_
 #define SLUICE_IFDS_OUTPUT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
 
+// Where a writer puts the answer: a block at a time (at most kOutputBlockBytes, in order);
+// an error it returns stops the writer, which returns it.
+using OutputSink = absl::FunctionRef<absl::Status(std::string_view block)>;
+inline constexpr size_t kOutputBlockBytes = size_t{1} << 20;
+
 // One "node\tfact\n" line per fact holding at a node, sorted bytewise by node name, then fact
 // name. The zero fact is left out unless `include_zero`.
+absl::Status WriteTsv(const Problem& problem, const Solution& solution, bool include_zero,
+                      OutputSink sink);
 std::string FormatTsv(const Problem& problem, const Solution& solution, bool include_zero);
 
 // {"results":[{"node":"n","facts":["a","b"]},...]} in the same order, plus `extra` members
 // (already JSON, e.g. "\"stats\":{...}") when not empty.
+absl::Status WriteJson(const Problem& problem, const Solution& solution, bool include_zero,
+                       std::string_view extra, OutputSink sink);
 std::string FormatJson(const Problem& problem, const Solution& solution, bool include_zero,
                        const std::string& extra = "");
 

@@ -7,9 +7,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "sluice/base/command_line.h"
 #include "sluice/client/credentials.h"
@@ -75,6 +77,11 @@ std::string Rate(uint64_t bytes, double seconds);
 
 // Writes `bytes` to --out, or stdout without it; WriteFile to a named file.
 absl::Status WriteOutput(const std::string& bytes);
+// As WriteOutput, for output made a block at a time: `write` hands its blocks to the sink it
+// is given, each written at once, so the whole output is never held. `*bytes` counts them.
+absl::Status StreamOutput(
+    absl::FunctionRef<absl::Status(absl::FunctionRef<absl::Status(std::string_view)>)> write,
+    uint64_t* bytes);
 absl::Status WriteFile(const std::string& path, const std::string& bytes);
 
 // The commands.

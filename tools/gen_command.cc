@@ -1,4 +1,8 @@
 // sluice gen: seeded random IFDS problems, as text or binary.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -40,6 +44,29 @@ absl::Status WriteOutput(const std::string& bytes) {
     return absl::OkStatus();
   }
   return WriteFile(path, bytes);
+}
+
+absl::Status StreamOutput(
+    absl::FunctionRef<absl::Status(absl::FunctionRef<absl::Status(std::string_view)>)> write,
+    uint64_t* bytes) {
+  const std::string path = absl::GetFlag(FLAGS_out);
+  const std::string failed = path.empty() ? "cannot write to stdout" : "cannot write " + path;
+  const int fd =
+      path.empty() ? STDOUT_FILENO : open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::UnavailableError(failed);
+  *bytes = 0;
+  absl::Status status = write([&](std::string_view block) {
+    while (!block.empty()) {
+      const ssize_t n = ::write(fd, block.data(), block.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return absl::UnavailableError(failed);
+      block.remove_prefix(static_cast<size_t>(n));
+      *bytes += static_cast<uint64_t>(n);
+    }
+    return absl::OkStatus();
+  });
+  if (!path.empty() && close(fd) != 0 && status.ok()) status = absl::UnavailableError(failed);
+  return status;
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& bytes) {

@@ -192,11 +192,17 @@ int RunSolve(const std::string& path) {
   const bool zero = absl::GetFlag(FLAGS_include_zero);
   const bool stats = absl::GetFlag(FLAGS_stats);
   const absl::Time writing = absl::Now();
-  const std::string output =
-      format == "tsv" ? ifds::FormatTsv(*problem, solution, zero)
-                      : ifds::FormatJson(*problem, solution, zero, stats ? stats_json : "");
-  if (absl::Status s = WriteOutput(output); !s.ok()) {
-    std::fprintf(stderr, "sluice solve: %s\n", std::string(s.message()).c_str());
+  // The answer goes out a block at a time as it is formatted: never held whole.
+  uint64_t written = 0;
+  const absl::Status streamed = StreamOutput(
+      [&](ifds::OutputSink sink) {
+        return format == "tsv" ? ifds::WriteTsv(*problem, solution, zero, sink)
+                               : ifds::WriteJson(*problem, solution, zero,
+                                                 stats ? stats_json : "", sink);
+      },
+      &written);
+  if (!streamed.ok()) {
+    std::fprintf(stderr, "sluice solve: %s\n", std::string(streamed.message()).c_str());
     return kExitFailed;
   }
   if (stats) {
@@ -204,7 +210,7 @@ int RunSolve(const std::string& path) {
     // part of that output).
     const double output_seconds = absl::ToDoubleSeconds(absl::Now() - writing);
     std::fprintf(stderr, "%soutput: %.3f s (%s)\n", stats_text.c_str(), output_seconds,
-                 Rate(output.size(), output_seconds).c_str());
+                 Rate(written, output_seconds).c_str());
   }
   return kExitOk;
 }

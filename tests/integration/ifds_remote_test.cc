@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -173,6 +175,23 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   const std::string text = dir + "/p.ifds";
   ASSERT_EQ(Sluice({"gen", "--seed=7", "--procedures=5", "--out=" + text}).exit_code, 0);
   EXPECT_EQ(from_binary.out, Sluice({"solve", text}).out);
+
+  // The answer is streamed as it is formatted: an output that cannot be written fails the
+  // command (exit 1) and says where, in either format; the same answer, streamed to a file,
+  // is what stdout gets.
+  for (const char* format : {"--format=tsv", "--format=json"}) {
+    const ProgramRun full = Sluice({"solve", text, format, "--out=/dev/full"});
+    EXPECT_EQ(full.exit_code, 1) << format;
+    EXPECT_THAT(full.err, HasSubstr("cannot write /dev/full")) << format;
+    const ProgramRun nowhere = Sluice({"solve", text, format, "--out=" + dir + "/no/such/dir"});
+    EXPECT_EQ(nowhere.exit_code, 1) << format;
+    EXPECT_THAT(nowhere.err, HasSubstr("cannot write " + dir + "/no/such/dir")) << format;
+    const std::string answer = dir + "/answer.out";
+    ASSERT_EQ(Sluice({"solve", text, format, "--out=" + answer}).exit_code, 0);
+    std::ifstream written(answer, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(written)), {});
+    EXPECT_EQ(bytes, Sluice({"solve", text, format}).out) << format;
+  }
 }
 
 TEST_F(IfdsRemoteTest, AbsurdSizesAndNonProblemFilesAreUsageErrorsNotCrashes) {
