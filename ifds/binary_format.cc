@@ -1,6 +1,7 @@
 #include "sluice/ifds/binary_format.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -337,8 +338,18 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
       got += static_cast<size_t>(n);
     }
     close(fd);
-    if (NeitherFormat(std::string_view(data, std::min(got, kPiece)))) return neither();
-    return Parse(std::string_view(data, got), path);
+    const std::string_view text(data, got);
+    if (NeitherFormat(text.substr(0, kPiece))) return neither();
+    if (text.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(text, path);
+    // The text goes back to the system as the parser is done with it, whole pages at a time:
+    // it is never held whole beside the whole problem.
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t given_back = 0;
+    return ParseText(text, path, [&](size_t offset) {
+      const size_t end = offset / page * page;
+      if (end > given_back) madvise(data + given_back, end - given_back, MADV_DONTNEED);
+      given_back = std::max(given_back, end);
+    });
   }
   // Pipes and process substitutions work too, so the size is learned by reading: in pieces,
   // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format.

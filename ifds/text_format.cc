@@ -162,10 +162,12 @@ class NameIndex {
     slots_.assign(16, Slot{0, 0, kEmpty});
   }
 
-  // Adds `name` with `id`; false (nothing added) if the name is there already.
-  bool Insert(std::string_view name, uint32_t id) {
+  // Adds `name` (in the text) with `id`; false (nothing added) if the name is there already.
+  // A long name is kept as `stored`, the same bytes where they outlive the text (a heap
+  // string's: it stays where it is when its vector grows).
+  bool Insert(std::string_view name, std::string_view stored, uint32_t id) {
     uint64_t lo, hi;
-    if (!Words(name, &lo, &hi)) return long_.emplace(name, id).second;
+    if (!Words(name, &lo, &hi)) return long_.emplace(stored, id).second;
     if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
     size_t at = Place(lo, hi);
     for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
@@ -262,8 +264,12 @@ class NameIndex {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view filename, bool fast = true)
-      : text_(text), file_(filename), fast_(fast) {
+  // `consumed`, if set, is told of offsets below which the parser reads no more (every
+  // `consumed_step` bytes of the second pass).
+  Parser(std::string_view text, std::string_view filename, bool fast = true,
+         absl::FunctionRef<void(size_t)>* consumed = nullptr, size_t consumed_step = 0)
+      : text_(text), file_(filename), fast_(fast), consumed_(consumed),
+        consumed_step_(consumed_step) {
     node_index_.emplace(text);
   }
 
@@ -309,6 +315,8 @@ class Parser {
   const std::string_view text_;
   const std::string_view file_;
   const bool fast_;  // Skip and FastConnect may read statements
+  absl::FunctionRef<void(size_t)>* const consumed_;
+  const size_t consumed_step_;
   Problem problem_;
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, procs_;
   // Nodes by name, filled as the first pass declares them; facts by name for the second pass,
@@ -329,6 +337,10 @@ class Parser {
   // first pass was) is the error, as it would have been had the first pass read everything.
   bool skipped_unread_ = false;
   size_t unread_until_ = 0;
+  // Where that search starts: the beginning for the first pass's errors; for the second's, the
+  // statement that failed (every statement before it was tokenized, and the text before it
+  // may have been given back: see consumed_).
+  Cursor rescan_from_;
   absl::StatusOr<Problem> ParseStatements();
 };
 
@@ -723,10 +735,11 @@ absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) 
     return Error(name, "too many nodes");
   }
   const uint32_t id = static_cast<uint32_t>(problem_.node_names.size());
-  if (!node_index_->Insert(name.text, id)) {
+  problem_.node_names.emplace_back(name.text);
+  if (!node_index_->Insert(name.text, problem_.node_names.back(), id)) {
+    problem_.node_names.pop_back();
     return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
   }
-  problem_.node_names.emplace_back(name.text);
   problem_.node_procedure.push_back(procedure);
   return id;
 }
@@ -895,7 +908,7 @@ absl::StatusOr<Problem> Parser::Parse() {
   absl::StatusOr<Problem> parsed = ParseStatements();
   if (parsed.ok() || !skipped_unread_) return parsed;
   Statement s;
-  for (Cursor cursor; cursor.i < unread_until_;) {
+  for (Cursor cursor = rescan_from_; cursor.i < unread_until_;) {
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
     if (!more.ok()) return more.status();
     if (!*more) break;
@@ -939,14 +952,27 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   problem_.edges.reserve(counts_.edges);
   problem_.call_sites.reserve(counts_.calls);
   problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees, counts_.arrows);
+  // Procedures by their names as the problem holds them (the second pass may give the text
+  // back as it goes).
+  procs_.clear();
+  for (uint32_t q = 0; q < problem_.procedures.size(); ++q) {
+    procs_.emplace(std::string_view(problem_.procedures[q].name), q);
+  }
   // Second pass over the same text (it tokenized cleanly the first time).
+  size_t consumed = 0;
   for (Cursor cursor;;) {
+    rescan_from_ = cursor;
+    if (consumed_ != nullptr && cursor.i - consumed >= consumed_step_) {
+      consumed = cursor.i;
+      (*consumed_)(consumed);
+    }
     if (fast_ && (Skip(&cursor, /*declarations=*/false) || FastConnect(&cursor))) continue;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
     if (!more.ok()) return more.status();
     if (!*more) break;
     if (absl::Status c = Connect(s); !c.ok()) return c;
   }
+  rescan_from_.i = text_.size();  // every statement tokenized: nothing to look for
   for (const CallSite& c : problem_.call_sites) {
     if (c.callees.empty()) {
       const Token& at = *call_site_at_[c.call];
@@ -988,10 +1014,29 @@ absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filena
   return Parser(text, filename).Parse();
 }
 
+absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename,
+                                  absl::FunctionRef<void(size_t)> consumed) {
+  absl::FunctionRef<void(size_t)> told = consumed;
+  return Parser(text, filename, /*fast=*/true, &told, kConsumedStepBytes).Parse();
+}
+
 namespace internal {
 absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
                                                       std::string_view filename) {
   return Parser(text, filename, /*fast=*/false).Parse();
+}
+
+absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
+                                                     std::string_view filename) {
+  std::string copy(text);
+  size_t overwritten = 0;
+  const auto overwrite = [&](size_t offset) {
+    std::fill(copy.begin() + static_cast<ptrdiff_t>(overwritten),
+              copy.begin() + static_cast<ptrdiff_t>(offset), '\0');
+    overwritten = offset;
+  };
+  absl::FunctionRef<void(size_t)> consumed = overwrite;
+  return Parser(copy, filename, /*fast=*/true, &consumed, /*consumed_step=*/1).Parse();
 }
 }  // namespace internal
 

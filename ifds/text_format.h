@@ -3,9 +3,11 @@
 #ifndef SLUICE_IFDS_TEXT_FORMAT_H_
 #define SLUICE_IFDS_TEXT_FORMAT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "sluice/ifds/problem.h"
 
@@ -15,11 +17,23 @@ namespace sluice::ifds {
 // being `filename`. Never crashes on any input; the result passes Validate.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename);
 
+// As ParseText, for text the caller gives back as the parser goes: `consumed` is called now and
+// then (every kConsumedStepBytes or so) with an offset, never smaller than the last one, below
+// which the parser reads the text no more. The same result and errors.
+inline constexpr size_t kConsumedStepBytes = size_t{4} << 20;
+absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename,
+                                  absl::FunctionRef<void(size_t offset)> consumed);
+
 namespace internal {
 // ParseText without its fast way (every statement tokenized in both passes): the same result
 // and the same errors, slower. Tests compare the two.
 absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
                                                       std::string_view filename);
+// ParseText of a copy of `text` whose bytes are overwritten with NUL as soon as the parser says
+// it is done with them (after every statement): a parser that read them again would see
+// bytes that are no text. Tests compare it with the others.
+absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
+                                                     std::string_view filename);
 }  // namespace internal
 
 // Writes `problem` (which must pass Validate) in the text format. ParseText reads it back to an

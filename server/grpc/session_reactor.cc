@@ -322,6 +322,12 @@ void SessionReactor::EndWith(const absl::Status& why, bool cancel_call) {
   executor_->Schedule([this] { Kick(); });
 }
 
+// GCC 12 at -O3 (the Release build) takes the shared_ptr inside a disengaged optional for
+// uninitialized (GCC bug 80635, a known false positive of -Wmaybe-uninitialized).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 bool SessionReactor::EvictParked(const std::string* client) {
   std::optional<ResumableSessions::Parked> parked = resumable_->Evict(client);
   if (!parked.has_value()) return false;
@@ -332,6 +338,9 @@ bool SessionReactor::EvictParked(const std::string* client) {
   parked.reset();  // its session closes here: its slot is free when this returns
   return true;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 std::string SessionReactor::RegisterResumable(const std::string& owner,
                                              const std::string& credential,

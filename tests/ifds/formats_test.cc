@@ -275,6 +275,12 @@ TEST(FormatsTest, ParsersSurviveASeededCorpusOfMangledInputs) {
     // The fast way reads exactly what a statement-by-statement reading does.
     absl::StatusOr<Problem> slowly = internal::ParseTextStatementByStatement(mangled, "fuzz.ifds");
     ASSERT_EQ(text.status(), slowly.status()) << mangled;
+    // And it never reads again what it said it was done with.
+    absl::StatusOr<Problem> given_back = internal::ParseTextOverwritingConsumed(mangled, "fuzz.ifds");
+    ASSERT_EQ(given_back.status(), text.status()) << mangled;
+    if (text.ok()) {
+      ASSERT_EQ(WriteText(*given_back), WriteText(*text)) << mangled;
+    }
     if (text.ok()) {
       ASSERT_EQ(WriteText(*text), WriteText(*slowly)) << mangled;
       ++accepted;
