@@ -130,15 +130,24 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
     }
   }
   // At most three flow functions per node (its edges) plus two per callee at a call site, each
-  // listing about (gen_rate + kill_rate + 2 pair_rate) x facts facts.
+  // listing about (gen_rate + kill_rate + 2 pair_rate) x facts facts. (The front-end shape's
+  // flows list up to three entries per fact in scope, so its bound is counted as they are
+  // made instead: the worst case would refuse every large problem.)
   const double flows = static_cast<double>(uint64_t{o.procedures} * body) *
                        (3 + (o.call_density > 0 ? 2.0 * o.max_callees : 0.0));
-  // (In the front-end shape, about a pair per fact in scope, and the rates' on top.)
-  const double per_flow =
-      o.front_end_shape
-          ? std::min(o.scope, o.facts) * (1 + o.gen_rate + 2 * o.pair_rate) + 2
-          : (o.facts + 1.0) * (o.gen_rate + o.kill_rate + 2 * o.pair_rate) + 2;
-  if (flows * per_flow > kMaxGeneratedFlowFacts) {
+  const double per_flow = (o.facts + 1.0) * (o.gen_rate + o.kill_rate + 2 * o.pair_rate) + 2;
+  // The front-end shape's expected size is refused up front too, the count above stopping
+  // what the expectation lets through.
+  const double expected_entries =
+      static_cast<double>(o.procedures) * (o.nodes_per_procedure + 1.0) *
+      (1 + o.branch + o.loop + o.call_density * (1 + o.max_callees)) *
+      std::min(o.scope, o.facts) * (1 + o.gen_rate + o.pair_rate);
+  if (o.front_end_shape && expected_entries > kMaxGeneratedFlowFacts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "these options make about %.3g flow-function entries, more than the generator's %d",
+        expected_entries, kMaxGeneratedFlowFacts));
+  }
+  if (!o.front_end_shape && flows * per_flow > kMaxGeneratedFlowFacts) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "these options can make %.3g flow-function entries, more than the generator's %d",
         flows * per_flow, kMaxGeneratedFlowFacts));
@@ -184,6 +193,7 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
   if (o.front_end_shape) scoped.emplace(rng, o, facts, o.procedures);
   // Flow `kind` of procedure q (to `other`, for a call or a return).
   enum class Kind { kEdge, kCallToReturn, kCall, kReturn };
+  uint64_t entries = 0;  // listed in the front-end shape's flows so far
   const auto add_flow = [&](Kind kind, uint32_t q, uint32_t other) {
     if (!scoped.has_value()) {
       p.flows.push_back(RandomFlow(rng, o, facts));
@@ -194,11 +204,19 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
     } else {
       p.flows.push_back(scoped->Edge(q, kind == Kind::kCallToReturn));
     }
+    const FlowView made = p.flows[p.flows.size() - 1];
+    entries += made.kills.size() + made.gens.size() + made.pairs.size();
     return static_cast<uint32_t>(p.flows.size() - 1);
   };
   for (uint32_t q = 0; q < o.procedures; ++q) {
     const std::vector<uint32_t>& body = bodies[q];
     for (size_t i = 0; i + 1 < body.size(); ++i) {
+      // A node adds at most 3 + 2 max_callees flows of at most 3 x scope entries each.
+      if (entries > kMaxGeneratedFlowFacts) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "these options make more than the generator's %d flow-function entries",
+            kMaxGeneratedFlowFacts));
+      }
       const uint32_t n = body[i];
       const uint32_t next = body[i + 1];
       // Call sites: not at the start (the start stays a plain entry), the next node returns.

@@ -141,6 +141,10 @@ TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnFrontEndShapedProblems) {
   EXPECT_LT(per_path_edge, 2.5);
   o.scope = 0;
   EXPECT_THAT(Generate(o), StatusIs(absl::StatusCode::kInvalidArgument));
+  // Absurd sizes are refused before anything is generated.
+  o.facts = o.scope = 60000;
+  o.procedures = 4000;
+  EXPECT_THAT(Generate(o), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // Once compiled, the problem's structure is the caller's to free: the solve reads only its
