@@ -31,16 +31,28 @@ done
 ensure_packages gnuplot-nox python3
 use_ccache
 targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench sluice_cli)
+# build DIR: the benches' targets in DIR, quietly; what the compiler said if it fails.
+build() {
+  local build_log
+  build_log="$(mktemp)"
+  if ! cmake --build "$1" -j "$(jobs)" --target "${targets[@]}" >"$build_log" 2>&1; then
+    echo "building the benches in $1 failed:" >&2
+    tail -40 "$build_log" >&2
+    rm -f "$build_log"
+    exit 1
+  fi
+  rm -f "$build_log"
+}
 if [ "$quick" = 1 ]; then
   bin="$BUILD/bin"
   [ -f "$BUILD/build.ninja" ] || cmake --preset default >/dev/null
-  cmake --build "$BUILD" -j "$(jobs)" --target "${targets[@]}" >/dev/null
+  build "$BUILD"
   out="${out:-$(mktemp -d)}"
 else
   bin="$ROOT/build-release/bin"
   [ -f "$ROOT/build-release/build.ninja" ] || cmake --preset release >/dev/null
   log "building the benches in Release (build-release/)"
-  cmake --build "$ROOT/build-release" -j "$(jobs)" --target "${targets[@]}" >/dev/null
+  build "$ROOT/build-release"
   out="${out:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 fi
 mkdir -p "$out"
