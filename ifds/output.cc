@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -41,11 +42,23 @@ Ranking Rank(const std::vector<std::string>& names) {
     keys[i] = PrefixKey{BigEndianWord(name), BigEndianWord(name.size() > 8 ? name.substr(8) : ""),
                         i};
   }
-  std::sort(keys.begin(), keys.end(), [&](const PrefixKey& a, const PrefixKey& b) {
+  const auto before = [&](const PrefixKey& a, const PrefixKey& b) {
     if (a.high != b.high) return a.high < b.high;
     if (a.low != b.low) return a.low < b.low;
     return names[a.index] < names[b.index];  // 16 bytes alike: the rest decides
-  });
+  };
+  // Many names are sorted in two halves side by side, then merged: the answer is written once
+  // the solve is done, when the cores have nothing else to do.
+  constexpr size_t kHalvesFrom = size_t{1} << 16;
+  if (keys.size() >= kHalvesFrom && std::thread::hardware_concurrency() > 1) {
+    const auto middle = keys.begin() + static_cast<ptrdiff_t>(keys.size() / 2);
+    std::thread first([&] { std::sort(keys.begin(), middle, before); });
+    std::sort(middle, keys.end(), before);
+    first.join();
+    std::inplace_merge(keys.begin(), middle, keys.end(), before);
+  } else {
+    std::sort(keys.begin(), keys.end(), before);
+  }
   r.order.resize(names.size());
   for (uint32_t i = 0; i < keys.size(); ++i) r.order[i] = keys[i].index;
   keys = {};
@@ -83,9 +96,9 @@ class SortedPairs {
   std::string_view Node(uint64_t key) const {
     return p_.node_names[nodes_.order[static_cast<uint32_t>(key >> 32)]];
   }
-  std::string_view Fact(uint64_t key) const {
-    return p_.fact_names[facts_.order[static_cast<uint32_t>(key)]];
-  }
+  std::string_view Fact(uint64_t key) const { return p_.fact_names[FactIndex(key)]; }
+  uint32_t FactIndex(uint64_t key) const { return facts_.order[static_cast<uint32_t>(key)]; }
+  static uint32_t NodeRank(uint64_t key) { return static_cast<uint32_t>(key >> 32); }
 
  private:
   const Problem& p_;
@@ -203,23 +216,40 @@ absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
                        std::string_view extra, OutputSink sink) {
   BlockWriter out(sink);
   if (absl::Status r = out.Write("{\"results\":["); !r.ok()) return r;
-  std::string_view current;
+  // Each fact's name as JSON, made once: facts are few, pairs many.
+  std::vector<std::string> fact_json(p.fact_names.size());
+  for (size_t d = 0; d < fact_json.size(); ++d) {
+    fact_json[d] = Collect([&](OutputSink to) {
+      BlockWriter json(to);
+      absl::Status r = WriteJsonString(p.fact_names[d], json);
+      return r.ok() ? json.Flush() : r;
+    });
+  }
   bool first_node = true;
+  uint32_t current = 0;
   const SortedPairs pairs(p, s, include_zero);
   for (uint64_t key : pairs.keys()) {
-    const std::string_view node = pairs.Node(key), fact = pairs.Fact(key);
     absl::Status r;
-    if (first_node || node != current) {
+    const bool new_node = first_node || SortedPairs::NodeRank(key) != current;
+    if (new_node) {
       if (!first_node) r = out.Write("]},");
       if (r.ok()) r = out.Write("{\"node\":");
-      if (r.ok()) r = WriteJsonString(node, out);
+      if (r.ok()) r = WriteJsonString(pairs.Node(key), out);
       if (r.ok()) r = out.Write(",\"facts\":[");
-      current = node;
+      current = SortedPairs::NodeRank(key);
       first_node = false;
-    } else {
-      r = out.Write(",");
     }
-    if (r.ok()) r = WriteJsonString(fact, out);
+    const std::string& fact = fact_json[pairs.FactIndex(key)];
+    if (r.ok() && fact.size() + 1 <= kOutputBlockBytes) {
+      r = out.Reserve(fact.size() + 1);
+      if (r.ok()) {
+        if (!new_node) out.Put(',');
+        out.Put(fact);
+      }
+    } else if (r.ok()) {
+      if (!new_node) r = out.Write(",");
+      if (r.ok()) r = out.Write(fact);
+    }
     if (!r.ok()) return r;
   }
   absl::Status r = out.Write(first_node ? "]" : "]}]");
