@@ -360,21 +360,26 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
       close(fd);
       return too_large();
     }
+    // A piece is read whole (a pipe gives what it holds at the moment), so that the first
+    // piece's check sees its full megabyte.
     bytes.resize(at + kPiece);
-    ssize_t n;
-    do {
-      n = read(fd, bytes.data() + at, kPiece);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      close(fd);
-      return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
+    size_t got = 0;
+    while (got < kPiece) {
+      const ssize_t n = read(fd, bytes.data() + at + got, kPiece - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        close(fd);
+        return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
     }
-    bytes.resize(at + static_cast<size_t>(n));
+    bytes.resize(at + got);
     if (at == 0 && NeitherFormat(bytes)) {
       close(fd);
       return neither();
     }
-    if (n == 0) break;
+    if (got < kPiece) break;  // the end
   }
   close(fd);
   return Parse(bytes, path);

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -147,7 +148,8 @@ class NameIndex {
       for (uint32_t k = 0; k < count; ++k) {
         const uint32_t id = first + k;
         if (keys[k].at == kLong) {
-          long_.emplace(names[id], id);
+          long_names_.emplace_back(names[id]);
+          long_.emplace(long_names_.back(), id);
           continue;
         }
         size_t at = keys[k].at;
@@ -163,11 +165,14 @@ class NameIndex {
   }
 
   // Adds `name` (in the text) with `id`; false (nothing added) if the name is there already.
-  // A long name is kept as `stored`, the same bytes where they outlive the text (a heap
-  // string's: it stays where it is when its vector grows).
-  bool Insert(std::string_view name, std::string_view stored, uint32_t id) {
+  bool Insert(std::string_view name, uint32_t id) {
     uint64_t lo, hi;
-    if (!Words(name, &lo, &hi)) return long_.emplace(stored, id).second;
+    if (!Words(name, &lo, &hi)) {
+      if (long_.contains(name)) return false;
+      long_names_.emplace_back(name);  // its own copy: the text may be given back
+      long_.emplace(long_names_.back(), id);
+      return true;
+    }
     if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
     size_t at = Place(lo, hi);
     for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
@@ -259,7 +264,8 @@ class NameIndex {
   const char* const text_end_;
   std::vector<Slot> slots_;
   size_t used_ = 0;  // slots in use (Insert)
-  Map long_;
+  Map long_;  // names past 16 bytes, keyed by views of long_names_
+  std::deque<std::string> long_names_;  // (a deque: its strings never move)
 };
 
 class Parser {
@@ -736,7 +742,7 @@ absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) 
   }
   const uint32_t id = static_cast<uint32_t>(problem_.node_names.size());
   problem_.node_names.emplace_back(name.text);
-  if (!node_index_->Insert(name.text, problem_.node_names.back(), id)) {
+  if (!node_index_->Insert(name.text, id)) {
     problem_.node_names.pop_back();
     return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
   }
@@ -949,9 +955,17 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   call_site_at_.assign(problem_.node_names.size(), std::nullopt);
   call_site_index_.assign(problem_.node_names.size(), -1);
   fact_index_.emplace(problem_.fact_names, text_);
-  problem_.edges.reserve(counts_.edges);
-  problem_.call_sites.reserve(counts_.calls);
-  problem_.flows.reserve(counts_.edges + counts_.calls + 2 * counts_.callees, counts_.arrows);
+  // The second pass's lists, sized from what the first pass counted, as long as that is no
+  // more than twice the text: the counts are of lines nobody has read yet, and a file of
+  // bare "call" lines must fail at its first, not ask for memory many times its size.
+  const uint64_t flows = counts_.edges + counts_.calls + 2 * counts_.callees;
+  const uint64_t reserved = counts_.edges * sizeof(Edge) + counts_.calls * sizeof(CallSite) +
+                            flows * 32 + counts_.arrows * 8;
+  if (reserved <= 2 * text_.size()) {
+    problem_.edges.reserve(counts_.edges);
+    problem_.call_sites.reserve(counts_.calls);
+    problem_.flows.reserve(flows, counts_.arrows);
+  }
   // Procedures by their names as the problem holds them (the second pass may give the text
   // back as it goes).
   procs_.clear();

@@ -1,7 +1,12 @@
 // The text and binary formats: errors point at file:line:column, round trips keep the
 // solution, and a seeded corpus of mangled inputs never crashes the parsers.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -116,6 +121,42 @@ TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
   EXPECT_TRUE(flow.identity);
   EXPECT_THAT(flow.kills, ::testing::ElementsAre(2u));
   EXPECT_THAT(flow.pairs, ::testing::ElementsAre(std::make_pair(1u, 2u)));
+}
+
+// What the first pass counts unread only sizes the second pass's lists when the text could
+// hold them: a flood of bare statements fails at its first line, as it always did.
+TEST(TextFormatTest, LinesCountedUnreadDoNotSizeMoreThanTheTextCouldHold) {
+  std::string calls;
+  for (int i = 0; i < 200000; ++i) calls += "call\n";
+  EXPECT_EQ(ErrorOf(calls), "in.ifds:1:5: expected a node");
+  const std::string arrows = "edge #" + std::string(1 << 20, '>') + "\n";
+  EXPECT_EQ(ErrorOf(arrows), "in.ifds:1:5: expected a node");
+}
+
+// A pipe is read a whole megabyte before the reader decides the input is no problem file: a
+// NUL byte anywhere in it is found however the writer's pieces arrive.
+TEST(LoadProblemTest, APipesFirstMegabyteIsCheckedWhole) {
+  const std::string fifo = ::testing::TempDir() + "/problem.fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string text = kSmall;
+  while (text.size() < 100000) text += "# a comment line to make the file longer\n";
+  text += std::string("# \0\n", 4);  // a NUL past the first pipe buffer, in a comment
+  text += "# the end\n";
+  std::thread writer([&] {
+    std::FILE* f = std::fopen(fifo.c_str(), "w");
+    if (f == nullptr) return;
+    for (size_t at = 0; at < text.size(); at += 1000) {  // many small writes
+      std::fwrite(text.data() + at, 1, std::min<size_t>(1000, text.size() - at), f);
+      std::fflush(f);
+    }
+    std::fclose(f);
+  });
+  absl::StatusOr<Problem> loaded = LoadProblem(fifo);
+  writer.join();
+  EXPECT_THAT(loaded, StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(std::string(loaded.status().message()), HasSubstr("neither format"));
+  std::remove(fifo.c_str());
 }
 
 TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
