@@ -1,5 +1,6 @@
 #include "sluice/base/unix_socket.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -104,6 +105,18 @@ absl::Status ClaimUnixSocketPath(const std::string& path) {
         absl::StrFormat("cannot listen on %s: cannot remove the stale socket there", path));
   }
   return absl::OkStatus();
+}
+
+bool AwaitConnection(int listener, int stop) {
+  for (;;) {
+    pollfd fds[2] = {{listener, POLLIN, 0}, {stop, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (fds[1].revents != 0) return false;
+    if ((fds[0].revents & POLLIN) != 0) return true;
+  }
 }
 
 }  // namespace sluice

@@ -27,6 +27,10 @@ absl::Status ClaimUnixSocketPath(const std::string& path);
 absl::StatusOr<int> ListenUnixSocket(const std::string& path, unsigned mode, int backlog,
                                      int flags);
 
+// Waits until `listener` has a connection to accept (true), or until `stop` (the read end of
+// a pipe that is written to stop) is readable or waiting fails (false). For accept loops.
+bool AwaitConnection(int listener, int stop);
+
 // Connects to the socket at `path`, waiting at most `timeout` for each later send and receive
 // on it. Returns the connected descriptor (the caller closes it), or Unavailable saying why.
 absl::StatusOr<int> ConnectUnixSocket(const std::string& path, absl::Duration timeout);

@@ -143,14 +143,7 @@ std::string SharedRegions::Offer(const std::shared_ptr<SharedSlot>& slot) {
 }
 
 void SharedRegions::Serve() {
-  for (;;) {
-    pollfd fds[2] = {{listener_, POLLIN, 0}, {stop_read_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
+  while (AwaitConnection(listener_, stop_read_)) {
     {
       // At the limit, the next connection waits in the listen queue.
       absl::MutexLock lock(&mu_);

@@ -202,14 +202,7 @@ void UnixListener::Stop() {
 }
 
 void UnixListener::Serve() {
-  for (;;) {
-    pollfd fds[2] = {{listener_, POLLIN, 0}, {stop_read_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
+  while (AwaitConnection(listener_, stop_read_)) {
     const int connection = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (connection < 0) {
       // Out of descriptors, say: the connection waits in the queue; try again shortly, or stop.
