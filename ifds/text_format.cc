@@ -303,6 +303,13 @@ class Parser {
   // Within FastConnect, moving `*i` past what they read: the ASCII name at `*i` (empty if
   // none), blanks, and a flow function into `flow` (false if it is not one the fast way reads).
   std::string_view FastName(size_t* i) const;
+  // Where the line holding `i` ends: its newline, or the end of the text.
+  size_t LineEnd(size_t i) const {
+    const void* newline = std::memchr(text_.data() + i, '\n', text_.size() - i);
+    return newline == nullptr ? text_.size()
+                              : static_cast<size_t>(static_cast<const char*>(newline) -
+                                                    text_.data());
+  }
   void FastBlanks(size_t* i) const;
   bool FastFlow(size_t* i, Flow* flow) const;
 
@@ -373,8 +380,7 @@ absl::StatusOr<bool> Parser::NextStatement(Cursor* cursor, Statement* out) const
         ++i;
         break;
       case kComment: {
-        const void* newline = std::memchr(t + i, '\n', n - i);
-        i = newline == nullptr ? n : static_cast<size_t>(static_cast<const char*>(newline) - t);
+        i = LineEnd(i);
         break;
       }
       case kPunct:
@@ -425,8 +431,7 @@ bool Parser::Skip(Cursor* cursor, bool declarations) {
     while (i < n && ClassOf(t[i]) == kBlank) ++i;
     if (i >= n) return false;
     if (t[i] == '#') {
-      const void* newline = std::memchr(t + i, '\n', n - i);
-      i = newline == nullptr ? n : static_cast<size_t>(static_cast<const char*>(newline) - t);
+      i = LineEnd(i);
     }
     if (i >= n || t[i] != '\n') break;
     ++cursor->line;
@@ -447,11 +452,11 @@ bool Parser::Skip(Cursor* cursor, bool declarations) {
   // Unread: the first pass's skipped lines are tokenized only if the parse fails (Parse), the
   // second pass's were read in full by the first.
   skipped_unread_ = skipped_unread_ || declarations;
-  const void* newline = std::memchr(t + i, '\n', n - i);
-  if (newline == nullptr) {
+  const size_t newline = LineEnd(i);
+  if (newline == n) {
     cursor->i = n;
   } else {
-    cursor->i = static_cast<size_t>(static_cast<const char*>(newline) - t) + 1;
+    cursor->i = newline + 1;
     ++cursor->line;
     cursor->line_start = cursor->i;
   }
@@ -557,8 +562,7 @@ bool Parser::FastConnect(Cursor* cursor) {
   const auto end = [&] {
     FastBlanks(&i);
     if (i < n && t[i] == '#') {
-      const void* newline = std::memchr(t + i, '\n', n - i);
-      i = newline == nullptr ? n : static_cast<size_t>(static_cast<const char*>(newline) - t);
+      i = LineEnd(i);
     }
     return i >= n || t[i] == '\n';
   };
