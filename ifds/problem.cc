@@ -59,6 +59,30 @@ void FlowTable::push_back(const FlowView& flow) {
   pair_end_.push_back(pairs_.size());
 }
 
+void FlowTable::Append(const FlowTable& other) {
+  const auto append_ends = [](const std::vector<uint64_t>& from, uint64_t base,
+                              std::vector<uint64_t>* to) {
+    for (const uint64_t end : from) to->push_back(base + end);
+  };
+  append_ends(other.kill_end_, kills_.size(), &kill_end_);
+  append_ends(other.gen_end_, gens_.size(), &gen_end_);
+  append_ends(other.pair_end_, pairs_.size(), &pair_end_);
+  identity_.insert(identity_.end(), other.identity_.begin(), other.identity_.end());
+  kills_.insert(kills_.end(), other.kills_.begin(), other.kills_.end());
+  gens_.insert(gens_.end(), other.gens_.begin(), other.gens_.end());
+  pairs_.insert(pairs_.end(), other.pairs_.begin(), other.pairs_.end());
+}
+
+void FlowTable::clear() {
+  identity_.clear();
+  kill_end_.clear();
+  gen_end_.clear();
+  pair_end_.clear();
+  kills_.clear();
+  gens_.clear();
+  pairs_.clear();
+}
+
 void FlowTable::reserve(size_t flows, size_t pairs) {
   identity_.reserve(flows);
   kill_end_.reserve(flows);

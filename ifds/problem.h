@@ -62,8 +62,12 @@ class FlowTable {
   // Appends `flow` as it is (Validate refuses a problem whose flows are not normalized).
   void push_back(const Flow& flow) { push_back(flow.View()); }
   void push_back(const FlowView& flow);
+  // Appends every flow of `other`, in its order.
+  void Append(const FlowTable& other);
   // Room for `flows` flows with `pairs` pairs in all.
   void reserve(size_t flows, size_t pairs = 0);
+  // No flows; the room stays.
+  void clear();
 
   size_t size() const { return identity_.size(); }
   bool empty() const { return identity_.empty(); }

@@ -6,7 +6,11 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <new>
 #include <optional>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace sluice::ifds {
 namespace {
@@ -103,6 +108,40 @@ struct Cursor {
   size_t i = 0;
   uint32_t line = 1;
   size_t line_start = 0;
+};
+
+// The second pass reads the text in stretches of about this many bytes (whole lines), several
+// at once on a machine with the cores for it, and adds them to the problem in the text's order.
+constexpr size_t kStretchBytes = size_t{2} << 20;
+
+// What the second pass's fast way read from a stretch of the text, in the text's order: flows
+// and edges as they will be added to the problem, and call sites, callees and seeds, whose
+// checks against the rest of the problem (a node has one call site, given before its callees)
+// wait until every stretch before is in (Parser::Commit).
+struct Stretch {
+  enum class Kind : uint8_t { kCall, kCallee, kSeed };
+  struct Connection {
+    Kind kind;
+    uint32_t node;    // the call node, or the seed's node
+    uint32_t other;   // the return site, the callee's procedure, or the seed's fact
+    uint32_t flow;    // into `flows`: the call-to-return flow, or the call flow (then the return)
+    uint32_t column;  // of the statement's first word
+    Cursor at;        // the statement's line
+  };
+  FlowTable flows;
+  std::vector<Edge> edges;  // their flows index `flows`
+  std::vector<Connection> connections;
+  // Where the fast way stopped: the stretch's end, or the start of a line it does not take.
+  Cursor stopped;
+  // A flow function's lists as they are read (reused, so reading one allocates nothing).
+  Flow scratch, scratch_return;
+
+  // Empty, keeping the room.
+  void clear() {
+    flows.clear();
+    edges.clear();
+    connections.clear();
+  }
 };
 
 // Abseil's string hash (std::string_view keys would fall back to std::hash, slower).
@@ -272,10 +311,14 @@ class Parser {
  public:
   // `consumed`, if set, is told of offsets below which the parser reads no more (every
   // `consumed_step` bytes of the second pass).
+  // The second pass reads stretches of `stretch_bytes` on up to `threads` threads (0: one per
+  // core).
   Parser(std::string_view text, std::string_view filename, bool fast = true,
-         absl::FunctionRef<void(size_t)>* consumed = nullptr, size_t consumed_step = 0)
+         absl::FunctionRef<void(size_t)>* consumed = nullptr, size_t consumed_step = 0,
+         size_t stretch_bytes = kStretchBytes, unsigned threads = 0)
       : text_(text), file_(filename), fast_(fast), consumed_(consumed),
-        consumed_step_(consumed_step) {
+        consumed_step_(consumed_step), stretch_bytes_(std::max<size_t>(1, stretch_bytes)),
+        threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {
     node_index_.emplace(text);
   }
 
@@ -291,15 +334,27 @@ class Parser {
   // Reads the next statement into `out` (skipping blank and comment lines); false at the end.
   absl::StatusOr<bool> NextStatement(Cursor* cursor, Statement* out) const;
   // Moves past the next statement without tokenizing it, if the pass has nothing to do with it:
-  // in the first pass (`declarations`) an edge, call, callee or seed (counted, to size the
-  // second pass's lists); in the second, a declaration. False (the cursor past blank and
-  // comment lines only) when NextStatement must read it.
-  bool Skip(Cursor* cursor, bool declarations);
-  // The second pass's fast way for the statements that fill files (edge, call and callee) in
-  // plain ASCII: read straight from the text, committed only once the whole line is read.
-  // False (nothing changed) for anything else, and for any line that would be an error:
-  // NextStatement and Connect read those and say what is wrong.
-  bool FastConnect(Cursor* cursor);
+  // in the first pass (`declarations`) an edge, call, callee or seed; in the second, a
+  // declaration. Its first word is `*head`. False (the cursor past blank and comment lines
+  // only) when NextStatement must read it.
+  bool Skip(Cursor* cursor, bool declarations, std::string_view* head) const;
+  // The first pass's Skip, counting what it skips to size the second pass's lists.
+  bool SkipConnection(Cursor* cursor);
+  // The second pass's fast way for the statements that fill files (edge, call, callee and
+  // seed) in plain ASCII: read straight from the text into `out`, only once the whole line is
+  // read. False (nothing changed) for anything else, and for any line that would be an error
+  // here: NextStatement and Connect read those and say what is wrong.
+  bool FastConnect(Cursor* cursor, Stretch* out) const;
+  // Reads the fast way from `cursor`, a line's start, to the first line that starts at `end`
+  // or later, or to a line the fast way does not take (out->stopped says which).
+  void ReadStretch(Cursor cursor, size_t end, Stretch* out) const;
+  // Adds what `stretch` read to the problem. Returns the first connection the problem so far
+  // refuses (a node's second call site, a callee before its call site), if any: the parse
+  // fails there.
+  const Stretch::Connection* Commit(const Stretch& stretch);
+  class StretchReader;
+  // The second pass: edges, call sites, callees and seeds.
+  absl::Status SecondPass();
   // Within FastConnect, moving `*i` past what they read: the ASCII name at `*i` (empty if
   // none), blanks, and a flow function into `flow` (false if it is not one the fast way reads).
   std::string_view FastName(size_t* i) const;
@@ -330,6 +385,10 @@ class Parser {
   const bool fast_;  // Skip and FastConnect may read statements
   absl::FunctionRef<void(size_t)>* const consumed_;
   const size_t consumed_step_;
+  const size_t stretch_bytes_;
+  const unsigned threads_;
+  // Where the second pass's stretches begin (line starts, found by the first pass).
+  std::vector<Cursor> stretches_;
   Problem problem_;
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, procs_;
   // Nodes by name, filled as the first pass declares them; facts by name for the second pass,
@@ -343,8 +402,8 @@ class Parser {
   struct {
     uint64_t edges = 0, calls = 0, callees = 0, arrows = 0;
   } counts_;
-  // A flow function's lists as they are read (reused, so reading one allocates nothing).
-  Flow scratch_, scratch_return_;
+  // A flow function's lists as the slow way reads them (reused: reading one allocates nothing).
+  Flow scratch_;
   // The first pass skips connecting statements without tokenizing them; if the parse then
   // fails, the first of them that does not tokenize and starts before unread_until_ (where the
   // first pass was) is the error, as it would have been had the first pass read everything.
@@ -422,7 +481,7 @@ absl::StatusOr<bool> Parser::NextStatement(Cursor* cursor, Statement* out) const
   return !out->empty();
 }
 
-bool Parser::Skip(Cursor* cursor, bool declarations) {
+bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out) const {
   const char* const t = text_.data();
   const size_t n = text_.size();
   size_t i = cursor->i;
@@ -449,9 +508,7 @@ bool Parser::Skip(Cursor* cursor, bool declarations) {
   const bool declares = head == "procedure" || head == "nodes" || head == "facts" ||
                         head == "zero" || head == "ifds";
   if (declarations ? !connects : !declares) return false;
-  // Unread: the first pass's skipped lines are tokenized only if the parse fails (Parse), the
-  // second pass's were read in full by the first.
-  skipped_unread_ = skipped_unread_ || declarations;
+  *head_out = head;
   const size_t newline = LineEnd(i);
   if (newline == n) {
     cursor->i = n;
@@ -460,13 +517,20 @@ bool Parser::Skip(Cursor* cursor, bool declarations) {
     ++cursor->line;
     cursor->line_start = cursor->i;
   }
-  if (declarations) {
-    if (head == "edge") ++counts_.edges;
-    if (head == "call") ++counts_.calls;
-    if (head == "callee") ++counts_.callees;
-    // Each pair has an arrow: at most this many pairs (a name may hold a '>' too).
-    counts_.arrows += static_cast<uint64_t>(std::count(t + i, t + cursor->i, '>'));
-  }
+  return true;
+}
+
+bool Parser::SkipConnection(Cursor* cursor) {
+  std::string_view head;
+  if (!Skip(cursor, /*declarations=*/true, &head)) return false;
+  // Unread: tokenized only if the parse fails (Parse).
+  skipped_unread_ = true;
+  if (head == "edge") ++counts_.edges;
+  if (head == "call") ++counts_.calls;
+  if (head == "callee") ++counts_.callees;
+  // Each pair has an arrow: at most this many pairs (a name may hold a '>' too).
+  counts_.arrows +=
+      static_cast<uint64_t>(std::count(head.data() + head.size(), text_.data() + cursor->i, '>'));
   return true;
 }
 
@@ -539,7 +603,7 @@ bool Parser::FastFlow(size_t* i, Flow* flow) const {
   return true;
 }
 
-bool Parser::FastConnect(Cursor* cursor) {
+bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
   const char* const t = text_.data();
   const size_t n = text_.size();
   size_t i = cursor->i;
@@ -567,46 +631,55 @@ bool Parser::FastConnect(Cursor* cursor) {
     return i >= n || t[i] == '\n';
   };
   FastBlanks(&i);
-  const size_t head_at = i;
+  const auto column = static_cast<uint32_t>(i - cursor->line_start + 1);
   const std::string_view head = FastName(&i);
+  const auto connection = [&](Stretch::Kind kind, uint32_t node, uint32_t other,
+                              uint32_t flow) {
+    out->connections.push_back(Stretch::Connection{kind, node, other, flow, column, *cursor});
+  };
+  const auto flow_id = [&](size_t back) {
+    return static_cast<uint32_t>(out->flows.size() - back);
+  };
   uint32_t a, b;
   if (head == "edge") {
     const std::string_view from = name(), to = name();
-    if (!FastFlow(&i, &scratch_) || !end() || !node(from, &a) || !node(to, &b) ||
+    if (!FastFlow(&i, &out->scratch) || !end() || !node(from, &a) || !node(to, &b) ||
         problem_.node_procedure[a] != problem_.node_procedure[b]) {
       return false;
     }
-    problem_.flows.push_back(scratch_);  // copies at the lists' exact sizes
-    problem_.edges.push_back(Edge{a, b, static_cast<uint32_t>(problem_.flows.size() - 1)});
+    out->flows.push_back(out->scratch);  // copies at the lists' exact sizes
+    out->edges.push_back(Edge{a, b, flow_id(1)});
   } else if (head == "call") {
     const std::string_view call = name();
     if (call.empty() || !keyword("returns")) return false;
     const std::string_view returns = name();
-    if (!FastFlow(&i, &scratch_) || !end() || !node(call, &a) || call_site_index_[a] >= 0 ||
-        !node(returns, &b) || problem_.node_procedure[a] != problem_.node_procedure[b]) {
+    if (!FastFlow(&i, &out->scratch) || !end() || !node(call, &a) || !node(returns, &b) ||
+        problem_.node_procedure[a] != problem_.node_procedure[b]) {
       return false;
     }
-    problem_.flows.push_back(scratch_);
-    call_site_at_[a] = Token{Kind::kName, head, cursor->line,
-                             static_cast<uint32_t>(head_at - cursor->line_start + 1)};
-    call_site_index_[a] = static_cast<int64_t>(problem_.call_sites.size());
-    problem_.call_sites.push_back(
-        CallSite{.call = a, .return_site = b,
-                 .call_to_return_flow = static_cast<uint32_t>(problem_.flows.size() - 1)});
+    out->flows.push_back(out->scratch);
+    connection(Stretch::Kind::kCall, a, b, flow_id(1));
   } else if (head == "callee") {
     const std::string_view call = name();
     FastBlanks(&i);
     auto procedure = procs_.find(FastName(&i));
-    if (procedure == procs_.end() || !keyword("call") || !FastFlow(&i, &scratch_) ||
-        !keyword("return") || !FastFlow(&i, &scratch_return_) || !end() || !node(call, &a) ||
-        call_site_index_[a] < 0) {
+    if (procedure == procs_.end() || !keyword("call") || !FastFlow(&i, &out->scratch) ||
+        !keyword("return") || !FastFlow(&i, &out->scratch_return) || !end() ||
+        !node(call, &a)) {
       return false;
     }
-    problem_.flows.push_back(scratch_);
-    problem_.flows.push_back(scratch_return_);
-    const uint32_t call_flow = static_cast<uint32_t>(problem_.flows.size() - 2);
-    problem_.call_sites[call_site_index_[a]].callees.push_back(
-        Callee{procedure->second, call_flow, call_flow + 1});
+    out->flows.push_back(out->scratch);
+    out->flows.push_back(out->scratch_return);
+    connection(Stretch::Kind::kCallee, a, procedure->second, flow_id(2));
+  } else if (head == "seed") {
+    const std::string_view seed = name();
+    FastBlanks(&i);
+    const std::string_view fact = FastName(&i);
+    if (!end() || !node(seed, &a) || problem_.procedures[problem_.node_procedure[a]].start != a ||
+        !fact_index_->Find(fact, &b)) {
+      return false;
+    }
+    connection(Stretch::Kind::kSeed, a, b, 0);
   } else {
     return false;
   }
@@ -616,6 +689,191 @@ bool Parser::FastConnect(Cursor* cursor) {
     cursor->line_start = cursor->i;
   }
   return true;
+}
+
+void Parser::ReadStretch(Cursor cursor, size_t end, Stretch* out) const {
+  out->clear();
+  std::string_view head;
+  while (cursor.i < end) {
+    if (Skip(&cursor, /*declarations=*/false, &head)) continue;
+    if (cursor.i >= end || !FastConnect(&cursor, out)) break;
+  }
+  out->stopped = cursor;
+}
+
+const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
+  const auto base = static_cast<uint32_t>(problem_.flows.size());
+  problem_.flows.Append(stretch.flows);
+  for (const Edge& e : stretch.edges) problem_.edges.push_back(Edge{e.from, e.to, base + e.flow});
+  for (const Stretch::Connection& c : stretch.connections) {
+    switch (c.kind) {
+      case Stretch::Kind::kCall:
+        if (call_site_index_[c.node] >= 0) return &c;
+        call_site_at_[c.node] = Token{Kind::kName, "call", c.at.line, c.column};
+        call_site_index_[c.node] = static_cast<int64_t>(problem_.call_sites.size());
+        problem_.call_sites.push_back(CallSite{
+            .call = c.node, .return_site = c.other, .call_to_return_flow = base + c.flow});
+        break;
+      case Stretch::Kind::kCallee:
+        if (call_site_index_[c.node] < 0) return &c;
+        problem_.call_sites[call_site_index_[c.node]].callees.push_back(
+            Callee{c.other, base + c.flow, base + c.flow + 1});
+        break;
+      case Stretch::Kind::kSeed:
+        problem_.seeds.emplace_back(c.node, c.other);
+        break;
+    }
+  }
+  return nullptr;
+}
+
+// Reads the second pass's stretches ahead of the one being committed, on threads of its own
+// and on the committing thread while it waits for the next; at most two per thread are read
+// and not yet taken, so the stretches held stay few whatever the text's size.
+class Parser::StretchReader {
+ public:
+  StretchReader(const Parser& parser, unsigned threads)
+      : parser_(parser), window_(2 * size_t{threads}), read_(parser.stretches_.size()) {
+    // Every stretch there can be at once (the window, and the one being committed), made here:
+    // the threads allocate nothing but a stretch's lists, and cope if even that fails.
+    for (size_t k = 0; k <= window_; ++k) free_.push_back(std::make_unique<Stretch>());
+    for (unsigned k = 1; k < threads; ++k) {
+      try {
+        threads_.emplace_back([this] { Work(); });
+      } catch (const std::system_error&) {
+        break;  // no more threads: those there are read everything
+      }
+    }
+  }
+  ~StretchReader() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+      cv_.SignalAll();
+    }
+    for (std::thread& thread : threads_) thread.join();
+  }
+  StretchReader(const StretchReader&) = delete;
+  StretchReader& operator=(const StretchReader&) = delete;
+
+  // Stretch j, read, once stretches 0 .. j - 1 have been taken.
+  std::unique_ptr<Stretch> Take(size_t j) {
+    absl::MutexLock lock(&mu_);
+    while (read_[j] == nullptr) {
+      if (Claimable()) {
+        ReadNext();
+      } else {
+        cv_.Wait(&mu_);
+      }
+    }
+    taken_ = j + 1;
+    cv_.SignalAll();
+    return std::move(read_[j]);
+  }
+  void Recycle(std::unique_ptr<Stretch> stretch) {
+    absl::MutexLock lock(&mu_);
+    free_.push_back(std::move(stretch));
+    cv_.SignalAll();
+  }
+
+ private:
+  bool Claimable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return next_ < read_.size() && next_ < taken_ + window_ && !free_.empty();
+  }
+  // Claims the next stretch and reads it with the lock released.
+  void ReadNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t k = next_++;
+    std::unique_ptr<Stretch> stretch = std::move(free_.back());
+    free_.pop_back();
+    const Cursor begin = parser_.stretches_[k];
+    const size_t end =
+        k + 1 < read_.size() ? parser_.stretches_[k + 1].i : parser_.text_.size();
+    mu_.Unlock();
+    try {
+      parser_.ReadStretch(begin, end, stretch.get());
+    } catch (const std::bad_alloc&) {
+      // Read none of it here: the committing thread reads it again, and says so if it fails.
+      stretch->clear();
+      stretch->stopped = begin;
+    }
+    mu_.Lock();
+    read_[k] = std::move(stretch);
+    cv_.SignalAll();
+  }
+  void Work() {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      while (!stop_ && next_ < read_.size() && !Claimable()) cv_.Wait(&mu_);
+      if (stop_ || next_ >= read_.size()) return;
+      ReadNext();
+    }
+  }
+
+  const Parser& parser_;
+  const size_t window_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  size_t next_ ABSL_GUARDED_BY(mu_) = 0;   // the next stretch to read
+  size_t taken_ ABSL_GUARDED_BY(mu_) = 0;  // stretches taken by the committing thread
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::unique_ptr<Stretch>> read_ ABSL_GUARDED_BY(mu_);  // by stretch, once read
+  std::vector<std::unique_ptr<Stretch>> free_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> threads_;
+};
+
+absl::Status Parser::SecondPass() {
+  Statement s;
+  size_t given_back = 0;
+  const auto give_back = [&](size_t offset) {
+    if (consumed_ != nullptr && offset - given_back >= consumed_step_) {
+      given_back = offset;
+      (*consumed_)(offset);
+    }
+  };
+  // One statement the slow way, at `*cursor`: false at the end of the text.
+  const auto slow = [&](Cursor* cursor) -> absl::StatusOr<bool> {
+    rescan_from_ = *cursor;
+    absl::StatusOr<bool> more = NextStatement(cursor, &s);
+    if (!more.ok() || !*more) return more;
+    if (absl::Status c = Connect(s); !c.ok()) return c;
+    return true;
+  };
+  if (!fast_) {
+    for (Cursor cursor;;) {
+      give_back(cursor.i);
+      absl::StatusOr<bool> more = slow(&cursor);
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+    }
+  }
+  StretchReader reader(
+      *this, static_cast<unsigned>(std::min<size_t>({threads_, stretches_.size(), 64})));
+  for (size_t j = 0; j < stretches_.size(); ++j) {
+    const size_t end = j + 1 < stretches_.size() ? stretches_[j + 1].i : text_.size();
+    std::unique_ptr<Stretch> stretch = reader.Take(j);
+    for (;;) {
+      if (const Stretch::Connection* refused = Commit(*stretch)) {
+        // The slow way reads it, and says what is wrong as a statement-by-statement reading
+        // would: the problem is as that reading would have it here.
+        Cursor at = refused->at;
+        absl::StatusOr<bool> more = slow(&at);
+        if (!more.ok()) return more.status();
+        return absl::InternalError(
+            absl::StrFormat("%s:%d: the reader's two ways disagree", file_, refused->at.line));
+      }
+      // The fast way stopped short of the stretch's end at a line the slow way reads; then the
+      // rest of the stretch, here.
+      Cursor cursor = stretch->stopped;
+      if (cursor.i >= end) break;
+      absl::StatusOr<bool> more = slow(&cursor);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      ReadStretch(cursor, end, stretch.get());
+    }
+    reader.Recycle(std::move(stretch));
+    give_back(end);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
@@ -933,8 +1191,11 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   // declarations').
   Statement s;
   std::vector<Cursor> later;
+  stretches_.push_back(Cursor{});
   for (Cursor cursor;;) {
-    if (fast_ && Skip(&cursor, /*declarations=*/true)) continue;
+    // At a line's start: where a stretch of the second pass may begin.
+    if (cursor.i - stretches_.back().i >= stretch_bytes_) stretches_.push_back(cursor);
+    if (fast_ && SkipConnection(&cursor)) continue;
     unread_until_ = cursor.i;
     const Cursor at = cursor;
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
@@ -977,19 +1238,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     procs_.emplace(std::string_view(problem_.procedures[q].name), q);
   }
   // Second pass over the same text (it tokenized cleanly the first time).
-  size_t consumed = 0;
-  for (Cursor cursor;;) {
-    rescan_from_ = cursor;
-    if (consumed_ != nullptr && cursor.i - consumed >= consumed_step_) {
-      consumed = cursor.i;
-      (*consumed_)(consumed);
-    }
-    if (fast_ && (Skip(&cursor, /*declarations=*/false) || FastConnect(&cursor))) continue;
-    absl::StatusOr<bool> more = NextStatement(&cursor, &s);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (absl::Status c = Connect(s); !c.ok()) return c;
-  }
+  if (absl::Status second = SecondPass(); !second.ok()) return second;
   rescan_from_.i = text_.size();  // every statement tokenized: nothing to look for
   for (const CallSite& c : problem_.call_sites) {
     if (c.callees.empty()) {
@@ -1045,7 +1294,8 @@ absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
 }
 
 absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
-                                                     std::string_view filename) {
+                                                     std::string_view filename,
+                                                     size_t stretch_bytes, unsigned threads) {
   std::string copy(text);
   size_t overwritten = 0;
   const auto overwrite = [&](size_t offset) {
@@ -1054,7 +1304,9 @@ absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
     overwritten = offset;
   };
   absl::FunctionRef<void(size_t)> consumed = overwrite;
-  return Parser(copy, filename, /*fast=*/true, &consumed, /*consumed_step=*/1).Parse();
+  return Parser(copy, filename, /*fast=*/true, &consumed, /*consumed_step=*/1,
+                stretch_bytes != 0 ? stretch_bytes : kStretchBytes, threads)
+      .Parse();
 }
 }  // namespace internal
 

@@ -30,10 +30,13 @@ namespace internal {
 absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
                                                       std::string_view filename);
 // ParseText of a copy of `text` whose bytes are overwritten with NUL as soon as the parser says
-// it is done with them (after every statement): a parser that read them again would see
-// bytes that are no text. Tests compare it with the others.
+// it is done with them (after every stretch of its second pass): a parser that read them again
+// would see bytes that are no text. The second pass reads stretches of `stretch_bytes` (0: as
+// ParseText does) on `threads` threads (0: one per core). Tests compare it with the others.
 absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
-                                                     std::string_view filename);
+                                                     std::string_view filename,
+                                                     size_t stretch_bytes = 0,
+                                                     unsigned threads = 0);
 }  // namespace internal
 
 // Writes `problem` (which must pass Validate) in the text format. ParseText reads it back to an

@@ -11,6 +11,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/ifds/binary_format.h"
@@ -121,6 +123,81 @@ TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
   EXPECT_TRUE(flow.identity);
   EXPECT_THAT(flow.kills, ::testing::ElementsAre(2u));
   EXPECT_THAT(flow.pairs, ::testing::ElementsAre(std::make_pair(1u, 2u)));
+}
+
+// The second pass reads stretches of the text on several threads and adds them in order. At
+// every stretch size and thread count it reads what a statement-by-statement reading does:
+// the same problem, or the same first error, wherever the stretches' ends fall (on blank and
+// comment lines too), and whatever the fast way leaves to the slow one in the middle of a
+// stretch (names past ASCII).
+TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
+  GeneratorOptions o;
+  o.procedures = 30;
+  o.front_end_shape = true;
+  o.facts = 8;
+  o.scope = 4;
+  o.seeds = 3;
+  ASSERT_OK_AND_ASSIGN(Problem generated, Generate(o));
+  const std::string text = WriteText(generated);
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  const auto joined = [](const std::vector<std::string>& v) { return absl::StrJoin(v, "\n"); };
+  std::mt19937_64 rng(20261205);
+  std::vector<std::pair<std::string, std::string>> variants = {{"as written", text}};
+  {
+    std::vector<std::string> spaced;
+    for (const std::string& line : lines) {
+      spaced.push_back(line);
+      if (rng() % 3 == 0) spaced.push_back(rng() % 2 == 0 ? "" : "  # a comment");
+    }
+    variants.emplace_back("with blank and comment lines", joined(spaced));
+  }
+  // The first call line, again near the end; the first callee line, before its call.
+  size_t first_call = 0, first_callee = 0;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    if (first_call == 0 && lines[k].starts_with("call ")) first_call = k;
+    if (first_callee == 0 && lines[k].starts_with("callee ")) first_callee = k;
+  }
+  ASSERT_GT(first_call, 0u);
+  {
+    std::vector<std::string> twice = lines;
+    twice.insert(twice.end() - 3, lines[first_call]);
+    variants.emplace_back("a call site given twice", joined(twice));
+    std::vector<std::string> early = lines;
+    early.erase(early.begin() + static_cast<ptrdiff_t>(first_callee));
+    early.insert(early.begin() + static_cast<ptrdiff_t>(first_call), lines[first_callee]);
+    variants.emplace_back("a callee before its call site", joined(early));
+    std::vector<std::string> bad = lines;
+    bad[bad.size() / 2] += " x";
+    bad[bad.size() * 3 / 4] += " \x01";
+    variants.emplace_back("a bad line in the middle", joined(bad));
+  }
+  // A node renamed past ASCII wherever it is named: its lines go the slow way.
+  std::string renamed = text;
+  const std::string node = generated.node_names[generated.procedures[3].start];
+  for (size_t at = 0; (at = renamed.find(" " + node + " ", at)) != std::string::npos;) {
+    renamed.replace(at + 1, node.size(), "n\xc3\xa9");
+  }
+  variants.emplace_back("a name past ASCII", renamed);
+  for (const auto& [what, variant] : variants) {
+    const absl::StatusOr<Problem> one = internal::ParseTextStatementByStatement(variant, "s.ifds");
+    for (const size_t stretch : {size_t{1}, size_t{13}, size_t{100}, size_t{1000}, size_t{0}}) {
+      for (const unsigned threads : {1u, 2u, 5u}) {
+        const absl::StatusOr<Problem> read =
+            internal::ParseTextOverwritingConsumed(variant, "s.ifds", stretch, threads);
+        ASSERT_EQ(read.status(), one.status())
+            << what << ", stretches of " << stretch << " on " << threads << " threads";
+        if (one.ok()) {
+          ASSERT_EQ(WriteText(*read), WriteText(*one)) << what << ", stretches of " << stretch;
+        }
+      }
+    }
+    if (what == "as written" || what == "with blank and comment lines" ||
+        what == "a name past ASCII") {
+      EXPECT_OK(one.status()) << what;
+    } else {
+      EXPECT_THAT(one, StatusIs(Code::kInvalidArgument)) << what;
+    }
+  }
 }
 
 // What the first pass counts unread only sizes the second pass's lists when the text could
@@ -321,6 +398,14 @@ TEST(FormatsTest, ParsersSurviveASeededCorpusOfMangledInputs) {
     ASSERT_EQ(given_back.status(), text.status()) << mangled;
     if (text.ok()) {
       ASSERT_EQ(WriteText(*given_back), WriteText(*text)) << mangled;
+    }
+    // Read in stretches of a few lines on three threads, committed in order: the same.
+    const size_t stretch = 1 + rng() % 256;
+    absl::StatusOr<Problem> stretched =
+        internal::ParseTextOverwritingConsumed(mangled, "fuzz.ifds", stretch, 3);
+    ASSERT_EQ(stretched.status(), text.status()) << "stretches of " << stretch << "\n" << mangled;
+    if (text.ok()) {
+      ASSERT_EQ(WriteText(*stretched), WriteText(*text)) << mangled;
     }
     if (text.ok()) {
       ASSERT_EQ(WriteText(*text), WriteText(*slowly)) << mangled;
