@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "sluice/base/status_macros.h"
@@ -13,10 +16,53 @@ namespace {
 using kernels::ifds::GraphLayout;
 using kernels::ifds::kMaxId;
 using kernels::ifds::kNone;
+using Sections = std::array<uint32_t*, GraphLayout::kNumSections>;
+
+// The flows are written in this many ranges, each on a thread: `threads` of them, or without
+// it one per core when there are enough flows to be worth a thread.
+size_t FlowRanges(size_t flows, unsigned threads) {
+  if (threads != 0) return std::clamp<size_t>(flows, 1, threads);
+  constexpr size_t kFlowsPerThread = size_t{1} << 16;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp<size_t>(flows / kFlowsPerThread, 1, cores);
+}
+
+// Writes the headers and lists of range `r` of `ranges` of the flows (the ranges split them
+// evenly) into their sections.
+void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections& section) {
+  const size_t first = flows.size() * r / ranges, last = flows.size() * (r + 1) / ranges;
+  const FlowTable::Begins begins = flows.begins(first);
+  auto kill_at = static_cast<uint32_t>(begins.kills), gen_at = static_cast<uint32_t>(begins.gens),
+       pair_at = static_cast<uint32_t>(begins.pairs);
+  uint32_t* header = section[GraphLayout::kFlowHeaders] + 7 * uint64_t{first};
+  uint32_t* const kills = section[GraphLayout::kKills];
+  uint32_t* const gens = section[GraphLayout::kGens];
+  uint32_t* const sources = section[GraphLayout::kPairSources];
+  uint32_t* const targets = section[GraphLayout::kPairTargets];
+  for (size_t f = first; f < last; ++f) {
+    const FlowView view = flows[f];
+    *header++ = view.identity ? 1 : 0;
+    *header++ = kill_at;
+    std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
+    kill_at += static_cast<uint32_t>(view.kills.size());
+    *header++ = kill_at;
+    *header++ = gen_at;
+    std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
+    gen_at += static_cast<uint32_t>(view.gens.size());
+    *header++ = gen_at;
+    *header++ = pair_at;
+    for (const auto& [a, b] : view.pairs) {  // sorted by source: the kernels binary-search it
+      sources[pair_at] = a;
+      targets[pair_at] = b;
+      ++pair_at;
+    }
+    *header++ = pair_at;
+  }
+}
 
 }  // namespace
 
-absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
+absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
   const uint32_t nodes = p.node_count();
   // The device packs nodes, procedures and call edges into 31 bits of a tuple.
   if (nodes > kMaxId || p.procedures.size() > kMaxId) {
@@ -68,7 +114,7 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
   w[GraphLayout::kCallEdgeCount] = out.call_edges;
   w[GraphLayout::kSeeds] = static_cast<uint32_t>(p.seeds.size());
   w[GraphLayout::kSectionCount] = GraphLayout::kNumSections;
-  std::array<uint32_t*, GraphLayout::kNumSections> section;
+  Sections section;
   uint64_t at = GraphLayout::kHeaderWords;
   for (uint32_t s = 0; s < GraphLayout::kNumSections; ++s) {
     w[GraphLayout::kSectionTable + 2 * s] = static_cast<uint32_t>(at);
@@ -76,6 +122,27 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
     section[s] = w.data() + at;
     at += length[s];
   }
+
+  // The flows (most of the image) are written a range each on threads of their own, and on
+  // this one, which then sorts the edges.
+  struct Writers {
+    std::vector<std::thread> threads;
+    void Join() {
+      for (std::thread& thread : threads) thread.join();
+      threads.clear();
+    }
+    ~Writers() { Join(); }  // on every way out, an exception's too
+  } writers;
+  const size_t ranges = FlowRanges(flows.size(), threads);
+  for (size_t r = 1; r < ranges; ++r) {
+    try {
+      writers.threads.emplace_back(
+          [&section, &flows, r, ranges] { WriteFlows(flows, r, ranges, section); });
+    } catch (const std::system_error&) {
+      WriteFlows(flows, r, ranges, section);  // no thread for it: written here
+    }
+  }
+  if (ranges > 0) WriteFlows(flows, 0, ranges, section);
 
   // Intraprocedural edges (normal, then call-to-return) grouped by source node, each group in
   // that order: a counting sort, straight into the CSR.
@@ -127,35 +194,12 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p) {
     exit_proc[p.procedures[q].exit] = static_cast<uint32_t>(q);
   }
 
-  uint32_t* header = section[GraphLayout::kFlowHeaders];
-  uint32_t* const kills = section[GraphLayout::kKills];
-  uint32_t* const gens = section[GraphLayout::kGens];
-  uint32_t* const sources = section[GraphLayout::kPairSources];
-  uint32_t* const targets = section[GraphLayout::kPairTargets];
-  uint32_t kill_at = 0, gen_at = 0, pair_at = 0;
-  for (const FlowView f : flows) {
-    *header++ = f.identity ? 1 : 0;
-    *header++ = kill_at;
-    std::copy(f.kills.begin(), f.kills.end(), kills + kill_at);
-    kill_at += static_cast<uint32_t>(f.kills.size());
-    *header++ = kill_at;
-    *header++ = gen_at;
-    std::copy(f.gens.begin(), f.gens.end(), gens + gen_at);
-    gen_at += static_cast<uint32_t>(f.gens.size());
-    *header++ = gen_at;
-    *header++ = pair_at;
-    for (const auto& [a, b] : f.pairs) {  // sorted by source: the kernels binary-search it
-      sources[pair_at] = a;
-      targets[pair_at] = b;
-      ++pair_at;
-    }
-    *header++ = pair_at;
-  }
   uint32_t* seed = section[GraphLayout::kSeedList];
   for (const auto& [n, d] : p.seeds) {
     *seed++ = n;
     *seed++ = d;
   }
+  writers.Join();
   return out;
 }
 

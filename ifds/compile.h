@@ -23,7 +23,9 @@ struct CompiledProblem {
 };
 
 // `problem` must pass Validate. ResourceExhausted if the image would not fit 32-bit offsets.
-absl::StatusOr<CompiledProblem> Compile(const Problem& problem);
+// The flows are written on `threads` threads (0: one per core, for problems large enough to
+// gain from it); the image is the same on any number.
+absl::StatusOr<CompiledProblem> Compile(const Problem& problem, unsigned threads = 0);
 
 }  // namespace sluice::ifds
 

@@ -70,6 +70,14 @@ class FlowTable {
   void clear();
 
   size_t size() const { return identity_.size(); }
+  // Where flow f's lists begin in the table's kills, gens and pairs: the entries of every flow
+  // before it.
+  struct Begins {
+    uint64_t kills = 0, gens = 0, pairs = 0;
+  };
+  Begins begins(size_t f) const {
+    return f == 0 ? Begins{} : Begins{kill_end_[f - 1], gen_end_[f - 1], pair_end_[f - 1]};
+  }
   bool empty() const { return identity_.empty(); }
   FlowView operator[](size_t f) const;
   // Entries of every flow: kills, gens and pairs.

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "sluice/client/local_dispatch.h"
 #include "sluice/engine/cpu_device.h"
+#include "sluice/ifds/compile.h"
 #include "sluice/ifds/generator.h"
 #include "sluice/ifds/output.h"
 #include "sluice/ifds/reference_solver.h"
@@ -86,6 +87,24 @@ INSTANTIATE_TEST_SUITE_P(Launch, DifferentialTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Ranges" : "OneIndexAtATime";
                          });
+
+// The flows are written a range per thread into one image: on any number of threads the
+// image is the same, word for word.
+TEST(CompileTest, TheImageIsTheSameOnAnyNumberOfThreads) {
+  GeneratorOptions o;
+  o.procedures = 40;
+  o.front_end_shape = true;
+  o.facts = 16;
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate(o));
+  ASSERT_GT(p.flows.size(), 100u);
+  ASSERT_OK_AND_ASSIGN(CompiledProblem one, Compile(p, 1));
+  for (const unsigned threads : {2u, 3u, 7u, 0u}) {
+    ASSERT_OK_AND_ASSIGN(CompiledProblem many, Compile(p, threads));
+    ASSERT_EQ(many.words().size(), one.words().size());
+    EXPECT_TRUE(std::equal(one.words().begin(), one.words().end(), many.words().begin()))
+        << threads << " threads";
+  }
+}
 
 TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnGeneratedProblems) {
   uint64_t total_path_edges = 0;
