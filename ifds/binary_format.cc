@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "sluice/base/mapped_buffer.h"
 #include "sluice/ifds/text_format.h"
 
@@ -53,6 +54,25 @@ class Reader {
   }
   bool U32(uint32_t* v) { return Raw(v, 4); }
   bool U64(uint64_t* v) { return Raw(v, 8); }
+  // Fills `out` with the next words, checked once: false (nothing read) if there are too few.
+  bool U32s(absl::Span<uint32_t> out) {
+    if (out.size() > left() / 4) return false;
+    std::memcpy(out.data(), bytes_.data() + position_, 4 * out.size());
+    position_ += 4 * out.size();
+    return true;
+  }
+  // As U32s, for pairs of words.
+  bool U32Pairs(absl::Span<std::pair<uint32_t, uint32_t>> out) {
+    if (out.size() > left() / 8) return false;
+    const char* at = bytes_.data() + position_;
+    for (auto& [a, b] : out) {
+      std::memcpy(&a, at, 4);
+      std::memcpy(&b, at + 4, 4);
+      at += 8;
+    }
+    position_ += 8 * out.size();
+    return true;
+  }
   bool Bytes(size_t n, std::string_view* out) {
     if (n > bytes_.size() - position_) return false;
     *out = bytes_.substr(position_, n);
@@ -173,43 +193,42 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   Problem p;
   uint32_t v = 0;
   p.node_procedure.resize(n[kNodes]);
-  for (uint32_t& q : p.node_procedure) in.U32(&q);
+  in.U32s(absl::MakeSpan(p.node_procedure));
   p.procedures.resize(n[kProcedures]);
   for (Procedure& q : p.procedures) {
     in.U32(&q.start);
     in.U32(&q.exit);
   }
-  std::vector<uint32_t> sizes(n[kFlows] * 3);
-  std::vector<uint8_t> identity(n[kFlows]);
+  // The flows' headers are checked first (flags, and sizes against the totals, which the
+  // file's size bounds), then read again as each flow's lists are read into the problem's
+  // table in place.
+  Reader headers = in;
   uint64_t kills = 0, gens = 0, pairs = 0;
   for (size_t f = 0; f < n[kFlows]; ++f) {
     in.U32(&v);
     if (v > 1) return in.Error("flow identity flag must be 0 or 1");
-    identity[f] = v == 1;
-    in.U32(&sizes[3 * f]);
-    in.U32(&sizes[3 * f + 1]);
-    in.U32(&sizes[3 * f + 2]);
-    kills += sizes[3 * f];
-    gens += sizes[3 * f + 1];
-    pairs += sizes[3 * f + 2];
+    uint32_t size = 0;
+    in.U32(&size);
+    kills += size;
+    in.U32(&size);
+    gens += size;
+    in.U32(&size);
+    pairs += size;
   }
   if (kills != n[kKills] || gens != n[kGens] || pairs != n[kPairs]) {
     return in.Error("flow sizes disagree with the header's totals");
   }
-  p.flows.reserve(n[kFlows], pairs);
-  Flow flow;
+  p.flows.reserve(n[kFlows], pairs, kills, gens);
   for (size_t f = 0; f < n[kFlows]; ++f) {
-    flow.identity = identity[f] != 0;
-    flow.kills.resize(sizes[3 * f]);
-    for (uint32_t& d : flow.kills) in.U32(&d);
-    flow.gens.resize(sizes[3 * f + 1]);
-    for (uint32_t& d : flow.gens) in.U32(&d);
-    flow.pairs.resize(sizes[3 * f + 2]);
-    for (auto& [a, b] : flow.pairs) {
-      in.U32(&a);
-      in.U32(&b);
-    }
-    p.flows.push_back(flow);
+    uint32_t identity = 0, kill_count = 0, gen_count = 0, pair_count = 0;
+    headers.U32(&identity);
+    headers.U32(&kill_count);
+    headers.U32(&gen_count);
+    headers.U32(&pair_count);
+    const FlowTable::Lists lists = p.flows.Extend(identity == 1, kill_count, gen_count, pair_count);
+    in.U32s(lists.kills);
+    in.U32s(lists.gens);
+    in.U32Pairs(lists.pairs);
   }
   p.edges.resize(n[kEdges]);
   for (Edge& e : p.edges) {
@@ -244,13 +263,15 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   if ((flags & kHasNames) != 0) {
     const auto read_names = [&](uint64_t count, std::vector<std::string>* names) -> absl::Status {
       names->reserve(count);
-      absl::flat_hash_set<std::string_view> seen;
+      // (Abseil's string hash: std::string_view keys would take std::hash, slower.)
+      absl::flat_hash_set<absl::string_view> seen;
+      seen.reserve(count);
       for (uint64_t i = 0; i < count; ++i) {
         uint32_t length = 0;
         std::string_view name;
         if (!in.U32(&length) || !in.Bytes(length, &name)) return in.Error("truncated names");
         if (!IsValidName(name)) return in.Error("a name holds characters names may not");
-        if (!seen.insert(name).second) {
+        if (!seen.insert(absl::string_view(name.data(), name.size())).second) {
           return in.Error(absl::StrFormat("the name '%s' is used twice", name));
         }
         names->emplace_back(name);

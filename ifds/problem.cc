@@ -83,12 +83,27 @@ void FlowTable::clear() {
   pairs_.clear();
 }
 
-void FlowTable::reserve(size_t flows, size_t pairs) {
+FlowTable::Lists FlowTable::Extend(bool identity, size_t kills, size_t gens, size_t pairs) {
+  identity_.push_back(identity ? 1 : 0);
+  kills_.resize(kills_.size() + kills);
+  gens_.resize(gens_.size() + gens);
+  pairs_.resize(pairs_.size() + pairs);
+  kill_end_.push_back(kills_.size());
+  gen_end_.push_back(gens_.size());
+  pair_end_.push_back(pairs_.size());
+  return Lists{absl::MakeSpan(kills_.data() + kills_.size() - kills, kills),
+               absl::MakeSpan(gens_.data() + gens_.size() - gens, gens),
+               absl::MakeSpan(pairs_.data() + pairs_.size() - pairs, pairs)};
+}
+
+void FlowTable::reserve(size_t flows, size_t pairs, size_t kills, size_t gens) {
   identity_.reserve(flows);
   kill_end_.reserve(flows);
   gen_end_.reserve(flows);
   pair_end_.reserve(flows);
   pairs_.reserve(pairs);
+  kills_.reserve(kills);
+  gens_.reserve(gens);
 }
 
 FlowView FlowTable::operator[](size_t f) const {

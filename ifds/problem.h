@@ -64,8 +64,14 @@ class FlowTable {
   void push_back(const FlowView& flow);
   // Appends every flow of `other`, in its order.
   void Append(const FlowTable& other);
-  // Room for `flows` flows with `pairs` pairs in all.
-  void reserve(size_t flows, size_t pairs = 0);
+  // Appends a flow with lists of these sizes for the caller to fill in place.
+  struct Lists {
+    absl::Span<uint32_t> kills, gens;
+    absl::Span<std::pair<uint32_t, uint32_t>> pairs;
+  };
+  Lists Extend(bool identity, size_t kills, size_t gens, size_t pairs);
+  // Room for `flows` flows with `pairs` pairs, `kills` kills and `gens` gens in all.
+  void reserve(size_t flows, size_t pairs = 0, size_t kills = 0, size_t gens = 0);
   // No flows; the room stays.
   void clear();
 
