@@ -1,6 +1,9 @@
 #include "sluice/base/mapped_buffer.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <utility>
 
@@ -31,6 +34,14 @@ MappedBuffer& MappedBuffer::operator=(MappedBuffer&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
   }
   return *this;
+}
+
+void MappedBuffer::Discard(size_t offset, size_t length) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t end = std::min(size_, offset + std::min(length, size_ - std::min(offset, size_)));
+  const size_t first = (offset + page - 1) / page * page;  // the mapping is page-aligned
+  const size_t last = end == size_ ? end : end / page * page;  // the last page may be partial
+  if (first < last) madvise(data_ + first, last - first, MADV_DONTNEED);
 }
 
 MappedBuffer::~MappedBuffer() {

@@ -27,6 +27,10 @@ class MappedBuffer {
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  // Gives the pages wholly inside bytes [offset, offset + length) back to the system: the
+  // buffer's size is unchanged, and those bytes read as zero from then on. A range past the
+  // end is clipped.
+  void Discard(size_t offset, size_t length);
   // The buffer as `T`s (size() / sizeof(T) of them); the mapping is page-aligned.
   template <class T>
   absl::Span<T> As() {

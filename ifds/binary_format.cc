@@ -364,11 +364,11 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
     if (text.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(text, path);
     // The text goes back to the system as the parser is done with it, whole pages at a time:
     // it is never held whole beside the whole problem.
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    size_t given_back = 0;
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t given_back = 0;  // whole pages only: the page holding `offset` is given back later
     return ParseText(text, path, [&](size_t offset) {
       const size_t end = offset / page * page;
-      if (end > given_back) madvise(data + given_back, end - given_back, MADV_DONTNEED);
+      if (end > given_back) bytes->Discard(given_back, end - given_back);
       given_back = std::max(given_back, end);
     });
   }

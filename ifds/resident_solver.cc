@@ -60,6 +60,9 @@ constexpr uint64_t kSmallTableFloor = uint64_t{1} << 14;
 // growths stay small and the tables end well filled (docs/benchmarks.md, 2026-12-04).
 constexpr uint64_t kGrowthIterations = 12;
 
+// The compiled problem is uploaded in pieces of this many bytes (see Solver::Init).
+constexpr size_t kUploadPieceBytes = size_t{16} << 20;
+
 // A grown table's slot count: its tuples plus `headroom` more at 7/10 of it, so that it stays
 // clear of the growth threshold (17/20) for a while; always larger than before.
 uint64_t Regrow(uint64_t slots, uint64_t count, uint64_t headroom) {
@@ -214,7 +217,16 @@ absl::Status Solver::Init() {
   // travels; the first window seeds.
   prefix_.push_back(Step{&seed_, bindings_, std::nullopt});
   prefix_.push_back(Step{&advance_, bindings_, std::nullopt});
-  return d_.Upload(graph_, absl::MakeConstSpan(compiled.buffer.data(), compiled.buffer.size()));
+  // The image goes up a piece at a time, each piece given back to the system once it is on
+  // the device: this process never holds the whole image beside a whole copy of it (the CPU
+  // device's memory is this process's own).
+  for (size_t at = 0; at < compiled.buffer.size(); at += kUploadPieceBytes) {
+    const size_t n = std::min(kUploadPieceBytes, compiled.buffer.size() - at);
+    const RangedUpload piece{graph_, at, absl::MakeConstSpan(compiled.buffer.data() + at, n)};
+    RETURN_IF_ERROR(d_.UploadAtMany({&piece, 1}));
+    compiled.buffer.Discard(at, n);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Solver::ReadState(const std::vector<uint8_t>& bytes) {

@@ -1,5 +1,7 @@
 #include "sluice/base/mapped_buffer.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <utility>
 
@@ -37,6 +39,24 @@ TEST(MappedBufferTest, WhatItHeldIsTheSystemsAgainOnceItGoes) {
     EXPECT_GE(ResidentBytes(), before + kBytes / 2);
   }
   EXPECT_LT(ResidentBytes(), before + kBytes / 4) << "unmapped at once, not kept";
+}
+
+TEST(MappedBufferTest, DiscardGivesBackTheWholePagesInsideItsRangeOnly) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  ASSERT_OK_AND_ASSIGN(MappedBuffer buffer, MappedBuffer::Allocate(10 * page + 100));
+  for (size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = 1;
+  buffer.Discard(page + 1, 3 * page);  // pages 2 and 3 lie wholly inside; 1 and 4 do not
+  for (size_t i = 0; i < buffer.size(); ++i) {
+    const bool inside = i >= 2 * page && i < 4 * page;
+    ASSERT_EQ(buffer.data()[i], inside ? 0 : 1) << i;
+  }
+  buffer.Discard(9 * page, size_t{1} << 62);  // to the end, partial last page included
+  for (size_t i = 9 * page; i < buffer.size(); ++i) ASSERT_EQ(buffer.data()[i], 0) << i;
+  EXPECT_EQ(buffer.data()[9 * page - 1], 1);
+  buffer.Discard(buffer.size() + page, page);  // past the end: nothing
+  buffer.Discard(0, 0);
+  EXPECT_EQ(buffer.data()[0], 1);
+  EXPECT_EQ(buffer.size(), 10 * page + 100);
 }
 
 TEST(MappedBufferTest, AnAbsurdSizeIsResourceExhausted) {
