@@ -17,6 +17,7 @@ using kernels::ifds::GraphLayout;
 using kernels::ifds::kMaxId;
 using kernels::ifds::kNone;
 using Sections = std::array<uint32_t*, GraphLayout::kNumSections>;
+constexpr uint32_t kHeaderWords = GraphLayout::kFlowHeaderWords;
 
 // The flows are written in this many ranges, each on a thread: `threads` of them, or without
 // it one per core when there are enough flows to be worth a thread.
@@ -34,29 +35,25 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
   const FlowTable::Begins begins = flows.begins(first);
   auto kill_at = static_cast<uint32_t>(begins.kills), gen_at = static_cast<uint32_t>(begins.gens),
        pair_at = static_cast<uint32_t>(begins.pairs);
-  uint32_t* header = section[GraphLayout::kFlowHeaders] + 7 * uint64_t{first};
+  uint32_t* header = section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{first};
   uint32_t* const kills = section[GraphLayout::kKills];
   uint32_t* const gens = section[GraphLayout::kGens];
   uint32_t* const sources = section[GraphLayout::kPairSources];
   uint32_t* const targets = section[GraphLayout::kPairTargets];
   for (size_t f = first; f < last; ++f) {
     const FlowView view = flows[f];
-    *header++ = view.identity ? 1 : 0;
-    *header++ = kill_at;
-    std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
-    kill_at += static_cast<uint32_t>(view.kills.size());
-    *header++ = kill_at;
-    *header++ = gen_at;
-    std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
-    gen_at += static_cast<uint32_t>(view.gens.size());
+    *header++ = kill_at | (view.identity ? GraphLayout::kIdentityBit : 0);
     *header++ = gen_at;
     *header++ = pair_at;
+    std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
+    kill_at += static_cast<uint32_t>(view.kills.size());
+    std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
+    gen_at += static_cast<uint32_t>(view.gens.size());
     for (const auto& [a, b] : view.pairs) {  // sorted by source: the kernels binary-search it
       sources[pair_at] = a;
       targets[pair_at] = b;
       ++pair_at;
     }
-    *header++ = pair_at;
   }
 }
 
@@ -89,7 +86,8 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
   length[GraphLayout::kProcStart] = p.procedures.size();
   length[GraphLayout::kExitProc] = nodes;
   length[GraphLayout::kReturnSite] = nodes;
-  length[GraphLayout::kFlowHeaders] = 7 * uint64_t{flows.size()};
+  // A header per flow, and one past the last where the last flow's lists end.
+  length[GraphLayout::kFlowHeaders] = kHeaderWords * (uint64_t{flows.size()} + 1);
   length[GraphLayout::kKills] = flows.kill_count();
   length[GraphLayout::kGens] = flows.gen_count();
   length[GraphLayout::kPairSources] = flows.pair_count();
@@ -99,6 +97,11 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
   for (uint64_t l : length) total += l;
   if (total >= kNone) {
     return absl::ResourceExhaustedError("the compiled problem exceeds 2^32 words");
+  }
+  if (flows.kill_count() >= GraphLayout::kIdentityBit) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the device solver takes fewer than 2^31 kills in all (the problem has %d)",
+        flows.kill_count()));
   }
   CompiledProblem out;
   out.call_edges = static_cast<uint32_t>(call_edges);
@@ -142,7 +145,12 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
       WriteFlows(flows, r, ranges, section);  // no thread for it: written here
     }
   }
-  if (ranges > 0) WriteFlows(flows, 0, ranges, section);
+  WriteFlows(flows, 0, ranges, section);
+  uint32_t* const past_last =
+      section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{flows.size()};
+  past_last[0] = static_cast<uint32_t>(flows.kill_count());
+  past_last[1] = static_cast<uint32_t>(flows.gen_count());
+  past_last[2] = static_cast<uint32_t>(flows.pair_count());
 
   // Intraprocedural edges (normal, then call-to-return) grouped by source node, each group in
   // that order: a counting sort, straight into the CSR.

@@ -58,18 +58,26 @@ namespace sluice::kernels::ifds {
 template <class Emit>
 SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32_t d,
                          Emit&& emit) {
+  constexpr uint64_t kWords = GraphLayout::kFlowHeaderWords;
+  constexpr uint32_t kIdentity = GraphLayout::kIdentityBit;
   const DeviceSpan<uint32_t> headers = g[GraphLayout::kFlowHeaders];
-  if (!headers.Contains(7ull * f + 6)) {
+  if (!headers.Contains(kWords * f + 2 * kWords - 1)) {
     Raise(a, kStatusIndexOutOfBounds);
     return;
   }
-  const uint32_t* h = &headers[7ull * f];
+  // Flow f's lists run from its header's begins to the next header's.
+  const uint32_t* h = &headers[kWords * f];
+  const bool identity = (h[0] & kIdentity) != 0;
+  const uint32_t kill_begin = h[0] & ~kIdentity, kill_end = h[kWords] & ~kIdentity;
+  const uint32_t gen_begin = h[1], gen_end = h[kWords + 1];
+  const uint32_t pair_begin = h[2], pair_end = h[kWords + 2];
   const DeviceSpan<uint32_t> kills = g[GraphLayout::kKills];
   const DeviceSpan<uint32_t> gens = g[GraphLayout::kGens];
   const DeviceSpan<uint32_t> sources = g[GraphLayout::kPairSources];
   const DeviceSpan<uint32_t> targets = g[GraphLayout::kPairTargets];
-  if (h[1] > h[2] || h[2] > kills.size || h[3] > h[4] || h[4] > gens.size || h[5] > h[6] ||
-      h[6] > sources.size || h[6] > targets.size) {
+  if (kill_begin > kill_end || kill_end > kills.size || gen_begin > gen_end ||
+      gen_end > gens.size || pair_begin > pair_end || pair_end > sources.size ||
+      pair_end > targets.size) {
     Raise(a, kStatusIndexOutOfBounds);
     return;
   }
@@ -82,21 +90,21 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
   };
   if (d == 0) {
     out(0);
-    for (uint32_t i = h[3]; i < h[4]; ++i) out(gens[i]);
-  } else if (h[0] != 0) {
-    uint32_t lo = h[1], hi = h[2];  // binary search of the sorted kills
+    for (uint32_t i = gen_begin; i < gen_end; ++i) out(gens[i]);
+  } else if (identity) {
+    uint32_t lo = kill_begin, hi = kill_end;  // binary search of the sorted kills
     while (lo < hi) {
       const uint32_t mid = lo + (hi - lo) / 2;
       if (kills[mid] < d) lo = mid + 1; else hi = mid;
     }
-    if (lo == h[2] || kills[lo] != d) out(d);
+    if (lo == kill_end || kills[lo] != d) out(d);
   }
-  uint32_t lo = h[5], hi = h[6];  // first pair whose source is d
+  uint32_t lo = pair_begin, hi = pair_end;  // first pair whose source is d
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
     if (sources[mid] < d) lo = mid + 1; else hi = mid;
   }
-  for (uint32_t i = lo; i < h[6] && sources[i] == d; ++i) out(targets[i]);
+  for (uint32_t i = lo; i < pair_end && sources[i] == d; ++i) out(targets[i]);
 }
 
 // Whether this thread makes call edge e's call for fact d2 at its call node: applies the call
