@@ -22,22 +22,14 @@ ABSL_DECLARE_FLAG(std::string, format);
 ABSL_DECLARE_FLAG(std::string, solver);
 ABSL_DECLARE_FLAG(bool, stats);
 ABSL_DECLARE_FLAG(uint64_t, initial_capacity);
-ABSL_FLAG(std::string, analysis, "", "analyze: uninit or taint");
-ABSL_FLAG(std::string, config, "",
-          "analyze: a taint rules file (TOML: [[source]], [[sink]], [[sanitizer]]), added to the "
-          "built-in libc rules unless it says defaults = false");
-ABSL_FLAG(std::string, cflags, "", "analyze: extra flags for Clang, space-separated");
-ABSL_FLAG(std::string, compile_commands, "",
-          "analyze: a compile_commands.json giving each source's flags (without FILES: every "
-          "source it lists)");
-ABSL_FLAG(std::string, clang, "", "analyze: the Clang to compile sources with");
-ABSL_FLAG(std::string, emit_problem, "",
-          "analyze: also write the IFDS problem to this file (binary if it ends in .bin, else "
-          "the text format)");
-ABSL_FLAG(bool, shared_slots, false,
-          "analyze: number every function's own facts from one base (as a program too large "
-          "for one id per fact is numbered): fewer facts, names by slot");
-ABSL_FLAG(bool, print_rules, false, "analyze: print the built-in taint rules (TOML) and exit");
+ABSL_DECLARE_FLAG(std::string, analysis);
+ABSL_DECLARE_FLAG(std::string, config);
+ABSL_DECLARE_FLAG(std::string, cflags);
+ABSL_DECLARE_FLAG(std::string, compile_commands);
+ABSL_DECLARE_FLAG(std::string, clang);
+ABSL_DECLARE_FLAG(std::string, emit_problem);
+ABSL_DECLARE_FLAG(bool, shared_slots);
+ABSL_DECLARE_FLAG(bool, print_rules);
 
 namespace sluice {
 

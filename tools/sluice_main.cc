@@ -1,9 +1,19 @@
 // The `sluice` command line: runs Sluice workloads through the resident-dispatch interface,
 // in-process (the embedded default) or against a sluiced daemon (--server).
-#include <algorithm>
+//
+// Built twice where LLVM is: `sluice`, which runs every command but `analyze`, and
+// sluice-analyze, which runs `analyze` (SLUICE_ANALYZE_HERE). `sluice analyze ...` becomes
+// sluice-analyze, found beside `sluice`, with the same arguments: LLVM (about 40 MB of the
+// process, loaded at start) is then no part of any other command's process.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/flags/usage.h"
@@ -44,7 +54,23 @@ constexpr char kUsage[] =
     "Exit codes: 0 success, 1 the command failed, 2 bad usage or input.\n"
     "sluice --help lists every flag with its default and meaning.";
 
+#if SLUICE_WITH_ANALYZER && !SLUICE_ANALYZE_HERE
+// Becomes sluice-analyze (beside this program) with `argv`; returns only if that fails.
+int ExecAnalyzer(std::vector<char*> argv) {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) self = argv[0];
+  const std::string path = (self.parent_path() / "sluice-analyze").string();
+  argv[0] = const_cast<char*>(path.c_str());
+  argv.push_back(nullptr);
+  execv(path.c_str(), argv.data());
+  std::fprintf(stderr, "sluice analyze: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+  return sluice::kExitFailed;
+}
+#endif
+
 int Run(int argc, char** argv) {
+  const std::vector<char*> original(argv, argv + argc);
   const sluice::ParsedCommandLine parsed = sluice::ParseCommandLine(
       argc, argv, {.usage = kUsage, .flag_sources = {"tools/"}, .dashed_names = true});
   if (parsed.exit_code) return *parsed.exit_code;
@@ -63,8 +89,10 @@ int Run(int argc, char** argv) {
   }
   if (command == "token") return sluice::RunToken(args);
   if (command == "analyze") {
-#if SLUICE_WITH_ANALYZER
+#if SLUICE_ANALYZE_HERE
     return sluice::RunAnalyze({args.begin() + 2, args.end()});
+#elif SLUICE_WITH_ANALYZER
+    return ExecAnalyzer(original);
 #else
     std::fprintf(stderr, "sluice analyze: this sluice was built without LLVM 14 (llvm-14-dev)\n");
     return sluice::kExitFailed;

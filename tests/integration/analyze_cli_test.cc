@@ -183,6 +183,28 @@ TEST_F(AnalyzeCliTest, BadInputIsRefusedWithExit2NamingIt) {
   EXPECT_THAT(run.out, Not(HasSubstr("warning")));
 }
 
+// `sluice analyze` runs as sluice-analyze beside `sluice`, so only that program loads LLVM;
+// without it, `analyze` says what it could not run and the other commands work.
+TEST_F(AnalyzeCliTest, AnalyzeRunsInAProgramOfItsOwnAndNoOtherCommandLoadsLlvm) {
+  const ProgramRun sluice = RunProgram({"/usr/bin/ldd", BinaryPath("sluice")}, absl::Seconds(30));
+  ASSERT_EQ(sluice.exit_code, 0) << sluice.err;
+  EXPECT_THAT(sluice.out, Not(HasSubstr("libLLVM")));
+  const ProgramRun analyzer =
+      RunProgram({"/usr/bin/ldd", BinaryPath("sluice-analyze")}, absl::Seconds(30));
+  ASSERT_EQ(analyzer.exit_code, 0) << analyzer.err;
+  EXPECT_THAT(analyzer.out, HasSubstr("libLLVM"));
+
+  const std::string alone = dir_ + "/sluice";
+  fs::copy_file(BinaryPath("sluice"), alone);
+  ProgramRun run = RunProgram({alone, "analyze", "--analysis=uninit",
+                               kPrograms + "uninit_01_straight_line.c"}, absl::Seconds(30));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("sluice analyze: cannot run " + dir_ + "/sluice-analyze"));
+  run = RunProgram({alone, "gen", "--procedures=2"}, absl::Seconds(30));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("procedure"));
+}
+
 TEST_F(AnalyzeCliTest, PrintRulesPrintsTheBuiltInRulesAsAFileItReads) {
   const ProgramRun rules = RunSluice({"analyze", "--print-rules"});
   ASSERT_EQ(rules.exit_code, 0) << rules.err;

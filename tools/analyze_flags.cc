@@ -1,0 +1,23 @@
+// The flags of `sluice analyze`, defined in both programs that read them: `sluice`, which
+// parses every command's flags and hands `analyze` to sluice-analyze, and sluice-analyze,
+// which runs it (tools/sluice_main.cc says why they are two).
+#include <string>
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(std::string, analysis, "", "analyze: uninit or taint");
+ABSL_FLAG(std::string, config, "",
+          "analyze: a taint rules file (TOML: [[source]], [[sink]], [[sanitizer]]), added to the "
+          "built-in libc rules unless it says defaults = false");
+ABSL_FLAG(std::string, cflags, "", "analyze: extra flags for Clang, space-separated");
+ABSL_FLAG(std::string, compile_commands, "",
+          "analyze: a compile_commands.json giving each source's flags (without FILES: every "
+          "source it lists)");
+ABSL_FLAG(std::string, clang, "", "analyze: the Clang to compile sources with");
+ABSL_FLAG(std::string, emit_problem, "",
+          "analyze: also write the IFDS problem to this file (binary if it ends in .bin, else "
+          "the text format)");
+ABSL_FLAG(bool, shared_slots, false,
+          "analyze: number every function's own facts from one base (as a program too large "
+          "for one id per fact is numbered): fewer facts, names by slot");
+ABSL_FLAG(bool, print_rules, false, "analyze: print the built-in taint rules (TOML) and exit");
