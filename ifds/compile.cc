@@ -152,6 +152,13 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
   past_last[1] = static_cast<uint32_t>(flows.gen_count());
   past_last[2] = static_cast<uint32_t>(flows.pair_count());
 
+  // The facts flow f can yield (CompiledProblem::Reach).
+  const uint64_t id_yield = std::min<uint64_t>(p.fact_count(), 64);
+  const auto yield = [&](uint32_t f) {
+    const FlowView view = flows[f];
+    return (view.identity ? id_yield : 0) + view.pairs.size() + view.gens.size();
+  };
+
   // Intraprocedural edges (normal, then call-to-return) grouped by source node, each group in
   // that order: a counting sort, straight into the CSR.
   uint32_t* const intra_offsets = section[GraphLayout::kIntraOffsets];
@@ -166,8 +173,14 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
       intra_edges[2 * uint64_t{e}] = to;
       intra_edges[2 * uint64_t{e} + 1] = flow;
     };
-    for (const Edge& e : p.edges) place(e.from, e.to, e.flow);
-    for (const CallSite& c : p.call_sites) place(c.call, c.return_site, c.call_to_return_flow);
+    for (const Edge& e : p.edges) {
+      place(e.from, e.to, e.flow);
+      out.reach.intra += yield(e.flow);
+    }
+    for (const CallSite& c : p.call_sites) {
+      place(c.call, c.return_site, c.call_to_return_flow);
+      out.reach.call_to_return += yield(c.call_to_return_flow);
+    }
   }
 
   // Call edges: one per (call site, callee), grouped by call node; the id is the position.
@@ -184,6 +197,8 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
     if (c == nullptr) continue;
     return_site[n] = c->return_site;
     for (const Callee& callee : c->callees) {
+      out.reach.calls += yield(callee.call_flow);
+      out.reach.returns += yield(callee.return_flow);
       *call_edge++ = n;
       *call_edge++ = callee.procedure;
       *call_edge++ = c->return_site;

@@ -20,6 +20,16 @@ struct CompiledProblem {
   absl::Span<const uint32_t> words() const { return buffer.As<uint32_t>(); }
   uint32_t call_edges = 0;
   uint32_t intra_edges = 0;
+  // How many facts each kind of edge's flows can yield, summed over the edges of that kind: a
+  // flow yields its pairs and gens, and with `id` min(facts, 64) more. A measure of how many
+  // tuples the solve's tables may take, for sizing them (problems with explicit pairs over a
+  // few facts in scope need far fewer than a fact per node and fact).
+  struct Reach {
+    uint64_t intra = 0;           // normal edges
+    uint64_t call_to_return = 0;  // call-to-return edges
+    uint64_t calls = 0;           // call edges' call flows
+    uint64_t returns = 0;         // call edges' return flows
+  } reach;
 };
 
 // `problem` must pass Validate. ResourceExhausted if the image would not fit 32-bit offsets.

@@ -187,6 +187,15 @@ absl::Status Solver::Init() {
                              : std::min<uint64_t>(uint64_t{compiled.call_edges} *
                                                       std::min<uint64_t>(facts, 16),
                                                   1u << 20);
+      // Where the flows can yield clearly fewer facts along each kind of edge (Reach: explicit
+      // pairs over a few facts in scope, as front ends list them), that many: twice it for the
+      // relations of calls, which meet every context a procedure is entered in.
+      const CompiledProblem::Reach& reach = compiled.reach;
+      const uint64_t yields = t == k::kPe    ? reach.intra + reach.calls
+                              : t == k::kPec ? reach.call_to_return
+                              : t == k::kInc ? 2 * reach.calls
+                                             : 2 * reach.returns;
+      if (yields < slots / 2) slots = yields;
       small = slots < kSmallTableSlots;
       if (small) slots = std::clamp<uint64_t>(2 * slots, kSmallTableFloor, kSmallTableSlots);
     }
