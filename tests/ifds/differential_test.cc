@@ -91,11 +91,8 @@ INSTANTIATE_TEST_SUITE_P(Launch, DifferentialTest, ::testing::Bool(),
 // The flows are written a range per thread into one image: on any number of threads the
 // image is the same, word for word.
 TEST(CompileTest, TheImageIsTheSameOnAnyNumberOfThreads) {
-  GeneratorOptions o;
-  o.procedures = 40;
-  o.front_end_shape = true;
-  o.facts = 16;
-  ASSERT_OK_AND_ASSIGN(Problem p, Generate(o));
+  ASSERT_OK_AND_ASSIGN(Problem p,
+                       Generate({.procedures = 40, .facts = 16, .front_end_shape = true}));
   ASSERT_GT(p.flows.size(), 100u);
   ASSERT_OK_AND_ASSIGN(CompiledProblem one, Compile(p, 1));
   for (const unsigned threads : {2u, 3u, 7u, 0u}) {
@@ -170,12 +167,8 @@ TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnFrontEndShapedProblems) {
 // starts with tables sized by what its flows can yield, not by a slot per node and fact: on
 // this one 14.8 MiB of device memory at peak where that took 37.0, and still no growth.
 TEST_P(DifferentialTest, SparseFlowsStartWithTablesOfTheirSize) {
-  GeneratorOptions o;
-  o.seed = 3;
-  o.front_end_shape = true;
-  o.procedures = 3000;
-  o.facts = 32;
-  ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+  ASSERT_OK_AND_ASSIGN(Problem problem, Generate({.seed = 3, .procedures = 3000, .facts = 32,
+                                                  .front_end_shape = true}));
   ResidentStats stats;
   ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, {}, &stats));
   EXPECT_EQ(got, SolveReference(problem));

@@ -131,13 +131,8 @@ TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
 // comment lines too), and whatever the fast way leaves to the slow one in the middle of a
 // stretch (names past ASCII).
 TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
-  GeneratorOptions o;
-  o.procedures = 30;
-  o.front_end_shape = true;
-  o.facts = 8;
-  o.scope = 4;
-  o.seeds = 3;
-  ASSERT_OK_AND_ASSIGN(Problem generated, Generate(o));
+  ASSERT_OK_AND_ASSIGN(Problem generated, Generate({.procedures = 30, .facts = 8, .seeds = 3,
+                                                    .front_end_shape = true, .scope = 4}));
   const std::string text = WriteText(generated);
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');
   const auto joined = [](const std::vector<std::string>& v) { return absl::StrJoin(v, "\n"); };
