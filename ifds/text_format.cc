@@ -396,8 +396,17 @@ class Parser {
   std::optional<NameIndex> node_index_, fact_index_;
   std::optional<Token> zero_;
   bool facts_declared_ = false;
-  std::vector<std::optional<Token>> call_site_at_;  // per node: where its call site was given
-  std::vector<int64_t> call_site_index_;            // per node: index into call_sites or -1
+  // Per node: its call site's index in call_sites, or kNoCallSite; per call site, the line and
+  // column of its statement (4 and 8 bytes: a node's call site is rare, its nodes many).
+  static constexpr uint32_t kNoCallSite = ~uint32_t{0};
+  std::vector<uint32_t> call_site_index_;
+  std::vector<std::pair<uint32_t, uint32_t>> call_site_at_;
+  // Adds call site `site`, given at `line`:`column`.
+  void AddCallSite(const CallSite& site, uint32_t line, uint32_t column) {
+    call_site_index_[site.call] = static_cast<uint32_t>(problem_.call_sites.size());
+    problem_.call_sites.push_back(site);
+    call_site_at_.emplace_back(line, column);
+  }
   // Statements the first pass skipped, by kind.
   struct {
     uint64_t edges = 0, calls = 0, callees = 0, arrows = 0;
@@ -708,14 +717,13 @@ const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
   for (const Stretch::Connection& c : stretch.connections) {
     switch (c.kind) {
       case Stretch::Kind::kCall:
-        if (call_site_index_[c.node] >= 0) return &c;
-        call_site_at_[c.node] = Token{Kind::kName, "call", c.at.line, c.column};
-        call_site_index_[c.node] = static_cast<int64_t>(problem_.call_sites.size());
-        problem_.call_sites.push_back(CallSite{
-            .call = c.node, .return_site = c.other, .call_to_return_flow = base + c.flow});
+        if (call_site_index_[c.node] != kNoCallSite) return &c;
+        AddCallSite(CallSite{.call = c.node, .return_site = c.other,
+                             .call_to_return_flow = base + c.flow},
+                    c.at.line, c.column);
         break;
       case Stretch::Kind::kCallee:
-        if (call_site_index_[c.node] < 0) return &c;
+        if (call_site_index_[c.node] == kNoCallSite) return &c;
         problem_.call_sites[call_site_index_[c.node]].callees.push_back(
             Callee{c.other, base + c.flow, base + c.flow + 1});
         break;
@@ -1123,9 +1131,10 @@ absl::Status Parser::Connect(const Statement& s) {
   if (head == "call") {
     absl::StatusOr<uint32_t> call = Node(s, &i);
     if (!call.ok()) return call.status();
-    if (call_site_index_[*call] >= 0) {
+    if (call_site_index_[*call] != kNoCallSite) {
       return Error(s[1], absl::StrFormat("node '%s' already has a call site (line %d)",
-                                         s[1].text, call_site_at_[*call]->line));
+                                         s[1].text,
+                                         call_site_at_[call_site_index_[*call]].first));
     }
     if (absl::Status k = Keyword(s, &i, "returns"); !k.ok()) return k;
     absl::StatusOr<uint32_t> ret = Node(s, &i);
@@ -1135,16 +1144,14 @@ absl::Status Parser::Connect(const Statement& s) {
     }
     absl::StatusOr<uint32_t> flow = ParseFlow(s, &i);
     if (!flow.ok()) return flow.status();
-    call_site_at_[*call] = s[0];
-    call_site_index_[*call] = static_cast<int64_t>(problem_.call_sites.size());
-    problem_.call_sites.push_back(CallSite{.call = *call, .return_site = *ret,
-                                           .call_to_return_flow = *flow});
+    AddCallSite(CallSite{.call = *call, .return_site = *ret, .call_to_return_flow = *flow},
+                s[0].line, s[0].column);
     return End(s, i);
   }
   if (head == "callee") {
     absl::StatusOr<uint32_t> call = Node(s, &i);
     if (!call.ok()) return call.status();
-    if (call_site_index_[*call] < 0) {
+    if (call_site_index_[*call] == kNoCallSite) {
       return Error(s[1], absl::StrFormat("node '%s' has no call site ('call %s returns ...' "
                                          "must come first)", s[1].text, s[1].text));
     }
@@ -1219,8 +1226,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     problem_.fact_names.emplace_back(zero_.has_value() ? zero_->text : std::string_view("0"));
     facts_.emplace(problem_.fact_names.back(), kZeroFact);
   }
-  call_site_at_.assign(problem_.node_names.size(), std::nullopt);
-  call_site_index_.assign(problem_.node_names.size(), -1);
+  call_site_index_.assign(problem_.node_names.size(), kNoCallSite);
   fact_index_.emplace(problem_.fact_names, text_);
   // The second pass's lists, sized from what the first pass counted, as long as that is no
   // more than twice the text: the counts are of lines nobody has read yet, and a file of
@@ -1242,11 +1248,12 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   // Second pass over the same text (it tokenized cleanly the first time).
   if (absl::Status second = SecondPass(); !second.ok()) return second;
   rescan_from_.i = text_.size();  // every statement tokenized: nothing to look for
-  for (const CallSite& c : problem_.call_sites) {
+  for (size_t k = 0; k < problem_.call_sites.size(); ++k) {
+    const CallSite& c = problem_.call_sites[k];
     if (c.callees.empty()) {
-      const Token& at = *call_site_at_[c.call];
-      return Error(at, absl::StrFormat("call site '%s' has no 'callee'",
-                                       problem_.node_names[c.call]));
+      const auto [line, column] = call_site_at_[k];
+      return Error(line, column, absl::StrFormat("call site '%s' has no 'callee'",
+                                                 problem_.node_names[c.call]));
     }
   }
   if (absl::Status v = Validate(problem_); !v.ok()) {
