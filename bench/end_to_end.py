@@ -41,6 +41,22 @@ def run(args, stderr_path=None):
     return wall, usage.ru_maxrss * 1024  # Linux reports kilobytes
 
 
+def read_stats(path):
+    """The "stats" object at the end of `sluice solve --format=json --stats` output, read from
+    the file's tail only: loading the whole answer would grow this process by hundreds of MB,
+    and every child forked after that would report this process's size as its own peak (Linux
+    keeps the larger of the RSS before and after exec in ru_maxrss)."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - (1 << 16)))
+        tail = f.read().decode()
+    at = tail.rfind('"stats":')
+    if at < 0:
+        raise RuntimeError(f"no stats at the end of {path}")
+    stats, _ = json.JSONDecoder().raw_decode(tail, at + len('"stats":'))
+    return stats
+
+
 def count_pairs(path):
     pairs = 0
     with open(path, "rb") as f:
@@ -68,8 +84,7 @@ def main():
         for _ in range(args.repeats):
             wall, rss = run([args.sluice, "solve", problem, "--format=json", "--stats",
                              f"--out={answer}"], stderr)
-            with open(answer) as f:
-                stats = json.load(f)["stats"]
+            stats = read_stats(answer)
             with open(stderr) as f:
                 text = f.read()
             # The output's own time is on stderr only ("output: 0.184 s (23.7 MiB at ...)").
