@@ -57,6 +57,7 @@ class Reader {
   // Fills `out` with the next words, checked once: false (nothing read) if there are too few.
   bool U32s(absl::Span<uint32_t> out) {
     if (out.size() > left() / 4) return false;
+    if (out.empty()) return true;  // (an empty span's data may be null, which memcpy may not take)
     std::memcpy(out.data(), bytes_.data() + position_, 4 * out.size());
     position_ += 4 * out.size();
     return true;
