@@ -116,6 +116,11 @@ class IrModel {
 
   const PointsTo& PointsToOf(const llvm::Value* value) const;
   std::vector<uint32_t> LeavesOf(Pointee pointee, uint64_t size) const;
+  // The bytes an access of `size` through `pointer` may cover. One of unknown length
+  // (kToEnd) through a pointer to a field or into an array (a getelementptr, as `r.line` and
+  // `&r.inner` are) stays within that field or array, so that a library call given one field
+  // touches that field only; through a pointer to a whole object it runs to the object's end.
+  uint64_t Extent(const llvm::Value* pointer, uint64_t size) const;
   uint32_t ValueId(const llvm::Value* value);
   // The accesses of one instruction: (pointer, size) pairs it reads or writes through.
   void DirectAccesses(const llvm::Instruction& instruction,

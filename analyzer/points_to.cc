@@ -73,7 +73,37 @@ std::vector<uint32_t> IrModel::LeavesOf(Pointee pointee, uint64_t size) const {
   return out;
 }
 
+uint64_t IrModel::Extent(const llvm::Value* pointer, uint64_t size) const {
+  if (size != kToEnd) return size;
+  // Casts only (stripPointerCasts would also strip all-zero getelementptrs, which are what
+  // `r.line` is when the field comes first).
+  while (const auto* cast = llvm::dyn_cast<llvm::Operator>(pointer)) {
+    if (cast->getOpcode() != llvm::Instruction::BitCast &&
+        cast->getOpcode() != llvm::Instruction::AddrSpaceCast) {
+      break;
+    }
+    pointer = cast->getOperand(0);
+  }
+  const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(pointer);
+  if (gep == nullptr) return kToEnd;
+  llvm::Type* source = gep->getSourceElementType();
+  const auto* first = gep->getNumIndices() > 0
+                          ? llvm::dyn_cast<llvm::ConstantInt>(gep->idx_begin()->get())
+                          : nullptr;
+  // Into an array (`buf + i`, an array field decayed to its first element): that array.
+  if (source->isArrayTy() && source->isSized() && first != nullptr && first->isZero()) {
+    return layout_.getTypeAllocSize(source).getFixedSize();
+  }
+  // To a field or element that is itself a struct or an array: that aggregate.
+  llvm::Type* result = gep->getResultElementType();
+  if ((result->isStructTy() || result->isArrayTy()) && result->isSized()) {
+    return layout_.getTypeAllocSize(result).getFixedSize();
+  }
+  return kToEnd;
+}
+
 std::vector<uint32_t> IrModel::Leaves(const llvm::Value* pointer, uint64_t size) const {
+  size = Extent(pointer, size);
   std::vector<uint32_t> out;
   for (Pointee pointee : PointsToOf(pointer)) {
     std::vector<uint32_t> leaves = LeavesOf(pointee, size);
@@ -85,6 +115,7 @@ std::vector<uint32_t> IrModel::Leaves(const llvm::Value* pointer, uint64_t size)
 }
 
 std::vector<uint32_t> IrModel::StrongLeaves(const llvm::Value* pointer, uint64_t size) const {
+  size = Extent(pointer, size);
   const PointsTo& points_to = PointsToOf(pointer);
   if (points_to.size() != 1) return {};
   const Pointee pointee = *points_to.begin();
