@@ -1,5 +1,6 @@
 #include "sluice/analyzer/report.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -107,19 +108,57 @@ class Snippets {
   std::map<std::string, std::vector<std::string>> files_;
 };
 
+uint64_t TotalOf(const std::vector<Finding>& findings, const ReportExtras& extras) {
+  return std::max<uint64_t>(extras.total, findings.size());
+}
+
+Json SummaryJson(const std::vector<FunctionFindings>& summary) {
+  Json out = Json::array();
+  for (const FunctionFindings& f : summary) {
+    out.push_back(Json{{"function", f.function}, {"file", f.file}, {"findings", f.findings}});
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string FormatText(const std::vector<Finding>& findings) {
+std::vector<FunctionFindings> SummaryByFunction(const std::vector<Finding>& findings) {
+  std::map<std::string, FunctionFindings> by_name;
+  for (const Finding& f : findings) {
+    auto [it, inserted] = by_name.try_emplace(f.function);
+    if (inserted) it->second = FunctionFindings{f.function, f.location.file, 0};
+    ++it->second.findings;
+  }
+  std::vector<FunctionFindings> out;
+  out.reserve(by_name.size());
+  for (auto& [name, counted] : by_name) out.push_back(std::move(counted));
+  std::stable_sort(out.begin(), out.end(), [](const FunctionFindings& a,
+                                              const FunctionFindings& b) {
+    return a.findings > b.findings;
+  });
+  return out;
+}
+
+std::string FormatText(const std::vector<Finding>& findings, const ReportExtras& extras) {
   std::string out;
   for (const Finding& f : findings) {
     out += absl::StrFormat("%s:%d:%d: warning: %s [%s] in %s\n", f.location.file, f.location.line,
                            f.location.column, f.message, f.rule, f.function);
   }
+  const uint64_t total = TotalOf(findings, extras);
+  if (total > findings.size()) {
+    out += absl::StrFormat("note: %d more findings not listed (--max-findings)\n",
+                           total - findings.size());
+  }
+  for (const FunctionFindings& f : extras.summary) {
+    out += absl::StrFormat("note: %d finding%s in %s (%s)\n", f.findings,
+                           f.findings == 1 ? "" : "s", f.function, f.file);
+  }
   return out;
 }
 
 std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
-                       const std::string& stats) {
+                       const std::string& stats, const ReportExtras& extras) {
   Json root;
   root["analysis"] = AnalysisName(analysis);
   Json list = Json::array();
@@ -139,11 +178,14 @@ std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
     list.push_back(std::move(item));
   }
   root["findings"] = std::move(list);
+  root["total_findings"] = TotalOf(findings, extras);
+  if (!extras.summary.empty()) root["summary"] = SummaryJson(extras.summary);
   if (!stats.empty()) root["stats"] = Json::parse(stats, nullptr, false);
   return root.dump(2) + "\n";
 }
 
-std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings) {
+std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
+                        const ReportExtras& extras) {
   const RuleText& rule = RuleOf(analysis);
   Json rule_json;
   rule_json["id"] = rule.id;
@@ -191,6 +233,9 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings)
   run["invocations"] = Json::array({Json{{"executionSuccessful", true}}});
   run["columnKind"] = "unicodeCodePoints";
   run["results"] = std::move(results);
+  // A property bag (SARIF 2.1.0, 3.8): what the results do not say themselves.
+  run["properties"]["totalFindings"] = TotalOf(findings, extras);
+  if (!extras.summary.empty()) run["properties"]["findingsByFunction"] = SummaryJson(extras.summary);
   Json root;
   root["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
   root["version"] = "2.1.0";

@@ -10,17 +10,39 @@
 
 namespace sluice::analyzer {
 
-// "file:line:column: warning: message [rule] in function", one per line.
-std::string FormatText(const std::vector<Finding>& findings);
+// How many findings a function has.
+struct FunctionFindings {
+  std::string function;
+  std::string file;  // where its first finding is
+  uint64_t findings = 0;
+};
+// The findings by function, most first (then by function name).
+std::vector<FunctionFindings> SummaryByFunction(const std::vector<Finding>& findings);
 
-// {"analysis":..., "findings":[{...}], "stats":{...}}; `stats` is a JSON object (or empty).
+// What a report says besides the findings it lists: how many there are in all (more than it
+// lists when `sluice analyze --max-findings` cut the list; 0 means as many as it lists), and
+// the count by function (SummaryByFunction of them all), if asked for.
+struct ReportExtras {
+  uint64_t total = 0;
+  std::vector<FunctionFindings> summary;
+};
+
+// "file:line:column: warning: message [rule] in function", one per line; then, if the list
+// was cut, "note: N more findings not listed (--max-findings)", and the summary's lines,
+// "note: N findings in FUNCTION (FILE)".
+std::string FormatText(const std::vector<Finding>& findings, const ReportExtras& extras = {});
+
+// {"analysis":..., "findings":[{...}], "total_findings":N, "summary":[{"function", "file",
+// "findings"}], "stats":{...}} (the summary if asked for); `stats` is a JSON object (or empty).
 std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
-                       const std::string& stats);
+                       const std::string& stats, const ReportExtras& extras = {});
 
 // One SARIF 2.1.0 log with one run: the tool and its rules, every finding as a result with its
 // physical location (a file: URI, absolute when the compilation directory is known) and its
-// function as a logical location.
-std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings);
+// function as a logical location. The run's properties hold totalFindings, and the summary
+// (findingsByFunction) if asked for.
+std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
+                        const ReportExtras& extras = {});
 
 }  // namespace sluice::analyzer
 

@@ -30,6 +30,8 @@ ABSL_DECLARE_FLAG(std::string, clang);
 ABSL_DECLARE_FLAG(std::string, emit_problem);
 ABSL_DECLARE_FLAG(bool, shared_slots);
 ABSL_DECLARE_FLAG(bool, print_rules);
+ABSL_DECLARE_FLAG(uint64_t, max_findings);
+ABSL_DECLARE_FLAG(bool, summary);
 
 namespace sluice {
 
@@ -139,18 +141,22 @@ int RunAnalyze(const std::vector<std::string>& files) {
     std::fprintf(stderr, "sluice analyze: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());
   }
-  const std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
+  std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
   const std::string stats_json =
       StatsJson((*program)->stats(), problem, solved->stats_json, findings.size());
+  analyzer::ReportExtras extras{.total = findings.size()};
+  if (absl::GetFlag(FLAGS_summary)) extras.summary = analyzer::SummaryByFunction(findings);
+  const uint64_t max_findings = absl::GetFlag(FLAGS_max_findings);
+  if (max_findings != 0 && findings.size() > max_findings) findings.resize(max_findings);
   const absl::Time writing = absl::Now();
   std::string output;
   if (format == "text") {
-    output = analyzer::FormatText(findings);
+    output = analyzer::FormatText(findings, extras);
   } else if (format == "json") {
     output = analyzer::FormatJson(options.analysis, findings,
-                                  absl::GetFlag(FLAGS_stats) ? stats_json : "");
+                                  absl::GetFlag(FLAGS_stats) ? stats_json : "", extras);
   } else {
-    output = analyzer::FormatSarif(options.analysis, findings);
+    output = analyzer::FormatSarif(options.analysis, findings, extras);
   }
   if (absl::Status s = WriteOutput(output); !s.ok()) {
     std::fprintf(stderr, "sluice analyze: %s\n", std::string(s.message()).c_str());
@@ -165,14 +171,15 @@ int RunAnalyze(const std::vector<std::string>& files) {
                  "(%u indirect calls), %u memory locations\n"
                  "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
                  "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
-                 "front end: %.3f s, problem: %.3f s\n%sfindings: %zu\noutput: %.3f s (%s)\n",
+                 "front end: %.3f s, problem: %.3f s\n%sfindings: %llu\noutput: %.3f s (%s)\n",
                  s.functions, s.external_functions,
                  static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
                  s.indirect_calls, s.locations, static_cast<uint32_t>(problem.procedures.size()),
                  problem.node_count(), problem.fact_count(), s.shared_facts, s.max_private_facts,
                  s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),
                  static_cast<unsigned long long>(s.flow_pairs), s.checks, s.front_end_seconds,
-                 s.build_seconds, solved->stats_text.c_str(), findings.size(), output_seconds,
+                 s.build_seconds, solved->stats_text.c_str(),
+                 static_cast<unsigned long long>(extras.total), output_seconds,
                  Rate(output.size(), output_seconds).c_str());
   }
   return kExitOk;

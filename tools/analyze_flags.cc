@@ -1,6 +1,7 @@
 // The flags of `sluice analyze`, defined in both programs that read them: `sluice`, which
 // parses every command's flags and hands `analyze` to sluice-analyze, and sluice-analyze,
 // which runs it (tools/sluice_main.cc says why they are two).
+#include <cstdint>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -21,3 +22,8 @@ ABSL_FLAG(bool, shared_slots, false,
           "analyze: number every function's own facts from one base (as a program too large "
           "for one id per fact is numbered): fewer facts, names by slot");
 ABSL_FLAG(bool, print_rules, false, "analyze: print the built-in taint rules (TOML) and exit");
+ABSL_FLAG(uint64_t, max_findings, 0,
+          "analyze: list at most this many findings (0: every one); the report still says how "
+          "many there are in all");
+ABSL_FLAG(bool, summary, false,
+          "analyze: also report how many findings each function has, most first");

@@ -394,6 +394,44 @@ TEST(ReportTest, JsonListsEveryFindingWithItsFields) {
   EXPECT_EQ(out["findings"][0]["argument"], 1);
   EXPECT_EQ(out["findings"][0]["line"], 12);
   EXPECT_EQ(out["stats"]["x"], 1);
+  EXPECT_EQ(out["total_findings"], 2);
+  EXPECT_FALSE(out.contains("summary"));
+}
+
+// A cut list says how many findings there are in all, in every format; the summary counts
+// them all by function, most first.
+TEST(ReportTest, ACutListSaysHowManyThereAreAndTheSummaryCountsThemByFunction) {
+  std::vector<Finding> all = TwoFindings();
+  all.push_back(all[0]);
+  all.back().function = "helper";
+  all.back().location.line = 3;
+  const std::vector<FunctionFindings> summary = SummaryByFunction(all);
+  ASSERT_THAT(summary, SizeIs(2));
+  EXPECT_EQ(summary[0].function, "main");
+  EXPECT_EQ(summary[0].findings, 2u);
+  EXPECT_EQ(summary[0].file, "src/my tool.c");
+  EXPECT_EQ(summary[1].function, "helper");
+  EXPECT_EQ(summary[1].findings, 1u);
+  const ReportExtras extras{.total = all.size(), .summary = summary};
+  const std::vector<Finding> listed(all.begin(), all.begin() + 1);
+
+  EXPECT_EQ(FormatText(listed, extras),
+            "src/my tool.c:12:3: warning: tainted data reaches 'system' (argument 1: 'cmd') "
+            "[tainted-sink] in main\n"
+            "note: 2 more findings not listed (--max-findings)\n"
+            "note: 2 findings in main (src/my tool.c)\n"
+            "note: 1 finding in helper (src/my tool.c)\n");
+  const nlohmann::json json = nlohmann::json::parse(FormatJson(Analysis::kTaint, listed, "", extras));
+  EXPECT_EQ(json["findings"].size(), 1u);
+  EXPECT_EQ(json["total_findings"], 3);
+  ASSERT_EQ(json["summary"].size(), 2u);
+  EXPECT_EQ(json["summary"][0]["function"], "main");
+  EXPECT_EQ(json["summary"][0]["findings"], 2);
+  const nlohmann::json sarif = nlohmann::json::parse(FormatSarif(Analysis::kTaint, listed, extras));
+  const nlohmann::json& run = sarif["runs"][0];
+  EXPECT_EQ(run["results"].size(), 1u);
+  EXPECT_EQ(run["properties"]["totalFindings"], 3);
+  EXPECT_EQ(run["properties"]["findingsByFunction"][1]["function"], "helper");
 }
 
 }  // namespace

@@ -205,6 +205,33 @@ TEST_F(AnalyzeCliTest, AnalyzeRunsInAProgramOfItsOwnAndNoOtherCommandLoadsLlvm) 
   EXPECT_THAT(run.out, HasSubstr("procedure"));
 }
 
+// --max-findings cuts the list and says how many there are; --summary counts them all by
+// function, most first.
+TEST_F(AnalyzeCliTest, MaxFindingsCutsTheListAndTheSummaryCountsEveryFindingByFunction) {
+  const std::string program = Write("many.c",
+                                    "#include <stdio.h>\n"
+                                    "int f(void) { int a, b; return a + b; }\n"
+                                    "int g(void) { int c; return c; }\n"
+                                    "int main(void) { printf(\"%d %d\\n\", f(), g()); }\n");
+  ProgramRun run = RunSluice({"analyze", "--analysis=uninit", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 3) << run.out;
+  run = RunSluice({"analyze", "--analysis=uninit", "--max-findings=1", "--summary", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("[uninitialized-read] in f\n"
+                                 "note: 2 more findings not listed (--max-findings)\n"
+                                 "note: 2 findings in f ("));
+  EXPECT_THAT(run.out, HasSubstr("note: 1 finding in g ("));
+  run = RunSluice({"analyze", "--analysis=uninit", "--max-findings=2", "--summary",
+                   "--format=json", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["findings"].size(), 2u);
+  EXPECT_EQ(json["total_findings"], 3);
+  EXPECT_EQ(json["summary"][0]["function"], "f");
+  EXPECT_EQ(json["summary"][0]["findings"], 2);
+}
+
 TEST_F(AnalyzeCliTest, PrintRulesPrintsTheBuiltInRulesAsAFileItReads) {
   const ProgramRun rules = RunSluice({"analyze", "--print-rules"});
   ASSERT_EQ(rules.exit_code, 0) << rules.err;
