@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sluice/base/status_macros.h"
+#include "sluice/base/ordered_work.h"
 
 namespace sluice::ifds {
 namespace {
@@ -67,44 +70,80 @@ Ranking Rank(const std::vector<std::string>& names) {
   return r;
 }
 
-// The pairs in output order, each as one integer (node rank << 32 | fact rank): names are
-// ranked once, then the pairs sort as integers; Node() and Fact() name them back.
+// The solution in output order, a node at a time: nodes by name (ranked once), each node's
+// pairs (contiguous in a solution sorted by node id) by fact name. No pair is copied: each node
+// in rank order points at its run of pairs in the solution.
 class SortedPairs {
  public:
   SortedPairs(const Problem& p, const Solution& s, bool include_zero)
-      : p_(p), nodes_(Rank(p.node_names)), facts_(Rank(p.fact_names)) {
-    // Placed by node rank first (a counting sort: one pass to count, one to place), then
-    // each node's few pairs sorted by fact rank.
-    std::vector<uint64_t> start(nodes_.order.size() + 1, 0);
-    for (const auto& [n, d] : s.facts) {
-      if (d != kZeroFact || include_zero) ++start[nodes_.rank[n] + 1];
-    }
-    for (size_t r = 1; r < start.size(); ++r) start[r] += start[r - 1];
-    keys_.resize(start.back());
-    std::vector<uint64_t> next(start.begin(), start.end() - 1);
-    for (const auto& [n, d] : s.facts) {
-      if (d == kZeroFact && !include_zero) continue;
-      const uint32_t r = nodes_.rank[n];
-      keys_[next[r]++] = (uint64_t{r} << 32) | facts_.rank[d];
-    }
-    for (size_t r = 0; r + 1 < start.size(); ++r) {
-      std::sort(keys_.begin() + static_cast<ptrdiff_t>(start[r]),
-                keys_.begin() + static_cast<ptrdiff_t>(start[r + 1]));
+      : p_(p), s_(Sorted(s, &sorted_copy_)), nodes_(Rank(p.node_names)),
+        facts_(Rank(p.fact_names)) {
+    // Fact ids in the same order as their names need no sorting within a node.
+    facts_in_name_order_ = std::is_sorted(facts_.order.begin(), facts_.order.end());
+    runs_.assign(nodes_.order.size(), Run{0, 0});
+    const auto& facts = s_.facts;
+    for (size_t i = 0; i < facts.size();) {
+      const uint32_t node = facts[i].first;
+      size_t end = i + 1;
+      while (end < facts.size() && facts[end].first == node) ++end;
+      const size_t begin = i + (!include_zero && facts[i].second == kZeroFact ? 1 : 0);
+      runs_[nodes_.rank[node]] = Run{begin, static_cast<uint32_t>(end - begin)};
+      pairs_ += end - begin;
+      i = end;
     }
   }
-  const std::vector<uint64_t>& keys() const { return keys_; }
-  std::string_view Node(uint64_t key) const {
-    return p_.node_names[nodes_.order[static_cast<uint32_t>(key >> 32)]];
+
+  // Nodes by rank: [0, nodes()).
+  uint32_t nodes() const { return static_cast<uint32_t>(runs_.size()); }
+  // How many pairs the node ranked r has.
+  uint32_t PairCount(uint32_t r) const { return runs_[r].count; }
+  uint64_t pairs() const { return pairs_; }
+  std::string_view Node(uint32_t r) const { return p_.node_names[nodes_.order[r]]; }
+  // Starts fetching what Node(r) and Facts(r) read (far apart: the nodes go by name, not id).
+  void Prefetch(uint32_t r) const {
+    if (r >= runs_.size()) return;
+    __builtin_prefetch(&p_.node_names[nodes_.order[r]]);
+    __builtin_prefetch(&s_.facts[runs_[r].begin]);
   }
-  std::string_view Fact(uint64_t key) const { return p_.fact_names[FactIndex(key)]; }
-  uint32_t FactIndex(uint64_t key) const { return facts_.order[static_cast<uint32_t>(key)]; }
-  static uint32_t NodeRank(uint64_t key) { return static_cast<uint32_t>(key >> 32); }
+  // The fact ids of the node ranked r, in the order of their names (in `scratch` if they had
+  // to be sorted).
+  std::span<const uint32_t> Facts(uint32_t r, std::vector<uint32_t>* scratch) const {
+    const Run run = runs_[r];
+    scratch->resize(run.count);
+    for (uint32_t k = 0; k < run.count; ++k) {
+      (*scratch)[k] = facts_in_name_order_ ? s_.facts[run.begin + k].second
+                                           : facts_.rank[s_.facts[run.begin + k].second];
+    }
+    if (!facts_in_name_order_) {
+      std::sort(scratch->begin(), scratch->end());
+      for (uint32_t& f : *scratch) f = facts_.order[f];
+    }
+    return *scratch;
+  }
 
  private:
+  struct Run {
+    size_t begin;    // into the solution's pairs
+    uint32_t count;  // a node holds at most every fact
+  };
+  // The solution itself when sorted by node then fact, as every solver returns it; else a
+  // sorted copy.
+  static const Solution& Sorted(const Solution& s, Solution* copy) {
+    if (std::is_sorted(s.facts.begin(), s.facts.end())) return s;
+    *copy = s;
+    std::sort(copy->facts.begin(), copy->facts.end());
+    copy->facts.erase(std::unique(copy->facts.begin(), copy->facts.end()), copy->facts.end());
+    return *copy;
+  }
+
   const Problem& p_;
+  Solution sorted_copy_;
+  const Solution& s_;
   const Ranking nodes_;
   const Ranking facts_;
-  std::vector<uint64_t> keys_;
+  bool facts_in_name_order_ = false;
+  std::vector<Run> runs_;  // by node rank
+  uint64_t pairs_ = 0;
 };
 
 // The writers' block: bytes gather here and go to the sink a block at a time.
@@ -143,36 +182,27 @@ class BlockWriter {
 
 // `s` as a JSON string: runs of plain bytes copied at once, quotes, backslashes and control
 // characters escaped.
-absl::Status WriteJsonString(std::string_view s, BlockWriter& out) {
-  size_t plain = 0;
-  while (plain < s.size() && s[plain] != '"' && s[plain] != '\\' &&
-         static_cast<unsigned char>(s[plain]) >= 0x20) {
-    ++plain;
-  }
-  if (plain == s.size() && s.size() + 2 <= kOutputBlockBytes) {  // nothing to escape
-    if (absl::Status r = out.Reserve(s.size() + 2); !r.ok()) return r;
-    out.Put('"');
-    out.Put(s);
-    out.Put('"');
-    return absl::OkStatus();
-  }
-  if (absl::Status r = out.Write("\""); !r.ok()) return r;
+void AppendJsonString(std::string_view s, std::string* out) {
+  out->push_back('"');
   while (!s.empty()) {
     size_t plain = 0;
     while (plain < s.size() && s[plain] != '"' && s[plain] != '\\' &&
            static_cast<unsigned char>(s[plain]) >= 0x20) {
       ++plain;
     }
-    if (absl::Status r = out.Write(s.substr(0, plain)); !r.ok()) return r;
+    out->append(s.substr(0, plain));
     s.remove_prefix(plain);
     if (s.empty()) break;
     const unsigned char c = static_cast<unsigned char>(s[0]);
-    const std::string escaped = c == '"' || c == '\\' ? std::string{'\\', static_cast<char>(c)}
-                                                      : absl::StrFormat("\\u%04x", c);
-    if (absl::Status r = out.Write(escaped); !r.ok()) return r;
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else {
+      absl::StrAppendFormat(out, "\\u%04x", c);
+    }
     s.remove_prefix(1);
   }
-  return out.Write("\"");
+  out->push_back('"');
 }
 
 std::string Collect(absl::FunctionRef<absl::Status(OutputSink)> write) {
@@ -185,27 +215,121 @@ std::string Collect(absl::FunctionRef<absl::Status(OutputSink)> write) {
   return out;
 }
 
+// How many nodes ahead the writers fetch.
+constexpr uint32_t kPrefetchAhead = 8;
+
+// Formats the answer a piece at a time, a piece being the nodes of a range of ranks, on every
+// core, while the calling thread writes the pieces in order: memory holds a few pieces, never
+// the answer.
+absl::Status WritePieces(
+    const SortedPairs& pairs, const internal::OutputPieces& options,
+    absl::FunctionRef<void(uint32_t begin, uint32_t end, std::string* piece)> format,
+    absl::FunctionRef<absl::Status(std::string_view piece)> write) {
+  const uint64_t pairs_per_piece = std::max<uint64_t>(options.pairs_per_piece, 1);
+  const unsigned threads =
+      options.threads > 0 ? static_cast<unsigned>(options.threads)
+                          : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<uint32_t> starts;  // of the pieces, by node rank
+  for (uint32_t r = 0; r < pairs.nodes();) {
+    starts.push_back(r);
+    for (uint64_t held = 0; r < pairs.nodes() && held < pairs_per_piece;) {
+      held += pairs.PairCount(r++);
+    }
+  }
+  starts.push_back(pairs.nodes());
+  const size_t count = starts.size() - 1;
+  OrderedWork<std::string> pieces(count, threads, 2 * size_t{threads},
+                                  [&](size_t k, std::string& piece) {
+                                    piece.clear();
+                                    format(starts[k], starts[k + 1], &piece);
+                                  });
+  for (size_t k = 0; k < count; ++k) {
+    const std::string& piece = pieces.Take(k);
+    RETURN_IF_ERROR(write(piece));
+    pieces.Release(k);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero, OutputSink sink) {
+namespace internal {
+
+absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero,
+                      const OutputPieces& options, OutputSink sink) {
   const SortedPairs pairs(p, s, include_zero);
   BlockWriter out(sink);
-  for (uint64_t key : pairs.keys()) {
-    const std::string_view node = pairs.Node(key), fact = pairs.Fact(key);
-    const size_t row = node.size() + fact.size() + 2;
-    if (row > kOutputBlockBytes) {  // names of a megabyte: written in pieces
-      for (std::string_view piece : {node, std::string_view("\t"), fact, std::string_view("\n")}) {
-        if (absl::Status r = out.Write(piece); !r.ok()) return r;
+  const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
+    std::vector<uint32_t> scratch;
+    for (uint32_t r = begin; r < end; ++r) {
+      pairs.Prefetch(r + kPrefetchAhead);
+      const std::string_view node = pairs.Node(r);
+      for (uint32_t fact : pairs.Facts(r, &scratch)) {
+        const std::string_view name = p.fact_names[fact];
+        const size_t at = piece->size();
+        piece->resize(at + node.size() + name.size() + 2);
+        char* to = piece->data() + at;
+        std::memcpy(to, node.data(), node.size());
+        to += node.size();
+        *to++ = '\t';
+        std::memcpy(to, name.data(), name.size());
+        to[name.size()] = '\n';
       }
-      continue;
     }
-    if (absl::Status r = out.Reserve(row); !r.ok()) return r;
-    out.Put(node);
-    out.Put('\t');
-    out.Put(fact);
-    out.Put('\n');
-  }
+  };
+  RETURN_IF_ERROR(WritePieces(pairs, options, format, [&](std::string_view piece) {
+    return out.Write(piece);
+  }));
   return out.Flush();
+}
+
+absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
+                       std::string_view extra, const OutputPieces& options, OutputSink sink) {
+  // Each fact's name as JSON, made once: facts are few, pairs many.
+  std::vector<std::string> fact_json(p.fact_names.size());
+  for (size_t d = 0; d < fact_json.size(); ++d) AppendJsonString(p.fact_names[d], &fact_json[d]);
+  const SortedPairs pairs(p, s, include_zero);
+  BlockWriter out(sink);
+  RETURN_IF_ERROR(out.Write("{\"results\":["));
+  const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
+    std::vector<uint32_t> scratch;
+    for (uint32_t r = begin; r < end; ++r) {
+      pairs.Prefetch(r + kPrefetchAhead);
+      if (pairs.PairCount(r) == 0) continue;
+      piece->append(",{\"node\":");
+      AppendJsonString(pairs.Node(r), piece);
+      piece->append(",\"facts\":[");
+      bool first_fact = true;
+      for (uint32_t fact : pairs.Facts(r, &scratch)) {
+        if (!first_fact) piece->push_back(',');
+        first_fact = false;
+        piece->append(fact_json[fact]);
+      }
+      piece->append("]}");
+    }
+  };
+  // Every node is written after a comma; the answer's first node goes without it.
+  bool first = true;
+  RETURN_IF_ERROR(WritePieces(pairs, options, format, [&](std::string_view piece) {
+    if (first && !piece.empty()) {
+      first = false;
+      piece.remove_prefix(1);
+    }
+    return out.Write(piece);
+  }));
+  RETURN_IF_ERROR(out.Write("]"));
+  if (!extra.empty()) {
+    RETURN_IF_ERROR(out.Write(","));
+    RETURN_IF_ERROR(out.Write(extra));
+  }
+  RETURN_IF_ERROR(out.Write("}\n"));
+  return out.Flush();
+}
+
+}  // namespace internal
+
+absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero, OutputSink sink) {
+  return internal::WriteTsv(p, s, include_zero, {}, sink);
 }
 
 std::string FormatTsv(const Problem& p, const Solution& s, bool include_zero) {
@@ -214,50 +338,7 @@ std::string FormatTsv(const Problem& p, const Solution& s, bool include_zero) {
 
 absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
                        std::string_view extra, OutputSink sink) {
-  BlockWriter out(sink);
-  if (absl::Status r = out.Write("{\"results\":["); !r.ok()) return r;
-  // Each fact's name as JSON, made once: facts are few, pairs many.
-  std::vector<std::string> fact_json(p.fact_names.size());
-  for (size_t d = 0; d < fact_json.size(); ++d) {
-    fact_json[d] = Collect([&](OutputSink to) {
-      BlockWriter json(to);
-      absl::Status r = WriteJsonString(p.fact_names[d], json);
-      return r.ok() ? json.Flush() : r;
-    });
-  }
-  bool first_node = true;
-  uint32_t current = 0;
-  const SortedPairs pairs(p, s, include_zero);
-  for (uint64_t key : pairs.keys()) {
-    absl::Status r;
-    const bool new_node = first_node || SortedPairs::NodeRank(key) != current;
-    if (new_node) {
-      if (!first_node) r = out.Write("]},");
-      if (r.ok()) r = out.Write("{\"node\":");
-      if (r.ok()) r = WriteJsonString(pairs.Node(key), out);
-      if (r.ok()) r = out.Write(",\"facts\":[");
-      current = SortedPairs::NodeRank(key);
-      first_node = false;
-    }
-    const std::string& fact = fact_json[pairs.FactIndex(key)];
-    if (r.ok() && fact.size() + 1 <= kOutputBlockBytes) {
-      r = out.Reserve(fact.size() + 1);
-      if (r.ok()) {
-        if (!new_node) out.Put(',');
-        out.Put(fact);
-      }
-    } else if (r.ok()) {
-      if (!new_node) r = out.Write(",");
-      if (r.ok()) r = out.Write(fact);
-    }
-    if (!r.ok()) return r;
-  }
-  absl::Status r = out.Write(first_node ? "]" : "]}]");
-  if (r.ok() && !extra.empty()) r = out.Write(",");
-  if (r.ok()) r = out.Write(extra);
-  if (r.ok()) r = out.Write("}\n");
-  if (!r.ok()) return r;
-  return out.Flush();
+  return internal::WriteJson(p, s, include_zero, extra, {}, sink);
 }
 
 std::string FormatJson(const Problem& p, const Solution& s, bool include_zero,
@@ -267,15 +348,12 @@ std::string FormatJson(const Problem& p, const Solution& s, bool include_zero,
 
 uint64_t SolutionDigest(const Solution& solution) {
   uint64_t hash = 0xcbf29ce484222325ull;
-  const auto add = [&hash](uint32_t word) {
-    for (int byte = 0; byte < 4; ++byte) {
-      hash ^= (word >> (8 * byte)) & 0xff;
-      hash *= 0x100000001b3ull;
-    }
-  };
   for (const auto& [node, fact] : solution.facts) {
-    add(node);
-    add(fact);
+    // A pair a word at a time (the bytewise form took a multiply per byte: 8 per pair), each
+    // step a bijection of the hash, so one changed pair always changes the digest.
+    hash ^= (uint64_t{node} << 32) | fact;
+    hash *= 0x100000001b3ull;
+    hash ^= hash >> 29;
   }
   return hash;
 }

@@ -31,9 +31,25 @@ absl::Status WriteJson(const Problem& problem, const Solution& solution, bool in
 std::string FormatJson(const Problem& problem, const Solution& solution, bool include_zero,
                        const std::string& extra = "");
 
-// A 64-bit FNV-1a digest of the solution's (node id, fact id) pairs in order (the order every
-// solver returns: by node, then fact): two solutions of one problem are equal exactly when
-// their digests are, up to hash collisions. `sluice solve --stats` and `sluice analyze
+namespace internal {
+
+// How the writers split their work: pieces of whole nodes holding about `pairs_per_piece`
+// pairs, formatted on `threads` threads (0: one per core). For tests; the writers above use
+// the defaults.
+struct OutputPieces {
+  uint64_t pairs_per_piece = uint64_t{1} << 15;
+  int threads = 0;
+};
+absl::Status WriteTsv(const Problem& problem, const Solution& solution, bool include_zero,
+                      const OutputPieces& options, OutputSink sink);
+absl::Status WriteJson(const Problem& problem, const Solution& solution, bool include_zero,
+                       std::string_view extra, const OutputPieces& options, OutputSink sink);
+
+}  // namespace internal
+
+// A 64-bit digest of the solution's (node id, fact id) pairs in order (the order every solver
+// returns: by node, then fact), FNV-1a's steps taken a pair at a time: two solutions of one
+// problem are equal exactly when their digests are, up to hash collisions. `sluice solve --stats` and `sluice analyze
 // --stats` print it, so solvers, runs and machines can be compared without the full answer.
 uint64_t SolutionDigest(const Solution& solution);
 

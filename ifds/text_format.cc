@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <memory>
 #include <new>
 #include <optional>
 #include <system_error>
@@ -19,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "sluice/base/ordered_work.h"
 
 namespace sluice::ifds {
 namespace {
@@ -352,7 +351,6 @@ class Parser {
   // refuses (a node's second call site, a callee before its call site), if any: the parse
   // fails there.
   const Stretch::Connection* Commit(const Stretch& stretch);
-  class StretchReader;
   // The second pass: edges, call sites, callees and seeds.
   absl::Status SecondPass();
   // Within FastConnect, moving `*i` past what they read: the ASCII name at `*i` (empty if
@@ -735,100 +733,6 @@ const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
   return nullptr;
 }
 
-// Reads the second pass's stretches ahead of the one being committed, on threads of its own
-// and on the committing thread while it waits for the next; at most two per thread are read
-// and not yet taken, so the stretches held stay few whatever the text's size.
-class Parser::StretchReader {
- public:
-  StretchReader(const Parser& parser, unsigned threads)
-      : parser_(parser), window_(2 * size_t{threads}), read_(parser.stretches_.size()) {
-    // Every stretch there can be at once (the window, and the one being committed), made here:
-    // the threads allocate nothing but a stretch's lists, and cope if even that fails.
-    for (size_t k = 0; k <= window_; ++k) free_.push_back(std::make_unique<Stretch>());
-    for (unsigned k = 1; k < threads; ++k) {
-      try {
-        threads_.emplace_back([this] { Work(); });
-      } catch (const std::system_error&) {
-        break;  // no more threads: those there are read everything
-      }
-    }
-  }
-  ~StretchReader() {
-    {
-      absl::MutexLock lock(&mu_);
-      stop_ = true;
-      cv_.SignalAll();
-    }
-    for (std::thread& thread : threads_) thread.join();
-  }
-  StretchReader(const StretchReader&) = delete;
-  StretchReader& operator=(const StretchReader&) = delete;
-
-  // Stretch j, read, once stretches 0 .. j - 1 have been taken.
-  std::unique_ptr<Stretch> Take(size_t j) {
-    absl::MutexLock lock(&mu_);
-    while (read_[j] == nullptr) {
-      if (Claimable()) {
-        ReadNext();
-      } else {
-        cv_.Wait(&mu_);
-      }
-    }
-    taken_ = j + 1;
-    cv_.SignalAll();
-    return std::move(read_[j]);
-  }
-  void Recycle(std::unique_ptr<Stretch> stretch) {
-    absl::MutexLock lock(&mu_);
-    free_.push_back(std::move(stretch));
-    cv_.SignalAll();
-  }
-
- private:
-  bool Claimable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return next_ < read_.size() && next_ < taken_ + window_ && !free_.empty();
-  }
-  // Claims the next stretch and reads it with the lock released.
-  void ReadNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const size_t k = next_++;
-    std::unique_ptr<Stretch> stretch = std::move(free_.back());
-    free_.pop_back();
-    const Cursor begin = parser_.stretches_[k];
-    const size_t end =
-        k + 1 < read_.size() ? parser_.stretches_[k + 1].i : parser_.text_.size();
-    mu_.Unlock();
-    try {
-      parser_.ReadStretch(begin, end, stretch.get());
-    } catch (const std::bad_alloc&) {
-      // Read none of it here: the committing thread reads it again, and says so if it fails.
-      stretch->clear();
-      stretch->stopped = begin;
-    }
-    mu_.Lock();
-    read_[k] = std::move(stretch);
-    cv_.SignalAll();
-  }
-  void Work() {
-    absl::MutexLock lock(&mu_);
-    for (;;) {
-      while (!stop_ && next_ < read_.size() && !Claimable()) cv_.Wait(&mu_);
-      if (stop_ || next_ >= read_.size()) return;
-      ReadNext();
-    }
-  }
-
-  const Parser& parser_;
-  const size_t window_;
-  absl::Mutex mu_;
-  absl::CondVar cv_;
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;   // the next stretch to read
-  size_t taken_ ABSL_GUARDED_BY(mu_) = 0;  // stretches taken by the committing thread
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::unique_ptr<Stretch>> read_ ABSL_GUARDED_BY(mu_);  // by stretch, once read
-  std::vector<std::unique_ptr<Stretch>> free_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> threads_;
-};
-
 absl::Status Parser::SecondPass() {
   Statement s;
   size_t given_back = 0;
@@ -854,11 +758,27 @@ absl::Status Parser::SecondPass() {
       if (!*more) return absl::OkStatus();
     }
   }
-  StretchReader reader(
-      *this, static_cast<unsigned>(std::min<size_t>({threads_, stretches_.size(), 64})));
+  const auto end_of = [&](size_t j) {
+    return j + 1 < stretches_.size() ? stretches_[j + 1].i : text_.size();
+  };
+  // The stretches are read ahead of the one being added, on threads of their own and on this
+  // one while it waits for the next; at most two per thread are read and not yet added, so the
+  // stretches held stay few whatever the text's size.
+  const auto threads = static_cast<unsigned>(std::min<size_t>({threads_, stretches_.size(), 64}));
+  OrderedWork<Stretch> reader(stretches_.size(), threads, 2 * size_t{threads},
+                              [&](size_t j, Stretch& stretch) {
+                                try {
+                                  ReadStretch(stretches_[j], end_of(j), &stretch);
+                                } catch (const std::bad_alloc&) {
+                                  // Read none of it here: it is read again as it is added,
+                                  // which says so if it fails.
+                                  stretch.clear();
+                                  stretch.stopped = stretches_[j];
+                                }
+                              });
   for (size_t j = 0; j < stretches_.size(); ++j) {
-    const size_t end = j + 1 < stretches_.size() ? stretches_[j + 1].i : text_.size();
-    std::unique_ptr<Stretch> stretch = reader.Take(j);
+    const size_t end = end_of(j);
+    Stretch* const stretch = &reader.Take(j);
     for (;;) {
       if (const Stretch::Connection* refused = Commit(*stretch)) {
         // The slow way reads it, and says what is wrong as a statement-by-statement reading
@@ -876,9 +796,9 @@ absl::Status Parser::SecondPass() {
       absl::StatusOr<bool> more = slow(&cursor);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      ReadStretch(cursor, end, stretch.get());
+      ReadStretch(cursor, end, stretch);
     }
-    reader.Recycle(std::move(stretch));
+    reader.Release(j);
     give_back(end);
   }
   return absl::OkStatus();

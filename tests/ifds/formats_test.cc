@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
@@ -302,6 +303,130 @@ TEST(FormatsTest, TextAndBinaryRoundTripsKeepTheSolution) {
     ASSERT_OK_AND_ASSIGN(Problem nameless, ParseBinary(WriteBinary(original, false), "b.ifds"));
     EXPECT_EQ(SolveReference(nameless), SolveReference(original));
     EXPECT_EQ(nameless.node_names[3], "n3");
+  }
+}
+
+// The answer as the writers' contract has it, made the plain way: every pair as two strings,
+// sorted bytewise.
+std::vector<std::pair<std::string, std::string>> PlainOrder(const Problem& p, const Solution& s,
+                                                            bool include_zero) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& [n, d] : s.facts) {
+    if (d != kZeroFact || include_zero) rows.emplace_back(p.node_names[n], p.fact_names[d]);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+std::string Json(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string Collected(absl::FunctionRef<absl::Status(OutputSink)> write) {
+  std::string out;
+  absl::Status s = write([&out](std::string_view block) {
+    EXPECT_LE(block.size(), kOutputBlockBytes);
+    out.append(block);
+    return absl::OkStatus();
+  });
+  EXPECT_OK(s);
+  return out;
+}
+
+TEST(OutputTest, AnyPiecesOnAnyThreadsWriteTheAnswerThePlainOrderHas) {
+  GeneratorOptions options;
+  options.seed = 11;
+  options.procedures = 60;
+  options.facts = 40;
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate(options));
+  const Solution solved = SolveReference(p);
+  ASSERT_GT(solved.facts.size(), 1000u);
+  // Names that sort apart from their ids, need escaping in JSON, or outgrow a block (the
+  // node holding the fewest facts: its lines are a block each).
+  std::vector<uint32_t> held(p.node_count());
+  for (const auto& [n, d] : solved.facts) ++held[n];
+  uint32_t fewest = 0;
+  for (uint32_t n = 0; n < p.node_count(); ++n) {
+    if (held[n] > 0 && (held[fewest] == 0 || held[n] < held[fewest])) fewest = n;
+  }
+  p.node_names[fewest] = std::string(kOutputBlockBytes + 5, 'z');
+  p.node_names[fewest == 1 ? 4 : 1] = "a\"quote";
+  p.node_names[fewest == 2 ? 5 : 2] = "back\\slash\x01";
+  p.fact_names[2] = "0-before-the-rest";
+  p.fact_names[3] = std::string(300, 'f');
+  // The same pairs out of order and with one repeated: the writers take them as a set.
+  Solution shuffled = solved;
+  std::mt19937_64 random(5);
+  std::shuffle(shuffled.facts.begin(), shuffled.facts.end(), random);
+  shuffled.facts.push_back(shuffled.facts.front());
+  for (const bool zero : {false, true}) {
+    const auto rows = PlainOrder(p, solved, zero);
+    std::string tsv, json = "{\"results\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      tsv += absl::StrCat(rows[i].first, "\t", rows[i].second, "\n");
+      const bool new_node = i == 0 || rows[i - 1].first != rows[i].first;
+      if (new_node) {
+        if (i > 0) json += "]},";
+        json += absl::StrCat("{\"node\":", Json(rows[i].first), ",\"facts\":[");
+      } else {
+        json += ",";
+      }
+      json += Json(rows[i].second);
+    }
+    json += rows.empty() ? "]" : "]}]";
+    json += ",\"extra\":1}\n";
+    EXPECT_EQ(FormatTsv(p, solved, zero), tsv);
+    EXPECT_EQ(FormatJson(p, solved, zero, "\"extra\":1"), json);
+    for (const Solution* s : {&solved, static_cast<const Solution*>(&shuffled)}) {
+      for (const uint64_t piece : {uint64_t{1}, uint64_t{7}, uint64_t{500}, uint64_t{1} << 40}) {
+        for (const int threads : {1, 2, 5}) {
+          SCOPED_TRACE(absl::StrCat("zero ", zero, ", shuffled ", s == &shuffled, ", pieces of ",
+                                    piece, ", threads ", threads));
+          const internal::OutputPieces pieces{.pairs_per_piece = piece, .threads = threads};
+          EXPECT_EQ(Collected([&](OutputSink sink) {
+                      return internal::WriteTsv(p, *s, zero, pieces, sink);
+                    }),
+                    tsv);
+          EXPECT_EQ(Collected([&](OutputSink sink) {
+                      return internal::WriteJson(p, *s, zero, "\"extra\":1", pieces, sink);
+                    }),
+                    json);
+        }
+      }
+    }
+  }
+}
+
+TEST(OutputTest, ASinksErrorStopsTheWriterAndIsItsAnswer) {
+  GeneratorOptions options;
+  options.seed = 12;
+  options.procedures = 40;
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate(options));
+  p.node_names[1] = std::string(3 * kOutputBlockBytes, 'n');  // blocks go out mid-answer
+  const Solution solved = SolveReference(p);
+  const internal::OutputPieces pieces{.pairs_per_piece = 3, .threads = 3};
+  for (const bool json : {false, true}) {
+    int blocks = 0;
+    const auto failing = [&](std::string_view) {
+      ++blocks;
+      return absl::DataLossError("disk full");
+    };
+    const absl::Status s = json ? internal::WriteJson(p, solved, false, "", pieces, failing)
+                                : internal::WriteTsv(p, solved, false, pieces, failing);
+    EXPECT_THAT(s, StatusIs(Code::kDataLoss, "disk full"));
+    EXPECT_EQ(blocks, 1) << "nothing is written after the sink fails";
   }
 }
 
