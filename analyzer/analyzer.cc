@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -12,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
@@ -20,6 +22,7 @@
 #include "sluice/analyzer/ir_model.h"
 #include "sluice/analyzer/liveness.h"
 #include "sluice/ifds/text_format.h"
+#include "sluice/ifds/witness.h"
 
 namespace sluice::analyzer {
 
@@ -40,6 +43,44 @@ struct AnalyzedProgram::Data {
   ProgramStats stats;
   Analysis analysis = Analysis::kUninit;
   std::vector<Check> checks;
+
+  // What a finding's path is told with, kept once the module is gone.
+  struct Site {
+    uint32_t file = 0;  // into `files`
+    uint32_t line = 0;
+    uint32_t column = 0;
+  };
+  std::vector<SourceLocation> files;  // file and directory only
+  std::vector<Site> sites;            // by node
+  std::vector<std::string> procedure_names;  // by procedure: the function's source name
+  // A fact as a step names it: a memory location's name ("r.count"), empty for a value. The
+  // shared facts by id; a function's own from its first id.
+  std::vector<std::string> shared_labels;
+  struct OwnLabels {
+    uint32_t first = 0;
+    std::vector<std::string> labels;
+  };
+  std::vector<OwnLabels> own_labels;  // by procedure
+  // By node, where its flow generates facts: what that says of them ("is declared without a
+  // value").
+  absl::flat_hash_map<uint32_t, std::string> origins;
+
+  SourceLocation Location(uint32_t node) const {
+    SourceLocation location = files[sites[node].file];
+    location.line = sites[node].line;
+    location.column = sites[node].column;
+    return location;
+  }
+  const std::string& Label(uint32_t node, uint32_t fact) const {
+    static const std::string kNone;
+    if (fact < shared_labels.size()) return shared_labels[fact];
+    const OwnLabels& own = own_labels[problem.node_procedure[node]];
+    const uint32_t k = fact - own.first;
+    return fact >= own.first && k < own.labels.size() ? own.labels[k] : kNone;
+  }
+  // The steps of `finding`'s path from a witness chain (ifds/witness.h).
+  std::vector<FlowStep> Path(const std::vector<ifds::WitnessStep>& chain,
+                             const Finding& finding) const;
 };
 
 namespace {
@@ -89,6 +130,18 @@ std::string Sanitize(std::string_view raw) {
 
 SourceLocation LocationOf(const llvm::Instruction& instruction) {
   SourceLocation location;
+  // A local's alloca has no place of its own: the variable's declaration is its place.
+  if (const auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) {
+    for (const llvm::DbgVariableIntrinsic* declare :
+         llvm::FindDbgDeclareUses(const_cast<llvm::AllocaInst*>(alloca))) {
+      const llvm::DILocalVariable* variable = declare->getVariable();
+      if (variable == nullptr || variable->getLine() == 0) continue;
+      location.file = variable->getFilename().str();
+      location.directory = variable->getDirectory().str();
+      location.line = variable->getLine();
+      return location;
+    }
+  }
   if (const llvm::DILocation* debug = instruction.getDebugLoc().get()) {
     location.file = debug->getFilename().str();
     location.directory = debug->getDirectory().str();
@@ -215,13 +268,20 @@ class ProblemBuilder {
     };
     problem_.fact_names.push_back("0");
     used.insert("0");
+    data_->shared_labels.push_back("");
+    for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
+      if (leaf_fact_[leaf] != kNoFact) data_->shared_labels.push_back(leaves[leaf].name);
+    }
     for (std::string& name : shared_names) problem_.fact_names.push_back(unique(std::move(name)));
     uint32_t next = 1 + static_cast<uint32_t>(shared);
     for (size_t f = 0; f < own.size(); ++f) {
       const std::string function = DisplayName(*model_.functions()[f]);
       uint32_t id = readable_ ? next : 1 + static_cast<uint32_t>(shared);
       uint32_t unnamed = 0;
+      AnalyzedProgram::Data::OwnLabels& labels = data_->own_labels.emplace_back();
+      labels.first = id;
       for (uint32_t leaf : own[f].leaves) {
+        labels.labels.push_back(leaves[leaf].name);
         leaf_fact_[leaf] = id++;
         if (readable_) problem_.fact_names.push_back(unique(function + ":" + leaves[leaf].name));
       }
@@ -250,10 +310,24 @@ class ProblemBuilder {
 
   // --- nodes -------------------------------------------------------------------------
 
-  uint32_t AddNode(std::string name, uint32_t procedure) {
+  uint32_t AddNode(std::string name, uint32_t procedure, const SourceLocation& location) {
     problem_.node_names.push_back(std::move(name));
     problem_.node_procedure.push_back(procedure);
+    auto [file, added] = file_ids_.try_emplace(std::make_pair(location.file, location.directory),
+                                               static_cast<uint32_t>(data_->files.size()));
+    if (added) data_->files.push_back({.file = location.file, .directory = location.directory});
+    data_->sites.push_back({file->second, location.line, location.column});
     return static_cast<uint32_t>(problem_.node_names.size() - 1);
+  }
+
+  static SourceLocation FunctionLocation(const llvm::Function& function) {
+    SourceLocation location;
+    if (const llvm::DISubprogram* program = function.getSubprogram()) {
+      location.file = program->getFilename().str();
+      location.directory = program->getDirectory().str();
+      location.line = program->getLine();
+    }
+    return location;
   }
 
   void BuildNodes() {
@@ -267,16 +341,19 @@ class ProblemBuilder {
       procedure_of_[function] = procedure;
       ifds::Procedure p;
       p.name = name;
-      p.start = AddNode(name + ":entry", procedure);
+      data_->procedure_names.push_back(DisplayName(*function));
+      const SourceLocation here = FunctionLocation(*function);
+      p.start = AddNode(name + ":entry", procedure, here);
       uint32_t index = 0;
       for (const llvm::BasicBlock& block : *function) {
         for (const llvm::Instruction& instruction : block) {
           if (Skipped(instruction)) continue;
-          node_of_[&instruction] = AddNode(absl::StrCat(name, ":", index++), procedure);
+          node_of_[&instruction] =
+              AddNode(absl::StrCat(name, ":", index++), procedure, LocationOf(instruction));
           data_->stats.ir_instructions++;
         }
       }
-      p.exit = AddNode(name + ":exit", procedure);
+      p.exit = AddNode(name + ":exit", procedure, here);
       problem_.procedures.push_back(std::move(p));
     }
     data_->stats.functions = static_cast<uint32_t>(model_.functions().size());
@@ -644,6 +721,30 @@ class ProblemBuilder {
     }
   }
 
+  // What a node's flow generating a fact says of it, for the path's first step ("%s": the
+  // variable it makes).
+  void NoteOrigin(const llvm::Instruction& instruction, uint32_t node) {
+    if (llvm::isa<llvm::AllocaInst>(instruction)) {
+      if (!taint()) data_->origins[node] = "'%s' is declared without a value";
+      return;
+    }
+    const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+    if (call == nullptr || !model_.Callees(*call).empty()) return;
+    const std::string name = model_.ExternalName(*call);
+    if (!taint()) {
+      if (AllocatesUninitialized(name)) {
+        data_->origins[node] = absl::StrFormat("memory from '%s' has no value", name);
+      }
+      return;
+    }
+    for (const TaintRule& rule : options_.taint.sources) {
+      if (rule.function == name) {
+        data_->origins[node] = absl::StrFormat("untrusted data comes from '%s'", name);
+        return;
+      }
+    }
+  }
+
   void BuildEdges() {
     FlowSpec identity;
     const uint32_t identity_flow = AddFlow(identity);
@@ -658,6 +759,7 @@ class ProblemBuilder {
           if (Skipped(instruction)) continue;
           const uint32_t node = node_of_.at(&instruction);
           AddChecks(instruction, node);
+          NoteOrigin(instruction, node);
           const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
           if (call != nullptr && !model_.Callees(*call).empty()) {
             if (const auto* invoke = llvm::dyn_cast<llvm::InvokeInst>(call)) {
@@ -718,6 +820,7 @@ class ProblemBuilder {
   absl::flat_hash_map<const llvm::Instruction*, uint32_t> node_of_;
   absl::flat_hash_map<std::string, uint32_t> flow_ids_;
   absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> exported_;
+  absl::flat_hash_map<std::pair<std::string, std::string>, uint32_t> file_ids_;
 };
 
 }  // namespace
@@ -756,12 +859,79 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
   return std::unique_ptr<AnalyzedProgram>(new AnalyzedProgram(std::move(data)));
 }
 
+namespace {
+
+// How far the search for a finding's path may go: pairs visited for one finding, and for all
+// of them (past which findings are listed without a path).
+constexpr uint64_t kPathBudget = 200'000;
+constexpr uint64_t kPathsBudget = 20'000'000;
+
+bool SamePlace(const SourceLocation& a, const SourceLocation& b) {
+  return a.file == b.file && a.directory == b.directory && a.line == b.line &&
+         a.column == b.column;
+}
+
+}  // namespace
+
+std::vector<FlowStep> AnalyzedProgram::Data::Path(const std::vector<ifds::WitnessStep>& chain,
+                                                  const Finding& finding) const {
+  std::vector<FlowStep> path;
+  const auto add = [&path](SourceLocation location, std::string message) {
+    if (!path.empty() && SamePlace(path.back().location, location) &&
+        path.back().message == message) {
+      return;
+    }
+    path.push_back({std::move(location), std::move(message)});
+  };
+  if (chain.size() < 2) return path;
+  // The origin, naming the variable it makes where it says which.
+  std::string label = Label(chain[1].node, chain[1].fact);
+  const auto origin = origins.find(chain[0].node);
+  std::string what = origin != origins.end() ? origin->second : "the value starts here";
+  if (const size_t at = what.find("%s"); at != std::string::npos) {
+    what.replace(at, 2, label.empty() ? "the variable" : label);
+  }
+  add(Location(chain[0].node), std::move(what));
+  for (size_t i = 1; i < chain.size(); ++i) {
+    const ifds::WitnessStep& from = chain[i - 1];
+    const ifds::WitnessStep& to = chain[i];
+    switch (to.kind) {
+      case ifds::WitnessStep::Kind::kCall:
+        add(Location(from.node),
+            absl::StrFormat("passed into '%s'",
+                            procedure_names[problem.node_procedure[to.node]]));
+        break;
+      case ifds::WitnessStep::Kind::kReturn:
+        add(Location(problem.call_sites[to.call_site].call),
+            absl::StrFormat("returned from '%s'",
+                            procedure_names[problem.node_procedure[from.node]]));
+        break;
+      default:
+        if (i == 1 || to.fact == from.fact) break;
+        // Into another memory location: where it is stored.
+        if (const std::string& into = Label(to.node, to.fact); !into.empty() && into != label) {
+          add(Location(from.node), absl::StrFormat("stored into '%s'", into));
+          label = into;
+        }
+        break;
+    }
+  }
+  add(finding.location, finding.message);
+  return path;
+}
+
 std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) const {
   auto holds = [&solution](uint32_t node, uint32_t fact) {
     return std::binary_search(solution.facts.begin(), solution.facts.end(),
                               std::make_pair(node, fact));
   };
-  std::vector<Finding> out;
+  struct Reported {
+    Finding finding;
+    uint32_t node, fact;  // the pair that made it
+    std::vector<ifds::WitnessStep> chain;
+    size_t folded_into = ~size_t{0};
+  };
+  std::vector<Reported> out;
   std::set<std::tuple<std::string, uint32_t, uint32_t, std::string, uint32_t>> seen;
   for (const Check& check : data_->checks) {
     for (const auto& [fact, name] : check.facts) {
@@ -786,16 +956,56 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
                            : std::make_tuple(finding.location.file, finding.location.line,
                                              finding.location.column, finding.sink,
                                              finding.argument);
-      if (seen.insert(key).second) out.push_back(std::move(finding));
+      if (seen.insert(key).second) out.push_back({std::move(finding), check.node, fact, {}});
       if (!check.per_fact) break;
     }
   }
-  std::sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+  // Each finding's path: the shortest chain of the solution's pairs from the origin.
+  const ifds::Witnesses witnesses(data_->problem, solution);
+  uint64_t spent = 0;
+  for (Reported& r : out) {
+    if (spent >= kPathsBudget) break;
+    r.chain = witnesses.Explain(r.node, r.fact, kPathBudget);
+    spent += r.chain.empty() ? kPathBudget : r.chain.size();
+    r.finding.path = data_->Path(r.chain, r.finding);
+  }
+  // Uninit: a read whose path runs through another finding's read is that value again.
+  if (data_->analysis == Analysis::kUninit) {
+    absl::flat_hash_map<std::pair<uint32_t, uint32_t>, size_t> by_pair;
+    for (size_t k = 0; k < out.size(); ++k) by_pair.emplace(std::make_pair(out[k].node, out[k].fact), k);
+    for (size_t k = 0; k < out.size(); ++k) {
+      const std::vector<ifds::WitnessStep>& chain = out[k].chain;
+      for (size_t i = 0; i + 1 < chain.size(); ++i) {
+        auto it = by_pair.find(std::make_pair(chain[i].node, chain[i].fact));
+        if (it != by_pair.end() && it->second != k) {
+          out[k].folded_into = it->second;  // the last one passed: the nearest earlier read
+        }
+      }
+    }
+    // An earlier read's chain is strictly shorter, so following the folds ends.
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (out[k].folded_into == ~size_t{0}) continue;
+      size_t root = out[k].folded_into;
+      while (out[root].folded_into != ~size_t{0}) root = out[root].folded_into;
+      out[root].finding.read_again.push_back(
+          {out[k].finding.location, out[k].finding.variable});
+    }
+  }
+  std::vector<Finding> findings;
+  for (Reported& r : out) {
+    if (r.folded_into == ~size_t{0}) findings.push_back(std::move(r.finding));
+  }
+  const auto place = [](const Finding::Reread& a, const Finding::Reread& b) {
+    return std::tie(a.location.file, a.location.line, a.location.column, a.variable) <
+           std::tie(b.location.file, b.location.line, b.location.column, b.variable);
+  };
+  for (Finding& f : findings) std::sort(f.read_again.begin(), f.read_again.end(), place);
+  std::sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     return std::tie(a.location.file, a.location.line, a.location.column, a.variable, a.sink,
                     a.argument) < std::tie(b.location.file, b.location.line, b.location.column,
                                            b.variable, b.sink, b.argument);
   });
-  return out;
+  return findings;
 }
 
 }  // namespace sluice::analyzer

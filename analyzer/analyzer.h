@@ -53,6 +53,12 @@ struct SourceLocation {
   uint32_t column = 0;
 };
 
+// A place on a finding's path and what happens there.
+struct FlowStep {
+  SourceLocation location;
+  std::string message;  // "'x' is declared without a value", "passed into 'f'", ...
+};
+
 struct Finding {
   std::string rule;  // "uninitialized-read" or "tainted-sink"
   std::string message;
@@ -61,6 +67,18 @@ struct Finding {
   std::string sink;      // taint: the sink function; empty for uninit
   uint32_t argument = 0;  // taint: the sink's argument, from 1
   SourceLocation location;
+  // Where the value comes from and how it gets here: the origin (the declaration or
+  // allocation left without a value; the call to a taint source) first, then each place it is
+  // stored into another variable, passed into a call or returned from one, and the finding's
+  // own place last. Empty when no path was found within the search's budget.
+  std::vector<FlowStep> path;
+  // Uninit: later reads of the same uninitialized value, whose paths run through this one's
+  // read (the copies and repeated reads of one value are one finding), in source order.
+  struct Reread {
+    SourceLocation location;
+    std::string variable;  // what is read there: this one's variable, or a copy of it
+  };
+  std::vector<Reread> read_again;
 };
 
 struct ProgramStats {
@@ -92,7 +110,9 @@ class AnalyzedProgram {
   const ifds::Problem& problem() const;
   const ProgramStats& stats() const;
   // The findings the solution shows, sorted by file, line, column, then variable; one per
-  // (place, variable) for uninit and per (place, sink argument) for taint.
+  // (place, variable) for uninit and per (place, sink argument) for taint, each with its path;
+  // an uninit finding whose path runs through another's read is folded into that one
+  // (Finding::read_again).
   std::vector<Finding> Findings(const ifds::Solution& solution) const;
 
   struct Data;

@@ -144,6 +144,17 @@ std::string FormatText(const std::vector<Finding>& findings, const ReportExtras&
   for (const Finding& f : findings) {
     out += absl::StrFormat("%s:%d:%d: warning: %s [%s] in %s\n", f.location.file, f.location.line,
                            f.location.column, f.message, f.rule, f.function);
+    // The path to it as the notes a compiler gives (the finding's own place is the warning).
+    for (size_t i = 0; i + 1 < f.path.size(); ++i) {
+      const SourceLocation& at = f.path[i].location;
+      out += absl::StrFormat("%s:%d:%d: note: %s\n", at.file, at.line, at.column,
+                             f.path[i].message);
+    }
+    for (const Finding::Reread& again : f.read_again) {
+      out += absl::StrFormat("%s:%d:%d: note: the same value read again (as '%s')\n",
+                             again.location.file, again.location.line, again.location.column,
+                             again.variable);
+    }
   }
   const uint64_t total = TotalOf(findings, extras);
   if (total > findings.size()) {
@@ -175,6 +186,24 @@ std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
       item["sink"] = f.sink;
       item["argument"] = f.argument;
     }
+    const auto place = [](const SourceLocation& at) {
+      return Json{{"file", at.file}, {"line", at.line}, {"column", at.column}};
+    };
+    Json path = Json::array();
+    for (const FlowStep& step : f.path) {
+      Json json = place(step.location);
+      json["message"] = step.message;
+      path.push_back(std::move(json));
+    }
+    if (!f.path.empty()) item["origin"] = path.front();
+    item["path"] = std::move(path);
+    Json again = Json::array();
+    for (const Finding::Reread& reread : f.read_again) {
+      Json json = place(reread.location);
+      json["variable"] = reread.variable;
+      again.push_back(std::move(json));
+    }
+    if (!again.empty()) item["read_again"] = std::move(again);
     list.push_back(std::move(item));
   }
   root["findings"] = std::move(list);
@@ -208,21 +237,54 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
     result["ruleIndex"] = 0;
     result["level"] = "warning";
     result["message"]["text"] = f.message;
-    Json physical;
-    physical["artifactLocation"] = artifacts.Locate(f.location);
-    if (f.location.line > 0) {
-      physical["region"]["startLine"] = f.location.line;
-      if (f.location.column > 0) physical["region"]["startColumn"] = f.location.column;
-      const std::string line = snippets.Line(f.location);
-      if (!line.empty()) physical["region"]["snippet"]["text"] = line;
-    }
+    const auto physical = [&](const SourceLocation& at) {
+      Json json;
+      json["artifactLocation"] = artifacts.Locate(at);
+      if (at.line > 0) {
+        json["region"]["startLine"] = at.line;
+        if (at.column > 0) json["region"]["startColumn"] = at.column;
+        const std::string line = snippets.Line(at);
+        if (!line.empty()) json["region"]["snippet"]["text"] = line;
+      }
+      return json;
+    };
     Json location;
-    location["physicalLocation"] = std::move(physical);
+    location["physicalLocation"] = physical(f.location);
     Json logical;
     logical["name"] = f.function;
     logical["kind"] = "function";
     location["logicalLocations"] = Json::array({std::move(logical)});
     result["locations"] = Json::array({std::move(location)});
+    // The path from the origin as a code flow (SARIF 3.36), one thread's locations in order;
+    // the origin and the reads of the same value again as related locations (3.27.22).
+    Json related = Json::array();
+    if (!f.path.empty()) {
+      Json steps = Json::array();
+      for (const FlowStep& step : f.path) {
+        Json at;
+        at["location"]["physicalLocation"] = physical(step.location);
+        at["location"]["message"]["text"] = step.message;
+        steps.push_back(std::move(at));
+      }
+      Json flow;
+      flow["message"]["text"] = f.path.front().message;
+      flow["threadFlows"] = Json::array({Json{{"locations", std::move(steps)}}});
+      result["codeFlows"] = Json::array({std::move(flow)});
+      Json origin;
+      origin["id"] = 0;
+      origin["physicalLocation"] = physical(f.path.front().location);
+      origin["message"]["text"] = f.path.front().message;
+      related.push_back(std::move(origin));
+    }
+    for (const Finding::Reread& again : f.read_again) {
+      Json reread;
+      reread["id"] = related.size();
+      reread["physicalLocation"] = physical(again.location);
+      reread["message"]["text"] =
+          absl::StrFormat("the same value read again (as '%s')", again.variable);
+      related.push_back(std::move(reread));
+    }
+    if (!related.empty()) result["relatedLocations"] = std::move(related);
     result["partialFingerprints"]["sluiceFinding/v1"] = absl::StrFormat(
         "%s:%s:%s:%s:%d", f.rule, f.function, f.variable, f.sink, f.argument);
     results.push_back(std::move(result));

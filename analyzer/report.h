@@ -27,19 +27,24 @@ struct ReportExtras {
   std::vector<FunctionFindings> summary;
 };
 
-// "file:line:column: warning: message [rule] in function", one per line; then, if the list
-// was cut, "note: N more findings not listed (--max-findings)", and the summary's lines,
-// "note: N findings in FUNCTION (FILE)".
+// "file:line:column: warning: message [rule] in function" for each finding, followed by its
+// path as "file:line:column: note: ..." lines (from the origin to the step before the finding)
+// and a note for each read of the same value again; then, if the list was cut, "note: N more
+// findings not listed (--max-findings)", and the summary's lines, "note: N findings in
+// FUNCTION (FILE)".
 std::string FormatText(const std::vector<Finding>& findings, const ReportExtras& extras = {});
 
 // {"analysis":..., "findings":[{...}], "total_findings":N, "summary":[{"function", "file",
 // "findings"}], "stats":{...}} (the summary if asked for); `stats` is a JSON object (or empty).
+// A finding holds its "origin" and "path" (steps of file, line, column, message) and, for a
+// value read again, "read_again" (file, line, column, variable).
 std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
                        const std::string& stats, const ReportExtras& extras = {});
 
 // One SARIF 2.1.0 log with one run: the tool and its rules, every finding as a result with its
-// physical location (a file: URI, absolute when the compilation directory is known) and its
-// function as a logical location. The run's properties hold totalFindings, and the summary
+// physical location (a file: URI, absolute when the compilation directory is known), its
+// function as a logical location, its path as a code flow, and its origin and reads of the
+// same value again as related locations. The run's properties hold totalFindings, and the summary
 // (findingsByFunction) if asked for.
 std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
                         const ReportExtras& extras = {});

@@ -341,6 +341,70 @@ int api_two(void) { int y = 2; return helper(&y); }
 
 // --- reports -------------------------------------------------------------------------------
 
+// --- paths ---------------------------------------------------------------------------------
+
+// (line, message) of each step of a finding's path.
+std::vector<std::pair<uint32_t, std::string>> Steps(const Finding& f) {
+  std::vector<std::pair<uint32_t, std::string>> out;
+  for (const FlowStep& step : f.path) out.emplace_back(step.location.line, step.message);
+  return out;
+}
+
+TEST(PathTest, ATaintedValuesPathRunsFromTheSourceThroughTheReturnAndTheStore) {
+  TempDir dir;
+  const std::string source = dir.Write("r.c", R"(#include <stdlib.h>
+static char *source(void) { return getenv("CMD"); }
+int main(void) {
+  char *s = source();
+  return system(s);
+}
+)");
+  const std::vector<Finding> findings = Analyze({source}, Taint());
+  ASSERT_THAT(findings, SizeIs(1));
+  using Step = std::pair<uint32_t, std::string>;
+  EXPECT_THAT(Steps(findings[0]),
+              ElementsAre(Step{2, "untrusted data comes from 'getenv'"},
+                          Step{4, "returned from 'source'"}, Step{4, "stored into 's'"},
+                          Step{5, "tainted data reaches 'system' (argument 1: 's')"}));
+  EXPECT_THAT(findings[0].read_again, IsEmpty()) << "taint findings are never folded";
+}
+
+TEST(PathTest, AnUninitializedValueIsOneFindingWithItsOtherReadsFoldedIn) {
+  TempDir dir;
+  const std::string source = dir.Write("u.c", R"(#include <stdio.h>
+static int twice(int v) { return v * 2; }
+static int get(int *p) { return *p; }
+int main(void) {
+  int n;
+  int m = twice(n);
+  int k = m;
+  printf("%d\n", k);
+  int u;
+  return get(&u);
+}
+)");
+  AnalyzerOptions options;
+  options.analysis = Analysis::kUninit;
+  const std::vector<Finding> findings = Analyze({source}, options);
+  ASSERT_THAT(findings, SizeIs(2));
+  using Step = std::pair<uint32_t, std::string>;
+  // u, read in get() through the pointer main passed it.
+  EXPECT_EQ(findings[0].variable, "u");
+  EXPECT_THAT(Steps(findings[0]),
+              ElementsAre(Step{9, "'u' is declared without a value"},
+                          Step{10, "passed into 'get'"},
+                          Step{3, "use of possibly uninitialized 'u'"}));
+  // n, read at twice(n); its copies' reads (v in twice, m, k) are that value again.
+  EXPECT_EQ(findings[1].variable, "n");
+  EXPECT_THAT(Steps(findings[1]), ElementsAre(Step{5, "'n' is declared without a value"},
+                                              Step{6, "use of possibly uninitialized 'n'"}));
+  std::vector<std::pair<uint32_t, std::string>> again;
+  for (const Finding::Reread& r : findings[1].read_again) {
+    again.emplace_back(r.location.line, r.variable);
+  }
+  EXPECT_THAT(again, ElementsAre(Step{2, "v"}, Step{7, "m"}, Step{8, "k"}));
+}
+
 std::vector<Finding> TwoFindings() {
   Finding a;
   a.rule = "tainted-sink";
@@ -396,6 +460,49 @@ TEST(ReportTest, JsonListsEveryFindingWithItsFields) {
   EXPECT_EQ(out["stats"]["x"], 1);
   EXPECT_EQ(out["total_findings"], 2);
   EXPECT_FALSE(out.contains("summary"));
+}
+
+// A finding's path: notes after its line in text, "origin" and "path" in JSON, a code flow and
+// related locations in SARIF; the reads folded into it in each.
+TEST(ReportTest, APathIsNotesStepsAndACodeFlowAndFoldedReadsAreListed) {
+  Finding f;
+  f.rule = "uninitialized-read";
+  f.message = "use of possibly uninitialized 'n'";
+  f.function = "main";
+  f.variable = "n";
+  f.location = {.file = "/src/u.c", .line = 6, .column = 17};
+  f.path = {{{.file = "/src/u.c", .line = 5}, "'n' is declared without a value"},
+            {{.file = "/src/u.c", .line = 2, .column = 3}, "passed into 'f'"},
+            {f.location, f.message}};
+  f.read_again = {{{.file = "/src/u.c", .line = 7, .column = 11}, "m"}};
+  EXPECT_EQ(FormatText({f}),
+            "/src/u.c:6:17: warning: use of possibly uninitialized 'n' [uninitialized-read] in "
+            "main\n"
+            "/src/u.c:5:0: note: 'n' is declared without a value\n"
+            "/src/u.c:2:3: note: passed into 'f'\n"
+            "/src/u.c:7:11: note: the same value read again (as 'm')\n");
+
+  const nlohmann::json json = nlohmann::json::parse(FormatJson(Analysis::kUninit, {f}, ""));
+  const nlohmann::json& item = json["findings"][0];
+  EXPECT_EQ(item["origin"]["line"], 5);
+  EXPECT_EQ(item["origin"]["message"], "'n' is declared without a value");
+  ASSERT_EQ(item["path"].size(), 3u);
+  EXPECT_EQ(item["path"][1]["column"], 3);
+  EXPECT_EQ(item["path"][2]["line"], 6);
+  EXPECT_EQ(item["read_again"][0]["variable"], "m");
+  EXPECT_EQ(item["read_again"][0]["line"], 7);
+
+  const nlohmann::json sarif = nlohmann::json::parse(FormatSarif(Analysis::kUninit, {f}));
+  const nlohmann::json& result = sarif["runs"][0]["results"][0];
+  const nlohmann::json& steps = result["codeFlows"][0]["threadFlows"][0]["locations"];
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0]["location"]["physicalLocation"]["region"]["startLine"], 5);
+  EXPECT_EQ(steps[1]["location"]["message"]["text"], "passed into 'f'");
+  EXPECT_EQ(steps[2]["location"]["physicalLocation"]["region"]["startColumn"], 17);
+  ASSERT_EQ(result["relatedLocations"].size(), 2u);
+  EXPECT_EQ(result["relatedLocations"][0]["message"]["text"], "'n' is declared without a value");
+  EXPECT_EQ(result["relatedLocations"][1]["id"], 1);
+  EXPECT_EQ(result["relatedLocations"][1]["physicalLocation"]["region"]["startLine"], 7);
 }
 
 // A cut list says how many findings there are in all, in every format; the summary counts

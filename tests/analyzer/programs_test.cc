@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
@@ -77,11 +78,17 @@ Annotations ReadAnnotations(const fs::path& path) {
   return out;
 }
 
+// Every read or sink the findings name: each finding's own, and the reads of the same value
+// folded into it (read_again), each once.
 std::set<Key> Keys(Analysis analysis, const std::vector<Finding>& findings) {
   std::set<Key> out;
   for (const Finding& f : findings) {
     out.emplace(f.location.line, AnalysisName(analysis),
                 analysis == Analysis::kTaint ? f.sink : f.variable);
+    for (const Finding::Reread& again : f.read_again) {
+      EXPECT_TRUE(out.emplace(again.location.line, AnalysisName(analysis), again.variable).second)
+          << "a read folded into two findings, or into its own line's";
+    }
   }
   return out;
 }
@@ -126,8 +133,21 @@ TEST_P(ProgramsTest, FindingsEqualTheAnnotationsWithEverySolver) {
   const ifds::Problem& problem = program->problem();
 
   const ifds::Solution reference = ifds::SolveReference(problem);
-  EXPECT_EQ(Keys(annotations.analysis, program->Findings(reference)), annotations.expected)
-      << "reference solver";
+  const std::vector<Finding> findings = program->Findings(reference);
+  EXPECT_EQ(Keys(annotations.analysis, findings), annotations.expected) << "reference solver";
+  // Each finding has its path: from an origin of its analysis, to its own place.
+  const std::regex origin(annotations.analysis == Analysis::kTaint
+                              ? "untrusted data comes from '.*'"
+                              : "'.*' is declared without a value|memory from '.*' has no value");
+  for (const Finding& f : findings) {
+    SCOPED_TRACE(absl::StrCat(f.location.line, ": ", f.message));
+    ASSERT_GE(f.path.size(), 2u);
+    EXPECT_TRUE(std::regex_match(f.path.front().message, origin)) << f.path.front().message;
+    EXPECT_GT(f.path.front().location.line, 0u);
+    EXPECT_EQ(f.path.back().location.line, f.location.line);
+    EXPECT_EQ(f.path.back().location.column, f.location.column);
+    EXPECT_EQ(f.path.back().message, f.message);
+  }
 
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalDispatch> local, LocalDispatch::CreateCpu());
   ASSERT_OK_AND_ASSIGN(ifds::Solution in_process, ifds::SolveResident(*local, problem));
@@ -151,10 +171,15 @@ TEST_P(ProgramsTest, FindingsEqualTheAnnotationsWithEverySolver) {
                        AnalyzedProgram::Build({path.string()}, slots));
   EXPECT_FALSE(slotted->stats().readable_fact_names);
   EXPECT_LE(slotted->problem().fact_count(), problem.fact_count());
-  EXPECT_EQ(Keys(annotations.analysis,
-                 slotted->Findings(ifds::SolveReference(slotted->problem()))),
-            annotations.expected)
+  const std::vector<Finding> slotted_findings =
+      slotted->Findings(ifds::SolveReference(slotted->problem()));
+  EXPECT_EQ(Keys(annotations.analysis, slotted_findings), annotations.expected)
       << "facts in shared slots";
+  ASSERT_EQ(slotted_findings.size(), findings.size());
+  for (size_t k = 0; k < findings.size(); ++k) {
+    EXPECT_EQ(slotted_findings[k].path.front().message, findings[k].path.front().message)
+        << "facts in shared slots: the same origin";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, ProgramsTest, ::testing::ValuesIn(ProgramNames()),
