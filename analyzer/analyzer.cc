@@ -861,10 +861,10 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
 
 namespace {
 
-// How far the search for a finding's path may go: pairs visited for one finding, and for all
-// of them (past which findings are listed without a path).
-constexpr uint64_t kPathBudget = 200'000;
-constexpr uint64_t kPathsBudget = 20'000'000;
+// How far the searches of each finding's own may go: pairs visited for one finding, and for
+// all of them (past which the tabulation gives the rest their paths).
+constexpr uint64_t kPathBudget = 100'000;
+constexpr uint64_t kPathsBudget = 2'000'000;
 
 bool SamePlace(const SourceLocation& a, const SourceLocation& b) {
   return a.file == b.file && a.directory == b.directory && a.line == b.line &&
@@ -964,31 +964,62 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
   const ifds::Witnesses witnesses(data_->problem, solution);
   uint64_t spent = 0;
   for (Reported& r : out) {
-    if (spent >= kPathsBudget) break;
-    r.chain = witnesses.Explain(r.node, r.fact, kPathBudget);
-    spent += r.chain.empty() ? kPathBudget : r.chain.size();
+    // A search of the finding's own while the budget lasts (few findings: no pass over the
+    // whole problem), then the tabulation with provenance (one pass for all the rest).
+    if (spent < kPathsBudget) {
+      uint64_t visited = 0;
+      r.chain = witnesses.Explain(r.node, r.fact, kPathBudget, ifds::Witnesses::kMaxDepth,
+                                  &visited);
+      spent += visited;
+    }
+    if (r.chain.empty()) r.chain = witnesses.FromTabulation(r.node, r.fact);
     r.finding.path = data_->Path(r.chain, r.finding);
   }
-  // Uninit: a read whose path runs through another finding's read is that value again.
+  // Uninit: reads of one uninitialized value are one finding. Reads are grouped when one's
+  // path runs through the other's read (a copy, or the value read again) or when their paths
+  // start at the same origin (one declaration or allocation left without a value); each group
+  // is reported at its read nearest the origin, the others as read again.
   if (data_->analysis == Analysis::kUninit) {
-    absl::flat_hash_map<std::pair<uint32_t, uint32_t>, size_t> by_pair;
-    for (size_t k = 0; k < out.size(); ++k) by_pair.emplace(std::make_pair(out[k].node, out[k].fact), k);
+    std::vector<size_t> group(out.size());
+    for (size_t k = 0; k < out.size(); ++k) group[k] = k;
+    const auto root = [&group](size_t k) {
+      while (group[k] != k) k = group[k] = group[group[k]];
+      return k;
+    };
+    const auto join = [&](size_t a, size_t b) { group[root(a)] = root(b); };
+    absl::flat_hash_map<std::pair<uint32_t, uint32_t>, size_t> by_pair, by_origin;
+    for (size_t k = 0; k < out.size(); ++k) {
+      by_pair.emplace(std::make_pair(out[k].node, out[k].fact), k);
+    }
     for (size_t k = 0; k < out.size(); ++k) {
       const std::vector<ifds::WitnessStep>& chain = out[k].chain;
+      if (chain.size() < 2) continue;
       for (size_t i = 0; i + 1 < chain.size(); ++i) {
-        auto it = by_pair.find(std::make_pair(chain[i].node, chain[i].fact));
-        if (it != by_pair.end() && it->second != k) {
-          out[k].folded_into = it->second;  // the last one passed: the nearest earlier read
-        }
+        const auto it = by_pair.find(std::make_pair(chain[i].node, chain[i].fact));
+        if (it != by_pair.end()) join(k, it->second);
       }
+      const auto [it, added] = by_origin.emplace(std::make_pair(chain[0].node, chain[1].fact), k);
+      if (!added) join(k, it->second);
     }
-    // An earlier read's chain is strictly shorter, so following the folds ends.
+    // A group's first read: the one nearest its origin (the shortest path), then the first in
+    // source order.
+    const auto earlier = [&out](size_t a, size_t b) {
+      const Finding& x = out[a].finding;
+      const Finding& y = out[b].finding;
+      const size_t x_steps = out[a].chain.size(), y_steps = out[b].chain.size();
+      return std::tie(x_steps, x.location.file, x.location.line, x.location.column, x.variable) <
+             std::tie(y_steps, y.location.file, y.location.line, y.location.column, y.variable);
+    };
+    std::vector<size_t> first(out.size(), ~size_t{0});  // by group: its first read
     for (size_t k = 0; k < out.size(); ++k) {
-      if (out[k].folded_into == ~size_t{0}) continue;
-      size_t root = out[k].folded_into;
-      while (out[root].folded_into != ~size_t{0}) root = out[root].folded_into;
-      out[root].finding.read_again.push_back(
-          {out[k].finding.location, out[k].finding.variable});
+      size_t& f = first[root(k)];
+      if (f == ~size_t{0} || earlier(k, f)) f = k;
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      const size_t f = first[root(k)];
+      if (f == k) continue;
+      out[k].folded_into = f;
+      out[f].finding.read_again.push_back({out[k].finding.location, out[k].finding.variable});
     }
   }
   std::vector<Finding> findings;

@@ -48,9 +48,11 @@ Witnesses::Witnesses(const Problem& problem, const Solution& solution)
   edges_in_.resize(nodes);
   returning_to_.resize(nodes);
   entering_.resize(nodes);
+  site_at_.assign(nodes, kNone);
   for (uint32_t e = 0; e < problem.edges.size(); ++e) edges_in_[problem.edges[e].to].push_back(e);
   for (uint32_t c = 0; c < problem.call_sites.size(); ++c) {
     const CallSite& site = problem.call_sites[c];
+    site_at_[site.call] = c;
     returning_to_[site.return_site].push_back(c);
     for (uint32_t k = 0; k < site.callees.size(); ++k) {
       entering_[problem.procedures[site.callees[k].procedure].start].emplace_back(c, k);
@@ -63,12 +65,151 @@ bool Witnesses::Holds(uint32_t node, uint32_t fact) const {
                             std::make_pair(node, fact));
 }
 
-std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact,
-                                            uint64_t budget) const {
+void Witnesses::Tabulate() const {
+  built_ = true;
+  const Problem& p = problem_;
+  const size_t nodes = p.node_names.size();
+  std::vector<std::vector<uint32_t>> edges_out(nodes);
+  for (uint32_t e = 0; e < p.edges.size(); ++e) edges_out[p.edges[e].from].push_back(e);
+  const std::vector<uint32_t>& site_at = site_at_;
+  std::vector<uint32_t> exit_of(nodes, kNone);
+  for (uint32_t q = 0; q < p.procedures.size(); ++q) exit_of[p.procedures[q].exit] = q;
+  // By (procedure, d1): the path edges at calls entering it with d1 (and by which callee of
+  // their site), and its exit's path edges from d1: the summaries.
+  const auto entry_key = [](uint32_t q, uint32_t d) { return (uint64_t{q} << 16) | d; };
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> incoming;
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> summaries;
+  absl::flat_hash_set<uint64_t> made;  // (d1, node, d2)
+  std::deque<uint32_t> work;
+  const auto propagate = [&](uint32_t d1, uint32_t node, uint32_t d2, WitnessStep::Kind kind,
+                             uint32_t from, uint32_t other) {
+    if (edges_.size() >= kMaxTabulatedEdges) return;
+    if (!made.insert((uint64_t{d1} << 48) | (uint64_t{node} << 16) | d2).second) return;
+    const auto id = static_cast<uint32_t>(edges_.size());
+    edges_.push_back(PathEdge{node, static_cast<uint16_t>(d1), static_cast<uint16_t>(d2), from,
+                              other, kind});
+    first_at_.try_emplace((uint64_t{node} << 16) | d2, id);
+    work.push_back(id);
+  };
+  for (const auto& [n, d] : p.seeds) propagate(d, n, d, WitnessStep::Kind::kOrigin, kNoEdge, 0);
+  std::vector<uint32_t> to, back;
+  while (!work.empty()) {
+    const uint32_t id = work.front();
+    work.pop_front();
+    const PathEdge e = edges_[id];
+    const auto apply = [&](uint32_t flow, uint32_t d, std::vector<uint32_t>* out) {
+      out->clear();
+      p.flows[flow].Apply(d, out);
+    };
+    if (const uint32_t c = site_at[e.node]; c != kNone) {
+      const CallSite& site = p.call_sites[c];
+      apply(site.call_to_return_flow, e.d2, &to);
+      for (uint32_t d3 : to) propagate(e.d1, site.return_site, d3, WitnessStep::Kind::kEdge, id, 0);
+      for (uint32_t k = 0; k < site.callees.size(); ++k) {
+        const Callee& callee = site.callees[k];
+        const uint32_t start = p.procedures[callee.procedure].start;
+        apply(callee.call_flow, e.d2, &to);
+        for (uint32_t d4 : to) {
+          propagate(d4, start, d4, WitnessStep::Kind::kCall, id, c);
+          incoming[entry_key(callee.procedure, d4)].emplace_back(id, k);
+          // What the callee already returns from d4 comes back to this call too.
+          const auto done = summaries.find(entry_key(callee.procedure, d4));
+          if (done == summaries.end()) continue;
+          for (const uint32_t exit_edge : done->second) {
+            apply(callee.return_flow, edges_[exit_edge].d2, &back);
+            for (uint32_t d3 : back) {
+              propagate(e.d1, site.return_site, d3, WitnessStep::Kind::kReturn, id, exit_edge);
+            }
+          }
+        }
+      }
+    }
+    if (const uint32_t q = exit_of[e.node]; q != kNone) {
+      summaries[entry_key(q, e.d1)].push_back(id);
+      const auto callers = incoming.find(entry_key(q, e.d1));
+      if (callers != incoming.end()) {
+        for (const auto& [caller, k] : callers->second) {
+          const CallSite& site = p.call_sites[site_at[edges_[caller].node]];
+          apply(site.callees[k].return_flow, e.d2, &back);
+          for (uint32_t d3 : back) {
+            propagate(edges_[caller].d1, site.return_site, d3, WitnessStep::Kind::kReturn, caller,
+                      id);
+          }
+        }
+      }
+    }
+    for (uint32_t out : edges_out[e.node]) {
+      apply(p.edges[out].flow, e.d2, &to);
+      for (uint32_t d3 : to) propagate(e.d1, p.edges[out].to, d3, WitnessStep::Kind::kEdge, id, 0);
+    }
+  }
+}
+
+std::vector<WitnessStep> Witnesses::FromTabulation(uint32_t node, uint32_t fact) const {
+  if (fact == kZeroFact) return {};
+  if (!built_) Tabulate();
+  const auto first = first_at_.find((uint64_t{node} << 16) | fact);
+  if (first == first_at_.end()) return {};
+  // Backwards from the pair: a return enters the callee at its exit and leaves it, at its
+  // start, for the call it returns to (kept on `calls`); a start reached with no such call
+  // goes to the call that first entered it.
+  std::vector<WitnessStep> chain;
+  std::vector<uint32_t> calls;
+  for (uint32_t id = first->second;;) {
+    const PathEdge& e = edges_[id];
+    if (e.d2 == kZeroFact) {
+      chain.push_back(WitnessStep{WitnessStep::Kind::kOrigin, e.node, kZeroFact, 0});
+      break;
+    }
+    if (e.kind == WitnessStep::Kind::kOrigin) return {};  // a seed of another fact
+    if (e.kind == WitnessStep::Kind::kReturn) {
+      chain.push_back(WitnessStep{e.kind, e.node, e.d2, site_at_[edges_[e.from].node]});
+      calls.push_back(e.from);
+      id = e.other;
+    } else if (e.kind == WitnessStep::Kind::kCall && !calls.empty()) {
+      const uint32_t caller = calls.back();
+      calls.pop_back();
+      chain.push_back(WitnessStep{e.kind, e.node, e.d2, site_at_[edges_[caller].node]});
+      id = caller;
+    } else {
+      chain.push_back(WitnessStep{e.kind, e.node, e.d2, e.kind == WitnessStep::Kind::kCall
+                                                            ? e.other
+                                                            : 0});
+      id = e.from;
+    }
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+bool Witnesses::Realizable(const std::vector<WitnessStep>& chain) {
+  std::vector<uint32_t> entered;  // the calls entered and not yet returned from
+  for (const WitnessStep& step : chain) {
+    if (step.kind == WitnessStep::Kind::kCall) {
+      entered.push_back(step.call_site);
+    } else if (step.kind == WitnessStep::Kind::kReturn) {
+      if (entered.empty()) continue;  // out of a callee the chain began in
+      if (entered.back() != step.call_site) return false;
+      entered.pop_back();
+    }
+  }
+  return true;
+}
+
+std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64_t budget,
+                                            uint32_t max_depth, uint64_t* visited) const {
+  if (visited != nullptr) *visited = 0;
   if (fact == kZeroFact || node >= problem_.node_names.size() || !Holds(node, fact)) return {};
   std::vector<Frame> frames = {Frame{}};
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> frame_ids;  // (parent, site)
   std::vector<Visit> visits = {Visit{node, fact, 0, kNone, WitnessStep::Kind::kEdge, 0}};
+  struct Count {  // how many pairs were met, however the search ends
+    const std::vector<Visit>& visits;
+    uint64_t* out;
+    ~Count() {
+      if (out != nullptr) *out = visits.size();
+    }
+  } count{visits, visited};
   absl::flat_hash_set<std::tuple<uint32_t, uint32_t, uint32_t>> seen = {{node, fact, 0}};
   // The origin, once found: the node generating the fact, and the visit it leads to.
   uint32_t origin_node = kNone, origin_next = kNone;
@@ -103,7 +244,7 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact,
     for (uint32_t c : returning_to_[v.node]) {
       const CallSite& site = problem_.call_sites[c];
       through(site.call, site.call_to_return_flow, v.frame, WitnessStep::Kind::kEdge, 0);
-      if (frames[v.frame].depth >= kMaxDepth) continue;
+      if (frames[v.frame].depth >= std::min(max_depth, kMaxDepth)) continue;
       // Into each callee from its exit, remembering the call that entered it.
       auto [it, added] = frame_ids.try_emplace(std::make_pair(v.frame, c),
                                                static_cast<uint32_t>(frames.size()));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
@@ -34,14 +35,34 @@ class Witnesses {
   // A shortest chain ending at (node, fact), its first step the origin, found within `budget`
   // pairs visited; empty when (node, fact) is not in the solution, is the zero fact, or no
   // chain was found within the budget. A chain leaves a callee only to the return site of the
-  // call that entered it (at most kMaxDepth calls deep); above the pair's own procedure it may
-  // enter from any caller.
-  std::vector<WitnessStep> Explain(uint32_t node, uint32_t fact, uint64_t budget) const;
+  // call that entered it, at most `max_depth` calls deep (0: it enters no callee it returns
+  // from); above the pair's own procedure it may enter from any caller. The pairs a search may
+  // visit grow with the depth (a callee's pairs are met once per call chain into it), so a
+  // caller may look shallow first. `visited`, if given, gets how many pairs the search met.
+  std::vector<WitnessStep> Explain(uint32_t node, uint32_t fact, uint64_t budget,
+                                   uint32_t max_depth = kMaxDepth,
+                                   uint64_t* visited = nullptr) const;
 
   static constexpr uint32_t kMaxDepth = 8;
+  // A chain ending at (node, fact) from a tabulation of the problem that keeps, for each
+  // path edge, the one it was first made from (Reps, Horwitz and Sagiv's algorithm, as the
+  // reference solver runs it; built on the first call, at most kMaxTabulatedEdges path edges).
+  // Returns go back to the call whose flow they complete, so the chain is realizable; a callee
+  // entered from no call on the chain is entered from the call that first reached it. Empty
+  // for a pair the tabulation did not reach within its bound, or that has no origin (a seed
+  // of a fact other than the zero fact). For pairs whose Explain search would not end within
+  // a budget: one pass for all of them. Not thread-safe (built in place).
+  std::vector<WitnessStep> FromTabulation(uint32_t node, uint32_t fact) const;
+
+  static constexpr uint64_t kMaxTabulatedEdges = uint64_t{1} << 25;
+
+  // Whether the chain's every return goes back to the call that entered that callee, where the
+  // chain entered it (a chain may start inside a callee and return from it to any caller).
+  static bool Realizable(const std::vector<WitnessStep>& chain);
 
  private:
   bool Holds(uint32_t node, uint32_t fact) const;
+  void Tabulate() const;
 
   const Problem& problem_;
   const Solution& solution_;
@@ -50,6 +71,20 @@ class Witnesses {
   std::vector<std::vector<uint32_t>> edges_in_;
   std::vector<std::vector<uint32_t>> returning_to_;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> entering_;
+  std::vector<uint32_t> site_at_;  // by node: its call site, or ~0
+  // The tabulation (FromTabulation): path edges <start, d1> -> <node, d2>, each with what it
+  // was first made from, and the first path edge at each (node, d2).
+  struct PathEdge {
+    uint32_t node;
+    uint16_t d1, d2;
+    uint32_t from;   // the path edge it was made from; kNoEdge for a seed
+    uint32_t other;  // kReturn: the callee's exit path edge; kCall: the call site
+    WitnessStep::Kind kind;  // kEdge, kCall (a callee's start), kReturn
+  };
+  static constexpr uint32_t kNoEdge = ~uint32_t{0};
+  mutable std::vector<PathEdge> edges_;
+  mutable absl::flat_hash_map<uint64_t, uint32_t> first_at_;  // (node, d2) -> path edge
+  mutable bool built_ = false;
 };
 
 }  // namespace sluice::ifds

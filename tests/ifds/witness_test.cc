@@ -80,6 +80,19 @@ TEST(WitnessTest, AChainRunsFromTheGenThroughTheCallThatEnteredTheCallee) {
   EXPECT_TRUE(witnesses.Explain(NodeId(p, "u"), 0, 1000).empty());
   EXPECT_TRUE(witnesses.Explain(NodeId(p, "m1"), 1, 1000).empty());
   EXPECT_TRUE(witnesses.Explain(NodeId(p, "r1"), 4, 3).empty());
+  // The tabulation's chains: r at r2 also came back through c2's call, not c1's.
+  EXPECT_EQ(Show(p, witnesses.FromTabulation(NodeId(p, "r2"), 4)),
+            "origin m1/0; edge m2/a; edge c1/a; edge r1/a; edge c2/a; call ps/x; edge p1/x; "
+            "edge pe/x; return r2/r; ");
+  EXPECT_EQ(Show(p, witnesses.FromTabulation(NodeId(p, "r1"), 4)),
+            "origin m1/0; edge m2/a; edge c1/b; call ps/x; edge p1/x; edge pe/x; return r1/r; ");
+  EXPECT_TRUE(witnesses.FromTabulation(NodeId(p, "m1"), 1).empty());
+  EXPECT_TRUE(witnesses.FromTabulation(NodeId(p, "u"), 0).empty());
+  // A chain returning to a call other than the one that entered the callee is not realizable.
+  const WitnessStep origin{Kind::kOrigin, 0, 0, 0};
+  EXPECT_TRUE(Witnesses::Realizable({origin, {Kind::kCall, 1, 1, 0}, {Kind::kReturn, 2, 1, 0}}));
+  EXPECT_FALSE(Witnesses::Realizable({origin, {Kind::kCall, 1, 1, 0}, {Kind::kReturn, 2, 1, 1}}));
+  EXPECT_TRUE(Witnesses::Realizable({origin, {Kind::kReturn, 2, 1, 1}})) << "began in the callee";
 }
 
 // On generated problems, every pair of the solution but the zero fact's has a chain, and each
@@ -104,8 +117,11 @@ TEST(WitnessTest, EveryPairOfGeneratedSolutionsHasAChainOfRealFlows) {
       return std::find(out.begin(), out.end(), to) != out.end();
     };
     for (const auto& [node, fact] : s.facts) {
+      for (const bool tabulated : {false, true}) {
       if (fact == kZeroFact) continue;
-      const std::vector<WitnessStep> steps = witnesses.Explain(node, fact, 1u << 20);
+      SCOPED_TRACE(tabulated ? "tabulated" : "searched");
+      const std::vector<WitnessStep> steps = tabulated ? witnesses.FromTabulation(node, fact)
+                                                       : witnesses.Explain(node, fact, 1u << 20);
       ASSERT_GE(steps.size(), 2u) << "seed " << seed << ": no chain for " << p.node_names[node]
                                   << "/" << p.fact_names[fact];
       EXPECT_EQ(steps.front().kind, Kind::kOrigin);
@@ -137,6 +153,8 @@ TEST(WitnessTest, EveryPairOfGeneratedSolutionsHasAChainOfRealFlows) {
         }
         EXPECT_TRUE(real) << "seed " << seed << ", step " << i << " of the chain for "
                           << p.node_names[node] << "/" << p.fact_names[fact];
+      }
+      EXPECT_TRUE(Witnesses::Realizable(steps));
       }
     }
   }
