@@ -108,6 +108,11 @@ class Snippets {
   std::map<std::string, std::vector<std::string>> files_;
 };
 
+// How many reads of the same value again a text finding lists (then how many more there are),
+// and a SARIF result's related locations hold (its readAgain property counts them all).
+constexpr size_t kTextRereads = 10;
+constexpr size_t kSarifRereads = 100;
+
 uint64_t TotalOf(const std::vector<Finding>& findings, const ReportExtras& extras) {
   return std::max<uint64_t>(extras.total, findings.size());
 }
@@ -150,10 +155,16 @@ std::string FormatText(const std::vector<Finding>& findings, const ReportExtras&
       out += absl::StrFormat("%s:%d:%d: note: %s\n", at.file, at.line, at.column,
                              f.path[i].message);
     }
-    for (const Finding::Reread& again : f.read_again) {
+    for (size_t i = 0; i < f.read_again.size() && i < kTextRereads; ++i) {
+      const Finding::Reread& again = f.read_again[i];
       out += absl::StrFormat("%s:%d:%d: note: the same value read again (as '%s')\n",
                              again.location.file, again.location.line, again.location.column,
                              again.variable);
+    }
+    if (f.read_again.size() > kTextRereads) {
+      out += absl::StrFormat("note: and %d more reads of the same value (--format=json lists "
+                             "them all)\n",
+                             f.read_again.size() - kTextRereads);
     }
   }
   const uint64_t total = TotalOf(findings, extras);
@@ -276,7 +287,8 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
       origin["message"]["text"] = f.path.front().message;
       related.push_back(std::move(origin));
     }
-    for (const Finding::Reread& again : f.read_again) {
+    for (size_t i = 0; i < f.read_again.size() && i < kSarifRereads; ++i) {
+      const Finding::Reread& again = f.read_again[i];
       Json reread;
       reread["id"] = related.size();
       reread["physicalLocation"] = physical(again.location);
@@ -285,6 +297,7 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
       related.push_back(std::move(reread));
     }
     if (!related.empty()) result["relatedLocations"] = std::move(related);
+    if (!f.read_again.empty()) result["properties"]["readAgain"] = f.read_again.size();
     result["partialFingerprints"]["sluiceFinding/v1"] = absl::StrFormat(
         "%s:%s:%s:%s:%d", f.rule, f.function, f.variable, f.sink, f.argument);
     results.push_back(std::move(result));

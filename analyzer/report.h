@@ -29,7 +29,7 @@ struct ReportExtras {
 
 // "file:line:column: warning: message [rule] in function" for each finding, followed by its
 // path as "file:line:column: note: ..." lines (from the origin to the step before the finding)
-// and a note for each read of the same value again; then, if the list was cut, "note: N more
+// and a note for each read of the same value again (the first 10, then how many more); then, if the list was cut, "note: N more
 // findings not listed (--max-findings)", and the summary's lines, "note: N findings in
 // FUNCTION (FILE)".
 std::string FormatText(const std::vector<Finding>& findings, const ReportExtras& extras = {});
@@ -44,7 +44,8 @@ std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
 // One SARIF 2.1.0 log with one run: the tool and its rules, every finding as a result with its
 // physical location (a file: URI, absolute when the compilation directory is known), its
 // function as a logical location, its path as a code flow, and its origin and reads of the
-// same value again as related locations. The run's properties hold totalFindings, and the summary
+// same value again (the first 100) as related locations, with a readAgain property counting
+// the reads again. The run's properties hold totalFindings, and the summary
 // (findingsByFunction) if asked for.
 std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
                         const ReportExtras& extras = {});

@@ -503,6 +503,21 @@ TEST(ReportTest, APathIsNotesStepsAndACodeFlowAndFoldedReadsAreListed) {
   EXPECT_EQ(result["relatedLocations"][0]["message"]["text"], "'n' is declared without a value");
   EXPECT_EQ(result["relatedLocations"][1]["id"], 1);
   EXPECT_EQ(result["relatedLocations"][1]["physicalLocation"]["region"]["startLine"], 7);
+  EXPECT_EQ(result["properties"]["readAgain"], 1);
+
+  // Many reads again: text lists 10 and says how many more, SARIF holds 100 and counts all.
+  f.read_again.assign(150, f.read_again[0]);
+  const std::string text = FormatText({f});
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 2 + 10 + 1);
+  EXPECT_THAT(text, ::testing::EndsWith(
+                        "note: and 140 more reads of the same value (--format=json lists them "
+                        "all)\n"));
+  const nlohmann::json many = nlohmann::json::parse(FormatSarif(Analysis::kUninit, {f}));
+  EXPECT_EQ(many["runs"][0]["results"][0]["relatedLocations"].size(), 1u + 100u);
+  EXPECT_EQ(many["runs"][0]["results"][0]["properties"]["readAgain"], 150);
+  EXPECT_EQ(nlohmann::json::parse(FormatJson(Analysis::kUninit, {f}, ""))["findings"][0]
+                ["read_again"].size(),
+            150u);
 }
 
 // A cut list says how many findings there are in all, in every format; the summary counts
