@@ -851,6 +851,8 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
   IrModel model(*loaded->module, summarized);
   data->stats.indirect_calls = model.indirect_calls();
   data->stats.external_functions = model.external_functions();
+  data->stats.points_to_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  start = absl::Now();
   if (options.progress) options.progress(absl::StrFormat("building the %s problem",
                                                          AnalysisName(options.analysis)));
   ProblemBuilder builder(model, options, data.get());

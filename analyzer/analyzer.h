@@ -94,7 +94,8 @@ struct ProgramStats {
   uint64_t flow_pairs = 0;  // kills + gens + pairs over the problem's distinct flow functions
   uint32_t checks = 0;      // places a finding can be reported
   double front_end_seconds = 0;  // compiling and linking
-  double build_seconds = 0;      // points-to, the ICFG and the problem
+  double points_to_seconds = 0;  // the memory model, points-to and the call graph
+  double build_seconds = 0;      // the ICFG and the problem
 };
 
 // An analysis of one program, ready to solve: the IFDS problem and the checks.

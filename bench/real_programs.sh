@@ -669,7 +669,7 @@ run_analyzer() {
     read -r t_ref rss_ref <"$r.reference.time"
     read -r t_rem _ <"$r.remote.time"
     local s=.stats
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
       "$name" "$analysis" \
       "$(json "$r.resident.json" $s.program.ir_instructions)" \
       "$(json "$r.resident.json" $s.program.functions)" \
@@ -685,25 +685,27 @@ run_analyzer() {
       "$rss_res" "$rss_ref" \
       "$(json "$r.resident.json" $s.solver.peak_device_bytes)" \
       "$(json "$r.resident.json" $s.findings)" \
-      "$agree" "$t_res/$t_ref/$t_rem" >>"$RESULTS/results.tsv"
+      "$agree" "$t_res/$t_ref/$t_rem" \
+      "$(json "$r.resident.json" $s.points_to_seconds)" \
+      "$(json "$r.resident.json" $s.findings_seconds)" >>"$RESULTS/results.tsv"
     [ "$agree" = yes ] || log "$name $analysis: the solvers DISAGREE (see $r.*.json)"
   done
 }
 
-RESULT_COLUMNS='program	analysis	ir_instructions	functions	nodes	facts	flow_pairs	path_edges	front_end_s	problem_s	resident_s	reference_s	remote_s	rss_resident_kib	rss_reference_kib	device_bytes	findings	agree	wall_s'
+RESULT_COLUMNS='program	analysis	ir_instructions	functions	nodes	facts	flow_pairs	path_edges	front_end_s	problem_s	resident_s	reference_s	remote_s	rss_resident_kib	rss_reference_kib	device_bytes	findings	agree	wall_s	points_to_s	findings_s'
 
 # report: results.tsv as the Markdown table docs/benchmarks.md shows.
 report() {
   [ -f "$RESULTS/results.tsv" ] || die "nothing measured yet: run '$0 run'"
-  echo "| program | analysis | IR instructions | functions | nodes | facts | path edges | front end | problem | resident | reference | via sluiced | peak RSS resident / reference | device memory | findings | agree |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| program | analysis | IR instructions | functions | nodes | facts | path edges | front end | points-to | problem | resident | reference | via sluiced | findings and paths | peak RSS resident / reference | device memory | findings | agree |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   awk -F'\t' '
     function mib(kib) { return sprintf("%.0f MiB", kib / 1024) }
     function n(x) { s = sprintf("%d", x); while (s ~ /[0-9]{4}/) sub(/[0-9]{3}($|,)/, ",&", s); gsub(/,,/, ",", s); return s }
     NR == 1 { next }
     $3 == "FAILED" { printf "| %s | %s | %s |\n", $1, $2, "not solved: " $4; next }
-    { printf "| %s | %s | %s | %s | %s | %s | %s | %.3f s | %.3f s | %.3f s | %.3f s | %.3f s | %s / %s | %.0f MiB | %s | %s |\n",
-        $1, $2, n($3), n($4), n($5), n($6), n($8), $9, $10, $11, $12, $13, mib($14), mib($15), $16 / 1048576, n($17), $18 }
+    { printf "| %s | %s | %s | %s | %s | %s | %s | %.3f s | %.3f s | %.3f s | %.3f s | %.3f s | %.3f s | %.3f s | %s / %s | %.0f MiB | %s | %s |\n",
+        $1, $2, n($3), n($4), n($5), n($6), n($8), $9, $20, $10, $11, $12, $13, $21, mib($14), mib($15), $16 / 1048576, n($17), $18 }
   ' "$RESULTS/results.tsv"
 }
 

@@ -39,19 +39,22 @@ namespace sluice {
 namespace {
 
 std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& problem,
-                      const std::string& solver_json, uint64_t findings) {
+                      const std::string& solver_json, uint64_t findings,
+                      double findings_seconds) {
   return absl::StrFormat(
       "{\"program\":{\"functions\":%d,\"external_functions\":%d,\"ir_instructions\":%d,"
       "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d},"
       "\"problem\":{\"procedures\":%d,\"nodes\":%d,\"facts\":%d,\"shared_facts\":%d,"
       "\"max_private_facts\":%d,\"readable_fact_names\":%s,\"flows\":%d,\"flow_pairs\":%d,"
       "\"edges\":%d,\"call_sites\":%d,\"checks\":%d},"
-      "\"front_end_seconds\":%.6f,\"build_seconds\":%.6f,\"solver\":%s,\"findings\":%d}",
+      "\"front_end_seconds\":%.6f,\"points_to_seconds\":%.6f,\"build_seconds\":%.6f,"
+      "\"solver\":%s,\"findings\":%d,\"findings_seconds\":%.6f}",
       s.functions, s.external_functions, s.ir_instructions, s.call_sites, s.indirect_calls,
       s.locations, problem.procedures.size(), problem.node_count(), problem.fact_count(),
       s.shared_facts, s.max_private_facts, s.readable_fact_names ? "true" : "false",
       problem.flows.size(), s.flow_pairs, problem.edges.size(), problem.call_sites.size(),
-      s.checks, s.front_end_seconds, s.build_seconds, solver_json, findings);
+      s.checks, s.front_end_seconds, s.points_to_seconds, s.build_seconds, solver_json, findings,
+      findings_seconds);
 }
 
 }  // namespace
@@ -141,9 +144,12 @@ int RunAnalyze(const std::vector<std::string>& files) {
     std::fprintf(stderr, "sluice analyze: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());
   }
+  // The findings and their paths (a search or a tabulation on the host: docs/analyzer.md).
+  const absl::Time finding = absl::Now();
   std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
-  const std::string stats_json =
-      StatsJson((*program)->stats(), problem, solved->stats_json, findings.size());
+  const double findings_seconds = absl::ToDoubleSeconds(absl::Now() - finding);
+  const std::string stats_json = StatsJson((*program)->stats(), problem, solved->stats_json,
+                                           findings.size(), findings_seconds);
   analyzer::ReportExtras extras{.total = findings.size()};
   if (absl::GetFlag(FLAGS_summary)) extras.summary = analyzer::SummaryByFunction(findings);
   const uint64_t max_findings = absl::GetFlag(FLAGS_max_findings);
@@ -171,15 +177,16 @@ int RunAnalyze(const std::vector<std::string>& files) {
                  "(%u indirect calls), %u memory locations\n"
                  "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
                  "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
-                 "front end: %.3f s, problem: %.3f s\n%sfindings: %llu\noutput: %.3f s (%s)\n",
+                 "front end: %.3f s, points-to: %.3f s, problem: %.3f s\n%sfindings: %llu "
+                 "(with their paths: %.3f s)\noutput: %.3f s (%s)\n",
                  s.functions, s.external_functions,
                  static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
                  s.indirect_calls, s.locations, static_cast<uint32_t>(problem.procedures.size()),
                  problem.node_count(), problem.fact_count(), s.shared_facts, s.max_private_facts,
                  s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),
                  static_cast<unsigned long long>(s.flow_pairs), s.checks, s.front_end_seconds,
-                 s.build_seconds, solved->stats_text.c_str(),
-                 static_cast<unsigned long long>(extras.total), output_seconds,
+                 s.points_to_seconds, s.build_seconds, solved->stats_text.c_str(),
+                 static_cast<unsigned long long>(extras.total), findings_seconds, output_seconds,
                  Rate(output.size(), output_seconds).c_str());
   }
   return kExitOk;

@@ -90,9 +90,16 @@ TEST_F(AnalyzeCliTest, SarifAndJsonCarryTheSameFindings) {
   EXPECT_GT(out["stats"]["problem"]["nodes"].get<int>(), 0);
   EXPECT_GT(out["stats"]["solver"]["path_edges"].get<int>(), 0);
   EXPECT_EQ(out["stats"]["findings"], out["findings"].size());
-  // Every phase: the front end and the problem's build, the solver's (compile, upload, fixed
-  // point, results) and the output's.
-  EXPECT_THAT(json.err, ::testing::HasSubstr("front end: "));
+  // Every phase: the front end, points-to and the problem's build, the solver's (compile,
+  // upload, fixed point, results), the findings' and the output's.
+  EXPECT_THAT(json.err, ::testing::ContainsRegex(
+                            "front end: [0-9.]+ s, points-to: [0-9.]+ s, problem: [0-9.]+ s"));
+  EXPECT_THAT(json.err,
+              ::testing::ContainsRegex("findings: [0-9]+ \\(with their paths: [0-9.]+ s\\)"));
+  for (const char* phase : {"front_end_seconds", "points_to_seconds", "build_seconds",
+                            "findings_seconds"}) {
+    EXPECT_GE(out["stats"][phase].get<double>(), 0.0) << phase;
+  }
   EXPECT_THAT(json.err, ::testing::ContainsRegex(
                             "phases: compile [0-9.]+ s, upload [0-9.]+ s \\(.* at [0-9]+ MB/s\\), "
                             "fixed point [0-9.]+ s .*, results [0-9.]+ s"));
