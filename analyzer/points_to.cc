@@ -1,6 +1,7 @@
 // IrModel's Andersen points-to analysis (analyzer/ir_model.h): the value ids, the constraints
 // the IR gives, their solution, and the leaves a pointer may reach.
 #include <algorithm>
+#include <deque>
 #include <tuple>
 
 #include "llvm/IR/Constants.h"
@@ -348,7 +349,9 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     return n;
   };
   std::vector<std::vector<Pointee>> pending(nodes);
-  std::vector<uint32_t> worklist;
+  // First in, first out: a node waits while more arrives for it, and passes it on at once
+  // (last in, first out passed many small deltas: twice the time on cp-demangle and minigzip).
+  std::deque<uint32_t> worklist;
   std::vector<bool> queued(nodes, false);
   const auto enqueue = [&](uint32_t node) {
     if (!queued[node]) {
@@ -455,8 +458,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
 
   std::vector<Pointee> delta;
   while (!worklist.empty()) {
-    const uint32_t n = worklist.back();
-    worklist.pop_back();
+    const uint32_t n = worklist.front();
+    worklist.pop_front();
     queued[n] = false;
     if (find(n) != n) continue;  // collapsed into another node, which was queued
     delta.swap(pending[n]);
