@@ -361,6 +361,12 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   };
   const auto add = [&](uint32_t node, Pointee pointee) {
     node = find(node);
+    // A pointer into an object at an unknown offset stands for every offset of it: a known
+    // offset beside it adds nothing (Subsumed).
+    if (OffsetOf(pointee) != kUnknownOffset &&
+        pts[node].contains(Pack(ObjectOf(pointee), kUnknownOffset))) {
+      return;
+    }
     if (!pts[node].insert(pointee).second) return;
     pending[node].push_back(pointee);
     enqueue(node);
@@ -500,7 +506,17 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       edges_at_collapse = edge_count;
     }
   }
-  for (uint32_t v = 0; v < values; ++v) points_to_[v] = pts[find(v)];
+  // The same sets whatever the order things arrived in: known offsets of an object the set
+  // also holds at an unknown offset are dropped.
+  for (uint32_t v = 0; v < values; ++v) {
+    const PointsTo& set = pts[find(v)];
+    points_to_[v].clear();
+    for (Pointee p : set) {
+      if (OffsetOf(p) == kUnknownOffset || !set.contains(Pack(ObjectOf(p), kUnknownOffset))) {
+        points_to_[v].insert(p);
+      }
+    }
+  }
   contents_.clear();
 }
 
