@@ -361,13 +361,16 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   };
   const auto add = [&](uint32_t node, Pointee pointee) {
     node = find(node);
+    // (Most arrivals are there already: one lookup decides those.)
+    const auto [at, added] = pts[node].insert(pointee);
+    if (!added) return;
     // A pointer into an object at an unknown offset stands for every offset of it: a known
-    // offset beside it adds nothing (Subsumed).
+    // offset beside it adds nothing.
     if (OffsetOf(pointee) != kUnknownOffset &&
         pts[node].contains(Pack(ObjectOf(pointee), kUnknownOffset))) {
+      pts[node].erase(at);
       return;
     }
-    if (!pts[node].insert(pointee).second) return;
     pending[node].push_back(pointee);
     enqueue(node);
   };
@@ -470,6 +473,18 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     if (find(n) != n) continue;  // collapsed into another node, which was queued
     delta.swap(pending[n]);
     pending[n].clear();
+    // Known offsets of objects the set has since taken at an unknown offset pass on nothing
+    // the unknown offset does not: they leave the set and the delta.
+    delta.erase(std::remove_if(delta.begin(), delta.end(),
+                               [&](Pointee p) {
+                                 if (OffsetOf(p) == kUnknownOffset ||
+                                     !pts[n].contains(Pack(ObjectOf(p), kUnknownOffset))) {
+                                   return false;
+                                 }
+                                 pts[n].erase(p);
+                                 return true;
+                               }),
+                delta.end());
     for (size_t e = 0; e < edges[n].size(); ++e) {
       const Edge edge = edges[n][e];
       if (edge.shift == 0 && !edge.unknown && find(edge.dst) == n) continue;
