@@ -977,31 +977,21 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
     if (r.chain.empty()) r.chain = witnesses.FromTabulation(r.node, r.fact);
     r.finding.path = data_->Path(r.chain, r.finding);
   }
-  // Uninit: reads of one uninitialized value are one finding. Reads are grouped when one's
-  // path runs through the other's read (a copy, or the value read again) or when their paths
-  // start at the same origin (one declaration or allocation left without a value); each group
-  // is reported at its read nearest the origin, the others as read again.
+  // Uninit: one finding per uninitialized origin. Reads whose paths start at the same origin
+  // (one declaration or allocation left without a value, reaching them through copies, calls
+  // or the variable itself) are one group, reported at its read nearest the origin, the others
+  // as read again. (Grouping reads whose paths merely cross would join different origins.)
   if (data_->analysis == Analysis::kUninit) {
+    // By finding: its group, named by the group's first finding in `out` (a finding without a
+    // path is a group of its own).
     std::vector<size_t> group(out.size());
-    for (size_t k = 0; k < out.size(); ++k) group[k] = k;
-    const auto root = [&group](size_t k) {
-      while (group[k] != k) k = group[k] = group[group[k]];
-      return k;
-    };
-    const auto join = [&](size_t a, size_t b) { group[root(a)] = root(b); };
-    absl::flat_hash_map<std::pair<uint32_t, uint32_t>, size_t> by_pair, by_origin;
-    for (size_t k = 0; k < out.size(); ++k) {
-      by_pair.emplace(std::make_pair(out[k].node, out[k].fact), k);
-    }
+    absl::flat_hash_map<std::pair<uint32_t, uint32_t>, size_t> by_origin;  // (node, fact made)
     for (size_t k = 0; k < out.size(); ++k) {
       const std::vector<ifds::WitnessStep>& chain = out[k].chain;
-      if (chain.size() < 2) continue;
-      for (size_t i = 0; i + 1 < chain.size(); ++i) {
-        const auto it = by_pair.find(std::make_pair(chain[i].node, chain[i].fact));
-        if (it != by_pair.end()) join(k, it->second);
-      }
-      const auto [it, added] = by_origin.emplace(std::make_pair(chain[0].node, chain[1].fact), k);
-      if (!added) join(k, it->second);
+      group[k] = chain.size() < 2
+                     ? k
+                     : by_origin.emplace(std::make_pair(chain[0].node, chain[1].fact), k)
+                           .first->second;
     }
     // A group's first read: the one nearest its origin (the shortest path), then the first in
     // source order.
@@ -1014,11 +1004,11 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
     };
     std::vector<size_t> first(out.size(), ~size_t{0});  // by group: its first read
     for (size_t k = 0; k < out.size(); ++k) {
-      size_t& f = first[root(k)];
+      size_t& f = first[group[k]];
       if (f == ~size_t{0} || earlier(k, f)) f = k;
     }
     for (size_t k = 0; k < out.size(); ++k) {
-      const size_t f = first[root(k)];
+      const size_t f = first[group[k]];
       if (f == k) continue;
       out[k].folded_into = f;
       out[f].finding.read_again.push_back({out[k].finding.location, out[k].finding.variable});

@@ -72,8 +72,8 @@ struct Finding {
   // stored into another variable, passed into a call or returned from one, and the finding's
   // own place last. Empty when no path was found within the search's budget.
   std::vector<FlowStep> path;
-  // Uninit: the other reads of the same uninitialized value (their paths run through this
-  // one's, or start at its origin), in source order.
+  // Uninit: the other reads of the same uninitialized value (their paths start at this one's
+  // origin), in source order.
   struct Reread {
     SourceLocation location;
     std::string variable;  // what is read there: this one's variable, or a copy of it
@@ -112,8 +112,8 @@ class AnalyzedProgram {
   const ProgramStats& stats() const;
   // The findings the solution shows, sorted by file, line, column, then variable; one per
   // (place, variable) for uninit and per (place, sink argument) for taint, each with its path;
-  // uninit reads whose paths run through one another's or start at the same origin are one
-  // finding, at the read nearest the origin, the others its read_again (docs/analyzer.md).
+  // uninit reads whose paths start at the same origin are one finding, at the read nearest the
+  // origin, the others its read_again (docs/analyzer.md).
   std::vector<Finding> Findings(const ifds::Solution& solution) const;
 
   struct Data;

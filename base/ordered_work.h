@@ -5,9 +5,11 @@
 #define SLUICE_BASE_ORDERED_WORK_H_
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -19,7 +21,8 @@ namespace sluice {
 // default-constructible and reused: a slot keeps its room from piece to piece). Workers make
 // pieces at most `window` past the last one taken; the taking thread makes the next piece
 // itself rather than wait while one is there to claim, so the work moves on with no worker at
-// all. make must not throw, and must be safe to run on any thread beside other pieces' makes.
+// all. make must be safe to run on any thread beside other pieces' makes; what it throws
+// (std::bad_alloc, say) is thrown again by the Take of that piece, on the taking thread.
 template <typename T>
 class OrderedWork {
  public:
@@ -27,7 +30,9 @@ class OrderedWork {
   // has no more to give; those there make every piece).
   OrderedWork(size_t count, unsigned threads, size_t window,
               std::function<void(size_t k, T& slot)> make)
-      : count_(count), make_(std::move(make)), slots_(window + 1), made_(window + 1, kNone) {
+      : count_(count), make_(std::move(make)), slots_(window + 1), made_(window + 1, kNone),
+        failed_(window + 1) {
+    threads_.reserve(threads);
     for (unsigned k = 1; k < threads && k < count; ++k) {
       try {
         threads_.emplace_back([this] { Work(); });
@@ -48,16 +53,21 @@ class OrderedWork {
   OrderedWork& operator=(const OrderedWork&) = delete;
 
   // Piece k, made: the next piece after the last one released. It stays the caller's until
-  // Release.
+  // Release. Throws what making it threw (the piece is then the caller's to release too).
   T& Take(size_t k) {
-    absl::MutexLock lock(&mu_);
-    while (made_[k % slots_.size()] != k) {
-      if (Claimable()) {
-        MakeNext();
-      } else {
-        cv_.Wait(&mu_);
+    std::exception_ptr failed;
+    {
+      absl::MutexLock lock(&mu_);
+      while (made_[k % slots_.size()] != k) {
+        if (Claimable()) {
+          MakeNext();
+        } else {
+          cv_.Wait(&mu_);
+        }
       }
+      failed = std::exchange(failed_[k % slots_.size()], nullptr);
     }
+    if (failed != nullptr) std::rethrow_exception(failed);
     return slots_[k % slots_.size()];
   }
   // Piece k is done with: its slot may take another piece.
@@ -78,8 +88,14 @@ class OrderedWork {
     const size_t k = next_++;
     T& slot = slots_[k % slots_.size()];
     mu_.Unlock();
-    make_(k, slot);
+    std::exception_ptr failed;
+    try {
+      make_(k, slot);
+    } catch (...) {
+      failed = std::current_exception();
+    }
     mu_.Lock();
+    failed_[k % slots_.size()] = std::move(failed);
     made_[k % slots_.size()] = k;
     cv_.SignalAll();
   }
@@ -98,6 +114,7 @@ class OrderedWork {
   absl::Mutex mu_;
   absl::CondVar cv_;
   std::vector<size_t> made_ ABSL_GUARDED_BY(mu_);  // by slot: the piece made there, if any
+  std::vector<std::exception_ptr> failed_ ABSL_GUARDED_BY(mu_);  // by slot: what making threw
   size_t next_ ABSL_GUARDED_BY(mu_) = 0;            // the next piece to claim
   size_t released_ ABSL_GUARDED_BY(mu_) = 0;        // pieces done with, in order
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

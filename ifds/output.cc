@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <thread>
@@ -101,9 +102,9 @@ class SortedPairs {
   std::string_view Node(uint32_t r) const { return p_.node_names[nodes_.order[r]]; }
   // Starts fetching what Node(r) and Facts(r) read (far apart: the nodes go by name, not id).
   void Prefetch(uint32_t r) const {
-    if (r >= runs_.size()) return;
+    if (r >= runs_.size() || runs_[r].count == 0) return;
     __builtin_prefetch(&p_.node_names[nodes_.order[r]]);
-    __builtin_prefetch(&s_.facts[runs_[r].begin]);
+    __builtin_prefetch(s_.facts.data() + runs_[r].begin);
   }
   // The fact ids of the node ranked r, in the order of their names (in `scratch` if they had
   // to be sorted).
@@ -126,10 +127,14 @@ class SortedPairs {
     size_t begin;    // into the solution's pairs
     uint32_t count;  // a node holds at most every fact
   };
-  // The solution itself when sorted by node then fact, as every solver returns it; else a
-  // sorted copy.
+  // The solution itself when sorted by node then fact with no pair twice, as every solver
+  // returns it; else a sorted copy without repeats.
   static const Solution& Sorted(const Solution& s, Solution* copy) {
-    if (std::is_sorted(s.facts.begin(), s.facts.end())) return s;
+    // Strictly increasing: sorted, and no pair twice.
+    if (std::adjacent_find(s.facts.begin(), s.facts.end(), std::greater_equal<>()) ==
+        s.facts.end()) {
+      return s;
+    }
     *copy = s;
     std::sort(copy->facts.begin(), copy->facts.end());
     copy->facts.erase(std::unique(copy->facts.begin(), copy->facts.end()), copy->facts.end());

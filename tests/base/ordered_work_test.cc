@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -56,6 +57,22 @@ TEST(OrderedWorkTest, EndingEarlyStopsTheMakersWithinTheWindow) {
   }  // piece 1 never released: the makers stop
   // Pieces claimable: those before one released piece plus the window's 3 slots.
   EXPECT_LE(made.load(), 1u + 3u);
+}
+
+TEST(OrderedWorkTest, WhatAMakeThrowsIsThrownByTheTakeOfItsPiece) {
+  for (const unsigned threads : {1u, 3u}) {
+    OrderedWork<int> work(6, threads, 2, [](size_t k, int& slot) {
+      if (k == 3) throw std::runtime_error("piece 3");
+      slot = static_cast<int>(k);
+    });
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(work.Take(k), static_cast<int>(k));
+      work.Release(k);
+    }
+    EXPECT_THROW(work.Take(3), std::runtime_error);
+    work.Release(3);
+    EXPECT_EQ(work.Take(4), 4) << "the pieces after it are made as ever";
+  }
 }
 
 }  // namespace

@@ -371,6 +371,12 @@ TEST(OutputTest, AnyPiecesOnAnyThreadsWriteTheAnswerThePlainOrderHas) {
   std::mt19937_64 random(5);
   std::shuffle(shuffled.facts.begin(), shuffled.facts.end(), random);
   shuffled.facts.push_back(shuffled.facts.front());
+  // Sorted, with pairs given twice in place (a zero fact's among them).
+  Solution repeated;
+  for (const auto& pair : solved.facts) {
+    repeated.facts.push_back(pair);
+    if (pair.second == kZeroFact || repeated.facts.size() % 7 == 0) repeated.facts.push_back(pair);
+  }
   for (const bool zero : {false, true}) {
     const auto rows = PlainOrder(p, solved, zero);
     std::string tsv, json = "{\"results\":[";
@@ -389,11 +395,13 @@ TEST(OutputTest, AnyPiecesOnAnyThreadsWriteTheAnswerThePlainOrderHas) {
     json += ",\"extra\":1}\n";
     EXPECT_EQ(FormatTsv(p, solved, zero), tsv);
     EXPECT_EQ(FormatJson(p, solved, zero, "\"extra\":1"), json);
-    for (const Solution* s : {&solved, static_cast<const Solution*>(&shuffled)}) {
+    for (const Solution* s : {&solved, static_cast<const Solution*>(&shuffled),
+                              static_cast<const Solution*>(&repeated)}) {
       for (const uint64_t piece : {uint64_t{1}, uint64_t{7}, uint64_t{500}, uint64_t{1} << 40}) {
         for (const int threads : {1, 2, 5}) {
-          SCOPED_TRACE(absl::StrCat("zero ", zero, ", shuffled ", s == &shuffled, ", pieces of ",
-                                    piece, ", threads ", threads));
+          SCOPED_TRACE(absl::StrCat("zero ", zero, ", shuffled ", s == &shuffled, ", repeated ",
+                                    s == &repeated, ", pieces of ", piece, ", threads ",
+                                    threads));
           const internal::OutputPieces pieces{.pairs_per_piece = piece, .threads = threads};
           EXPECT_EQ(Collected([&](OutputSink sink) {
                       return internal::WriteTsv(p, *s, zero, pieces, sink);
