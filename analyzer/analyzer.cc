@@ -224,6 +224,7 @@ class ProblemBuilder {
     struct Own {
       std::vector<uint32_t> leaves;
       std::vector<const llvm::Value*> values;
+      bool copies = false;  // has a place of its own for copies (CopyThrough)
     };
     std::vector<Own> own(model_.functions().size());
     uint64_t total_private = 0;
@@ -240,7 +241,8 @@ class ProblemBuilder {
           }
         }
       }
-      const uint64_t count = own[f].leaves.size() + own[f].values.size();
+      own[f].copies = CopiesThroughLibrary(*function);
+      const uint64_t count = own[f].leaves.size() + own[f].values.size() + own[f].copies;
       total_private += count;
       max_private = std::max(max_private, count);
     }
@@ -293,6 +295,10 @@ class ProblemBuilder {
                                : absl::StrCat(function, ":%", unnamed++)));
         }
       }
+      if (own[f].copies) {
+        copy_fact_[model_.functions()[f]] = id++;
+        if (readable_) problem_.fact_names.push_back(unique(function + ":%copy"));
+      }
       next = id;
     }
     if (!readable_) {
@@ -301,6 +307,21 @@ class ProblemBuilder {
       }
     }
     return absl::OkStatus();
+  }
+
+  // Whether `function` calls a library function that copies memory (its copies may go through
+  // a place of its own: CopyThrough).
+  bool CopiesThroughLibrary(const llvm::Function& function) const {
+    for (const llvm::BasicBlock& block : function) {
+      for (const llvm::Instruction& instruction : block) {
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+        if (call != nullptr && model_.Callees(*call).empty() &&
+            CopiesStrings(model_.ExternalName(*call))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   uint32_t ValueFact(const llvm::Value* value) const {
@@ -381,6 +402,9 @@ class ProblemBuilder {
     std::vector<uint32_t> kills;
     std::vector<uint32_t> gens;
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    // A copy of every fact of `via_from` to every fact of `via_to`, made through the
+    // function's copy place on an edge of its own (BuildEdges) rather than as their product.
+    std::vector<uint32_t> via_from, via_to;
 
     void Kill(uint32_t fact) {
       if (fact != kNoFact) kills.push_back(fact);
@@ -469,6 +493,26 @@ class ProblemBuilder {
     }
   }
 
+  // A library copy of `length` bytes from `src` to `dst`: its pairs, or, when every source
+  // leaf pairs with every destination leaf and that product passes the options' limit, the two
+  // lists to copy through the function's copy place (the same relation, as a sum).
+  void Copy(const llvm::CallBase& call, const llvm::Value* dst, const llvm::Value* src,
+            uint64_t length, FlowSpec* flow) {
+    const auto place = copy_fact_.find(call.getFunction());
+    if (model_.CopiesAllToAll(dst, src) && !call.isTerminator() && place != copy_fact_.end()) {
+      std::vector<uint32_t> from = LeafFacts(model_.Leaves(src, length));
+      std::vector<uint32_t> to = LeafFacts(model_.Leaves(dst, length));
+      if (uint64_t{from.size()} * to.size() > options_.copy_pairs_limit) {
+        flow->via_from = std::move(from);
+        flow->via_to = std::move(to);
+        return;
+      }
+    }
+    for (auto [s, d] : model_.CopyPairs(dst, src, length)) {
+      flow->Pair(leaf_fact_[s], leaf_fact_[d]);
+    }
+  }
+
   void ExternalFlow(const llvm::CallBase& call, FlowSpec* flow) {
     const std::string name = model_.ExternalName(call);
     const uint32_t result = ValueFact(&call);
@@ -480,9 +524,7 @@ class ProblemBuilder {
         const uint64_t length = ConstantLength(call, 2);
         const llvm::Value* dst = call.getArgOperand(0);
         for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
-        for (auto [s, d] : model_.CopyPairs(dst, call.getArgOperand(1), length)) {
-          flow->Pair(leaf_fact_[s], leaf_fact_[d]);
-        }
+        Copy(call, dst, call.getArgOperand(1), length, flow);
       } else if (name == "memset" && args >= 3) {
         const uint64_t length = ConstantLength(call, 2);
         const llvm::Value* dst = call.getArgOperand(0);
@@ -533,9 +575,7 @@ class ProblemBuilder {
       const uint64_t length = ConstantLength(call, 2);
       const llvm::Value* dst = call.getArgOperand(0);
       for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
-      for (auto [s, d] : model_.CopyPairs(dst, call.getArgOperand(1), length)) {
-        flow->Pair(leaf_fact_[s], leaf_fact_[d]);
-      }
+      Copy(call, dst, call.getArgOperand(1), length, flow);
     } else if (name == "memset" && args >= 3) {
       const uint64_t length = ConstantLength(call, 2);
       const llvm::Value* dst = call.getArgOperand(0);
@@ -745,6 +785,24 @@ class ProblemBuilder {
     }
   }
 
+  // A copy of every fact of flow.via_from to every fact of flow.via_to, through the function's
+  // copy place: the call's edge maps each source to the place (beside the rest of its flow),
+  // and a node of its own after the call maps the place to each destination and forgets it.
+  // The same facts hold after it as with every pair, in a sum of pairs instead of a product.
+  void CopyThrough(const llvm::Instruction& instruction, uint32_t node, FlowSpec flow) {
+    const uint32_t place = copy_fact_.at(instruction.getFunction());
+    FlowSpec onward;
+    onward.Kill(place);
+    for (uint32_t d : flow.via_to) onward.Pair(place, d);
+    for (uint32_t s : flow.via_from) flow.Pair(s, place);
+    flow.via_from.clear();
+    flow.via_to.clear();
+    const uint32_t through = AddNode(problem_.node_names[node] + "~copy",
+                                     problem_.node_procedure[node], LocationOf(instruction));
+    AddEdge(node, through, AddFlow(std::move(flow)));
+    AddEdge(through, NextNode(instruction), AddFlow(std::move(onward)));
+  }
+
   void BuildEdges() {
     FlowSpec identity;
     const uint32_t identity_flow = AddFlow(identity);
@@ -785,6 +843,8 @@ class ProblemBuilder {
               }
               AddEdge(node, FirstNode(successor), AddFlow(std::move(edge)));
             }
+          } else if (!flow.via_from.empty() || !flow.via_to.empty()) {
+            CopyThrough(instruction, node, flow);
           } else {
             AddEdge(node, NextNode(instruction), AddFlow(flow));
           }
@@ -816,6 +876,7 @@ class ProblemBuilder {
   bool readable_ = true;
   std::vector<uint32_t> leaf_fact_;
   absl::flat_hash_map<const llvm::Value*, uint32_t> value_fact_;
+  absl::flat_hash_map<const llvm::Function*, uint32_t> copy_fact_;  // CopyThrough's place
   absl::flat_hash_map<const llvm::Function*, uint32_t> procedure_of_;
   absl::flat_hash_map<const llvm::Instruction*, uint32_t> node_of_;
   absl::flat_hash_map<std::string, uint32_t> flow_ids_;

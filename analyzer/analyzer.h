@@ -42,6 +42,10 @@ struct AnalyzerOptions {
   // Number every function's own facts from the same base, as a program too large for one id
   // per fact is numbered (tests check both numberings give the same findings).
   bool shared_slots = false;
+  // A library copy (memcpy, strcpy, ...) through pointers to several places pairs every source
+  // location with every destination location; past this many pairs it goes through a place of
+  // its own instead (the same findings, a sum of pairs for their product; 0: always).
+  uint64_t copy_pairs_limit = 4096;
   // Phase reports ("compiling 3 sources", "points-to", ...) for long runs; may be empty.
   std::function<void(const std::string&)> progress;
 };

@@ -73,6 +73,10 @@ class IrModel {
   std::vector<std::pair<uint32_t, uint32_t>> CopyPairs(const llvm::Value* dst,
                                                        const llvm::Value* src,
                                                        uint64_t size) const;
+  // Whether a copy from `src` to `dst` pairs every source leaf with every destination leaf
+  // (not matched by offset): CopyPairs is then the product of Leaves(src, size) and
+  // Leaves(dst, size), which a caller may rather route through one place of its own.
+  bool CopiesAllToAll(const llvm::Value* dst, const llvm::Value* src) const;
   // The leaves of the heap or external object a call creates (none if it creates none).
   std::vector<uint32_t> CreatedLeaves(const llvm::CallBase& call) const;
 

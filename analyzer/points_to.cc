@@ -144,14 +144,20 @@ std::vector<uint32_t> IrModel::StrongLeaves(const llvm::Value* pointer, uint64_t
   return out;
 }
 
+bool IrModel::CopiesAllToAll(const llvm::Value* dst, const llvm::Value* src) const {
+  const PointsTo& to = PointsToOf(dst);
+  const PointsTo& from = PointsToOf(src);
+  return !(to.size() == 1 && from.size() == 1 && OffsetOf(*to.begin()) != kUnknownOffset &&
+           OffsetOf(*from.begin()) != kUnknownOffset);
+}
+
 std::vector<std::pair<uint32_t, uint32_t>> IrModel::CopyPairs(const llvm::Value* dst,
                                                               const llvm::Value* src,
                                                               uint64_t size) const {
   std::vector<std::pair<uint32_t, uint32_t>> out;
   const PointsTo& to = PointsToOf(dst);
   const PointsTo& from = PointsToOf(src);
-  if (to.size() == 1 && from.size() == 1 && OffsetOf(*to.begin()) != kUnknownOffset &&
-      OffsetOf(*from.begin()) != kUnknownOffset) {
+  if (!CopiesAllToAll(dst, src)) {
     // Field to field, by offset from the start of the copy.
     const uint64_t dst_start = OffsetOf(*to.begin());
     const uint64_t src_start = OffsetOf(*from.begin());

@@ -341,6 +341,47 @@ int api_two(void) { int y = 2; return helper(&y); }
 
 // --- reports -------------------------------------------------------------------------------
 
+// A copy through pointers to several places pairs every source with every destination; past
+// the limit it goes through a place of its own, with the same facts after it.
+TEST(ProblemTest, ACopyOfAllToAllGoesThroughAPlaceOfItsOwnWithTheSameFindings) {
+  TempDir dir;
+  const std::string source = dir.Write("copy.c", R"(#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  char a[16], b[16], x[16], y[16];
+  strcpy(a, getenv("A"));
+  strcpy(b, "fixed");
+  char *from = argc > 1 ? a : b;
+  char *to = argc > 2 ? x : y;
+  strcpy(to, from);
+  system(x);
+  system(y);
+  system(b);
+  return 0;
+}
+)");
+  const auto findings = [&](uint64_t limit, bool* routed) {
+    AnalyzerOptions options = Taint();
+    options.copy_pairs_limit = limit;
+    absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+        AnalyzedProgram::Build({source}, options);
+    EXPECT_TRUE(program.ok()) << program.status();
+    const ifds::Problem& problem = (*program)->problem();
+    *routed = std::any_of(problem.node_names.begin(), problem.node_names.end(),
+                          [](const std::string& n) { return n.find("~copy") != std::string::npos; });
+    std::vector<uint32_t> lines;
+    for (const Finding& f : (*program)->Findings(ifds::SolveReference(problem))) {
+      lines.push_back(f.location.line);
+    }
+    return lines;
+  };
+  bool routed = false;
+  EXPECT_THAT(findings(1'000'000, &routed), ElementsAre(10, 11));
+  EXPECT_FALSE(routed);
+  EXPECT_THAT(findings(0, &routed), ElementsAre(10, 11));
+  EXPECT_TRUE(routed);
+}
+
 // --- paths ---------------------------------------------------------------------------------
 
 // (line, message) of each step of a finding's path.

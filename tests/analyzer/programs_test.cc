@@ -176,6 +176,14 @@ TEST_P(ProgramsTest, FindingsEqualTheAnnotationsWithEverySolver) {
   EXPECT_EQ(Keys(annotations.analysis, slotted_findings), annotations.expected)
       << "facts in shared slots";
   ASSERT_EQ(slotted_findings.size(), findings.size());
+  // Every copy that pairs all with all through a place of its own: the same findings.
+  AnalyzerOptions routed = Options(annotations.analysis);
+  routed.copy_pairs_limit = 0;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> through,
+                       AnalyzedProgram::Build({path.string()}, routed));
+  EXPECT_EQ(Keys(annotations.analysis, through->Findings(ifds::SolveReference(through->problem()))),
+            annotations.expected)
+      << "copies through a place of their own";
   for (size_t k = 0; k < findings.size(); ++k) {
     EXPECT_EQ(slotted_findings[k].path.front().message, findings[k].path.front().message)
         << "facts in shared slots: the same origin";
