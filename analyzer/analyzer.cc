@@ -924,10 +924,6 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
 
 namespace {
 
-// How far the searches of each finding's own may go: pairs visited for one finding, and for
-// all of them (past which the tabulation gives the rest their paths).
-constexpr uint64_t kPathBudget = 100'000;
-constexpr uint64_t kPathsBudget = 2'000'000;
 
 bool SamePlace(const SourceLocation& a, const SourceLocation& b) {
   return a.file == b.file && a.directory == b.directory && a.line == b.line &&
@@ -1029,9 +1025,9 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
   for (Reported& r : out) {
     // A search of the finding's own while the budget lasts (few findings: no pass over the
     // whole problem), then the tabulation with provenance (one pass for all the rest).
-    if (spent < kPathsBudget) {
+    if (spent < kPathSearchesBudget) {
       uint64_t visited = 0;
-      r.chain = witnesses.Explain(r.node, r.fact, kPathBudget, ifds::Witnesses::kMaxDepth,
+      r.chain = witnesses.Explain(r.node, r.fact, kPathSearchBudget, ifds::Witnesses::kMaxDepth,
                                   &visited);
       spent += visited;
     }

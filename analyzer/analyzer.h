@@ -57,6 +57,11 @@ struct SourceLocation {
   uint32_t column = 0;
 };
 
+// How far the searches of each finding's own path may go (docs/analyzer.md, "Paths"): pairs
+// visited for one finding, and for all of them; past that the tabulation gives the rest theirs.
+inline constexpr uint64_t kPathSearchBudget = 100'000;
+inline constexpr uint64_t kPathSearchesBudget = 2'000'000;
+
 // A place on a finding's path and what happens there.
 struct FlowStep {
   SourceLocation location;

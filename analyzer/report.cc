@@ -108,11 +108,6 @@ class Snippets {
   std::map<std::string, std::vector<std::string>> files_;
 };
 
-// How many reads of the same value again a text finding lists (then how many more there are),
-// and a SARIF result's related locations hold (its readAgain property counts them all).
-constexpr size_t kTextRereads = 10;
-constexpr size_t kSarifRereads = 100;
-
 uint64_t TotalOf(const std::vector<Finding>& findings, const ReportExtras& extras) {
   return std::max<uint64_t>(extras.total, findings.size());
 }

@@ -10,6 +10,11 @@
 
 namespace sluice::analyzer {
 
+// How many reads of the same value again a text finding lists (then how many more there are),
+// and a SARIF result's related locations hold (its readAgain property counts them all).
+inline constexpr size_t kTextRereads = 10;
+inline constexpr size_t kSarifRereads = 100;
+
 // How many findings a function has.
 struct FunctionFindings {
   std::string function;

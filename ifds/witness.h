@@ -79,7 +79,7 @@ class Witnesses {
     uint16_t d1, d2;
     uint32_t from;   // the path edge it was made from; kNoEdge for a seed
     uint32_t other;  // kReturn: the callee's exit path edge; kCall: the call site
-    WitnessStep::Kind kind;  // kEdge, kCall (a callee's start), kReturn
+    WitnessStep::Kind kind;  // kOrigin (a seed), kEdge, kCall (a callee's start), kReturn
   };
   static constexpr uint32_t kNoEdge = ~uint32_t{0};
   mutable std::vector<PathEdge> edges_;

@@ -2,6 +2,8 @@
 // compile_commands.json), the problem it builds (valid, written and read back in Sluice's
 // formats with the same solution), library seeds, and the three report formats.
 #include <algorithm>
+#include <iterator>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "sluice/ifds/binary_format.h"
 #include "sluice/ifds/reference_solver.h"
 #include "sluice/ifds/text_format.h"
+#include "sluice/ifds/witness.h"
 #include "tests/testing/status_matchers.h"
 
 namespace sluice::analyzer {
@@ -383,6 +386,38 @@ int main(int argc, char **argv) {
 }
 
 // --- paths ---------------------------------------------------------------------------------
+
+// docs/analyzer.md states the bounds of paths, copies and the reads listed again as the code
+// has them.
+TEST(PathTest, TheDocumentedBoundsAreTheCodes) {
+  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/docs/analyzer.md");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  // Lines wrap anywhere: compare with every run of blanks as one space.
+  std::string doc;
+  for (char c : text) {
+    const bool blank = c == ' ' || c == '\n';
+    if (!blank || (!doc.empty() && doc.back() != ' ')) doc += blank ? ' ' : c;
+  }
+  const auto thousands = [](uint64_t n) {
+    std::string digits = std::to_string(n);
+    for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+    return digits;
+  };
+  for (const std::string& stated :
+       {"more than " + std::to_string(AnalyzerOptions{}.copy_pairs_limit) + " pairs",
+        "at most " + std::to_string(ifds::Witnesses::kMaxDepth) + " calls deep",
+        "At most " + thousands(kPathSearchBudget) + " pairs for one finding",
+        std::to_string(kPathSearchesBudget / 1'000'000) + " million for all of them",
+        "2^" + std::to_string(std::bit_width(ifds::Witnesses::kMaxTabulatedEdges) - 1) +
+            " path edges",
+        "in text the first " + std::to_string(kTextRereads),
+        "then the first " + std::to_string(kSarifRereads) + " reads again"}) {
+    EXPECT_NE(doc.find(stated), std::string::npos) << stated;
+  }
+  EXPECT_EQ(kPathSearchesBudget % 1'000'000, 0u);
+  EXPECT_TRUE(std::has_single_bit(ifds::Witnesses::kMaxTabulatedEdges));
+}
 
 // (line, message) of each step of a finding's path.
 std::vector<std::pair<uint32_t, std::string>> Steps(const Finding& f) {
