@@ -22,6 +22,7 @@
 #include "sluice/ifds/reference_solver.h"
 #include "sluice/ifds/text_format.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace sluice::ifds {
 namespace {
@@ -209,8 +210,8 @@ TEST(TextFormatTest, LinesCountedUnreadDoNotSizeMoreThanTheTextCouldHold) {
 // A pipe is read a whole megabyte before the reader decides the input is no problem file: a
 // NUL byte anywhere in it is found however the writer's pieces arrive.
 TEST(LoadProblemTest, APipesFirstMegabyteIsCheckedWhole) {
-  const std::string fifo = ::testing::TempDir() + "/problem.fifo";
-  std::remove(fifo.c_str());
+  const testing::ScopedTempDir dir("sluice-fifo");
+  const std::string fifo = dir.File("problem.fifo");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   std::string text = kSmall;
   while (text.size() < 100000) text += "# a comment line to make the file longer\n";

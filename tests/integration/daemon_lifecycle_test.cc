@@ -28,6 +28,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 
 namespace sluice::testing {
@@ -280,9 +281,8 @@ bool WaitForInfo(DaemonProcess& daemon, Done done) {
 // Without tenants a client is its peer: the host and the user behind the connection. The name
 // it gives is a label, so no process takes more than one share by renaming itself.
 TEST(DaemonLifecycleTest, OneClientTakesNoMoreThanItsShareWhateverNamesItGives) {
-  char dir_template[] = "/tmp/sluice-share-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  const testing::ScopedTempDir scratch("sluice-share");  // the daemon's socket is left in it
+  const std::string& dir = scratch.path();
   for (const std::string& listen :
        {std::string("127.0.0.1:0"), "unix://" + dir + "/sluiced.sock"}) {
     SCOPED_TRACE(listen);
@@ -324,7 +324,6 @@ TEST(DaemonLifecycleTest, OneClientTakesNoMoreThanItsShareWhateverNamesItGives) 
                     "(client %s uid %d)",
                     absl::StartsWith(listen, "unix:") ? "unix" : "ipv4:127.0.0.1", getuid())));
   }
-  rmdir(dir.c_str());
 }
 
 TEST(DaemonLifecycleTest, AStreamThatNeverOpensIsEndedWhenTheOpenTimeoutPasses) {

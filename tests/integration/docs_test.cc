@@ -28,6 +28,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace sluice::testing {
 namespace {
@@ -222,8 +223,8 @@ TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(token.out, m, std::regex("token: +(\\S+)\n.*digest: +(\\S+)")))
       << token.out;
-  const std::string tenants =
-      absl::StrCat(::testing::TempDir(), "/docs-test-tenants-", getpid(), ".toml");
+  const testing::ScopedTempDir dir("sluice-docs-test");
+  const std::string tenants = dir.File("tenants.toml");
   std::ofstream(tenants) << "[tenants.docs]\ntokens = [\"" << m[2] << "\"]\n";
   absl::StatusOr<std::unique_ptr<DaemonProcess>> daemon =
       DaemonProcess::Start({"--metrics_listen=127.0.0.1:0", "--tenants_file=" + tenants});

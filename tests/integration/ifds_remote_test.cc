@@ -134,7 +134,8 @@ TEST_F(IfdsRemoteTest, ASolveBeyondTheSessionQuotaFailsWithItsCodeAndTheDaemonCa
   // A session may hold 2 MiB of buffers; this solve needs about 20 at its peak.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> small,
                        DaemonProcess::Start({"--backend=cpu", "--session_memory=2M"}));
-  const std::string problem = ::testing::TempDir() + "/quota.ifds";
+  const testing::ScopedTempDir dir("sluice-quota");
+  const std::string problem = dir.File("quota.ifds");
   ASSERT_EQ(Sluice({"gen", "--procedures=400", "--facts=40", "--out=" + problem}).exit_code, 0);
   const ProgramRun refused = Sluice({"solve", problem, "--server=" + small->address()});
   EXPECT_EQ(refused.exit_code, 1) << refused.err;
@@ -157,7 +158,8 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   EXPECT_NE(a.out, c.out);
   ASSERT_OK(ifds::ParseText(a.out, "gen").status());
 
-  const std::string dir = ::testing::TempDir();
+  const testing::ScopedTempDir scratch("sluice-solve");
+  const std::string& dir = scratch.path();
   const std::string bad = dir + "/bad.ifds";
   FILE* f = std::fopen(bad.c_str(), "w");
   std::fputs("facts a\nprocedure m start s exit e\nedge s e {id, kill b}\n", f);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 
 namespace sluice {
 namespace {
@@ -112,8 +113,8 @@ TEST(PeerIdentityTest, TheTableIsReadAsTheKernelPrintsIt) {
   // Two rows: the client's end of 127.0.0.1:40000 -> 127.0.0.1:7450 (uid 1234), and the
   // daemon's end (uid 99); then an IPv6 row of ::1:40001 -> ::1:7450 (uid 4321), and lines a
   // parser must pass over.
-  const std::string dir = ::testing::TempDir();
-  const std::string v4 = dir + "/tcp", v6 = dir + "/tcp6";
+  const testing::ScopedTempDir dir("sluice-peer-identity");
+  const std::string v4 = dir.File("tcp"), v6 = dir.File("tcp6");
   std::ofstream(v4)
       << "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
          "   0: 0100007F:9C40 0100007F:1D1A 01 00000000:00000000 00:00000000 00000000  1234 0 1\n"
@@ -133,7 +134,7 @@ TEST(PeerIdentityTest, TheTableIsReadAsTheKernelPrintsIt) {
   EXPECT_EQ(LoopbackPeerUid("ipv4:127.0.0.1:40002", 7450, tables), std::nullopt)
       << "a connection in TIME_WAIT has no owner";
   EXPECT_EQ(LoopbackPeerUid("ipv4:127.0.0.1:40000", 7451, tables), std::nullopt);
-  EXPECT_EQ(LoopbackPeerUid("ipv4:127.0.0.1:40000", 7450, {dir + "/missing"}), std::nullopt);
+  EXPECT_EQ(LoopbackPeerUid("ipv4:127.0.0.1:40000", 7450, {dir.File("missing")}), std::nullopt);
 }
 
 TEST(PeerIdentityTest, AClientKeyIsItsHostAndUidAndNeverItsName) {
