@@ -694,10 +694,14 @@ class ProblemBuilder {
       for (unsigned a = 0; a < call.arg_size() && a < callee->arg_size(); ++a) {
         in.Pair(ValueFact(call.getArgOperand(a)), ValueFact(callee->getArg(a)));
       }
+      // What the callee writes before reading it does not go in: after the call it holds what
+      // the callee wrote (a strong update through the argument).
+      std::vector<uint32_t> replaced = LeafFacts(model_.ReplacedByCall(call, *callee));
+      std::sort(replaced.begin(), replaced.end());
       FlowSpec out;
       out.identity = false;
       for (uint32_t fact : exported) {
-        in.Pair(fact, fact);
+        if (!std::binary_search(replaced.begin(), replaced.end(), fact)) in.Pair(fact, fact);
         out.Pair(fact, fact);
       }
       for (const llvm::BasicBlock& block : *callee) {

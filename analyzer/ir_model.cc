@@ -78,6 +78,8 @@ IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::stri
   BuildObjects();
   SolvePointsTo();
   ComputeAccesses();
+  // Callees first, so each call's callee is summarized before its caller (but in recursion).
+  for (const llvm::Function* function : callees_first_) ComputeWrittenFirst(*function);
 }
 
 void IrModel::BuildCallGraph() {
@@ -355,7 +357,10 @@ void IrModel::ComputeAccesses() {
           reach.swap(merged);
         }
       }
-      for (uint32_t m : members) accessed_[functions_[m]] = reach;
+      for (uint32_t m : members) {
+        accessed_[functions_[m]] = reach;
+        callees_first_.push_back(functions_[m]);
+      }
     }
   }
 }

@@ -82,6 +82,24 @@ class IrModel {
 
   // The leaves `function` reads or writes, itself or through anything it calls.
   const std::vector<uint32_t>& Accessed(const llvm::Function& function) const;
+
+  // Bytes a function writes through one of its pointer parameters: `size` bytes from `offset`
+  // past where the parameter points.
+  struct ParameterWrite {
+    unsigned argument = 0;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    friend bool operator==(const ParameterWrite&, const ParameterWrite&) = default;
+  };
+  // What `function` writes through its pointer parameters, itself or through what it calls, on
+  // every path from its entry to a return, before anything it does may read those bytes.
+  const std::vector<ParameterWrite>& WrittenFirst(const llvm::Function& function) const;
+  // The leaves a call to `callee` replaces: what the callee writes first through an argument
+  // that may point to one place only, in a local or global object (not into an array), where
+  // those bytes cover a leaf that is not an array entirely. The callee reads none of them
+  // before writing them, so their content before the call does not reach past it.
+  std::vector<uint32_t> ReplacedByCall(const llvm::CallBase& call,
+                                       const llvm::Function& callee) const;
   // Whether a local leaf is accessed by a function other than its own.
   bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }
 
@@ -117,6 +135,16 @@ class IrModel {
   // start, one outside every field of its object is unknown.
   Pointee Normalize(Pointee pointee) const;
   void ComputeAccesses();
+  void ComputeWrittenFirst(const llvm::Function& function);
+  // The parameter slots of a function (an alloca a pointer parameter is stored into once, on
+  // entry, and only loaded from after), each with its parameter's index.
+  absl::flat_hash_map<const llvm::Value*, unsigned> ParameterSlots(
+      const llvm::Function& function) const;
+  // The pointer parameter `pointer` is, at a constant offset past it (casts and constant
+  // getelementptrs of the parameter or of a load of its slot): its index, or -1.
+  int ParameterOf(const llvm::Value* pointer,
+                  const absl::flat_hash_map<const llvm::Value*, unsigned>& slots,
+                  uint64_t* offset) const;
 
   const PointsTo& PointsToOf(const llvm::Value* value) const;
   std::vector<uint32_t> LeavesOf(Pointee pointee, uint64_t size) const;
@@ -142,6 +170,8 @@ class IrModel {
   std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold
   absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> accessed_;
   std::vector<bool> escapes_;
+  std::vector<const llvm::Function*> callees_first_;  // each function after what it calls
+  absl::flat_hash_map<const llvm::Function*, std::vector<ParameterWrite>> written_first_;
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;

@@ -1,5 +1,5 @@
 // analysis: uninit
-// one out-parameter function called with two different locals: its store through p is a weak update
+// one out-parameter function called with two different locals: p may point to either, but the callee writes *p before reading it, so each call initializes its own
 #include <stdio.h>
 
 static void init(int *p) { *p = 0; }
@@ -7,10 +7,11 @@ static void init(int *p) { *p = 0; }
 int main(void) {
   int a;
   int b;
+  int c;
   init(&a);
   init(&b);
-  // note: over-approximation: points-to is context-insensitive, p may point to a or b, so *p = 0 initializes neither
-  printf("%d\n", a); // expect: uninit a
-  printf("%d\n", b); // expect: uninit b
+  printf("%d\n", a);
+  printf("%d\n", b);
+  printf("%d\n", c); // expect: uninit c
   return 0;
 }
