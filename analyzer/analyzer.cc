@@ -208,6 +208,7 @@ class ProblemBuilder {
       if (!SharedLeaf(leaf) || ReadOnly(leaf)) continue;
       const MemoryObject& object = model_.objects()[leaves[leaf].object];
       leaf_fact_[leaf] = 1 + static_cast<uint32_t>(shared_names.size());
+      shared_leaf_.push_back(leaf);
       shared_names.push_back(object.kind == MemoryObject::Kind::kGlobal
                                  ? "@" + leaves[leaf].name
                              : object.kind == MemoryObject::Kind::kLocal
@@ -682,9 +683,21 @@ class ProblemBuilder {
     const std::vector<const llvm::Value*> dying = liveness.DyingAt(call);
     KillDying(dying, &call, &bypass);
     const bool result_read = std::find(dying.begin(), dying.end(), &call) == dying.end();
+    // A local whose address no memory holds is reached by a function other than its own only
+    // through the pointers it is passed: a call none of whose arguments may point to it
+    // neither reads nor writes it, and it goes around the call.
+    const std::vector<uint32_t> reached = model_.ArgumentObjects(call);
+    const auto unreached = [&](uint32_t fact) {
+      const uint32_t object = model_.leaves()[shared_leaf_[fact - 1]].object;
+      return model_.objects()[object].kind == MemoryObject::Kind::kLocal &&
+             !model_.AddressStored(object) &&
+             !std::binary_search(reached.begin(), reached.end(), object);
+    };
     std::vector<uint32_t> through_all = Exported(callees[0]);
     for (const llvm::Function* callee : callees) {
-      const std::vector<uint32_t>& exported = Exported(callee);
+      std::vector<uint32_t> exported = Exported(callee);
+      exported.erase(std::remove_if(exported.begin(), exported.end(), unreached),
+                     exported.end());
       std::vector<uint32_t> both;
       std::set_intersection(through_all.begin(), through_all.end(), exported.begin(),
                             exported.end(), std::back_inserter(both));
@@ -879,6 +892,7 @@ class ProblemBuilder {
   ifds::Problem& problem_;
   bool readable_ = true;
   std::vector<uint32_t> leaf_fact_;
+  std::vector<uint32_t> shared_leaf_;  // by shared fact, less one: the leaf it is
   absl::flat_hash_map<const llvm::Value*, uint32_t> value_fact_;
   absl::flat_hash_map<const llvm::Function*, uint32_t> copy_fact_;  // CopyThrough's place
   absl::flat_hash_map<const llvm::Function*, uint32_t> procedure_of_;

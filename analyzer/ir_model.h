@@ -102,6 +102,11 @@ class IrModel {
                                        const llvm::Function& callee) const;
   // Whether a local leaf is accessed by a function other than its own.
   bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }
+  // Whether memory may hold the address of `object` (a parameter's slot aside): if not, a
+  // function other than its own reaches it only through a pointer it was passed.
+  bool AddressStored(uint32_t object) const { return address_stored_[object]; }
+  // The objects a call's arguments may point to, sorted.
+  std::vector<uint32_t> ArgumentObjects(const llvm::CallBase& call) const;
 
   // The name a value has in the source ("cmd", "s.a"), following casts, address arithmetic
   // and loads back to a variable; "" when it has none.
@@ -170,6 +175,7 @@ class IrModel {
   std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold
   absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> accessed_;
   std::vector<bool> escapes_;
+  std::vector<bool> address_stored_;  // by object
   std::vector<const llvm::Function*> callees_first_;  // each function after what it calls
   absl::flat_hash_map<const llvm::Function*, std::vector<ParameterWrite>> written_first_;
   uint32_t indirect_calls_ = 0;

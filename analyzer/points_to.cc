@@ -527,6 +527,20 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       edges_at_collapse = edge_count;
     }
   }
+  // The objects whose address some memory may hold: any leaf's contents but a parameter's
+  // slot (a slot's address never leaves its function, and it holds what the call passed).
+  absl::flat_hash_set<uint32_t> slot_objects;
+  for (const llvm::Function* function : functions_) {
+    for (const auto& [slot, argument] : ParameterSlots(*function)) {
+      auto it = object_of_site_.find(slot);
+      if (it != object_of_site_.end()) slot_objects.insert(it->second);
+    }
+  }
+  address_stored_.assign(objects_.size(), false);
+  for (uint32_t l = 0; l < leaves_.size(); ++l) {
+    if (slot_objects.contains(leaves_[l].object)) continue;
+    for (Pointee p : pts[find(values + l)]) address_stored_[ObjectOf(p)] = true;
+  }
   // The same sets whatever the order things arrived in: known offsets of an object the set
   // also holds at an unknown offset are dropped.
   for (uint32_t v = 0; v < values; ++v) {
