@@ -215,6 +215,14 @@ class ProblemBuilder {
                                  ? DisplayName(*object.owner) + ":" + leaves[leaf].name
                                  : leaves[leaf].name);
     }
+    // The older objects of a heap site with a last object of its own (IrModel::MostRecent).
+    old_fact_.assign(leaves.size(), kNoFact);
+    for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
+      if (leaf_fact_[leaf] == kNoFact || !model_.HasRecency(leaves[leaf].object)) continue;
+      old_fact_[leaf] = 1 + static_cast<uint32_t>(shared_names.size());
+      shared_leaf_.push_back(leaf);
+      shared_names.push_back(leaves[leaf].name + "~older");
+    }
     // Each function's own facts: its private locals, its arguments, its values.
     absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> private_leaves;
     for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
@@ -272,9 +280,7 @@ class ProblemBuilder {
     problem_.fact_names.push_back("0");
     used.insert("0");
     data_->shared_labels.push_back("");
-    for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
-      if (leaf_fact_[leaf] != kNoFact) data_->shared_labels.push_back(leaves[leaf].name);
-    }
+    for (uint32_t leaf : shared_leaf_) data_->shared_labels.push_back(leaves[leaf].name);
     for (std::string& name : shared_names) problem_.fact_names.push_back(unique(std::move(name)));
     uint32_t next = 1 + static_cast<uint32_t>(shared);
     for (size_t f = 0; f < own.size(); ++f) {
@@ -460,12 +466,37 @@ class ProblemBuilder {
     return it->second;
   }
 
+  // The facts of leaves: a heap leaf with recency is two, its site's last object and the older
+  // ones.
   std::vector<uint32_t> LeafFacts(const std::vector<uint32_t>& leaves) const {
+    std::vector<uint32_t> out;
+    for (uint32_t leaf : leaves) {
+      if (leaf_fact_[leaf] != kNoFact) out.push_back(leaf_fact_[leaf]);
+      if (old_fact_[leaf] != kNoFact) out.push_back(old_fact_[leaf]);
+    }
+    return out;
+  }
+  // The facts of the last object's leaves only: what an allocation makes, what a store into
+  // the last object replaces.
+  std::vector<uint32_t> LastFacts(const std::vector<uint32_t>& leaves) const {
     std::vector<uint32_t> out;
     for (uint32_t leaf : leaves) {
       if (leaf_fact_[leaf] != kNoFact) out.push_back(leaf_fact_[leaf]);
     }
     return out;
+  }
+  // The facts a pointer reaches with `size` bytes: only the last object's where it is known to
+  // point there.
+  std::vector<uint32_t> PointerFacts(const llvm::Value* pointer, uint64_t size) const {
+    uint32_t object = 0;
+    uint64_t offset = 0;
+    return model_.MostRecent(pointer, &object, &offset)
+               ? LastFacts(model_.Leaves(pointer, size))
+               : LeafFacts(model_.Leaves(pointer, size));
+  }
+  // What a write of `size` bytes through `pointer` replaces (IrModel::StrongLeaves).
+  std::vector<uint32_t> StrongFacts(const llvm::Value* pointer, uint64_t size) const {
+    return LastFacts(model_.StrongLeaves(pointer, size));
   }
 
   uint64_t SizeOf(llvm::Type* type) const {
@@ -487,9 +518,12 @@ class ProblemBuilder {
                      std::vector<std::pair<uint32_t, std::string>>* out) const {
     const uint32_t value = ValueFact(argument);
     if (value != kNoFact) out->emplace_back(value, model_.SourceName(argument));
+    uint32_t object = 0;
+    uint64_t offset = 0;
+    const bool last = model_.MostRecent(argument, &object, &offset);
     for (uint32_t leaf : model_.Leaves(argument, kToEnd)) {
-      if (leaf_fact_[leaf] != kNoFact) {
-        out->emplace_back(leaf_fact_[leaf], model_.leaves()[leaf].name);
+      for (uint32_t fact : last ? LastFacts({leaf}) : LeafFacts({leaf})) {
+        out->emplace_back(fact, model_.leaves()[leaf].name);
       }
     }
   }
@@ -501,16 +535,22 @@ class ProblemBuilder {
             uint64_t length, FlowSpec* flow) {
     const auto place = copy_fact_.find(call.getFunction());
     if (model_.CopiesAllToAll(dst, src) && !call.isTerminator() && place != copy_fact_.end()) {
-      std::vector<uint32_t> from = LeafFacts(model_.Leaves(src, length));
-      std::vector<uint32_t> to = LeafFacts(model_.Leaves(dst, length));
+      std::vector<uint32_t> from = PointerFacts(src, length);
+      std::vector<uint32_t> to = PointerFacts(dst, length);
       if (uint64_t{from.size()} * to.size() > options_.copy_pairs_limit) {
         flow->via_from = std::move(from);
         flow->via_to = std::move(to);
         return;
       }
     }
+    uint32_t object = 0;
+    uint64_t offset = 0;
+    const bool from_last = model_.MostRecent(src, &object, &offset);
+    const bool to_last = model_.MostRecent(dst, &object, &offset);
     for (auto [s, d] : model_.CopyPairs(dst, src, length)) {
-      flow->Pair(leaf_fact_[s], leaf_fact_[d]);
+      for (uint32_t from : from_last ? LastFacts({s}) : LeafFacts({s})) {
+        for (uint32_t to : to_last ? LastFacts({d}) : LeafFacts({d})) flow->Pair(from, to);
+      }
     }
   }
 
@@ -518,26 +558,32 @@ class ProblemBuilder {
     const std::string name = model_.ExternalName(call);
     const uint32_t result = ValueFact(&call);
     const unsigned args = call.arg_size();
+    // A new object of a site with recency: the one made before joins the older ones.
+    for (uint32_t leaf : model_.CreatedLeaves(call)) {
+      if (old_fact_[leaf] == kNoFact) continue;
+      flow->Pair(leaf_fact_[leaf], old_fact_[leaf]);
+      flow->Kill(leaf_fact_[leaf]);
+    }
     if (!taint()) {
       if (AllocatesUninitialized(name)) {
-        for (uint32_t fact : LeafFacts(model_.CreatedLeaves(call))) flow->Gen(fact);
+        for (uint32_t fact : LastFacts(model_.CreatedLeaves(call))) flow->Gen(fact);
       } else if (CopiesStrings(name) && args >= 2) {
         const uint64_t length = ConstantLength(call, 2);
         const llvm::Value* dst = call.getArgOperand(0);
-        for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
+        for (uint32_t fact : StrongFacts(dst, length)) flow->Kill(fact);
         Copy(call, dst, call.getArgOperand(1), length, flow);
       } else if (name == "memset" && args >= 3) {
         const uint64_t length = ConstantLength(call, 2);
         const llvm::Value* dst = call.getArgOperand(0);
-        for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
-        for (uint32_t fact : LeafFacts(model_.Leaves(dst, length))) {
+        for (uint32_t fact : StrongFacts(dst, length)) flow->Kill(fact);
+        for (uint32_t fact : PointerFacts(dst, length)) {
           flow->Pair(ValueFact(call.getArgOperand(1)), fact);
         }
       } else if (!OnlyReads(name) && name != "calloc") {
         // A library function given a pointer is assumed to write what it points to.
         for (unsigned a = 0; a < args; ++a) {
           if (call.getArgOperand(a)->getType()->isPointerTy()) {
-            for (uint32_t fact : LeafFacts(model_.Leaves(call.getArgOperand(a), kToEnd))) {
+            for (uint32_t fact : PointerFacts(call.getArgOperand(a), kToEnd)) {
               flow->Kill(fact);
             }
           }
@@ -552,7 +598,7 @@ class ProblemBuilder {
       sanitized_result |= rule.result;
       for (unsigned a = 0; a < args; ++a) {
         if (!rule.Names(a)) continue;
-        for (uint32_t fact : LeafFacts(model_.Leaves(call.getArgOperand(a), kToEnd))) {
+        for (uint32_t fact : PointerFacts(call.getArgOperand(a), kToEnd)) {
           flow->Kill(fact);
         }
       }
@@ -563,31 +609,31 @@ class ProblemBuilder {
       source_result |= rule.result;
       for (unsigned a = 0; a < args; ++a) {
         if (!rule.Names(a)) continue;
-        for (uint32_t fact : LeafFacts(model_.Leaves(call.getArgOperand(a), kToEnd))) {
+        for (uint32_t fact : PointerFacts(call.getArgOperand(a), kToEnd)) {
           flow->Gen(fact);
         }
       }
     }
     if (source_result) {
       flow->Gen(result);
-      for (uint32_t fact : LeafFacts(model_.CreatedLeaves(call))) flow->Gen(fact);
+      for (uint32_t fact : LastFacts(model_.CreatedLeaves(call))) flow->Gen(fact);
     }
     if (CopiesStrings(name) && args >= 2) {
       const uint64_t length = ConstantLength(call, 2);
       const llvm::Value* dst = call.getArgOperand(0);
-      for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
+      for (uint32_t fact : StrongFacts(dst, length)) flow->Kill(fact);
       Copy(call, dst, call.getArgOperand(1), length, flow);
     } else if (name == "memset" && args >= 3) {
       const uint64_t length = ConstantLength(call, 2);
       const llvm::Value* dst = call.getArgOperand(0);
-      for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, length))) flow->Kill(fact);
-      for (uint32_t fact : LeafFacts(model_.Leaves(dst, length))) {
+      for (uint32_t fact : StrongFacts(dst, length)) flow->Kill(fact);
+      for (uint32_t fact : PointerFacts(dst, length)) {
         flow->Pair(ValueFact(call.getArgOperand(1)), fact);
       }
     } else if (FormatsInto(name) && args >= 2) {
       const llvm::Value* dst = call.getArgOperand(0);
-      const std::vector<uint32_t> written = LeafFacts(model_.Leaves(dst, kToEnd));
-      for (uint32_t fact : LeafFacts(model_.StrongLeaves(dst, kToEnd))) flow->Kill(fact);
+      const std::vector<uint32_t> written = PointerFacts(dst, kToEnd);
+      for (uint32_t fact : StrongFacts(dst, kToEnd)) flow->Kill(fact);
       for (unsigned a = 1; a < args; ++a) {
         std::vector<std::pair<uint32_t, std::string>> from;
         ArgumentFacts(call.getArgOperand(a), &from);
@@ -597,8 +643,8 @@ class ProblemBuilder {
       }
     } else if (name == "strdup" || name == "strndup") {
       if (args >= 1) {
-        for (uint32_t from : LeafFacts(model_.Leaves(call.getArgOperand(0), kToEnd))) {
-          for (uint32_t to : LeafFacts(model_.CreatedLeaves(call))) flow->Pair(from, to);
+        for (uint32_t from : PointerFacts(call.getArgOperand(0), kToEnd)) {
+          for (uint32_t to : LastFacts(model_.CreatedLeaves(call))) flow->Pair(from, to);
         }
       }
     }
@@ -617,7 +663,7 @@ class ProblemBuilder {
     const uint32_t self = ValueFact(&instruction);
     flow.Kill(self);
     if (const auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) {
-      for (uint32_t fact : LeafFacts(model_.Leaves(alloca, kToEnd))) {
+      for (uint32_t fact : PointerFacts(alloca, kToEnd)) {
         if (taint()) {
           flow.Kill(fact);
         } else {
@@ -625,20 +671,19 @@ class ProblemBuilder {
         }
       }
     } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
-      for (uint32_t fact :
-           LeafFacts(model_.Leaves(load->getPointerOperand(), SizeOf(load->getType())))) {
+      for (uint32_t fact : PointerFacts(load->getPointerOperand(), SizeOf(load->getType()))) {
         flow.Pair(fact, self);
       }
     } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
       const uint64_t size = SizeOf(store->getValueOperand()->getType());
       const llvm::Value* pointer = store->getPointerOperand();
-      for (uint32_t fact : LeafFacts(model_.StrongLeaves(pointer, size))) flow.Kill(fact);
+      for (uint32_t fact : StrongFacts(pointer, size)) flow.Kill(fact);
       const uint32_t value = ValueFact(store->getValueOperand());
-      for (uint32_t fact : LeafFacts(model_.Leaves(pointer, size))) flow.Pair(value, fact);
+      for (uint32_t fact : PointerFacts(pointer, size)) flow.Pair(value, fact);
     } else if (llvm::isa<llvm::AtomicRMWInst>(instruction) ||
                llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) {
       const llvm::Value* pointer = instruction.getOperand(0);
-      for (uint32_t fact : LeafFacts(model_.Leaves(pointer, kToEnd))) {
+      for (uint32_t fact : PointerFacts(pointer, kToEnd)) {
         flow.Pair(fact, self);
         for (unsigned o = 1; o < instruction.getNumOperands(); ++o) {
           flow.Pair(ValueFact(instruction.getOperand(o)), fact);
@@ -665,7 +710,7 @@ class ProblemBuilder {
         // function's own); the callee's own locals are new in each call.
         if (!SharedLeaf(leaf) || ReadOnly(leaf)) continue;
         if (object.kind == MemoryObject::Kind::kLocal && object.owner == callee) continue;
-        it->second.push_back(leaf_fact_[leaf]);
+        for (uint32_t fact : LeafFacts({leaf})) it->second.push_back(fact);
       }
       std::sort(it->second.begin(), it->second.end());
     }
@@ -745,10 +790,15 @@ class ProblemBuilder {
     if (!taint()) {
       const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction);
       if (load == nullptr) return;
+      uint32_t object = 0;
+      uint64_t offset = 0;
+      const bool last = model_.MostRecent(load->getPointerOperand(), &object, &offset);
       for (uint32_t leaf : model_.Leaves(load->getPointerOperand(), SizeOf(load->getType()))) {
         const Leaf& l = model_.leaves()[leaf];
-        if (!model_.objects()[l.object].named || leaf_fact_[leaf] == kNoFact) continue;
-        check.facts.emplace_back(leaf_fact_[leaf], l.name);
+        if (!model_.objects()[l.object].named) continue;
+        for (uint32_t fact : last ? LastFacts({leaf}) : LeafFacts({leaf})) {
+          check.facts.emplace_back(fact, l.name);
+        }
       }
       if (check.facts.empty()) return;
       finding.rule = "uninitialized-read";
@@ -893,6 +943,7 @@ class ProblemBuilder {
   bool readable_ = true;
   std::vector<uint32_t> leaf_fact_;
   std::vector<uint32_t> shared_leaf_;  // by shared fact, less one: the leaf it is
+  std::vector<uint32_t> old_fact_;     // by leaf: its older objects' fact (kNoFact: none)
   absl::flat_hash_map<const llvm::Value*, uint32_t> value_fact_;
   absl::flat_hash_map<const llvm::Function*, uint32_t> copy_fact_;  // CopyThrough's place
   absl::flat_hash_map<const llvm::Function*, uint32_t> procedure_of_;

@@ -80,6 +80,7 @@ IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::stri
   ComputeAccesses();
   // Callees first, so each call's callee is summarized before its caller (but in recursion).
   for (const llvm::Function* function : callees_first_) ComputeWrittenFirst(*function);
+  ComputeRecency();
 }
 
 void IrModel::BuildCallGraph() {
@@ -187,6 +188,56 @@ void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DITyp
   objects_.push_back(std::move(object));
 }
 
+// The struct one allocation makes, with its debug type, where the heap object can have fields
+// of its own: a `malloc` or `calloc` of exactly one struct's size whose result is kept in a
+// recency variable (internal::RecencySlot) that the program reads that struct through. Null
+// otherwise (the object is one location).
+llvm::Type* IrModel::HeapType(
+    const llvm::CallBase& call, const std::string& name,
+    const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
+    const llvm::DIType** di_type) const {
+  uint64_t bytes = 0;
+  const auto constant = [&call](unsigned i) -> uint64_t {
+    const auto* c = i < call.arg_size() ? llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(i))
+                                        : nullptr;
+    return c != nullptr && c->getValue().getActiveBits() <= 32 ? c->getZExtValue() : 0;
+  };
+  if (name == "malloc" || name == "_Znwm") {
+    bytes = constant(0);
+  } else if (name == "calloc") {
+    bytes = constant(0) * constant(1);
+  }
+  if (bytes == 0) return nullptr;
+  const llvm::AllocaInst* slot = internal::RecencySlot(call);
+  if (slot == nullptr) return nullptr;
+  llvm::StructType* type = nullptr;
+  for (const llvm::User* user : slot->users()) {
+    const auto* load = llvm::dyn_cast<llvm::LoadInst>(user);
+    if (load == nullptr) continue;
+    for (const llvm::User* use : load->users()) {
+      const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(use);
+      if (gep == nullptr || gep->getPointerOperand() != load) continue;
+      auto* structure = llvm::dyn_cast<llvm::StructType>(gep->getSourceElementType());
+      if (structure == nullptr) continue;
+      if (type != nullptr && type != structure) return nullptr;
+      type = structure;
+    }
+  }
+  if (type == nullptr || !type->isSized() ||
+      layout_.getTypeAllocSize(type).getFixedSize() != bytes) {
+    return nullptr;
+  }
+  auto it = declared.find(slot);
+  if (it != declared.end() && it->second != nullptr) {
+    const auto* pointer = llvm::dyn_cast_or_null<llvm::DIDerivedType>(
+        StripTypedefs(it->second->getType()));
+    if (pointer != nullptr && pointer->getTag() == llvm::dwarf::DW_TAG_pointer_type) {
+      *di_type = pointer->getBaseType();
+    }
+  }
+  return type;
+}
+
 void IrModel::BuildObjects() {
   for (const llvm::GlobalVariable& global : module_.globals()) {
     MemoryObject object;
@@ -247,7 +298,9 @@ void IrModel::BuildObjects() {
           object.site = call;
           object.name = SiteName(instruction, "heap");
           object.named = true;
-          AddObject(std::move(object), nullptr, nullptr);
+          const llvm::DIType* di_type = nullptr;
+          llvm::Type* type = HeapType(*call, name, declared, &di_type);
+          AddObject(std::move(object), type, di_type);
         } else if (call->getType()->isPointerTy() && !ReturnsFirstArgument(name)) {
           MemoryObject object;
           object.kind = MemoryObject::Kind::kExternal;

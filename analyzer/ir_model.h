@@ -12,8 +12,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "llvm/IR/DataLayout.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/InstrTypes.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 
 namespace sluice::analyzer {
@@ -65,8 +67,9 @@ class IrModel {
   // (kToEnd: to the object's end; unknown offsets: the whole object), sorted.
   std::vector<uint32_t> Leaves(const llvm::Value* pointer, uint64_t size) const;
   // The leaves a write of `size` bytes through `pointer` replaces: all of them when the
-  // pointer may point to one place only, in one object that is not a heap or external one,
-  // and the write covers those leaves entirely; else none (a weak update).
+  // pointer may point to one place only, in one object that is not a heap or external one, or
+  // into the last object of a heap site (MostRecent), and the write covers those leaves
+  // entirely; else none (a weak update).
   std::vector<uint32_t> StrongLeaves(const llvm::Value* pointer, uint64_t size) const;
   // Leaves of `dst` that a copy from `src` of `size` bytes may write, each with the source
   // leaves it may receive (matched by offset when both sides are single places).
@@ -77,6 +80,12 @@ class IrModel {
   // (not matched by offset): CopyPairs is then the product of Leaves(src, size) and
   // Leaves(dst, size), which a caller may rather route through one place of its own.
   bool CopiesAllToAll(const llvm::Value* dst, const llvm::Value* src) const;
+  // Whether `pointer` points into the object its allocation site made last (IrModel's recency
+  // abstraction, analyzer/recency.cc): that object, and the offset into it.
+  bool MostRecent(const llvm::Value* pointer, uint32_t* object, uint64_t* offset) const;
+  // Whether some pointer points to the last object of this heap object's site: its leaves are
+  // then two places each, the last object's and the older objects'.
+  bool HasRecency(uint32_t object) const { return recency_objects_.contains(object); }
   // The leaves of the heap or external object a call creates (none if it creates none).
   std::vector<uint32_t> CreatedLeaves(const llvm::CallBase& call) const;
 
@@ -123,6 +132,10 @@ class IrModel {
   void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
   void Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
                const llvm::DIType* di_type, uint32_t object, int depth);
+  llvm::Type* HeapType(
+      const llvm::CallBase& call, const std::string& name,
+      const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
+      const llvm::DIType** di_type) const;
   void BuildCallGraph();
   // A points-to constraint: dst = src (+ shift), dst = *src, *dst = src, or a memory copy
   // from what src points to into what dst points to. Ids are value ids.
@@ -141,6 +154,7 @@ class IrModel {
   Pointee Normalize(Pointee pointee) const;
   void ComputeAccesses();
   void ComputeWrittenFirst(const llvm::Function& function);
+  void ComputeRecency();
   // The parameter slots of a function (an alloca a pointer parameter is stored into once, on
   // entry, and only loaded from after), each with its parameter's index.
   absl::flat_hash_map<const llvm::Value*, unsigned> ParameterSlots(
@@ -178,6 +192,9 @@ class IrModel {
   std::vector<bool> address_stored_;  // by object
   std::vector<const llvm::Function*> callees_first_;  // each function after what it calls
   absl::flat_hash_map<const llvm::Function*, std::vector<ParameterWrite>> written_first_;
+  // Loads of a recency variable where it holds its site's last object: the object.
+  absl::flat_hash_map<const llvm::LoadInst*, uint32_t> recent_loads_;
+  absl::flat_hash_set<uint32_t> recency_objects_;
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;

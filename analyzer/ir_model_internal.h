@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "llvm/IR/InstrTypes.h"
+#include "llvm/IR/Instructions.h"
+
 namespace sluice::analyzer::internal {
 
 inline constexpr uint32_t kUnknownOffset = 0xffffffff;
@@ -40,6 +43,12 @@ inline bool CopiesMemory(std::string_view name) {
   return name == "memcpy" || name == "memmove" || name == "strcpy" || name == "strncpy" ||
          name == "strcat" || name == "strncat" || name == "stpcpy" || name == "realloc";
 }
+
+// The variable an allocation's result is stored into at once (before any other call), when it
+// is stored nowhere else, that variable holds nothing else and its address goes nowhere: a load
+// of it is then the site's last object until something runs the site again
+// (analyzer/recency.cc). Null otherwise.
+const llvm::AllocaInst* RecencySlot(const llvm::CallBase& call);
 
 }  // namespace sluice::analyzer::internal
 

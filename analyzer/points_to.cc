@@ -117,11 +117,16 @@ std::vector<uint32_t> IrModel::Leaves(const llvm::Value* pointer, uint64_t size)
 
 std::vector<uint32_t> IrModel::StrongLeaves(const llvm::Value* pointer, uint64_t size) const {
   size = Extent(pointer, size);
+  uint32_t recent = 0;
+  uint64_t recent_offset = 0;
+  const bool last = MostRecent(pointer, &recent, &recent_offset);
   const PointsTo& points_to = PointsToOf(pointer);
-  if (points_to.size() != 1) return {};
-  const Pointee pointee = *points_to.begin();
+  if (!last && points_to.size() != 1) return {};
+  const Pointee pointee =
+      last ? Normalize(Pack(recent, recent_offset)) : *points_to.begin();
   const MemoryObject& object = objects_[ObjectOf(pointee)];
-  if (object.kind == MemoryObject::Kind::kHeap || object.kind == MemoryObject::Kind::kExternal ||
+  if ((!last && (object.kind == MemoryObject::Kind::kHeap ||
+                 object.kind == MemoryObject::Kind::kExternal)) ||
       OffsetOf(pointee) == kUnknownOffset) {
     return {};
   }

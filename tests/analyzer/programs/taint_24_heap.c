@@ -1,5 +1,5 @@
 // analysis: taint
-// heap objects: one location per allocation site, never strongly updated; strdup copies taint
+// heap objects: a copy through the variable an allocation was kept in replaces the site's last object; an object read through any other pointer keeps its taint; strdup copies taint
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +11,11 @@ int main(void) {
   strcpy(buf, getenv("CMD"));
   system(buf); // expect: taint system
   strcpy(buf, "ls");
-  // note: over-approximation: the heap object is never strongly updated, it stays tainted
+  system(buf);
+  char *alias = buf;
+  strcpy(alias, getenv("CMD"));
+  strcpy(alias, "ls");
+  // note: over-approximation: alias is not the variable the allocation was kept in, so its copies add to the object and never replace it
   system(buf); // expect: taint system
   strcpy(other, "date");
   system(other);

@@ -1,5 +1,5 @@
 // analysis: uninit
-// malloc's memory is uninitialized and, being a heap location, never strongly updated; calloc's memory is initialized
+// malloc's memory is uninitialized; memory that is not one whole struct is one location, like an array, that a store adds to and never replaces; calloc's memory is initialized
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +11,7 @@ int main(void) {
   printf("%d\n", *q);
   printf("%d\n", *p); // expect: uninit heap@uninit_22_heap_malloc.c:7
   *p = 5;
-  // note: over-approximation: stores into a heap location are weak, so it stays possibly uninitialized
+  // note: over-approximation: a store of an int does not cover the object, one location of unknown size, so it stays possibly uninitialized
   printf("%d\n", *p); // expect: uninit heap@uninit_22_heap_malloc.c:7
   *q = 1;
   printf("%d\n", *q);

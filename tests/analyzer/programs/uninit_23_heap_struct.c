@@ -1,10 +1,11 @@
 // analysis: uninit
-// heap structs: a malloc'd struct stays possibly uninitialized after field stores, a calloc'd one is initialized
+// heap structs: a malloc'd struct's fields are initialized by the stores into it through the variable it was kept in, a calloc'd one is initialized whole
 #include <stdio.h>
 #include <stdlib.h>
 
 struct node {
   int value;
+  int weight;
   struct node *next;
 };
 
@@ -16,10 +17,9 @@ int main(void) {
   b->value = 3;
   b->next = a;
   printf("%d\n", a->value);
-  // note: over-approximation: heap stores are weak, so b's object is still possibly uninitialized
-  printf("%d\n", b->value); // expect: uninit heap@uninit_23_heap_struct.c:13
-  // note: b->next is loaded from the malloc'd object (a finding); ->value then reads the calloc'd one (none)
-  printf("%d\n", b->next->value); // expect: uninit heap@uninit_23_heap_struct.c:13
+  printf("%d\n", b->value);
+  printf("%d\n", b->weight); // expect: uninit heap@uninit_23_heap_struct.c:14.weight
+  printf("%d\n", b->next->value);
   free(b);
   free(a);
   return 0;
