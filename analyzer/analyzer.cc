@@ -730,13 +730,15 @@ class ProblemBuilder {
     const bool result_read = std::find(dying.begin(), dying.end(), &call) == dying.end();
     // A local whose address no memory holds is reached by a function other than its own only
     // through the pointers it is passed: a call none of whose arguments may point to it
-    // neither reads nor writes it, and it goes around the call.
+    // neither reads nor writes it, and it goes around the call. So does a local of the caller
+    // whose address nothing has been given yet.
     const std::vector<uint32_t> reached = model_.ArgumentObjects(call);
     const auto unreached = [&](uint32_t fact) {
       const uint32_t object = model_.leaves()[shared_leaf_[fact - 1]].object;
-      return model_.objects()[object].kind == MemoryObject::Kind::kLocal &&
-             !model_.AddressStored(object) &&
-             !std::binary_search(reached.begin(), reached.end(), object);
+      if (model_.objects()[object].kind != MemoryObject::Kind::kLocal) return false;
+      return model_.Unescaped(call, object) ||
+             (!model_.AddressStored(object) &&
+              !std::binary_search(reached.begin(), reached.end(), object));
     };
     std::vector<uint32_t> through_all = Exported(callees[0]);
     for (const llvm::Function* callee : callees) {

@@ -81,6 +81,7 @@ IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::stri
   // Callees first, so each call's callee is summarized before its caller (but in recursion).
   for (const llvm::Function* function : callees_first_) ComputeWrittenFirst(*function);
   ComputeRecency();
+  ComputeEscapes();
 }
 
 void IrModel::BuildCallGraph() {

@@ -114,6 +114,10 @@ class IrModel {
   // Whether memory may hold the address of `object` (a parameter's slot aside): if not, a
   // function other than its own reaches it only through a pointer it was passed.
   bool AddressStored(uint32_t object) const { return address_stored_[object]; }
+  // Whether a local of the calling function has had its address used as a value (stored,
+  // passed to a call, ...) on no path to `call` but by `call` itself: the callee cannot reach
+  // it (analyzer/escape.cc).
+  bool Unescaped(const llvm::CallBase& call, uint32_t object) const;
   // The objects a call's arguments may point to, sorted.
   std::vector<uint32_t> ArgumentObjects(const llvm::CallBase& call) const;
 
@@ -155,6 +159,7 @@ class IrModel {
   void ComputeAccesses();
   void ComputeWrittenFirst(const llvm::Function& function);
   void ComputeRecency();
+  void ComputeEscapes();
   // The parameter slots of a function (an alloca a pointer parameter is stored into once, on
   // entry, and only loaded from after), each with its parameter's index.
   absl::flat_hash_map<const llvm::Value*, unsigned> ParameterSlots(
@@ -195,6 +200,8 @@ class IrModel {
   // Loads of a recency variable where it holds its site's last object: the object.
   absl::flat_hash_map<const llvm::LoadInst*, uint32_t> recent_loads_;
   absl::flat_hash_set<uint32_t> recency_objects_;
+  // By call to a defined function: its function's locals not escaped before it, sorted.
+  absl::flat_hash_map<const llvm::CallBase*, std::vector<uint32_t>> unescaped_;
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;
