@@ -40,6 +40,21 @@ bool Covers(uint64_t outer, uint64_t outer_size, uint64_t inner, uint64_t inner_
   return inner >= outer && inner + inner_size <= outer + outer_size;
 }
 
+// Whether two sorted lists share an element.
+bool Intersect(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  auto i = a.begin();
+  auto j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    if (*i == *j) return true;
+    if (*i < *j) {
+      i = std::lower_bound(i, a.end(), *j);
+    } else {
+      j = std::lower_bound(j, b.end(), *i);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 // A pointer parameter's slot: at -O0 each parameter is stored once, on entry, into an alloca
@@ -191,16 +206,21 @@ void IrModel::ComputeWrittenFirst(const llvm::Function& function) {
   }
   if (ranges.empty()) return;
 
-  // The objects each parameter with ranges may point to: what a read must miss to leave them.
-  absl::flat_hash_map<unsigned, absl::flat_hash_set<uint32_t>> objects;
-  for (const ParameterWrite& range : ranges) {
-    auto [it, inserted] = objects.try_emplace(range.argument);
-    if (!inserted) continue;
-    for (Pointee pointee : PointsToOf(function.getArg(range.argument))) {
-      it->second.insert(ObjectOf(pointee));
-    }
-  }
+  // The leaves each range may cover, wherever its parameter may point: what a read through
+  // another pointer, or a call, must miss to leave it.
   const size_t n = ranges.size();
+  std::vector<std::vector<uint32_t>> covered(n);
+  for (size_t r = 0; r < n; ++r) {
+    for (Pointee pointee : PointsToOf(function.getArg(ranges[r].argument))) {
+      const uint64_t offset = OffsetOf(pointee);
+      const Pointee start = offset == kUnknownOffset
+                                ? pointee
+                                : internal::Pack(ObjectOf(pointee), offset + ranges[r].offset);
+      for (uint32_t leaf : LeavesOf(start, ranges[r].size)) covered[r].push_back(leaf);
+    }
+    std::sort(covered[r].begin(), covered[r].end());
+    covered[r].erase(std::unique(covered[r].begin(), covered[r].end()), covered[r].end());
+  }
   // The ranges each instruction may read and writes, as bits.
   struct Bits {
     llvm::BitVector reads, writes;
@@ -211,33 +231,19 @@ void IrModel::ComputeWrittenFirst(const llvm::Function& function) {
     for (const auto& [pointer, size] : effect.reads) {
       uint64_t offset = 0;
       const int parameter = ParameterOf(pointer, slots, &offset);
-      const PointsTo& points_to = PointsToOf(pointer);
+      const std::vector<uint32_t> leaves = Leaves(pointer, size);
       for (size_t r = 0; r < n; ++r) {
         const ParameterWrite& range = ranges[r];
         if (parameter == static_cast<int>(range.argument)) {
           if (Overlaps(offset, size, range.offset, range.size)) b.reads.set(r);
-          continue;
-        }
-        const absl::flat_hash_set<uint32_t>& mine = objects.at(range.argument);
-        for (Pointee pointee : points_to) {
-          if (mine.contains(ObjectOf(pointee))) {
-            b.reads.set(r);
-            break;
-          }
+        } else if (Intersect(leaves, covered[r])) {
+          b.reads.set(r);
         }
       }
     }
     for (const llvm::Function* callee : effect.callees) {
-      const std::vector<uint32_t>& accessed = Accessed(*callee);
       for (size_t r = 0; r < n; ++r) {
-        for (uint32_t object : objects.at(ranges[r].argument)) {
-          const MemoryObject& o = objects_[object];
-          auto it = std::lower_bound(accessed.begin(), accessed.end(), o.first_leaf);
-          if (it != accessed.end() && *it < o.first_leaf + o.leaf_count) {
-            b.reads.set(r);
-            break;
-          }
-        }
+        if (Intersect(Accessed(*callee), covered[r])) b.reads.set(r);
       }
     }
     for (const ParameterWrite& write : effect.writes) {
