@@ -207,6 +207,10 @@ class ProblemBuilder {
     for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
       if (!SharedLeaf(leaf) || ReadOnly(leaf)) continue;
       const MemoryObject& object = model_.objects()[leaves[leaf].object];
+      if (object.smashed && leaf != object.first_leaf) {  // one location: its first leaf's
+        leaf_fact_[leaf] = leaf_fact_[object.first_leaf];
+        continue;
+      }
       leaf_fact_[leaf] = 1 + static_cast<uint32_t>(shared_names.size());
       shared_leaf_.push_back(leaf);
       shared_names.push_back(object.kind == MemoryObject::Kind::kGlobal
@@ -713,6 +717,7 @@ class ProblemBuilder {
         for (uint32_t fact : LeafFacts({leaf})) it->second.push_back(fact);
       }
       std::sort(it->second.begin(), it->second.end());
+      it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
     }
     return it->second;
   }

@@ -32,6 +32,9 @@ struct MemoryObject {
   bool named = false;                     // from debug info: findings may name it
   uint32_t first_leaf = 0;
   uint32_t leaf_count = 0;
+  // A heap object with fields some pointer may point into at an unknown offset: its leaves
+  // are one location (one fact, the object's name).
+  bool smashed = false;
 };
 
 struct Leaf {
@@ -156,6 +159,10 @@ class IrModel {
   // The pointee a pointer at this offset stands for: an offset inside an array is the array's
   // start, one outside every field of its object is unknown.
   Pointee Normalize(Pointee pointee) const;
+  // Whether a pointee lies in an array leaf of its object.
+  bool InArray(Pointee pointee) const;
+  // A copy's shift for pointer arithmetic by a variable (IrModel::SolvePointsTo).
+  static constexpr int64_t kVariableShift = INT64_MIN;
   void ComputeAccesses();
   void ComputeWrittenFirst(const llvm::Function& function);
   void ComputeRecency();

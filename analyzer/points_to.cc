@@ -211,11 +211,14 @@ void IrModel::SolvePointsTo() {
           ValueId(i);
         } else if (const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(i)) {
           // Constant indexes move the offset; a variable index moves within an array, which
-          // is one location, so it counts as 0.
+          // is one location, so it counts as 0. A variable first index (pointer arithmetic)
+          // stays in an array it points into, and is anywhere in any other object.
           int64_t offset = 0;
           for (auto it = llvm::gep_type_begin(gep), end = llvm::gep_type_end(gep); it != end;
                ++it) {
             const auto* index = llvm::dyn_cast<llvm::ConstantInt>(it.getOperand());
+            if (index == nullptr && it == llvm::gep_type_begin(gep)) offset = kVariableShift;
+            if (offset == kVariableShift) continue;
             if (llvm::StructType* structure = it.getStructTypeOrNull()) {
               offset += static_cast<int64_t>(layout_.getStructLayout(structure)->getElementOffset(
                   static_cast<unsigned>(index->getZExtValue())));
@@ -389,6 +392,9 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
       return Pack(ObjectOf(pointee), kUnknownOffset);
     }
+    if (e.shift == kVariableShift) {
+      return InArray(pointee) ? Normalize(pointee) : Pack(ObjectOf(pointee), kUnknownOffset);
+    }
     const int64_t offset = int64_t{OffsetOf(pointee)} + e.shift;
     return Normalize(Pack(ObjectOf(pointee),
                           offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset)));
@@ -546,6 +552,22 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     if (slot_objects.contains(leaves_[l].object)) continue;
     for (Pointee p : pts[find(values + l)]) address_stored_[ObjectOf(p)] = true;
   }
+  // A heap object with fields that some pointer may point into at an unknown offset is one
+  // location again: its leaves are one place, named after the object.
+  for (uint32_t n = 0; n < values + leaves_.size(); ++n) {
+    if (find(n) != n) continue;
+    for (Pointee p : pts[n]) {
+      const uint32_t o = ObjectOf(p);
+      if (OffsetOf(p) != kUnknownOffset || objects_[o].kind != MemoryObject::Kind::kHeap ||
+          objects_[o].leaf_count < 2 || objects_[o].smashed) {
+        continue;
+      }
+      objects_[o].smashed = true;
+      for (uint32_t i = 0; i < objects_[o].leaf_count; ++i) {
+        leaves_[objects_[o].first_leaf + i].name = objects_[o].name;
+      }
+    }
+  }
   // The same sets whatever the order things arrived in: known offsets of an object the set
   // also holds at an unknown offset are dropped.
   for (uint32_t v = 0; v < values; ++v) {
@@ -558,6 +580,18 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     }
   }
   contents_.clear();
+}
+
+bool IrModel::InArray(Pointee pointee) const {
+  if (OffsetOf(pointee) == kUnknownOffset) return false;
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  const auto begin = leaves_.begin() + object.first_leaf;
+  const auto end = begin + object.leaf_count;
+  auto it = std::upper_bound(begin, end, uint64_t{OffsetOf(pointee)},
+                             [](uint64_t o, const Leaf& leaf) { return o < leaf.offset; });
+  if (it == begin) return false;
+  const Leaf& leaf = *(it - 1);
+  return leaf.array && (leaf.size == kToEnd || OffsetOf(pointee) < leaf.offset + leaf.size);
 }
 
 IrModel::Pointee IrModel::Normalize(Pointee pointee) const {

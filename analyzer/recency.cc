@@ -90,6 +90,7 @@ void IrModel::ComputeRecency() {
     const MemoryObject& object = objects_[o];
     if (object.kind != MemoryObject::Kind::kHeap) continue;
     const auto* call = llvm::cast<llvm::CallBase>(object.site);
+    if (object.smashed) continue;  // its fields are one location: nothing replaces one
     if (const llvm::AllocaInst* slot = internal::RecencySlot(*call)) {
       slots[call->getFunction()].emplace_back(slot, o);
     }
