@@ -583,6 +583,9 @@ class ProblemBuilder {
         for (uint32_t fact : PointerFacts(dst, length)) {
           flow->Pair(ValueFact(call.getArgOperand(1)), fact);
         }
+      } else if (FormatsInto(name) && args >= 1) {
+        // The string it formats replaces what its buffer held (where that is one place).
+        for (uint32_t fact : StrongFacts(call.getArgOperand(0), kToEnd)) flow->Kill(fact);
       } else if (!OnlyReads(name) && name != "calloc") {
         // A library function given a pointer is assumed to write what it points to.
         for (unsigned a = 0; a < args; ++a) {

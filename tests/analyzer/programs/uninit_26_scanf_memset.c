@@ -1,5 +1,5 @@
 // analysis: uninit
-// external functions given a pointer initialize what it points to (scanf("%d", &x), memset); read-only ones (printf) do not
+// external functions given a pointer initialize what it points to (scanf("%d", &x), memset, the buffer sprintf formats into); read-only ones (printf) do not
 #include <stdio.h>
 #include <string.h>
 
@@ -15,5 +15,10 @@ int main(void) {
   printf("%p\n", (void *)&k);
   // note: printf only reads what it is given, so k stays uninitialized
   printf("%d\n", k); // expect: uninit k
+  char text[16];
+  snprintf(text, sizeof text, "%d", m);
+  printf("%c\n", text[0]);
+  char other[16];
+  printf("%c\n", other[0]); // expect: uninit other
   return 0;
 }
