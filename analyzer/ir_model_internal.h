@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Instructions.h"
 
@@ -43,6 +44,11 @@ inline bool CopiesMemory(std::string_view name) {
   return name == "memcpy" || name == "memmove" || name == "strcpy" || name == "strncpy" ||
          name == "strcat" || name == "strncat" || name == "stpcpy" || name == "realloc";
 }
+
+// A pointer's base past casts and constant getelementptrs (at most 32), with the offset they
+// add; null where that offset is negative or not constant.
+const llvm::Value* ConstantBase(const llvm::Value* pointer, const llvm::DataLayout& layout,
+                                uint64_t* offset);
 
 // The variable an allocation's result is stored into at once (before any other call), when it
 // is stored nowhere else, that variable holds nothing else and its address goes nowhere: a load

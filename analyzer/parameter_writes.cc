@@ -10,7 +10,6 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/IR/Operator.h"
 #include "sluice/analyzer/ir_model.h"
 #include "sluice/analyzer/ir_model_internal.h"
 
@@ -22,8 +21,6 @@ using internal::OffsetOf;
 
 namespace {
 
-// How deep a pointer's casts and constant getelementptrs are followed back to a parameter.
-constexpr int kMaxDerivation = 32;
 // The ranges one function's summary is computed for, at most (a function writing more
 // through its parameters is summarized by the first ones it writes).
 constexpr size_t kMaxRanges = 1024;
@@ -86,25 +83,8 @@ absl::flat_hash_map<const llvm::Value*, unsigned> IrModel::ParameterSlots(
 int IrModel::ParameterOf(const llvm::Value* pointer,
                          const absl::flat_hash_map<const llvm::Value*, unsigned>& slots,
                          uint64_t* offset) const {
-  int64_t total = 0;
-  for (int depth = 0; depth < kMaxDerivation; ++depth) {
-    if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(pointer)) {
-      llvm::APInt step(layout_.getIndexTypeSizeInBits(gep->getType()), 0);
-      if (!gep->accumulateConstantOffset(layout_, step) || step.getMinSignedBits() > 40) {
-        return -1;
-      }
-      total += step.getSExtValue();
-      pointer = gep->getPointerOperand();
-    } else if (const auto* cast = llvm::dyn_cast<llvm::Operator>(pointer);
-               cast != nullptr && (cast->getOpcode() == llvm::Instruction::BitCast ||
-                                   cast->getOpcode() == llvm::Instruction::AddrSpaceCast)) {
-      pointer = cast->getOperand(0);
-    } else {
-      break;
-    }
-  }
-  if (total < 0) return -1;
-  *offset = static_cast<uint64_t>(total);
+  pointer = internal::ConstantBase(pointer, layout_, offset);
+  if (pointer == nullptr) return -1;
   if (const auto* argument = llvm::dyn_cast<llvm::Argument>(pointer)) {
     return argument->getType()->isPointerTy() ? static_cast<int>(argument->getArgNo()) : -1;
   }

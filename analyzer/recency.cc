@@ -48,11 +48,6 @@ const llvm::AllocaInst* RecencySlot(const llvm::CallBase& call) {
   return slot;
 }
 
-}  // namespace internal
-
-namespace {
-
-// A pointer's base past casts and constant getelementptrs, and the offset it adds.
 const llvm::Value* ConstantBase(const llvm::Value* pointer, const llvm::DataLayout& layout,
                                 uint64_t* offset) {
   int64_t total = 0;
@@ -77,7 +72,7 @@ const llvm::Value* ConstantBase(const llvm::Value* pointer, const llvm::DataLayo
   return pointer;
 }
 
-}  // namespace
+}  // namespace internal
 
 // A forward must-analysis per function with recency variables: a variable holds its site's
 // last object from the store that follows the site until a call that may run the site again
@@ -183,7 +178,7 @@ void IrModel::ComputeRecency() {
 
 bool IrModel::MostRecent(const llvm::Value* pointer, uint32_t* object, uint64_t* offset) const {
   if (recent_loads_.empty()) return false;
-  const llvm::Value* base = ConstantBase(pointer, layout_, offset);
+  const llvm::Value* base = internal::ConstantBase(pointer, layout_, offset);
   if (base == nullptr) return false;
   const auto* load = llvm::dyn_cast<llvm::LoadInst>(base);
   if (load == nullptr) return false;
