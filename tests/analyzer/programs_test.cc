@@ -211,6 +211,12 @@ TEST(ProgramsSuiteTest, HasAtLeastFortyAnnotatedProgramsOfEachKindOfCase) {
   // Every program expects something: "no finding" cases sit beside findings, so a program
   // that silently analyzes nothing cannot pass.
   EXPECT_EQ(without_findings, 0u);
+  // docs/analyzer.md says how many there are.
+  std::ifstream doc(fs::path(SLUICE_SOURCE_DIR) / "docs/analyzer.md");
+  const std::string text((std::istreambuf_iterator<char>(doc)), {});
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex("holds (\\d+) annotated programs")));
+  EXPECT_EQ(m[1].str(), std::to_string(names.size()));
 }
 
 }  // namespace
