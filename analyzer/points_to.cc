@@ -399,7 +399,6 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     return Normalize(Pack(ObjectOf(pointee),
                           offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset)));
   };
-  std::vector<Pointee> scratch;
   size_t edge_count = edge_set.size();
   // A new plain edge passes on everything its source holds now; later arrivals follow it.
   const auto add_edge = [&](uint32_t src, uint32_t dst) {
@@ -408,8 +407,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     if (src == dst || !edge_set.emplace(src, dst, 0, false).second) return;
     edges[src].push_back({dst, 0, false});
     ++edge_count;
-    scratch.assign(pts[src].begin(), pts[src].end());
-    for (Pointee p : scratch) add(dst, p);
+    // (add changes only dst's set, so src's is read in place.)
+    for (Pointee p : pts[src]) add(dst, p);
   };
   // Tarjan's algorithm over the representatives and their plain edges; every component of
   // several nodes becomes one, which then passes its whole set on once more.
