@@ -473,8 +473,31 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       }
     }
   };
+  // A value whose only source is one plain copy (a cast, a getelementptr of offset 0) holds
+  // what that source holds, always: it is merged into it before solving, so a chain of such
+  // copies passes each pointee on once, not once a link. (Loads are sources too: a load's
+  // value is never merged.)
+  {
+    std::vector<uint32_t> sources(values, 0), source(values, 0);
+    for (const Constraint& c : constraints) {
+      if (c.kind == Constraint::Kind::kLoad && c.dst < values) sources[c.dst] += 2;
+      if (c.kind != Constraint::Kind::kCopy || c.dst >= values) continue;
+      sources[c.dst] += (c.shift == 0 && !c.unknown && c.src != c.dst) ? 1 : 2;
+      source[c.dst] = c.src;
+    }
+    for (uint32_t v = 0; v < values; ++v) {
+      if (sources[v] != 1 || !pts[v].empty()) continue;
+      const uint32_t into = find(source[v]);
+      if (into == v) continue;
+      rep[v] = into;
+      edges[into].insert(edges[into].end(), edges[v].begin(), edges[v].end());
+      std::vector<Edge>().swap(edges[v]);
+      through[into].insert(through[into].end(), through[v].begin(), through[v].end());
+      std::vector<uint32_t>().swap(through[v]);
+    }
+  }
   for (uint32_t n = 0; n < nodes; ++n) {
-    if (pts[n].empty()) continue;
+    if (pts[n].empty() || find(n) != n) continue;
     pending[n].assign(pts[n].begin(), pts[n].end());
     enqueue(n);
   }
