@@ -584,8 +584,12 @@ class ProblemBuilder {
           flow->Pair(ValueFact(call.getArgOperand(1)), fact);
         }
       } else if (FormatsInto(name) && args >= 1) {
-        // The string it formats replaces what its buffer held (where that is one place).
-        for (uint32_t fact : StrongFacts(call.getArgOperand(0), kToEnd)) flow->Kill(fact);
+        // The string it formats replaces what its buffer held (where that is one place), but
+        // for snprintf into none of it.
+        const bool sized = name == "snprintf" || name == "vsnprintf";
+        if (!sized || ConstantLength(call, 1) != 0) {
+          for (uint32_t fact : StrongFacts(call.getArgOperand(0), kToEnd)) flow->Kill(fact);
+        }
       } else if (!OnlyReads(name) && name != "calloc") {
         // A library function given a pointer is assumed to write what it points to.
         for (unsigned a = 0; a < args; ++a) {

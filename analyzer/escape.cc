@@ -57,6 +57,9 @@ bool EscapePoints(const llvm::AllocaInst& alloca,
 // entry, for a local used in a way not followed) may have been passed.
 void IrModel::ComputeEscapes() {
   for (const llvm::Function* function : functions_) {
+    // In a recursive function a local is every activation's: an earlier one's address may have
+    // been given out already.
+    if (recursive_.contains(function)) continue;
     std::vector<uint32_t> locals;
     std::vector<bool> from_entry;
     absl::flat_hash_map<const llvm::Instruction*, std::vector<size_t>> escapes_at;

@@ -414,6 +414,8 @@ void IrModel::ComputeAccesses() {
       for (uint32_t m : members) {
         accessed_[functions_[m]] = reach;
         callees_first_.push_back(functions_[m]);
+        const bool self = std::binary_search(calls[m].begin(), calls[m].end(), m);
+        if (members.size() > 1 || self) recursive_.insert(functions_[m]);
       }
     }
   }

@@ -159,8 +159,6 @@ class IrModel {
   // The pointee a pointer at this offset stands for: an offset inside an array is the array's
   // start, one outside every field of its object is unknown.
   Pointee Normalize(Pointee pointee) const;
-  // Whether a pointee lies in an array leaf of its object.
-  bool InArray(Pointee pointee) const;
   // A copy's shift for pointer arithmetic by a variable (IrModel::SolvePointsTo).
   static constexpr int64_t kVariableShift = INT64_MIN;
   void ComputeAccesses();
@@ -203,6 +201,7 @@ class IrModel {
   std::vector<bool> escapes_;
   std::vector<bool> address_stored_;  // by object
   std::vector<const llvm::Function*> callees_first_;  // each function after what it calls
+  absl::flat_hash_set<const llvm::Function*> recursive_;  // on a cycle of the call graph
   absl::flat_hash_map<const llvm::Function*, std::vector<ParameterWrite>> written_first_;
   // Loads of a recency variable where it holds its site's last object: the object.
   absl::flat_hash_map<const llvm::LoadInst*, uint32_t> recent_loads_;

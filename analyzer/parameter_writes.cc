@@ -60,7 +60,8 @@ absl::flat_hash_map<const llvm::Value*, unsigned> IrModel::ParameterSlots(
     const llvm::Function& function) const {
   absl::flat_hash_map<const llvm::Value*, unsigned> slots;
   for (const llvm::Argument& argument : function.args()) {
-    if (!argument.getType()->isPointerTy()) continue;
+    // (A byval parameter points to the callee's own copy, not to what the caller passed.)
+    if (!argument.getType()->isPointerTy() || argument.hasByValAttr()) continue;
     for (const llvm::User* user : argument.users()) {
       const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
       if (store == nullptr || store->getValueOperand() != &argument ||
@@ -86,7 +87,9 @@ int IrModel::ParameterOf(const llvm::Value* pointer,
   pointer = internal::ConstantBase(pointer, layout_, offset);
   if (pointer == nullptr) return -1;
   if (const auto* argument = llvm::dyn_cast<llvm::Argument>(pointer)) {
-    return argument->getType()->isPointerTy() ? static_cast<int>(argument->getArgNo()) : -1;
+    return argument->getType()->isPointerTy() && !argument->hasByValAttr()
+               ? static_cast<int>(argument->getArgNo())
+               : -1;
   }
   if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(pointer)) {
     auto it = slots.find(load->getPointerOperand());
@@ -153,8 +156,9 @@ void IrModel::ComputeWrittenFirst(const llvm::Function& function) {
           }
         } else {
           const std::string name = ExternalName(*call);
+          // (llvm.memset and llvm.memcpy have a fourth operand: whether they are volatile.)
           const auto* length =
-              call->arg_size() == 3 ? llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(2))
+              call->arg_size() >= 3 ? llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(2))
                                     : nullptr;
           const bool fills = name == "memset" || name == "memcpy" || name == "memmove";
           for (unsigned a = 0; a < call->arg_size(); ++a) {
@@ -234,7 +238,9 @@ void IrModel::ComputeWrittenFirst(const llvm::Function& function) {
         }
       }
     }
-    b.reads.reset(b.writes);  // a call's own writes come before its reads
+    // A defined callee's ranges are written before it reads them; a library copy reads its
+    // source first.
+    if (!effect.callees.empty()) b.reads.reset(b.writes);
     bits.emplace(instruction, std::move(b));
   }
 
@@ -324,6 +330,13 @@ std::vector<uint32_t> IrModel::ReplacedByCall(const llvm::CallBase& call,
     if (object.kind == MemoryObject::Kind::kHeap || object.kind == MemoryObject::Kind::kExternal ||
         OffsetOf(pointee) == kUnknownOffset) {
       continue;
+    }
+    // A local of a recursive function is every activation's: the one written may be another,
+    // unless the argument is the local itself, given by its own function.
+    if (object.kind == MemoryObject::Kind::kLocal && recursive_.contains(object.owner)) {
+      uint64_t offset = 0;
+      const llvm::Value* argument = call.getArgOperand(write.argument);
+      if (internal::ConstantBase(argument, layout_, &offset) != object.site) continue;
     }
     // A pointer into an array stands for the array's start, not where in it it points: the
     // ranges the callee writes are then not known in the object.

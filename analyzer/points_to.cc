@@ -130,6 +130,12 @@ std::vector<uint32_t> IrModel::StrongLeaves(const llvm::Value* pointer, uint64_t
       OffsetOf(pointee) == kUnknownOffset) {
     return {};
   }
+  // A local of a recursive function is every activation's: only its own function writing it
+  // directly (not through a pointer it was given) is sure to write the current one.
+  if (object.kind == MemoryObject::Kind::kLocal && recursive_.contains(object.owner)) {
+    uint64_t offset = 0;
+    if (internal::ConstantBase(pointer, layout_, &offset) != object.site) return {};
+  }
   const uint64_t start = OffsetOf(pointee);
   std::vector<uint32_t> out;
   for (uint32_t leaf_id : LeavesOf(pointee, size)) {
@@ -393,7 +399,13 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       return Pack(ObjectOf(pointee), kUnknownOffset);
     }
     if (e.shift == kVariableShift) {
-      return InArray(pointee) ? Normalize(pointee) : Pack(ObjectOf(pointee), kUnknownOffset);
+      // An object that is one array is where arithmetic on a pointer into it stays; in any
+      // other object (a struct, even one whose first field is an array: `(char *)&r + i`)
+      // the pointer may land anywhere.
+      const MemoryObject& object = objects_[ObjectOf(pointee)];
+      return object.leaf_count == 1 && leaves_[object.first_leaf].array
+                 ? Normalize(pointee)
+                 : Pack(ObjectOf(pointee), kUnknownOffset);
     }
     const int64_t offset = int64_t{OffsetOf(pointee)} + e.shift;
     return Normalize(Pack(ObjectOf(pointee),
@@ -602,18 +614,6 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     }
   }
   contents_.clear();
-}
-
-bool IrModel::InArray(Pointee pointee) const {
-  if (OffsetOf(pointee) == kUnknownOffset) return false;
-  const MemoryObject& object = objects_[ObjectOf(pointee)];
-  const auto begin = leaves_.begin() + object.first_leaf;
-  const auto end = begin + object.leaf_count;
-  auto it = std::upper_bound(begin, end, uint64_t{OffsetOf(pointee)},
-                             [](uint64_t o, const Leaf& leaf) { return o < leaf.offset; });
-  if (it == begin) return false;
-  const Leaf& leaf = *(it - 1);
-  return leaf.array && (leaf.size == kToEnd || OffsetOf(pointee) < leaf.offset + leaf.size);
 }
 
 IrModel::Pointee IrModel::Normalize(Pointee pointee) const {
