@@ -1,15 +1,19 @@
 // sluice analyze: C/C++ sources or LLVM IR to an IFDS problem (uninitialized variables or
 // taint), solved by the resident solver (in-process or through a daemon) or the reference
 // solver, reported as text, JSON or SARIF (docs/analyzer.md).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "sluice/analyzer/analyzer.h"
 #include "sluice/analyzer/report.h"
 #include "sluice/analyzer/taint_config.h"
@@ -38,9 +42,46 @@ namespace sluice {
 
 namespace {
 
+// The functions holding the most of the solution's (node, fact) pairs: where a problem's size
+// goes. Each with its pairs and the distinct facts among them.
+struct FunctionShare {
+  std::string name;
+  uint64_t pairs = 0;
+  uint32_t facts = 0;
+};
+constexpr size_t kBusiestFunctions = 5;
+
+std::vector<FunctionShare> BusiestFunctions(const ifds::Problem& problem,
+                                            const ifds::Solution& solution) {
+  std::vector<FunctionShare> shares(problem.procedures.size());
+  std::vector<absl::flat_hash_set<uint32_t>> facts(problem.procedures.size());
+  for (const auto& [node, fact] : solution.facts) {
+    if (node >= problem.node_procedure.size()) continue;
+    const uint32_t procedure = problem.node_procedure[node];
+    ++shares[procedure].pairs;
+    facts[procedure].insert(fact);
+  }
+  for (size_t p = 0; p < shares.size(); ++p) {
+    shares[p].name = problem.procedures[p].name;
+    shares[p].facts = static_cast<uint32_t>(facts[p].size());
+  }
+  std::sort(shares.begin(), shares.end(), [](const FunctionShare& a, const FunctionShare& b) {
+    return a.pairs != b.pairs ? a.pairs > b.pairs : a.name < b.name;
+  });
+  if (shares.size() > kBusiestFunctions) shares.resize(kBusiestFunctions);
+  while (!shares.empty() && shares.back().pairs == 0) shares.pop_back();
+  return shares;
+}
+
 std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& problem,
                       const std::string& solver_json, uint64_t findings,
-                      double findings_seconds) {
+                      double findings_seconds, const std::vector<FunctionShare>& busiest) {
+  std::string functions;
+  for (const FunctionShare& f : busiest) {
+    absl::StrAppend(&functions, functions.empty() ? "" : ",", "{\"name\":",
+                    nlohmann::json(f.name).dump(), ",\"pairs\":", f.pairs,
+                    ",\"facts\":", f.facts, "}");
+  }
   return absl::StrFormat(
       "{\"program\":{\"functions\":%d,\"external_functions\":%d,\"ir_instructions\":%d,"
       "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d},"
@@ -48,13 +89,14 @@ std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& prob
       "\"max_private_facts\":%d,\"readable_fact_names\":%s,\"flows\":%d,\"flow_pairs\":%d,"
       "\"edges\":%d,\"call_sites\":%d,\"checks\":%d},"
       "\"front_end_seconds\":%.6f,\"points_to_seconds\":%.6f,\"build_seconds\":%.6f,"
-      "\"solver\":%s,\"findings\":%d,\"findings_seconds\":%.6f}",
+      "\"solver\":%s,\"findings\":%d,\"findings_seconds\":%.6f,"
+      "\"busiest_functions\":[%s]}",
       s.functions, s.external_functions, s.ir_instructions, s.call_sites, s.indirect_calls,
       s.locations, problem.procedures.size(), problem.node_count(), problem.fact_count(),
       s.shared_facts, s.max_private_facts, s.readable_fact_names ? "true" : "false",
       problem.flows.size(), s.flow_pairs, problem.edges.size(), problem.call_sites.size(),
       s.checks, s.front_end_seconds, s.points_to_seconds, s.build_seconds, solver_json, findings,
-      findings_seconds);
+      findings_seconds, functions);
 }
 
 }  // namespace
@@ -148,8 +190,11 @@ int RunAnalyze(const std::vector<std::string>& files) {
   const absl::Time finding = absl::Now();
   std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
   const double findings_seconds = absl::ToDoubleSeconds(absl::Now() - finding);
+  const std::vector<FunctionShare> busiest = absl::GetFlag(FLAGS_stats)
+                                                ? BusiestFunctions(problem, solved->solution)
+                                                : std::vector<FunctionShare>();
   const std::string stats_json = StatsJson((*program)->stats(), problem, solved->stats_json,
-                                           findings.size(), findings_seconds);
+                                           findings.size(), findings_seconds, busiest);
   analyzer::ReportExtras extras{.total = findings.size()};
   if (absl::GetFlag(FLAGS_summary)) extras.summary = analyzer::SummaryByFunction(findings);
   const uint64_t max_findings = absl::GetFlag(FLAGS_max_findings);
@@ -172,12 +217,18 @@ int RunAnalyze(const std::vector<std::string>& files) {
     // The findings formatted and written (on stderr only: the JSON stats are in that output).
     const double output_seconds = absl::ToDoubleSeconds(absl::Now() - writing);
     const analyzer::ProgramStats& s = (*program)->stats();
+    std::string where;
+    for (const FunctionShare& f : busiest) {
+      absl::StrAppend(&where, where.empty() ? "" : ", ", f.name, " ", f.pairs, " (",
+                      f.facts, " facts)");
+    }
     std::fprintf(stderr,
                  "program: %u functions (%u external), %llu IR instructions, %u call sites "
                  "(%u indirect calls), %u memory locations\n"
                  "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
                  "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
-                 "front end: %.3f s, points-to: %.3f s, problem: %.3f s\n%sfindings: %llu "
+                 "front end: %.3f s, points-to: %.3f s, problem: %.3f s\n%s"
+                 "most node/fact pairs: %s\nfindings: %llu "
                  "(with their paths: %.3f s)\noutput: %.3f s (%s)\n",
                  s.functions, s.external_functions,
                  static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
@@ -186,6 +237,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
                  s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),
                  static_cast<unsigned long long>(s.flow_pairs), s.checks, s.front_end_seconds,
                  s.points_to_seconds, s.build_seconds, solved->stats_text.c_str(),
+                 where.empty() ? "none" : where.c_str(),
                  static_cast<unsigned long long>(extras.total), findings_seconds, output_seconds,
                  Rate(output.size(), output_seconds).c_str());
   }

@@ -104,6 +104,24 @@ TEST_F(AnalyzeCliTest, SarifAndJsonCarryTheSameFindings) {
                             "phases: compile [0-9.]+ s, upload [0-9.]+ s \\(.* at [0-9]+ MB/s\\), "
                             "fixed point [0-9.]+ s .*, results [0-9.]+ s"));
   EXPECT_THAT(json.err, ::testing::ContainsRegex("output: [0-9.]+ s \\([0-9.]+ [KM]?i?B at"));
+  // Where the solution lies: the functions with the most (node, fact) pairs, most first, their
+  // pairs summing to at most the solution's.
+  const nlohmann::json& busiest = out["stats"]["busiest_functions"];
+  ASSERT_GT(busiest.size(), 0u);
+  EXPECT_LE(busiest.size(), 5u);
+  uint64_t pairs = 0;
+  for (size_t i = 0; i < busiest.size(); ++i) {
+    EXPECT_GT(busiest[i]["pairs"].get<uint64_t>(), 0u);
+    EXPECT_GT(busiest[i]["facts"].get<uint64_t>(), 0u);
+    EXPECT_LE(busiest[i]["facts"].get<uint64_t>(), busiest[i]["pairs"].get<uint64_t>());
+    if (i > 0) {
+      EXPECT_LE(busiest[i]["pairs"], busiest[i - 1]["pairs"]);
+    }
+    pairs += busiest[i]["pairs"].get<uint64_t>();
+  }
+  EXPECT_LE(pairs, out["stats"]["solver"]["solution_pairs"].get<uint64_t>());
+  EXPECT_THAT(json.err, ::testing::HasSubstr("most node/fact pairs: " +
+                                             busiest[0]["name"].get<std::string>() + " "));
   for (const char* phase : {"compile", "upload", "windows", "growth", "results"}) {
     EXPECT_TRUE(out["stats"]["solver"]["phase_seconds"].contains(phase)) << phase;
   }
