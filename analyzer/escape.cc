@@ -4,11 +4,10 @@
 #include <algorithm>
 
 #include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/PostOrderIterator.h"
-#include "llvm/IR/CFG.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "sluice/analyzer/ir_model.h"
+#include "sluice/analyzer/ir_model_internal.h"
 
 namespace sluice::analyzer {
 
@@ -80,32 +79,17 @@ void IrModel::ComputeEscapes() {
     for (size_t i = 0; i < n; ++i) {
       if (from_entry[i]) entry.set(i);
     }
-    absl::flat_hash_map<const llvm::BasicBlock*, llvm::BitVector> in;
-    in[&function->getEntryBlock()] = entry;
-    llvm::ReversePostOrderTraversal<const llvm::Function*> order(function);
     auto step = [&](const llvm::Instruction& instruction, llvm::BitVector& escaped) {
       auto it = escapes_at.find(&instruction);
       if (it == escapes_at.end()) return;
       for (size_t i : it->second) escaped.set(i);
     };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (const llvm::BasicBlock* block : order) {
-        auto found = in.find(block);
-        if (found == in.end()) continue;
-        llvm::BitVector escaped = found->second;
-        for (const llvm::Instruction& instruction : *block) step(instruction, escaped);
-        for (const llvm::BasicBlock* next : llvm::successors(block)) {
-          auto [it, inserted] = in.try_emplace(next, escaped);
-          if (inserted) {
-            changed = true;
-          } else if (escaped.test(it->second)) {  // bits the successor does not have yet
-            it->second |= escaped;
-            changed = true;
-          }
-        }
-      }
-    }
+    const auto in = internal::ForwardDataflow(
+        *function, entry, step, [](llvm::BitVector& into, const llvm::BitVector& from) {
+          if (!from.test(into)) return false;  // no bit the successor does not have yet
+          into |= from;
+          return true;
+        });
     // Each call's locals not escaped before it (the call itself passing one is its escape).
     for (const llvm::BasicBlock& block : *function) {
       auto found = in.find(&block);

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
+#include "llvm/ADT/PostOrderIterator.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Instructions.h"
@@ -55,6 +58,32 @@ const llvm::Value* ConstantBase(const llvm::Value* pointer, const llvm::DataLayo
 // of it is then the site's last object until something runs the site again
 // (analyzer/recency.cc). Null otherwise.
 const llvm::AllocaInst* RecencySlot(const llvm::CallBase& call);
+
+// A forward data-flow analysis of a function's blocks, in reverse post order to its fixed
+// point: each reached block's state on entry. `step(instruction, state)` applies an
+// instruction to a state; `join(into, from)` merges a predecessor's state into a successor's
+// and says whether that changed it.
+template <class State, class Step, class Join>
+absl::flat_hash_map<const llvm::BasicBlock*, State> ForwardDataflow(
+    const llvm::Function& function, State entry, Step step, Join join) {
+  absl::flat_hash_map<const llvm::BasicBlock*, State> in;
+  in.emplace(&function.getEntryBlock(), std::move(entry));
+  llvm::ReversePostOrderTraversal<const llvm::Function*> order(&function);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const llvm::BasicBlock* block : order) {
+      auto found = in.find(block);
+      if (found == in.end()) continue;
+      State state = found->second;
+      for (const llvm::Instruction& instruction : *block) step(instruction, state);
+      for (const llvm::BasicBlock* next : llvm::successors(block)) {
+        auto [it, inserted] = in.try_emplace(next, state);
+        if (inserted || join(it->second, state)) changed = true;
+      }
+    }
+  }
+  return in;
+}
 
 }  // namespace sluice::analyzer::internal
 

@@ -5,8 +5,6 @@
 #include <algorithm>
 
 #include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/PostOrderIterator.h"
-#include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -247,52 +245,34 @@ void IrModel::ComputeWrittenFirst(const llvm::Function& function) {
   // Each block's state on entry: the ranges written, and those spoiled, on the way there.
   struct State {
     llvm::BitVector written, spoiled;
-    bool reached = false;
   };
-  absl::flat_hash_map<const llvm::BasicBlock*, State> in;
-  llvm::ReversePostOrderTraversal<const llvm::Function*> order(&function);
-  in[&function.getEntryBlock()] = {llvm::BitVector(n), llvm::BitVector(n), true};
+  const auto step = [&bits](const llvm::Instruction& instruction, State& state) {
+    auto it = bits.find(&instruction);
+    if (it == bits.end()) return;
+    llvm::BitVector first = it->second.reads;
+    first.reset(state.written);
+    state.spoiled |= first;
+    state.written |= it->second.writes;
+  };
+  const auto in = internal::ForwardDataflow(
+      function, State{llvm::BitVector(n), llvm::BitVector(n)}, step,
+      [](State& into, const State& from) {
+        llvm::BitVector written = into.written, spoiled = into.spoiled;
+        written &= from.written;
+        spoiled |= from.spoiled;
+        if (written == into.written && spoiled == into.spoiled) return false;
+        into = {std::move(written), std::move(spoiled)};
+        return true;
+      });
   llvm::BitVector at_returns(n, true);
   bool returns = false;
-  for (bool changed = true; changed;) {
-    changed = false;
-    at_returns.set();
-    returns = false;
-    for (const llvm::BasicBlock* block : order) {
-      auto found = in.find(block);
-      if (found == in.end() || !found->second.reached) continue;
-      State state = found->second;
-      for (const llvm::Instruction& instruction : *block) {
-        auto it = bits.find(&instruction);
-        if (it == bits.end()) continue;
-        llvm::BitVector first = it->second.reads;
-        first.reset(state.written);
-        state.spoiled |= first;
-        state.written |= it->second.writes;
-      }
-      if (llvm::isa<llvm::ReturnInst>(block->getTerminator())) {
-        llvm::BitVector clean = state.written;
-        clean.reset(state.spoiled);
-        at_returns &= clean;
-        returns = true;
-      }
-      for (const llvm::BasicBlock* next : llvm::successors(block)) {
-        State& target = in[next];
-        if (!target.reached) {
-          target = {state.written, state.spoiled, true};
-          changed = true;
-          continue;
-        }
-        llvm::BitVector written = target.written, spoiled = target.spoiled;
-        written &= state.written;
-        spoiled |= state.spoiled;
-        if (written != target.written || spoiled != target.spoiled) {
-          target.written = std::move(written);
-          target.spoiled = std::move(spoiled);
-          changed = true;
-        }
-      }
-    }
+  for (const auto& [block, entry] : in) {
+    if (!llvm::isa<llvm::ReturnInst>(block->getTerminator())) continue;
+    State state = entry;
+    for (const llvm::Instruction& instruction : *block) step(instruction, state);
+    state.written.reset(state.spoiled);
+    at_returns &= state.written;
+    returns = true;
   }
   if (!returns) return;
   std::vector<ParameterWrite>& out = written_first_[&function];

@@ -6,8 +6,6 @@
 #include <algorithm>
 
 #include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/PostOrderIterator.h"
-#include "llvm/IR/CFG.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Operator.h"
@@ -133,31 +131,14 @@ void IrModel::ComputeRecency() {
         if (objects_[mine[i].second].site == call) recent.reset(i);
       }
     };
-    absl::flat_hash_map<const llvm::BasicBlock*, llvm::BitVector> in;
-    llvm::ReversePostOrderTraversal<const llvm::Function*> order(function);
-    in[&function->getEntryBlock()] = llvm::BitVector(n);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (const llvm::BasicBlock* block : order) {
-        auto found = in.find(block);
-        if (found == in.end()) continue;
-        llvm::BitVector recent = found->second;
-        for (const llvm::Instruction& instruction : *block) step(instruction, recent);
-        for (const llvm::BasicBlock* next : llvm::successors(block)) {
-          auto [it, inserted] = in.try_emplace(next, recent);
-          if (inserted) {
-            changed = true;
-          } else {
-            llvm::BitVector both = it->second;
-            both &= recent;
-            if (both != it->second) {
-              it->second = std::move(both);
-              changed = true;
-            }
-          }
-        }
-      }
-    }
+    const auto in = internal::ForwardDataflow(
+        *function, llvm::BitVector(n), step, [](llvm::BitVector& into, const llvm::BitVector& from) {
+          llvm::BitVector both = into;
+          both &= from;
+          if (both == into) return false;
+          into = std::move(both);
+          return true;
+        });
     for (const llvm::BasicBlock& block : *function) {
       auto found = in.find(&block);
       if (found == in.end()) continue;
