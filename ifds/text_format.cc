@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "sluice/base/ordered_work.h"
 
 namespace sluice::ifds {
@@ -101,6 +102,8 @@ struct Token {
 // time, so parsing holds one statement's tokens (32 bytes each), not the whole file's: memory
 // beyond the problem itself follows the longest line.
 using Statement = std::vector<Token>;
+// A statement's tokens where they lie: in a Statement, or in the first pass's pieces.
+using Tokens = absl::Span<const Token>;
 
 // Where the tokenizer is in the text.
 struct Cursor {
@@ -143,6 +146,61 @@ struct Stretch {
   }
 };
 
+// Connecting statements the first pass skipped, by kind, to size the second pass's lists.
+struct SkipCounts {
+  uint64_t edges = 0, calls = 0, callees = 0, arrows = 0;
+
+  // Counts the statement `line` (its first word `head`) skipped.
+  void Add(std::string_view head, std::string_view line) {
+    if (head == "edge") ++edges;
+    if (head == "call") ++calls;
+    if (head == "callee") ++callees;
+    // Each pair has an arrow: at most this many pairs (a name may hold a '>' too).
+    arrows += static_cast<uint64_t>(std::count(line.begin(), line.end(), '>'));
+  }
+  SkipCounts& operator+=(const SkipCounts& other) {
+    edges += other.edges;
+    calls += other.calls;
+    callees += other.callees;
+    arrows += other.arrows;
+    return *this;
+  }
+};
+
+// What the first pass read from a piece of the text (the lines that begin in it) on any
+// thread: its declarations tokenized, its connecting statements counted and skipped unread.
+// Lines count from the piece's first; the thread that declares the pieces' statements in the
+// text's order (Parser::FirstPass) makes them the file's.
+struct FirstPiece {
+  bool empty = true;  // no line begins in the piece
+  Cursor begin;       // its first line
+  uint32_t lines = 0;
+  SkipCounts counts;
+  bool skipped = false;  // a connecting statement was skipped
+  // Every declaration's tokens, and where each begins and where its tokens end.
+  std::vector<Token> tokens;
+  struct Declaration {
+    Cursor at;
+    size_t end;
+  };
+  std::vector<Declaration> declarations;
+  // A statement that does not tokenize, where the piece stops: read again in order, it is the
+  // parse's error unless one comes before it.
+  std::optional<Cursor> untokenized;
+  Statement scratch;
+
+  // Empty, keeping the room.
+  void clear() {
+    empty = true;
+    lines = 0;
+    counts = {};
+    skipped = false;
+    tokens.clear();
+    declarations.clear();
+    untokenized.reset();
+  }
+};
+
 // Abseil's string hash (std::string_view keys would fall back to std::hash, slower).
 struct NameHash {
   size_t operator()(std::string_view name) const {
@@ -159,7 +217,7 @@ class NameIndex {
   using Map = absl::flat_hash_map<std::string_view, uint32_t, NameHash>;
 
   // `names[i]` has id i; `text` is where the names looked up lie (a name in it is read in
-  // place).
+  // place). A name given twice makes duplicates() true (the index is then incomplete).
   NameIndex(const std::vector<std::string>& names, std::string_view text)
       : text_end_(text.data() + text.size()) {
     // At most 3/4 full; a slot is found by multiplying, so any size will do.
@@ -187,11 +245,13 @@ class NameIndex {
         const uint32_t id = first + k;
         if (keys[k].at == kLong) {
           long_names_.emplace_back(names[id]);
-          long_.emplace(long_names_.back(), id);
+          duplicates_ = duplicates_ || !long_.emplace(long_names_.back(), id).second;
           continue;
         }
         size_t at = keys[k].at;
-        while (slots_[at].id != kEmpty) at = at + 1 == slots_.size() ? 0 : at + 1;
+        for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
+          if (slots_[at].lo == keys[k].lo && slots_[at].hi == keys[k].hi) duplicates_ = true;
+        }
         slots_[at] = Slot{keys[k].lo, keys[k].hi, id};
       }
     }
@@ -220,6 +280,8 @@ class NameIndex {
     ++used_;
     return true;
   }
+
+  bool duplicates() const { return duplicates_; }
 
   // Starts fetching the slot where `name` would be, for a Find of it a little later.
   void Prefetch(std::string_view name) const {
@@ -302,6 +364,7 @@ class NameIndex {
   const char* const text_end_;
   std::vector<Slot> slots_;
   size_t used_ = 0;  // slots in use (Insert)
+  bool duplicates_ = false;
   Map long_;  // names past 16 bytes, keyed by views of long_names_
   std::deque<std::string> long_names_;  // (a deque: its strings never move)
 };
@@ -310,15 +373,18 @@ class Parser {
  public:
   // `consumed`, if set, is told of offsets below which the parser reads no more (every
   // `consumed_step` bytes of the second pass).
-  // The second pass reads stretches of `stretch_bytes` on up to `threads` threads (0: one per
-  // core).
+  // The passes read stretches of `stretch_bytes` on up to `threads` threads (0: one per core).
+  // Nodes are indexed once all are declared, unless `index_as_declared` (or not `fast`): then
+  // each as it is, which finds a name declared twice where it is.
   Parser(std::string_view text, std::string_view filename, bool fast = true,
          absl::FunctionRef<void(size_t)>* consumed = nullptr, size_t consumed_step = 0,
-         size_t stretch_bytes = kStretchBytes, unsigned threads = 0)
+         size_t stretch_bytes = kStretchBytes, unsigned threads = 0,
+         bool index_as_declared = false)
       : text_(text), file_(filename), fast_(fast), consumed_(consumed),
         consumed_step_(consumed_step), stretch_bytes_(std::max<size_t>(1, stretch_bytes)),
-        threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {
-    node_index_.emplace(text);
+        threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
+        index_as_declared_(index_as_declared || !fast) {
+    if (index_as_declared_) node_index_.emplace(text);
   }
 
   absl::StatusOr<Problem> Parse();
@@ -335,10 +401,21 @@ class Parser {
   // Moves past the next statement without tokenizing it, if the pass has nothing to do with it:
   // in the first pass (`declarations`) an edge, call, callee or seed; in the second, a
   // declaration. Its first word is `*head`. False (the cursor past blank and comment lines
-  // only) when NextStatement must read it.
-  bool Skip(Cursor* cursor, bool declarations, std::string_view* head) const;
-  // The first pass's Skip, counting what it skips to size the second pass's lists.
-  bool SkipConnection(Cursor* cursor);
+  // only, up to the first line that begins at `limit` or later) when NextStatement must read
+  // it.
+  bool Skip(Cursor* cursor, bool declarations, std::string_view* head,
+            size_t limit = ~size_t{0}) const;
+  // The line start at `offset` or next after it (the text's size if none).
+  size_t LineStartFrom(size_t offset) const {
+    if (offset == 0 || offset >= text_.size()) return std::min(offset, text_.size());
+    if (text_[offset - 1] == '\n') return offset;
+    return std::min(LineEnd(offset) + 1, text_.size());
+  }
+  // The first pass's reading of piece k: the lines that begin in [k, k + 1) stretches.
+  void ReadFirstPiece(size_t k, FirstPiece* out) const;
+  // The first pass: reads the text's pieces on every core and gives `declare` each
+  // declaration, with its place in the file, in the text's order; fails where it does.
+  absl::Status FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tokens)> declare);
   // The second pass's fast way for the statements that fill files (edge, call, callee and
   // seed) in plain ASCII: read straight from the text into `out`, only once the whole line is
   // read. False (nothing changed) for anything else, and for any line that would be an error
@@ -367,15 +444,15 @@ class Parser {
   bool FastFlow(size_t* i, Flow* flow) const;
 
   // Builder helpers; `i` walks a statement's tokens.
-  absl::StatusOr<std::string_view> Name(const Statement& s, size_t* i, const char* what) const;
-  absl::Status Keyword(const Statement& s, size_t* i, std::string_view word) const;
-  absl::Status End(const Statement& s, size_t i) const;
-  absl::StatusOr<uint32_t> Fact(const Statement& s, size_t* i) const;
-  absl::StatusOr<uint32_t> Node(const Statement& s, size_t* i) const;
-  absl::StatusOr<uint32_t> Proc(const Statement& s, size_t* i) const;
-  absl::StatusOr<uint32_t> ParseFlow(const Statement& s, size_t* i);
-  absl::Status Declare(const Statement& s);
-  absl::Status Connect(const Statement& s);
+  absl::StatusOr<std::string_view> Name(Tokens s, size_t* i, const char* what) const;
+  absl::Status Keyword(Tokens s, size_t* i, std::string_view word) const;
+  absl::Status End(Tokens s, size_t i) const;
+  absl::StatusOr<uint32_t> Fact(Tokens s, size_t* i) const;
+  absl::StatusOr<uint32_t> Node(Tokens s, size_t* i) const;
+  absl::StatusOr<uint32_t> Proc(Tokens s, size_t* i) const;
+  absl::StatusOr<uint32_t> ParseFlow(Tokens s, size_t* i);
+  absl::Status Declare(Tokens s);
+  absl::Status Connect(Tokens s);
   absl::StatusOr<uint32_t> AddNode(const Token& name, uint32_t procedure);
 
   const std::string_view text_;
@@ -385,6 +462,9 @@ class Parser {
   const size_t consumed_step_;
   const size_t stretch_bytes_;
   const unsigned threads_;
+  const bool index_as_declared_;
+  // Whether the second pass began: failures before it are read again with index_as_declared_.
+  bool connecting_ = false;
   // Where the second pass's stretches begin (line starts, found by the first pass).
   std::vector<Cursor> stretches_;
   Problem problem_;
@@ -406,9 +486,7 @@ class Parser {
     call_site_at_.emplace_back(line, column);
   }
   // Statements the first pass skipped, by kind.
-  struct {
-    uint64_t edges = 0, calls = 0, callees = 0, arrows = 0;
-  } counts_;
+  SkipCounts counts_;
   // A flow function's lists as the slow way reads them (reused: reading one allocates nothing).
   Flow scratch_;
   // The first pass skips connecting statements without tokenizing them; if the parse then
@@ -488,7 +566,8 @@ absl::StatusOr<bool> Parser::NextStatement(Cursor* cursor, Statement* out) const
   return !out->empty();
 }
 
-bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out) const {
+bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out,
+                  size_t limit) const {
   const char* const t = text_.data();
   const size_t n = text_.size();
   size_t i = cursor->i;
@@ -503,6 +582,7 @@ bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out)
     ++cursor->line;
     cursor->line_start = ++i;
     cursor->i = i;
+    if (i >= limit) return false;
   }
   const size_t begin = i;
   while (i < n && ClassOf(t[i]) == kName && t[i] != '-') ++i;
@@ -527,18 +607,73 @@ bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out)
   return true;
 }
 
-bool Parser::SkipConnection(Cursor* cursor) {
+void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
+  out->clear();
+  const size_t begin = LineStartFrom(k * stretch_bytes_);
+  const size_t end = LineStartFrom((k + 1) * stretch_bytes_);
+  if (begin >= end) return;
+  out->empty = false;
+  Cursor cursor{.i = begin, .line = 1, .line_start = begin};
+  out->begin = cursor;
   std::string_view head;
-  if (!Skip(cursor, /*declarations=*/true, &head)) return false;
-  // Unread: tokenized only if the parse fails (Parse).
-  skipped_unread_ = true;
-  if (head == "edge") ++counts_.edges;
-  if (head == "call") ++counts_.calls;
-  if (head == "callee") ++counts_.callees;
-  // Each pair has an arrow: at most this many pairs (a name may hold a '>' too).
-  counts_.arrows +=
-      static_cast<uint64_t>(std::count(head.data() + head.size(), text_.data() + cursor->i, '>'));
-  return true;
+  while (cursor.i < end) {
+    if (Skip(&cursor, /*declarations=*/true, &head, end)) {
+      // Unread: tokenized only if the parse fails (Parse).
+      out->skipped = true;
+      out->counts.Add(head, std::string_view(head.data(), text_.data() + cursor.i - head.data()));
+      continue;
+    }
+    if (cursor.i >= end) break;
+    const Cursor at = cursor;
+    absl::StatusOr<bool> more = NextStatement(&cursor, &out->scratch);
+    if (!more.ok()) {
+      out->untokenized = at;
+      return;
+    }
+    if (!*more) break;
+    out->tokens.insert(out->tokens.end(), out->scratch.begin(), out->scratch.end());
+    out->declarations.push_back(FirstPiece::Declaration{at, out->tokens.size()});
+  }
+  out->lines = cursor.line - 1;
+}
+
+absl::Status Parser::FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tokens)> declare) {
+  const size_t pieces = text_.size() / stretch_bytes_ + 1;
+  const auto threads = static_cast<unsigned>(std::min<size_t>({threads_, pieces, 64}));
+  OrderedWork<FirstPiece> reader(pieces, threads, 2 * size_t{threads},
+                                 [&](size_t k, FirstPiece& piece) { ReadFirstPiece(k, &piece); });
+  uint32_t lines = 0;  // in the pieces before
+  for (size_t k = 0; k < pieces; ++k) {
+    FirstPiece& piece = reader.Take(k);
+    const auto in_file = [&](Cursor at) {
+      at.line += lines;
+      return at;
+    };
+    // Where a stretch of the second pass begins (the first at the text's start, if empty).
+    if (!piece.empty || k == 0) stretches_.push_back(in_file(piece.begin));
+    counts_ += piece.counts;
+    skipped_unread_ = skipped_unread_ || piece.skipped;
+    size_t first = 0;
+    for (const FirstPiece::Declaration& d : piece.declarations) {
+      for (size_t t = first; t < d.end; ++t) piece.tokens[t].line += lines;
+      if (absl::Status s = declare(in_file(d.at), Tokens(piece.tokens).subspan(first, d.end - first));
+          !s.ok()) {
+        return s;
+      }
+      first = d.end;
+    }
+    if (piece.untokenized.has_value()) {
+      Cursor at = in_file(*piece.untokenized);
+      unread_until_ = at.i;
+      absl::StatusOr<bool> more = NextStatement(&at, &piece.scratch);
+      if (!more.ok()) return more.status();
+      return absl::InternalError(
+          absl::StrFormat("%s:%d: the reader's two ways disagree", file_, at.line));
+    }
+    lines += piece.lines;
+    reader.Release(k);
+  }
+  return absl::OkStatus();
 }
 
 std::string_view Parser::FastName(size_t* i) const {
@@ -804,7 +939,7 @@ absl::Status Parser::SecondPass() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
+absl::StatusOr<std::string_view> Parser::Name(Tokens s, size_t* i,
                                               const char* what) const {
   if (*i >= s.size()) {
     const Token& last = s.back();
@@ -819,7 +954,7 @@ absl::StatusOr<std::string_view> Parser::Name(const Statement& s, size_t* i,
   return t.text;
 }
 
-absl::Status Parser::Keyword(const Statement& s, size_t* i, std::string_view word) const {
+absl::Status Parser::Keyword(Tokens s, size_t* i, std::string_view word) const {
   if (*i < s.size() && s[*i].kind == Kind::kName && s[*i].text == word) {
     ++*i;
     return absl::OkStatus();
@@ -833,12 +968,12 @@ absl::Status Parser::Keyword(const Statement& s, size_t* i, std::string_view wor
   return absl::OkStatus();
 }
 
-absl::Status Parser::End(const Statement& s, size_t i) const {
+absl::Status Parser::End(Tokens s, size_t i) const {
   if (i < s.size()) return Error(s[i], absl::StrFormat("unexpected '%s'", s[i].text));
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint32_t> Parser::Fact(const Statement& s, size_t* i) const {
+absl::StatusOr<uint32_t> Parser::Fact(Tokens s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a fact");
   if (!name.ok()) return name.status();
   uint32_t id;
@@ -848,7 +983,7 @@ absl::StatusOr<uint32_t> Parser::Fact(const Statement& s, size_t* i) const {
   return id;
 }
 
-absl::StatusOr<uint32_t> Parser::Node(const Statement& s, size_t* i) const {
+absl::StatusOr<uint32_t> Parser::Node(Tokens s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a node");
   if (!name.ok()) return name.status();
   uint32_t id;
@@ -858,7 +993,7 @@ absl::StatusOr<uint32_t> Parser::Node(const Statement& s, size_t* i) const {
   return id;
 }
 
-absl::StatusOr<uint32_t> Parser::Proc(const Statement& s, size_t* i) const {
+absl::StatusOr<uint32_t> Parser::Proc(Tokens s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a procedure");
   if (!name.ok()) return name.status();
   auto it = procs_.find(*name);
@@ -868,7 +1003,7 @@ absl::StatusOr<uint32_t> Parser::Proc(const Statement& s, size_t* i) const {
   return it->second;
 }
 
-absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
+absl::StatusOr<uint32_t> Parser::ParseFlow(Tokens s, size_t* i) {
   if (*i >= s.size() || s[*i].kind != Kind::kOpen) {
     const Token& at = *i < s.size() ? s[*i] : s.back();
     return Error(at, "expected a flow function '{ ... }'");
@@ -925,14 +1060,14 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(const Statement& s, size_t* i) {
 
 absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) {
   if (problem_.node_names.size() >= kMaxNodes) {
-    if (node_index_->Contains(name.text)) {
+    if (index_as_declared_ && node_index_->Contains(name.text)) {
       return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
     }
     return Error(name, "too many nodes");
   }
   const uint32_t id = static_cast<uint32_t>(problem_.node_names.size());
   problem_.node_names.emplace_back(name.text);
-  if (!node_index_->Insert(name.text, id)) {
+  if (index_as_declared_ && !node_index_->Insert(name.text, id)) {
     problem_.node_names.pop_back();
     return Error(name, absl::StrFormat("node '%s' is declared twice", name.text));
   }
@@ -941,7 +1076,7 @@ absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) 
 }
 
 // First pass: facts, procedures and nodes, so that later statements may name them in any order.
-absl::Status Parser::Declare(const Statement& s) {
+absl::Status Parser::Declare(Tokens s) {
   const std::string_view head = s[0].text;
   size_t i = 1;
   if (head == "ifds") {
@@ -1015,7 +1150,9 @@ absl::Status Parser::Declare(const Statement& s) {
     if (!proc.ok()) return proc.status();
     if (i >= s.size()) return Error(s[0], "'nodes' needs a procedure and at least one node");
     // The names' slots in the index (far apart, past the caches) fetched before any is added.
-    for (size_t k = i; k < s.size(); ++k) node_index_->Prefetch(s[k].text);
+    if (index_as_declared_) {
+      for (size_t k = i; k < s.size(); ++k) node_index_->Prefetch(s[k].text);
+    }
     for (; i < s.size(); ++i) {
       if (s[i].kind != Kind::kName) return Error(s[i], "expected a node name");
       absl::StatusOr<uint32_t> node = AddNode(s[i], *proc);
@@ -1032,7 +1169,7 @@ absl::Status Parser::Declare(const Statement& s) {
 }
 
 // Second pass: edges, call sites, callees and seeds.
-absl::Status Parser::Connect(const Statement& s) {
+absl::Status Parser::Connect(Tokens s) {
   const std::string_view head = s[0].text;
   size_t i = 1;
   if (head == "edge") {
@@ -1103,6 +1240,14 @@ absl::Status Parser::Connect(const Statement& s) {
 
 absl::StatusOr<Problem> Parser::Parse() {
   absl::StatusOr<Problem> parsed = ParseStatements();
+  if (!parsed.ok() && !connecting_ && !index_as_declared_) {
+    // The declarations fail: read again as each is made, so that the error is the first a
+    // statement-by-statement reading meets (a node declared twice, say, before the error met
+    // here). The second pass has not begun, so no text has been given back.
+    return Parser(text_, file_, fast_, consumed_, consumed_step_, stretch_bytes_, threads_,
+                  /*index_as_declared=*/true)
+        .Parse();
+  }
   if (parsed.ok() || !skipped_unread_) return parsed;
   Statement s;
   for (Cursor cursor = rescan_from_; cursor.i < unread_until_;) {
@@ -1120,22 +1265,27 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   // declarations').
   Statement s;
   std::vector<Cursor> later;
-  stretches_.push_back(Cursor{});
-  for (Cursor cursor;;) {
-    // At a line's start: where a stretch of the second pass may begin.
-    if (cursor.i - stretches_.back().i >= stretch_bytes_) stretches_.push_back(cursor);
-    if (fast_ && SkipConnection(&cursor)) continue;
-    unread_until_ = cursor.i;
-    const Cursor at = cursor;
-    absl::StatusOr<bool> more = NextStatement(&cursor, &s);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (s[0].kind != Kind::kName) return Error(s[0], "expected a statement");
-    if (s[0].text == "nodes" && s.size() > 1 && !procs_.contains(s[1].text)) {
+  const auto declare = [&](const Cursor& at, Tokens tokens) -> absl::Status {
+    unread_until_ = at.i;
+    if (tokens[0].kind != Kind::kName) return Error(tokens[0], "expected a statement");
+    if (tokens[0].text == "nodes" && tokens.size() > 1 && !procs_.contains(tokens[1].text)) {
       later.push_back(at);
-      continue;
+      return absl::OkStatus();
     }
-    if (absl::Status d = Declare(s); !d.ok()) return d;
+    return Declare(tokens);
+  };
+  if (fast_) {
+    if (absl::Status first = FirstPass(declare); !first.ok()) return first;
+  } else {
+    stretches_.push_back(Cursor{});
+    for (Cursor cursor;;) {
+      unread_until_ = cursor.i;
+      const Cursor at = cursor;
+      absl::StatusOr<bool> more = NextStatement(&cursor, &s);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (absl::Status d = declare(at, s); !d.ok()) return d;
+    }
   }
   unread_until_ = text_.size();
   for (Cursor cursor : later) {
@@ -1145,6 +1295,13 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   if (!facts_declared_) {
     problem_.fact_names.emplace_back(zero_.has_value() ? zero_->text : std::string_view("0"));
     facts_.emplace(problem_.fact_names.back(), kZeroFact);
+  }
+  if (!index_as_declared_) {
+    // Every node at once, into an index of the right size (no growing, and its slots fetched
+    // in batches). A name declared twice makes Parse read the text again as declared, to say
+    // where.
+    node_index_.emplace(problem_.node_names, text_);
+    if (node_index_->duplicates()) return absl::InvalidArgumentError("a node is declared twice");
   }
   call_site_index_.assign(problem_.node_names.size(), kNoCallSite);
   fact_index_.emplace(problem_.fact_names, text_);
@@ -1166,6 +1323,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     procs_.emplace(std::string_view(problem_.procedures[q].name), q);
   }
   // Second pass over the same text (it tokenized cleanly the first time).
+  connecting_ = true;
   if (absl::Status second = SecondPass(); !second.ok()) return second;
   rescan_from_.i = text_.size();  // every statement tokenized: nothing to look for
   for (size_t k = 0; k < problem_.call_sites.size(); ++k) {

@@ -167,6 +167,17 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
     bad[bad.size() / 2] += " x";
     bad[bad.size() * 3 / 4] += " \x01";
     variants.emplace_back("a bad line in the middle", joined(bad));
+    // Nodes are indexed once every one is declared: a node declared twice is still the error
+    // where it is, before a later declaration's (or a line's that does not tokenize).
+    size_t first_nodes = 0;
+    while (!lines[first_nodes].starts_with("nodes ")) ++first_nodes;
+    std::vector<std::string> twice_declared = lines;
+    twice_declared.insert(twice_declared.begin() + static_cast<ptrdiff_t>(first_nodes) + 2,
+                          lines[first_nodes]);
+    twice_declared[twice_declared.size() * 3 / 4] = "procedure";
+    variants.emplace_back("a node declared twice, a bad declaration later", joined(twice_declared));
+    twice_declared[twice_declared.size() * 3 / 4] = "nodes \x01";
+    variants.emplace_back("a node declared twice, a bad line later", joined(twice_declared));
   }
   // A node renamed past ASCII wherever it is named: its lines go the slow way.
   std::string renamed = text;
@@ -193,6 +204,9 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
       EXPECT_OK(one.status()) << what;
     } else {
       EXPECT_THAT(one, StatusIs(Code::kInvalidArgument)) << what;
+    }
+    if (what.starts_with("a node declared twice")) {
+      EXPECT_THAT(one.status().message(), ::testing::HasSubstr("is declared twice")) << what;
     }
   }
 }
