@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -309,6 +311,51 @@ bool NeitherFormat(std::string_view first_piece) {
 
 constexpr size_t kPiece = size_t{1} << 20;
 
+// Reads `size` bytes of the file `fd` into `data`: a large file in ranges on every core (the
+// copies out of the page cache, and the faults that give `data` its pages, split between
+// them). The bytes read: fewer where the file shrank while it was read (what is there is then
+// the file, up to the first range that came up short).
+absl::StatusOr<size_t> ReadAt(int fd, char* data, size_t size) {
+  constexpr size_t kBytesPerRange = size_t{16} << 20;
+  const size_t ranges = std::clamp<size_t>(size / kBytesPerRange, 1,
+                                           std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<size_t> got(ranges, 0);
+  std::vector<char> failed(ranges, 0);
+  const auto read_range = [&](size_t r) {
+    const size_t begin = size * r / ranges, end = size * (r + 1) / ranges;
+    for (size_t at = begin; at < end;) {
+      const ssize_t n = pread(fd, data + at, std::min<size_t>(end - at, 1u << 30),
+                              static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed[r] = n < 0;
+        break;
+      }
+      at += static_cast<size_t>(n);
+      got[r] = at - begin;
+    }
+  };
+  std::vector<std::thread> threads;
+  size_t r = 1;
+  for (; r < ranges; ++r) {
+    try {
+      threads.emplace_back(read_range, r);
+    } catch (const std::system_error&) {
+      break;  // the rest on this thread
+    }
+  }
+  read_range(0);
+  for (size_t rest = r; rest < ranges; ++rest) read_range(rest);
+  for (std::thread& thread : threads) thread.join();
+  size_t total = 0;
+  for (size_t k = 0; k < ranges; ++k) {
+    if (failed[k]) return absl::DataLossError("reading the file failed");
+    total += got[k];
+    if (got[k] < size * (k + 1) / ranges - size * k / ranges) break;
+  }
+  return total;
+}
+
 absl::StatusOr<Problem> Parse(std::string_view bytes, const std::string& path) {
   if (bytes.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(bytes, path);
   return ParseText(bytes, path);
@@ -348,19 +395,12 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
           absl::StrFormat("%s: no memory for the file's %d bytes", path, size));
     }
     char* const data = reinterpret_cast<char*>(bytes->data());
-    size_t got = 0;
-    while (got < size) {
-      const ssize_t n = read(fd, data + got, std::min<size_t>(size - got, 1u << 30));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        close(fd);
-        return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
-      }
-      if (n == 0) break;  // the file shrank while it was read: what is there is the file
-      got += static_cast<size_t>(n);
-    }
+    const absl::StatusOr<size_t> got = ReadAt(fd, data, size);
     close(fd);
-    const std::string_view text(data, got);
+    if (!got.ok()) {
+      return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
+    }
+    const std::string_view text(data, *got);
     if (NeitherFormat(text.substr(0, kPiece))) return neither();
     if (text.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(text, path);
     // The text goes back to the system as the parser is done with it, whole pages at a time:

@@ -45,6 +45,22 @@ constexpr std::array<uint8_t, 256> kClasses = MakeClasses();
 
 uint8_t ClassOf(char c) { return kClasses[static_cast<uint8_t>(c)]; }
 
+// The bytes where the fast way's scan of an ASCII name stops to look: any but a name's, and
+// '-' (which may begin an arrow).
+constexpr std::array<bool, 256> MakeNameStops() {
+  std::array<bool, 256> stop{};
+  for (int b = 0; b < 256; ++b) stop[b] = kClasses[b] != kName || b == '-';
+  return stop;
+}
+constexpr std::array<bool, 256> kNameStops = MakeNameStops();
+
+// Whether `s` is `word`, a literal: compared in a few instructions, where string_view's
+// operator== calls memcmp (the readers compare every line's first word).
+template <size_t N>
+bool Is(std::string_view s, const char (&word)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), word, N - 1) == 0;
+}
+
 bool IsNameChar(char c) {
   const uint8_t k = ClassOf(c);
   return k == kName || k == kHigh;
@@ -152,9 +168,9 @@ struct SkipCounts {
 
   // Counts the statement `line` (its first word `head`) skipped.
   void Add(std::string_view head, std::string_view line) {
-    if (head == "edge") ++edges;
-    if (head == "call") ++calls;
-    if (head == "callee") ++callees;
+    if (Is(head, "edge")) ++edges;
+    if (Is(head, "call")) ++calls;
+    if (Is(head, "callee")) ++callees;
     // Each pair has an arrow: at most this many pairs (a name may hold a '>' too).
     arrows += static_cast<uint64_t>(std::count(line.begin(), line.end(), '>'));
   }
@@ -283,6 +299,21 @@ class NameIndex {
 
   bool duplicates() const { return duplicates_; }
 
+  // Whether names `a` and `b`, both in the text, are the same (one is then looked up for
+  // both): their words compared, in a few instructions for names of at most 16 bytes.
+  static bool Same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    if (a.size() > 8 && a.size() <= 16) {
+      uint64_t a0, a1, b0, b1;
+      std::memcpy(&a0, a.data(), 8);
+      std::memcpy(&b0, b.data(), 8);
+      std::memcpy(&a1, a.data() + a.size() - 8, 8);
+      std::memcpy(&b1, b.data() + b.size() - 8, 8);
+      return a0 == b0 && a1 == b1;
+    }
+    return a == b;
+  }
+
   // Starts fetching the slot where `name` would be, for a Find of it a little later.
   void Prefetch(std::string_view name) const {
     uint64_t lo, hi;
@@ -383,7 +414,8 @@ class Parser {
       : text_(text), file_(filename), fast_(fast), consumed_(consumed),
         consumed_step_(consumed_step), stretch_bytes_(std::max<size_t>(1, stretch_bytes)),
         threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
-        index_as_declared_(index_as_declared || !fast) {
+        index_as_declared_(index_as_declared || !fast),
+        terminated_(text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1) {
     if (index_as_declared_) node_index_.emplace(text);
   }
 
@@ -463,6 +495,8 @@ class Parser {
   const size_t stretch_bytes_;
   const unsigned threads_;
   const bool index_as_declared_;
+  // Where the text's last newline ends a line: the fast way reads the lines before.
+  const size_t terminated_;
   // Whether the second pass began: failures before it are read again with index_as_declared_.
   bool connecting_ = false;
   // Where the second pass's stretches begin (line starts, found by the first pass).
@@ -471,7 +505,7 @@ class Parser {
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, procs_;
   // Nodes by name, filled as the first pass declares them; facts by name for the second pass,
   // built from facts_ once every fact is declared.
-  std::optional<NameIndex> node_index_, fact_index_;
+  std::optional<NameIndex> node_index_, fact_index_, proc_index_;
   std::optional<Token> zero_;
   bool facts_declared_ = false;
   // Per node: its call site's index in call_sites, or kNoCallSite; per call site, the line and
@@ -591,9 +625,10 @@ bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out,
       ClassOf(t[i]) != kComment && ClassOf(t[i]) != kPunct) {
     return false;
   }
-  const bool connects = head == "edge" || head == "call" || head == "callee" || head == "seed";
-  const bool declares = head == "procedure" || head == "nodes" || head == "facts" ||
-                        head == "zero" || head == "ifds";
+  const bool connects =
+      Is(head, "edge") || Is(head, "call") || Is(head, "callee") || Is(head, "seed");
+  const bool declares = Is(head, "procedure") || Is(head, "nodes") || Is(head, "facts") ||
+                        Is(head, "zero") || Is(head, "ifds");
   if (declarations ? !connects : !declares) return false;
   *head_out = head;
   const size_t newline = LineEnd(i);
@@ -676,30 +711,31 @@ absl::Status Parser::FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tok
   return absl::OkStatus();
 }
 
+// The fast way reads only lines that end in a newline (FastConnect), so its scans stop at one
+// at the latest: they need no check against the text's end.
 std::string_view Parser::FastName(size_t* i) const {
   const char* const t = text_.data();
-  const size_t n = text_.size();
   const size_t begin = *i;
   size_t at = begin;
-  while (at < n && ClassOf(t[at]) == kName &&
-         !(t[at] == '-' && at + 1 < n && t[at + 1] == '>')) {
+  for (;;) {
+    while (!kNameStops[static_cast<uint8_t>(t[at])]) ++at;
+    if (t[at] != '-' || t[at + 1] == '>') break;
     ++at;
   }
   // A byte past ASCII may continue the name: the slow way reads it.
-  if (at < n && ClassOf(t[at]) == kHigh) return {};
+  if (ClassOf(t[at]) == kHigh) return {};
   *i = at;
   return text_.substr(begin, at - begin);
 }
 
 void Parser::FastBlanks(size_t* i) const {
-  while (*i < text_.size() && ClassOf(text_[*i]) == kBlank) ++*i;
+  while (ClassOf(text_[*i]) == kBlank) ++*i;
 }
 
 bool Parser::FastFlow(size_t* i, Flow* flow) const {
   const char* const t = text_.data();
-  const size_t n = text_.size();
   FastBlanks(i);
-  if (*i >= n || t[*i] != '{') return false;
+  if (t[*i] != '{') return false;
   ++*i;
   flow->identity = false;
   flow->kills.clear();
@@ -707,12 +743,12 @@ bool Parser::FastFlow(size_t* i, Flow* flow) const {
   flow->pairs.clear();
   for (bool first = true;; first = false) {
     FastBlanks(i);
-    if (*i < n && t[*i] == '}') {
+    if (t[*i] == '}') {
       ++*i;
       break;
     }
     if (!first) {
-      if (*i >= n || t[*i] != ',') return false;
+      if (t[*i] != ',') return false;
       ++*i;
       FastBlanks(i);
     }
@@ -720,15 +756,20 @@ bool Parser::FastFlow(size_t* i, Flow* flow) const {
     if (word.empty()) return false;
     FastBlanks(i);
     // A keyword is never followed by '->': before one, "id", "kill" and "gen" are facts.
-    if (*i + 1 < n && t[*i] == '-' && t[*i + 1] == '>') {
+    if (t[*i] == '-' && t[*i + 1] == '>') {
       *i += 2;
       FastBlanks(i);
       uint32_t a, b;
-      if (!fact_index_->Find(word, &a) || !fact_index_->Find(FastName(i), &b)) return false;
+      const std::string_view target = FastName(i);
+      // A fact mapped to itself (most pairs a front end lists) is looked up once.
+      if (!fact_index_->Find(word, &a) ||
+          !(NameIndex::Same(word, target) ? (b = a, true) : fact_index_->Find(target, &b))) {
+        return false;
+      }
       flow->pairs.emplace_back(a, b);
-    } else if (word == "id") {
+    } else if (Is(word, "id")) {
       flow->identity = true;
-    } else if (word == "kill" || word == "gen") {
+    } else if (Is(word, "kill") || Is(word, "gen")) {
       uint32_t d;
       if (!fact_index_->Find(FastName(i), &d)) return false;
       if (word[0] == 'k') {
@@ -746,8 +787,8 @@ bool Parser::FastFlow(size_t* i, Flow* flow) const {
 }
 
 bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
+  if (cursor->i >= terminated_) return false;  // a last line with no newline: the slow way
   const char* const t = text_.data();
-  const size_t n = text_.size();
   size_t i = cursor->i;
   // Names are read first and looked up once the rest of the line is read: their slots in the
   // node index (far apart, past the caches) are fetched meanwhile.
@@ -760,17 +801,15 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
   const auto node = [&](std::string_view name, uint32_t* id) {
     return !name.empty() && node_index_->Find(name, id);
   };
-  const auto keyword = [&](std::string_view word) {
+  const auto keyword = [&]<size_t N>(const char (&word)[N]) {
     FastBlanks(&i);
-    return FastName(&i) == word;
+    return Is(FastName(&i), word);
   };
   // The rest of the line: blanks and a comment at most.
   const auto end = [&] {
     FastBlanks(&i);
-    if (i < n && t[i] == '#') {
-      i = LineEnd(i);
-    }
-    return i >= n || t[i] == '\n';
+    if (t[i] == '#') i = LineEnd(i);
+    return t[i] == '\n';
   };
   FastBlanks(&i);
   const auto column = static_cast<uint32_t>(i - cursor->line_start + 1);
@@ -783,7 +822,7 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
     return static_cast<uint32_t>(out->flows.size() - back);
   };
   uint32_t a, b;
-  if (head == "edge") {
+  if (Is(head, "edge")) {
     const std::string_view from = name(), to = name();
     if (!FastFlow(&i, &out->scratch) || !end() || !node(from, &a) || !node(to, &b) ||
         problem_.node_procedure[a] != problem_.node_procedure[b]) {
@@ -791,7 +830,7 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
     }
     out->flows.push_back(out->scratch);  // copies at the lists' exact sizes
     out->edges.push_back(Edge{a, b, flow_id(1)});
-  } else if (head == "call") {
+  } else if (Is(head, "call")) {
     const std::string_view call = name();
     if (call.empty() || !keyword("returns")) return false;
     const std::string_view returns = name();
@@ -801,19 +840,20 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
     }
     out->flows.push_back(out->scratch);
     connection(Stretch::Kind::kCall, a, b, flow_id(1));
-  } else if (head == "callee") {
+  } else if (Is(head, "callee")) {
     const std::string_view call = name();
     FastBlanks(&i);
-    auto procedure = procs_.find(FastName(&i));
-    if (procedure == procs_.end() || !keyword("call") || !FastFlow(&i, &out->scratch) ||
+    uint32_t procedure;
+    if (!proc_index_->Find(FastName(&i), &procedure) || !keyword("call") ||
+        !FastFlow(&i, &out->scratch) ||
         !keyword("return") || !FastFlow(&i, &out->scratch_return) || !end() ||
         !node(call, &a)) {
       return false;
     }
     out->flows.push_back(out->scratch);
     out->flows.push_back(out->scratch_return);
-    connection(Stretch::Kind::kCallee, a, procedure->second, flow_id(2));
-  } else if (head == "seed") {
+    connection(Stretch::Kind::kCallee, a, procedure, flow_id(2));
+  } else if (Is(head, "seed")) {
     const std::string_view seed = name();
     FastBlanks(&i);
     const std::string_view fact = FastName(&i);
@@ -825,11 +865,9 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
   } else {
     return false;
   }
-  cursor->i = i < n ? i + 1 : n;
-  if (i < n) {
-    ++cursor->line;
-    cursor->line_start = cursor->i;
-  }
+  cursor->i = i + 1;
+  ++cursor->line;
+  cursor->line_start = cursor->i;
   return true;
 }
 
@@ -837,6 +875,9 @@ void Parser::ReadStretch(Cursor cursor, size_t end, Stretch* out) const {
   out->clear();
   std::string_view head;
   while (cursor.i < end) {
+    // Most lines are read the fast way: tried first, then past a declaration (or blank and
+    // comment lines) if it is not one.
+    if (FastConnect(&cursor, out)) continue;
     if (Skip(&cursor, /*declarations=*/false, &head)) continue;
     if (cursor.i >= end || !FastConnect(&cursor, out)) break;
   }
@@ -996,11 +1037,11 @@ absl::StatusOr<uint32_t> Parser::Node(Tokens s, size_t* i) const {
 absl::StatusOr<uint32_t> Parser::Proc(Tokens s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a procedure");
   if (!name.ok()) return name.status();
-  auto it = procs_.find(*name);
-  if (it == procs_.end()) {
+  uint32_t id;
+  if (connecting_ ? !proc_index_->Find(*name, &id) : !procs_.contains(*name)) {
     return Error(s[*i - 1], absl::StrFormat("unknown procedure '%s'", *name));
   }
-  return it->second;
+  return connecting_ ? id : procs_.at(*name);
 }
 
 absl::StatusOr<uint32_t> Parser::ParseFlow(Tokens s, size_t* i) {
@@ -1079,7 +1120,7 @@ absl::StatusOr<uint32_t> Parser::AddNode(const Token& name, uint32_t procedure) 
 absl::Status Parser::Declare(Tokens s) {
   const std::string_view head = s[0].text;
   size_t i = 1;
-  if (head == "ifds") {
+  if (Is(head, "ifds")) {
     absl::StatusOr<std::string_view> version = Name(s, &i, "a format version");
     if (!version.ok()) return version.status();
     if (*version != "1") {
@@ -1088,7 +1129,7 @@ absl::Status Parser::Declare(Tokens s) {
     }
     return End(s, i);
   }
-  if (head == "zero") {
+  if (Is(head, "zero")) {
     if (facts_declared_ || zero_.has_value()) {
       return Error(s[0], "'zero' must come once, before any 'facts'");
     }
@@ -1097,7 +1138,7 @@ absl::Status Parser::Declare(Tokens s) {
     zero_ = s[1];
     return End(s, i);
   }
-  if (head == "facts") {
+  if (Is(head, "facts")) {
     if (!facts_declared_) {
       facts_declared_ = true;
       const std::string_view zero = zero_.has_value() ? zero_->text : std::string_view("0");
@@ -1118,7 +1159,7 @@ absl::Status Parser::Declare(Tokens s) {
     }
     return absl::OkStatus();
   }
-  if (head == "procedure") {
+  if (Is(head, "procedure")) {
     absl::StatusOr<std::string_view> name = Name(s, &i, "a procedure name");
     if (!name.ok()) return name.status();
     if (procs_.contains(*name)) {
@@ -1145,7 +1186,7 @@ absl::Status Parser::Declare(Tokens s) {
     problem_.procedures.push_back(std::move(proc));
     return End(s, i);
   }
-  if (head == "nodes") {
+  if (Is(head, "nodes")) {
     absl::StatusOr<uint32_t> proc = Proc(s, &i);
     if (!proc.ok()) return proc.status();
     if (i >= s.size()) return Error(s[0], "'nodes' needs a procedure and at least one node");
@@ -1268,7 +1309,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   const auto declare = [&](const Cursor& at, Tokens tokens) -> absl::Status {
     unread_until_ = at.i;
     if (tokens[0].kind != Kind::kName) return Error(tokens[0], "expected a statement");
-    if (tokens[0].text == "nodes" && tokens.size() > 1 && !procs_.contains(tokens[1].text)) {
+    if (Is(tokens[0].text, "nodes") && tokens.size() > 1 && !procs_.contains(tokens[1].text)) {
       later.push_back(at);
       return absl::OkStatus();
     }
@@ -1316,11 +1357,14 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     problem_.call_sites.reserve(counts_.calls);
     problem_.flows.reserve(flows, counts_.arrows);
   }
-  // Procedures by their names as the problem holds them (the second pass may give the text
-  // back as it goes).
-  procs_.clear();
-  for (uint32_t q = 0; q < problem_.procedures.size(); ++q) {
-    procs_.emplace(std::string_view(problem_.procedures[q].name), q);
+  // Procedures by name for the second pass (which may give the text back as it goes: the
+  // index holds its own copies of names).
+  {
+    std::vector<std::string> names;
+    names.reserve(problem_.procedures.size());
+    for (const Procedure& proc : problem_.procedures) names.push_back(proc.name);
+    proc_index_.emplace(names, text_);
+    procs_.clear();
   }
   // Second pass over the same text (it tokenized cleanly the first time).
   connecting_ = true;

@@ -247,6 +247,39 @@ TEST(LoadProblemTest, APipesFirstMegabyteIsCheckedWhole) {
   std::remove(fifo.c_str());
 }
 
+// A large file is read in ranges on several threads: what they read is the file, byte for byte
+// and in order (a last line's error names the same line and column), wherever the ranges'
+// ends fall.
+TEST(LoadProblemTest, ALargeFileReadInRangesIsTheFile) {
+  ASSERT_OK_AND_ASSIGN(Problem generated, Generate({.procedures = 12, .seeds = 2}));
+  const std::vector<std::string> lines = absl::StrSplit(WriteText(generated), '\n');
+  std::string text;
+  for (const std::string& line : lines) {
+    // Each statement followed by short comment lines: 48 MiB or more in all.
+    text += line + "\n";
+    for (size_t k = 0; k < (size_t{16} << 20) / lines.size(); ++k) text += "#\n";
+  }
+  const testing::ScopedTempDir dir("sluice-large");
+  const std::string path = dir.File("large.ifds");
+  const auto write = [&](const std::string& bytes) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    ASSERT_EQ(std::fclose(f), 0);
+  };
+  write(text);
+  ASSERT_OK_AND_ASSIGN(Problem loaded, LoadProblem(path));
+  EXPECT_EQ(WriteText(loaded), WriteText(generated));
+  text += "  unknown statement\n";
+  write(text);
+  const absl::StatusOr<Problem> failed = LoadProblem(path);
+  EXPECT_THAT(failed, StatusIs(Code::kInvalidArgument));
+  EXPECT_EQ(failed.status(), ParseText(text, path).status());
+  const size_t last_line = lines.size() * (1 + (size_t{16} << 20) / lines.size()) + 1;
+  EXPECT_THAT(failed.status().message(),
+              HasSubstr(absl::StrFormat(":%d:3: unknown statement", last_line)));
+}
+
 TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
   const std::string text =
       "call ms returns me {id}\n"
