@@ -691,10 +691,8 @@ absl::Status Parser::FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tok
     size_t first = 0;
     for (const FirstPiece::Declaration& d : piece.declarations) {
       for (size_t t = first; t < d.end; ++t) piece.tokens[t].line += lines;
-      if (absl::Status s = declare(in_file(d.at), Tokens(piece.tokens).subspan(first, d.end - first));
-          !s.ok()) {
-        return s;
-      }
+      const Tokens tokens = Tokens(piece.tokens).subspan(first, d.end - first);
+      if (absl::Status s = declare(in_file(d.at), tokens); !s.ok()) return s;
       first = d.end;
     }
     if (piece.untokenized.has_value()) {
