@@ -60,8 +60,11 @@ constexpr uint64_t kSmallTableFloor = uint64_t{1} << 14;
 // growths stay small and the tables end well filled (docs/benchmarks.md, 2026-12-04).
 constexpr uint64_t kGrowthIterations = 12;
 
-// The compiled problem is uploaded in pieces of this many bytes (see Solver::Init).
-constexpr size_t kUploadPieceBytes = size_t{16} << 20;
+// The compiled problem is uploaded in pieces of this many bytes (see Solver::Init), each given
+// back once on the device: the image and the device's copy of it are never both whole, and
+// beside the device's memory a piece at most is left (a 1M-path-edge solve peaked 14 MB higher
+// with pieces of 16 MiB, its 21 MiB image then held whole beside most of its copy).
+constexpr size_t kUploadPieceBytes = size_t{1} << 20;
 
 // A grown table's slot count: its tuples plus `headroom` more at 7/10 of it, so that it stays
 // clear of the growth threshold (17/20) for a while; always larger than before.
