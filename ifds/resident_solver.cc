@@ -60,11 +60,16 @@ constexpr uint64_t kSmallTableFloor = uint64_t{1} << 14;
 // growths stay small and the tables end well filled (docs/benchmarks.md, 2026-12-04).
 constexpr uint64_t kGrowthIterations = 12;
 
-// The compiled problem is uploaded in pieces of this many bytes (see Solver::Init), each given
-// back once on the device: the image and the device's copy of it are never both whole, and
-// beside the device's memory a piece at most is left (a 1M-path-edge solve peaked 14 MB higher
-// with pieces of 16 MiB, its 21 MiB image then held whole beside most of its copy).
-constexpr size_t kUploadPieceBytes = size_t{1} << 20;
+// The compiled problem is uploaded in pieces (see Solver::Init), each given back once on the
+// device: the image and the device's copy of it are never both whole, and beside the device's
+// memory a piece at most is left. An eighth of the image, at least 1 MiB and at most 16: a
+// piece's giving back costs every core running this process a TLB flush, which on a VM may
+// wait for a descheduled core (1 MiB pieces made a 103 MiB upload take 0.06-0.6 s), while a
+// 1M-path-edge solve peaked 14 MB higher with its 21 MiB image held whole beside its copy.
+size_t UploadPieceBytes(size_t image_bytes) {
+  constexpr size_t kMin = size_t{1} << 20, kMax = size_t{16} << 20;
+  return std::clamp<size_t>((image_bytes / 8 + kMin - 1) / kMin * kMin, kMin, kMax);
+}
 
 // A grown table's slot count: its tuples plus `headroom` more at 7/10 of it, so that it stays
 // clear of the growth threshold (17/20) for a while; always larger than before.
@@ -232,8 +237,9 @@ absl::Status Solver::Init() {
   // The image goes up a piece at a time, each piece given back to the system once it is on
   // the device: this process never holds the whole image beside a whole copy of it (the CPU
   // device's memory is this process's own).
-  for (size_t at = 0; at < compiled.buffer.size(); at += kUploadPieceBytes) {
-    const size_t n = std::min(kUploadPieceBytes, compiled.buffer.size() - at);
+  const size_t piece_bytes = UploadPieceBytes(compiled.buffer.size());
+  for (size_t at = 0; at < compiled.buffer.size(); at += piece_bytes) {
+    const size_t n = std::min(piece_bytes, compiled.buffer.size() - at);
     const RangedUpload piece{graph_, at, absl::MakeConstSpan(compiled.buffer.data() + at, n)};
     RETURN_IF_ERROR(d_.UploadAtMany({&piece, 1}));
     compiled.buffer.Discard(at, n);
