@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -47,5 +48,24 @@ void MappedBuffer::Discard(size_t offset, size_t length) {
 MappedBuffer::~MappedBuffer() {
   if (data_ != nullptr) munmap(data_, size_);
 }
+
+namespace internal {
+
+void* MapPages(size_t bytes) {
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) throw std::bad_alloc();
+  return data;
+}
+
+void UnmapPages(void* data, size_t bytes) { munmap(data, bytes); }
+
+void DiscardWholePages(const void* begin, const void* end) {
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(end) / page * page;
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+}  // namespace internal
 
 }  // namespace sluice

@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -45,6 +48,57 @@ class MappedBuffer {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+namespace internal {
+// A mapping of `bytes` zeroed bytes; throws std::bad_alloc if the system has no room.
+void* MapPages(size_t bytes);
+void UnmapPages(void* data, size_t bytes);
+// Gives the pages wholly inside [begin, end) of a mapping back to the system.
+void DiscardWholePages(const void* begin, const void* end);
+}  // namespace internal
+
+// An allocator whose large arrays (kMinBytes or more) are memory of their own, a mapping each
+// (smaller ones come from the heap): parts of such an array can be given back to the system
+// while the rest is in use (DiscardElements), and all of it goes back when it is freed.
+template <typename T>
+class PageAllocator {
+ public:
+  using value_type = T;
+  static constexpr size_t kMinBytes = size_t{1} << 20;
+
+  PageAllocator() = default;
+  template <typename U>
+  PageAllocator(const PageAllocator<U>&) noexcept {}  // NOLINT: allocators convert implicitly
+
+  T* allocate(size_t n) {
+    if (n > ~size_t{0} / sizeof(T)) throw std::bad_array_new_length();
+    if (n * sizeof(T) < kMinBytes) return std::allocator<T>().allocate(n);
+    return static_cast<T*>(internal::MapPages(n * sizeof(T)));
+  }
+  void deallocate(T* data, size_t n) noexcept {
+    if (n * sizeof(T) < kMinBytes) {
+      std::allocator<T>().deallocate(data, n);
+    } else {
+      internal::UnmapPages(data, n * sizeof(T));
+    }
+  }
+  template <typename U>
+  bool operator==(const PageAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+template <typename T>
+using PageVector = std::vector<T, PageAllocator<T>>;
+
+// Gives back the whole pages that elements [first, last) of `v` lie in, where `v`'s array is a
+// mapping of its own (nothing otherwise): they read as zero from then on, and the elements
+// around them keep their values.
+template <typename T>
+void DiscardElements(PageVector<T>& v, size_t first, size_t last) {
+  if (v.capacity() * sizeof(T) < PageAllocator<T>::kMinBytes || first >= last) return;
+  internal::DiscardWholePages(v.data() + first, v.data() + last);
+}
 
 }  // namespace sluice
 

@@ -28,9 +28,13 @@ size_t FlowRanges(size_t flows, unsigned threads) {
   return std::clamp<size_t>(flows / kFlowsPerThread, 1, cores);
 }
 
+// Flows are told compiled (FlowsCompiled) this many at a time.
+constexpr size_t kFlowsPerRelease = size_t{1} << 15;
+
 // Writes the headers and lists of range `r` of `ranges` of the flows (the ranges split them
-// evenly) into their sections.
-void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections& section) {
+// evenly) into their sections, telling `flows_compiled` of each piece written.
+void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections& section,
+                const FlowsCompiled& flows_compiled) {
   const size_t first = flows.size() * r / ranges, last = flows.size() * (r + 1) / ranges;
   const FlowTable::Begins begins = flows.begins(first);
   auto kill_at = static_cast<uint32_t>(begins.kills), gen_at = static_cast<uint32_t>(begins.gens),
@@ -54,12 +58,16 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
       targets[pair_at] = b;
       ++pair_at;
     }
+    if (flows_compiled && ((f + 1 - first) % kFlowsPerRelease == 0 || f + 1 == last)) {
+      flows_compiled(f + 1 - ((f - first) % kFlowsPerRelease + 1), f + 1);
+    }
   }
 }
 
 }  // namespace
 
-absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
+absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
+                                        const FlowsCompiled& flows_compiled) {
   const uint32_t nodes = p.node_count();
   // The device packs nodes, procedures and call edges into 31 bits of a tuple.
   if (nodes > kMaxId || p.procedures.size() > kMaxId) {
@@ -127,7 +135,8 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
   }
 
   // The flows (most of the image) are written a range each on threads of their own, and on
-  // this one, which then sorts the edges.
+  // this one, which then sorts the edges. Once a flow is written it is read from the image, not
+  // the problem (flows_compiled may have given it back).
   struct Writers {
     std::vector<std::thread> threads;
     void Join() {
@@ -139,25 +148,19 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
   const size_t ranges = FlowRanges(flows.size(), threads);
   for (size_t r = 1; r < ranges; ++r) {
     try {
-      writers.threads.emplace_back(
-          [&section, &flows, r, ranges] { WriteFlows(flows, r, ranges, section); });
+      writers.threads.emplace_back([&section, &flows, &flows_compiled, r, ranges] {
+        WriteFlows(flows, r, ranges, section, flows_compiled);
+      });
     } catch (const std::system_error&) {
-      WriteFlows(flows, r, ranges, section);  // no thread for it: written here
+      WriteFlows(flows, r, ranges, section, flows_compiled);  // no thread for it: written here
     }
   }
-  WriteFlows(flows, 0, ranges, section);
+  WriteFlows(flows, 0, ranges, section, flows_compiled);
   uint32_t* const past_last =
       section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{flows.size()};
   past_last[0] = static_cast<uint32_t>(flows.kill_count());
   past_last[1] = static_cast<uint32_t>(flows.gen_count());
   past_last[2] = static_cast<uint32_t>(flows.pair_count());
-
-  // The facts flow f can yield (CompiledProblem::Reach).
-  const uint64_t id_yield = std::min<uint64_t>(p.fact_count(), 64);
-  const auto yield = [&](uint32_t f) {
-    const FlowView view = flows[f];
-    return (view.identity ? id_yield : 0) + view.pairs.size() + view.gens.size();
-  };
 
   // Intraprocedural edges (normal, then call-to-return) grouped by source node, each group in
   // that order: a counting sort, straight into the CSR.
@@ -173,13 +176,9 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
       intra_edges[2 * uint64_t{e}] = to;
       intra_edges[2 * uint64_t{e} + 1] = flow;
     };
-    for (const Edge& e : p.edges) {
-      place(e.from, e.to, e.flow);
-      out.reach.intra += yield(e.flow);
-    }
+    for (const Edge& e : p.edges) place(e.from, e.to, e.flow);
     for (const CallSite& c : p.call_sites) {
       place(c.call, c.return_site, c.call_to_return_flow);
-      out.reach.call_to_return += yield(c.call_to_return_flow);
     }
   }
 
@@ -197,8 +196,6 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
     if (c == nullptr) continue;
     return_site[n] = c->return_site;
     for (const Callee& callee : c->callees) {
-      out.reach.calls += yield(callee.call_flow);
-      out.reach.returns += yield(callee.return_flow);
       *call_edge++ = n;
       *call_edge++ = callee.procedure;
       *call_edge++ = c->return_site;
@@ -223,6 +220,24 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads) {
     *seed++ = d;
   }
   writers.Join();
+
+  // The facts flow f can yield (CompiledProblem::Reach), read from its header and the next's.
+  const uint32_t* const header = section[GraphLayout::kFlowHeaders];
+  const uint64_t id_yield = std::min<uint64_t>(p.fact_count(), 64);
+  const auto yield = [&](uint32_t f) {
+    const uint32_t* const h = header + kHeaderWords * uint64_t{f};
+    const bool identity = (h[0] & GraphLayout::kIdentityBit) != 0;
+    return (identity ? id_yield : 0) + (h[kHeaderWords + 1] - h[1]) +
+           (h[kHeaderWords + 2] - h[2]);
+  };
+  for (const Edge& e : p.edges) out.reach.intra += yield(e.flow);
+  for (const CallSite& c : p.call_sites) {
+    out.reach.call_to_return += yield(c.call_to_return_flow);
+    for (const Callee& callee : c.callees) {
+      out.reach.calls += yield(callee.call_flow);
+      out.reach.returns += yield(callee.return_flow);
+    }
+  }
   return out;
 }
 

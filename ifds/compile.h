@@ -5,6 +5,7 @@
 #define SLUICE_IFDS_COMPILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,10 +33,17 @@ struct CompiledProblem {
   } reach;
 };
 
+// Told, from the threads that write the image, of ranges of flows [first, last) that are in it
+// and that compiling reads no more (ranges that do not overlap, each once): the problem's owner
+// may give them back as the image grows (FlowTable::Release), so that the problem's flows and
+// the image's are never both whole.
+using FlowsCompiled = std::function<void(size_t first, size_t last)>;
+
 // `problem` must pass Validate. ResourceExhausted if the image would not fit 32-bit offsets.
 // The flows are written on `threads` threads (0: one per core, for problems large enough to
 // gain from it); the image is the same on any number.
-absl::StatusOr<CompiledProblem> Compile(const Problem& problem, unsigned threads = 0);
+absl::StatusOr<CompiledProblem> Compile(const Problem& problem, unsigned threads = 0,
+                                        const FlowsCompiled& flows_compiled = nullptr);
 
 }  // namespace sluice::ifds
 

@@ -60,8 +60,8 @@ void FlowTable::push_back(const FlowView& flow) {
 }
 
 void FlowTable::Append(const FlowTable& other) {
-  const auto append_ends = [](const std::vector<uint64_t>& from, uint64_t base,
-                              std::vector<uint64_t>* to) {
+  const auto append_ends = [](const PageVector<uint64_t>& from, uint64_t base,
+                              PageVector<uint64_t>* to) {
     for (const uint64_t end : from) to->push_back(base + end);
   };
   append_ends(other.kill_end_, kills_.size(), &kill_end_);
@@ -104,6 +104,19 @@ void FlowTable::reserve(size_t flows, size_t pairs, size_t kills, size_t gens) {
   pairs_.reserve(pairs);
   kills_.reserve(kills);
   gens_.reserve(gens);
+}
+
+void FlowTable::Release(size_t first, size_t last) {
+  if (first >= last) return;
+  const Begins from = begins(first);
+  const Begins to{kill_end_[last - 1], gen_end_[last - 1], pair_end_[last - 1]};
+  DiscardElements(kills_, from.kills, to.kills);
+  DiscardElements(gens_, from.gens, to.gens);
+  DiscardElements(pairs_, from.pairs, to.pairs);
+  DiscardElements(identity_, first, last - 1);
+  DiscardElements(kill_end_, first, last - 1);
+  DiscardElements(gen_end_, first, last - 1);
+  DiscardElements(pair_end_, first, last - 1);
 }
 
 FlowView FlowTable::operator[](size_t f) const {

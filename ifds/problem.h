@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "sluice/base/mapped_buffer.h"
 
 namespace sluice::ifds {
 
@@ -74,6 +75,12 @@ class FlowTable {
   void reserve(size_t flows, size_t pairs = 0, size_t kills = 0, size_t gens = 0);
   // No flows; the room stays.
   void clear();
+  // Gives back to the system what flows [first, last) hold, where their lists and ends fill
+  // whole pages of memory of the table's own (large tables: PageAllocator); the entries at
+  // the range's edges stay. The flows must not be read again; the table's size is unchanged.
+  // Safe beside reads of other flows and beside Release of ranges that do not overlap, on
+  // other threads: a range's last flow keeps its ends, which the next range's first reads.
+  void Release(size_t first, size_t last);
 
   size_t size() const { return identity_.size(); }
   // Where flow f's lists begin in the table's kills, gens and pairs: the entries of every flow
@@ -113,11 +120,11 @@ class FlowTable {
   friend bool operator==(const FlowTable&, const FlowTable&) = default;
 
  private:
-  std::vector<uint8_t> identity_;
+  PageVector<uint8_t> identity_;
   // Where flow f's lists end; they begin where flow f - 1's end.
-  std::vector<uint64_t> kill_end_, gen_end_, pair_end_;
-  std::vector<uint32_t> kills_, gens_;
-  std::vector<std::pair<uint32_t, uint32_t>> pairs_;
+  PageVector<uint64_t> kill_end_, gen_end_, pair_end_;
+  PageVector<uint32_t> kills_, gens_;
+  PageVector<std::pair<uint32_t, uint32_t>> pairs_;
 };
 
 struct Procedure {

@@ -173,7 +173,7 @@ absl::Status Solver::Init() {
   absl::StatusOr<CompiledProblem> compiling;
   {
     PhaseTimer timer(&phases_.compile_seconds);
-    compiling = Compile(p_);
+    compiling = Compile(p_, /*threads=*/0, o_.flows_compiled);
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
   phases_.upload_bytes = compiled.words().size() * 4;

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "sluice/client/resident_dispatch.h"
+#include "sluice/ifds/compile.h"
 #include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
@@ -62,6 +63,10 @@ struct ResidentOptions {
   // that the problem and its compiled form and the device's copy are never held at once. May
   // be empty.
   std::function<void()> compiled;
+  // Called as compiling writes each range of the problem's flows into the image, on the threads
+  // that write it (see FlowsCompiled): a caller that owns the problem may give those flows back
+  // there (FlowTable::Release). May be empty.
+  FlowsCompiled flows_compiled;
 };
 
 struct ResidentStats {

@@ -16,6 +16,7 @@
 #include "sluice/base/command_line.h"
 #include "sluice/client/credentials.h"
 #include "sluice/client/resident_dispatch.h"
+#include "sluice/ifds/compile.h"
 #include "sluice/ifds/problem.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
@@ -67,11 +68,13 @@ struct ReadPhase {
   uint64_t bytes = 0;
 };
 // `compiled`, if set, runs once the resident solver has compiled the problem (see
-// ResidentOptions::compiled): where the caller owns `problem`, it may free its structure.
+// ResidentOptions::compiled): where the caller owns `problem`, it may free its structure;
+// `flows_compiled` as each range of its flows is in the image (ResidentOptions::flows_compiled).
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command,
                                             const ReadPhase& read = {},
-                                            const std::function<void()>& compiled = {});
+                                            const std::function<void()>& compiled = {},
+                                            const ifds::FlowsCompiled& flows_compiled = {});
 // "N MiB at R MB/s" for `bytes` moved in `seconds`.
 std::string Rate(uint64_t bytes, double seconds);
 

@@ -50,7 +50,8 @@ std::string Rate(uint64_t bytes, double seconds) {
 
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command, const ReadPhase& read,
-                                            const std::function<void()>& compiled) {
+                                            const std::function<void()>& compiled,
+                                            const ifds::FlowsCompiled& flows_compiled) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
   // The read phase, when the problem was read from a file (a front end reports its own).
@@ -80,6 +81,7 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
   ifds::ResidentOptions options;
   options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
   options.compiled = compiled;
+  options.flows_compiled = flows_compiled;
   // Long solves report progress on stderr: after two seconds, at most once a second.
   absl::Time last_report = start;
   options.progress = [&](const ifds::ResidentProgress& p) {
@@ -181,7 +183,13 @@ int RunSolve(const std::string& path) {
     problem->call_sites = {};
     ReleaseFreeHeapMemory();
   };
-  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve", read, compiled);
+  // And its flows go back a range at a time as they are compiled: the problem's flows and the
+  // image's are never both whole.
+  const auto flows_compiled = [&](size_t first, size_t last) {
+    problem->flows.Release(first, last);
+  };
+  absl::StatusOr<SolveOutcome> solved =
+      SolveWithFlags(*problem, "sluice solve", read, compiled, flows_compiled);
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());

@@ -59,6 +59,27 @@ TEST(MappedBufferTest, DiscardGivesBackTheWholePagesInsideItsRangeOnly) {
   EXPECT_EQ(buffer.size(), 10 * page + 100);
 }
 
+// A PageVector's large array is a mapping of its own: elements' whole pages go back (reading
+// zero), the elements around them keep their values; a small array is the heap's and keeps
+// everything.
+TEST(PageVectorTest, DiscardingElementsGivesBackTheirWholePagesOnly) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t per_page = page / sizeof(uint64_t);
+  PageVector<uint64_t> large(PageAllocator<uint64_t>::kMinBytes / sizeof(uint64_t) * 2, 7);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(large.data()) % page, 0u) << "a mapping of its own";
+  DiscardElements(large, per_page + 1, 4 * per_page);  // pages 2 and 3 lie wholly inside
+  for (size_t i = 0; i < large.size(); ++i) {
+    const bool inside = i >= 2 * per_page && i < 4 * per_page;
+    ASSERT_EQ(large[i], inside ? 0u : 7u) << i;
+  }
+  large.push_back(8);  // still a vector: it grows, keeping what it holds
+  EXPECT_EQ(large.back(), 8u);
+  EXPECT_EQ(large[per_page + 1], 7u);
+  PageVector<uint64_t> small(per_page * 4, 7);
+  DiscardElements(small, 0, small.size());
+  for (const uint64_t v : small) ASSERT_EQ(v, 7u);
+}
+
 TEST(MappedBufferTest, AnAbsurdSizeIsResourceExhausted) {
   absl::StatusOr<MappedBuffer> huge = MappedBuffer::Allocate(size_t{1} << 62);
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/client/local_dispatch.h"
@@ -100,6 +101,43 @@ TEST(CompileTest, TheImageIsTheSameOnAnyNumberOfThreads) {
     ASSERT_EQ(many.words().size(), one.words().size());
     EXPECT_TRUE(std::equal(one.words().begin(), one.words().end(), many.words().begin()))
         << threads << " threads";
+  }
+}
+
+// Compiling tells of each range of flows once it is in the image, on the threads that write
+// it, and never reads those flows again: given back as they are told (their whole pages then
+// read as zero), the image is the one a compile that keeps them writes, on any number of
+// threads, and every flow is told once.
+TEST(CompileTest, FlowsGivenBackAsTheyAreCompiledAreNotReadAgain) {
+  ASSERT_OK_AND_ASSIGN(const Problem p, Generate({.procedures = 10000, .facts = 32,
+                                                  .front_end_shape = true}));
+  // Large enough that the flows' lists and ends are memory of their own (PageAllocator).
+  ASSERT_GT(p.flows.size() * sizeof(uint64_t), PageAllocator<uint64_t>::kMinBytes);
+  ASSERT_OK_AND_ASSIGN(CompiledProblem kept, Compile(p, 1));
+  for (const unsigned threads : {1u, 2u, 5u}) {
+    Problem given_back = p;
+    absl::Mutex mu;
+    std::vector<int> told(p.flows.size(), 0);
+    ASSERT_OK_AND_ASSIGN(CompiledProblem image,
+                         Compile(given_back, threads, [&](size_t first, size_t last) {
+                           given_back.flows.Release(first, last);
+                           absl::MutexLock lock(&mu);
+                           for (size_t f = first; f < last; ++f) ++told[f];
+                         }));
+    EXPECT_TRUE(std::equal(kept.words().begin(), kept.words().end(), image.words().begin(),
+                           image.words().end()))
+        << threads << " threads";
+    EXPECT_EQ(std::count(told.begin(), told.end(), 1), static_cast<ptrdiff_t>(told.size()));
+    EXPECT_EQ(image.reach.intra, kept.reach.intra);
+    EXPECT_EQ(image.reach.calls, kept.reach.calls);
+    EXPECT_EQ(image.reach.returns, kept.reach.returns);
+    EXPECT_EQ(image.reach.call_to_return, kept.reach.call_to_return);
+    // The flows did go back: a flow in the middle has no pairs left.
+    const FlowView middle = given_back.flows[p.flows.size() / 3 + 17];
+    const FlowView before = p.flows[p.flows.size() / 3 + 17];
+    ASSERT_FALSE(before.pairs.empty());
+    EXPECT_TRUE(std::all_of(middle.pairs.begin(), middle.pairs.end(),
+                            [](const auto& pair) { return pair.first == 0 && pair.second == 0; }));
   }
 }
 
