@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -311,6 +312,23 @@ bool NeitherFormat(std::string_view first_piece) {
 
 constexpr size_t kPiece = size_t{1} << 20;
 
+// Reads `length` bytes of the file `fd` from `offset` into `data`; the bytes read: fewer at the
+// file's end, or where reading fails (`failed`, if given, then says so).
+size_t ReadRange(int fd, char* data, size_t offset, size_t length, char* failed = nullptr) {
+  size_t got = 0;
+  while (got < length) {
+    const ssize_t n = pread(fd, data + got, std::min<size_t>(length - got, 1u << 30),
+                            static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0 && failed != nullptr) *failed = 1;
+      break;
+    }
+    got += static_cast<size_t>(n);
+  }
+  return got;
+}
+
 // Reads `size` bytes of the file `fd` into `data`: a large file in ranges on every core (the
 // copies out of the page cache, and the faults that give `data` its pages, split between
 // them). The bytes read: fewer where the file shrank while it was read (what is there is then
@@ -323,17 +341,7 @@ absl::StatusOr<size_t> ReadAt(int fd, char* data, size_t size) {
   std::vector<char> failed(ranges, 0);
   const auto read_range = [&](size_t r) {
     const size_t begin = size * r / ranges, end = size * (r + 1) / ranges;
-    for (size_t at = begin; at < end;) {
-      const ssize_t n = pread(fd, data + at, std::min<size_t>(end - at, 1u << 30),
-                              static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        failed[r] = n < 0;
-        break;
-      }
-      at += static_cast<size_t>(n);
-      got[r] = at - begin;
-    }
+    got[r] = ReadRange(fd, data + begin, begin, end - begin, &failed[r]);
   };
   std::vector<std::thread> threads;
   size_t r = 1;
@@ -363,7 +371,7 @@ absl::StatusOr<Problem> Parse(std::string_view bytes, const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<Problem> LoadProblem(const std::string& path) {
+absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: is a directory", path));
@@ -395,23 +403,44 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path) {
           absl::StrFormat("%s: no memory for the file's %d bytes", path, size));
     }
     char* const data = reinterpret_cast<char*>(bytes->data());
-    const absl::StatusOr<size_t> got = ReadAt(fd, data, size);
-    close(fd);
-    if (!got.ok()) {
+    // The first piece tells the format; a binary problem, or a text read once, is read whole.
+    char failed = 0;
+    const size_t head = ReadRange(fd, data, 0, std::min<size_t>(size, kPiece), &failed);
+    const bool binary = std::string_view(data, head).starts_with(kBinaryMagic);
+    const bool whole = binary || !options.reread;
+    const absl::StatusOr<size_t> got = whole ? ReadAt(fd, data, size) : size;
+    if (failed || !got.ok()) {
+      close(fd);
       return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
     }
     const std::string_view text(data, *got);
-    if (NeitherFormat(text.substr(0, kPiece))) return neither();
-    if (text.compare(0, kBinaryMagic.size(), kBinaryMagic) == 0) return ParseBinary(text, path);
+    if (NeitherFormat(std::string_view(data, head)) || binary) {
+      close(fd);
+      return binary ? ParseBinary(text, path) : neither();
+    }
     // The text goes back to the system as the parser is done with it, whole pages at a time:
-    // it is never held whole beside the whole problem.
-    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    size_t given_back = 0;  // whole pages only: the page holding `offset` is given back later
-    return ParseText(text, path, [&](size_t offset) {
-      const size_t end = offset / page * page;
-      if (end > given_back) bytes->Discard(given_back, end - given_back);
-      given_back = std::max(given_back, end);
-    });
+    // it is never held whole beside the whole problem. Read twice (options.reread), little of
+    // it is held at any time: the first pass has each piece read and gives it back once read,
+    // the second has each stretch read again.
+    std::atomic<bool> reloaded{true};
+    const auto release = [&](size_t begin, size_t end) { bytes->Discard(begin, end - begin); };
+    const auto reload = [&](size_t begin, size_t end) {
+      if (ReadRange(fd, data + begin, begin, end - begin) != end - begin) reloaded = false;
+    };
+    TextPaging paging{.release = release, .reload = std::nullopt};
+    if (options.reread) paging.reload.emplace(reload);
+    absl::StatusOr<Problem> parsed = ParseText(text, path, paging);
+    struct stat after;
+    const bool changed = options.reread &&
+                         (!reloaded || fstat(fd, &after) != 0 || after.st_size != info.st_size ||
+                          after.st_mtim.tv_sec != info.st_mtim.tv_sec ||
+                          after.st_mtim.tv_nsec != info.st_mtim.tv_nsec);
+    close(fd);
+    if (changed) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: the file changed while it was read (it is read twice)", path));
+    }
+    return parsed;
   }
   // Pipes and process substitutions work too, so the size is learned by reading: in pieces,
   // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format.

@@ -25,10 +25,18 @@ std::string WriteBinary(const Problem& problem, bool names = true);
 // The largest problem file LoadProblem reads.
 inline constexpr uint64_t kMaxProblemFileBytes = uint64_t{4} << 30;
 
+struct LoadOptions {
+  // A text file is read twice, each piece given back once read (TextPaging::reload): the parse
+  // holds a few megabytes of the text at a time where it held all of it, for a second reading
+  // from the system's cache. For callers whose peak is the parse (a client of a daemon, which
+  // holds no device memory); the file must not change meanwhile (DataLoss if it does).
+  bool reread = false;
+};
+
 // Reads a problem file in either format (the binary magic decides); a pipe works too. Errors
 // carry the file name: NotFound if it cannot be opened, InvalidArgument for a directory, a file
 // past kMaxProblemFileBytes or one that fits neither format, DataLoss if reading fails.
-absl::StatusOr<Problem> LoadProblem(const std::string& path);
+absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace sluice::ifds
 

@@ -18,7 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "sluice/base/heap.h"
 #include "sluice/base/ordered_work.h"
 
 namespace sluice::ifds {
@@ -197,6 +199,7 @@ struct FirstPiece {
   std::vector<Token> tokens;
   struct Declaration {
     Cursor at;
+    size_t next;  // the offset past its line
     size_t end;
   };
   std::vector<Declaration> declarations;
@@ -402,20 +405,20 @@ class NameIndex {
 
 class Parser {
  public:
-  // `consumed`, if set, is told of offsets below which the parser reads no more (every
-  // `consumed_step` bytes of the second pass).
+  // `paging`, if set, is told what the parser releases (the second pass: every `release_step`
+  // bytes) and asked to reload what it reads again (TextPaging).
   // The passes read stretches of `stretch_bytes` on up to `threads` threads (0: one per core).
   // Nodes are indexed once all are declared, unless `index_as_declared` (or not `fast`): then
   // each as it is, which finds a name declared twice where it is.
   Parser(std::string_view text, std::string_view filename, bool fast = true,
-         absl::FunctionRef<void(size_t)>* consumed = nullptr, size_t consumed_step = 0,
+         const TextPaging* paging = nullptr, size_t release_step = 0,
          size_t stretch_bytes = kStretchBytes, unsigned threads = 0,
          bool index_as_declared = false)
-      : text_(text), file_(filename), fast_(fast), consumed_(consumed),
-        consumed_step_(consumed_step), stretch_bytes_(std::max<size_t>(1, stretch_bytes)),
+      : text_(text), file_(filename), fast_(fast), paging_(paging),
+        release_step_(release_step), stretch_bytes_(std::max<size_t>(1, stretch_bytes)),
         threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
         index_as_declared_(index_as_declared || !fast),
-        terminated_(text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1) {
+        terminated_(paging != nullptr && paging->reload.has_value() ? 0 : Terminated(text)) {
     if (index_as_declared_) node_index_.emplace(text);
   }
 
@@ -445,9 +448,16 @@ class Parser {
   }
   // The first pass's reading of piece k: the lines that begin in [k, k + 1) stretches.
   void ReadFirstPiece(size_t k, FirstPiece* out) const;
+  // Where the text is read twice (Rereading), its first reading: the text from the start
+  // through the line that holds piece k's last byte, read in order, each byte once.
+  void LoadThroughPiece(size_t k) const;
+  mutable absl::Mutex load_mu_;
+  mutable size_t loaded_ ABSL_GUARDED_BY(load_mu_) = 0;
+  mutable size_t newlines_end_ ABSL_GUARDED_BY(load_mu_) = 0;  // past the last newline read
   // The first pass: reads the text's pieces on every core and gives `declare` each
   // declaration, with its place in the file, in the text's order; fails where it does.
-  absl::Status FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tokens)> declare);
+  absl::Status FirstPass(
+      absl::FunctionRef<absl::Status(const Cursor&, size_t next, Tokens)> declare);
   // The second pass's fast way for the statements that fill files (edge, call, callee and
   // seed) in plain ASCII: read straight from the text into `out`, only once the whole line is
   // read. False (nothing changed) for anything else, and for any line that would be an error
@@ -490,13 +500,32 @@ class Parser {
   const std::string_view text_;
   const std::string_view file_;
   const bool fast_;  // Skip and FastConnect may read statements
-  absl::FunctionRef<void(size_t)>* const consumed_;
-  const size_t consumed_step_;
+  const TextPaging* const paging_;
+  const size_t release_step_;
+  // Whether the text is read twice (TextPaging::reload).
+  bool Rereading() const { return paging_ != nullptr && paging_->reload.has_value(); }
+  // Tells paging_ of bytes [begin, end) released, or to be read again (clipped to the text).
+  void Release(size_t begin, size_t end) const {
+    end = std::min(end, text_.size());
+    if (paging_ != nullptr && begin < end) paging_->release(begin, end);
+  }
+  void Reload(size_t begin, size_t end) const {
+    end = std::min(end, text_.size());
+    if (Rereading() && begin < end) (*paging_->reload)(begin, end);
+  }
+  // Names the first pass keys its maps by, its own copies (the text may be released).
+  std::deque<std::string> declared_names_;
+  std::string_view Own(std::string_view name) { return declared_names_.emplace_back(name); }
   const size_t stretch_bytes_;
   const unsigned threads_;
   const bool index_as_declared_;
-  // Where the text's last newline ends a line: the fast way reads the lines before.
-  const size_t terminated_;
+  // Where the text's last newline ends a line: the fast way reads the lines before. Where the
+  // text is read twice, found as the first pass reads it (newlines_end_).
+  size_t terminated_;
+  static size_t Terminated(std::string_view text) {
+    const size_t newline = text.rfind('\n');
+    return newline == std::string_view::npos ? 0 : newline + 1;
+  }
   // Whether the second pass began: failures before it are read again with index_as_declared_.
   bool connecting_ = false;
   // Where the second pass's stretches begin (line starts, found by the first pass).
@@ -506,7 +535,7 @@ class Parser {
   // Nodes by name, filled as the first pass declares them; facts by name for the second pass,
   // built from facts_ once every fact is declared.
   std::optional<NameIndex> node_index_, fact_index_, proc_index_;
-  std::optional<Token> zero_;
+  std::optional<std::string> zero_;
   bool facts_declared_ = false;
   // Per node: its call site's index in call_sites, or kNoCallSite; per call site, the line and
   // column of its statement (4 and 8 bytes: a node's call site is rare, its nodes many).
@@ -530,7 +559,7 @@ class Parser {
   size_t unread_until_ = 0;
   // Where that search starts: the beginning for the first pass's errors; for the second's, the
   // statement that failed (every statement before it was tokenized, and the text before it
-  // may have been given back: see consumed_).
+  // may have been given back: see paging_).
   Cursor rescan_from_;
   absl::StatusOr<Problem> ParseStatements();
 };
@@ -642,8 +671,30 @@ bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out,
   return true;
 }
 
+void Parser::LoadThroughPiece(size_t k) const {
+  constexpr size_t kStep = size_t{1} << 20;  // the text read past a piece, and a long line's step
+  const size_t n = text_.size();
+  if (n == 0) return;
+  // The piece's last byte, or the text's.
+  const size_t last = std::min((k + 1) * stretch_bytes_, n) - 1;
+  absl::MutexLock lock(&load_mu_);
+  for (;;) {
+    // The piece's end is past the first newline from its last byte on: loaded that far?
+    if (loaded_ > last &&
+        (loaded_ == n || std::memchr(text_.data() + last, '\n', loaded_ - last) != nullptr)) {
+      return;
+    }
+    const size_t to = std::min(n, std::max(last + 1, loaded_) + kStep);
+    Reload(loaded_, to);
+    const size_t in_range = Terminated(text_.substr(loaded_, to - loaded_));
+    if (in_range != 0) newlines_end_ = loaded_ + in_range;
+    loaded_ = to;
+  }
+}
+
 void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
   out->clear();
+  if (Rereading()) LoadThroughPiece(k);
   const size_t begin = LineStartFrom(k * stretch_bytes_);
   const size_t end = LineStartFrom((k + 1) * stretch_bytes_);
   if (begin >= end) return;
@@ -667,12 +718,13 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
     }
     if (!*more) break;
     out->tokens.insert(out->tokens.end(), out->scratch.begin(), out->scratch.end());
-    out->declarations.push_back(FirstPiece::Declaration{at, out->tokens.size()});
+    out->declarations.push_back(FirstPiece::Declaration{at, cursor.i, out->tokens.size()});
   }
   out->lines = cursor.line - 1;
 }
 
-absl::Status Parser::FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tokens)> declare) {
+absl::Status Parser::FirstPass(
+    absl::FunctionRef<absl::Status(const Cursor&, size_t next, Tokens)> declare) {
   const size_t pieces = text_.size() / stretch_bytes_ + 1;
   const auto threads = static_cast<unsigned>(std::min<size_t>({threads_, pieces, 64}));
   OrderedWork<FirstPiece> reader(pieces, threads, 2 * size_t{threads},
@@ -692,7 +744,7 @@ absl::Status Parser::FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tok
     for (const FirstPiece::Declaration& d : piece.declarations) {
       for (size_t t = first; t < d.end; ++t) piece.tokens[t].line += lines;
       const Tokens tokens = Tokens(piece.tokens).subspan(first, d.end - first);
-      if (absl::Status s = declare(in_file(d.at), tokens); !s.ok()) return s;
+      if (absl::Status s = declare(in_file(d.at), d.next, tokens); !s.ok()) return s;
       first = d.end;
     }
     if (piece.untokenized.has_value()) {
@@ -705,6 +757,9 @@ absl::Status Parser::FirstPass(absl::FunctionRef<absl::Status(const Cursor&, Tok
     }
     lines += piece.lines;
     reader.Release(k);
+    // Read and declared: where the text is read twice, it goes back but for the byte before
+    // the next piece, which that piece's reading looks at to find its first line.
+    if (Rereading()) Release(k * stretch_bytes_, (k + 1) * stretch_bytes_ - 1);
   }
   return absl::OkStatus();
 }
@@ -876,7 +931,7 @@ void Parser::ReadStretch(Cursor cursor, size_t end, Stretch* out) const {
     // Most lines are read the fast way: tried first, then past a declaration (or blank and
     // comment lines) if it is not one.
     if (FastConnect(&cursor, out)) continue;
-    if (Skip(&cursor, /*declarations=*/false, &head)) continue;
+    if (Skip(&cursor, /*declarations=*/false, &head, end)) continue;
     if (cursor.i >= end || !FastConnect(&cursor, out)) break;
   }
   out->stopped = cursor;
@@ -911,9 +966,9 @@ absl::Status Parser::SecondPass() {
   Statement s;
   size_t given_back = 0;
   const auto give_back = [&](size_t offset) {
-    if (consumed_ != nullptr && offset - given_back >= consumed_step_) {
+    if (offset - given_back >= release_step_) {
+      Release(given_back, offset);
       given_back = offset;
-      (*consumed_)(offset);
     }
   };
   // One statement the slow way, at `*cursor`: false at the end of the text.
@@ -942,6 +997,7 @@ absl::Status Parser::SecondPass() {
   OrderedWork<Stretch> reader(stretches_.size(), threads, 2 * size_t{threads},
                               [&](size_t j, Stretch& stretch) {
                                 try {
+                                  Reload(stretches_[j].i, end_of(j));
                                   ReadStretch(stretches_[j], end_of(j), &stretch);
                                 } catch (const std::bad_alloc&) {
                                   // Read none of it here: it is read again as it is added,
@@ -1133,13 +1189,13 @@ absl::Status Parser::Declare(Tokens s) {
     }
     absl::StatusOr<std::string_view> name = Name(s, &i, "the zero fact's name");
     if (!name.ok()) return name.status();
-    zero_ = s[1];
+    zero_ = std::string(s[1].text);
     return End(s, i);
   }
   if (Is(head, "facts")) {
     if (!facts_declared_) {
       facts_declared_ = true;
-      const std::string_view zero = zero_.has_value() ? zero_->text : std::string_view("0");
+      const std::string_view zero = Own(zero_.has_value() ? *zero_ : "0");
       facts_.emplace(zero, kZeroFact);
       problem_.fact_names.emplace_back(zero);
     }
@@ -1152,7 +1208,7 @@ absl::Status Parser::Declare(Tokens s) {
       if (problem_.fact_names.size() >= kMaxFacts) {
         return Error(s[i], absl::StrFormat("at most %d facts are supported", kMaxFacts));
       }
-      facts_.emplace(s[i].text, static_cast<uint32_t>(problem_.fact_names.size()));
+      facts_.emplace(Own(s[i].text), static_cast<uint32_t>(problem_.fact_names.size()));
       problem_.fact_names.emplace_back(s[i].text);
     }
     return absl::OkStatus();
@@ -1164,7 +1220,7 @@ absl::Status Parser::Declare(Tokens s) {
       return Error(s[1], absl::StrFormat("procedure '%s' is declared twice", *name));
     }
     const uint32_t id = static_cast<uint32_t>(problem_.procedures.size());
-    procs_.emplace(*name, id);
+    procs_.emplace(Own(*name), id);
     Procedure proc{.name = std::string(*name)};
     if (absl::Status k = Keyword(s, &i, "start"); !k.ok()) return k;
     if (i >= s.size() || s[i].kind != Kind::kName) return Name(s, &i, "a start node").status();
@@ -1282,12 +1338,15 @@ absl::StatusOr<Problem> Parser::Parse() {
   if (!parsed.ok() && !connecting_ && !index_as_declared_) {
     // The declarations fail: read again as each is made, so that the error is the first a
     // statement-by-statement reading meets (a node declared twice, say, before the error met
-    // here). The second pass has not begun, so no text has been given back.
-    return Parser(text_, file_, fast_, consumed_, consumed_step_, stretch_bytes_, threads_,
+    // here). The second pass has not begun, so it has given no text back; the first pass may
+    // have (TextPaging::reload).
+    Reload(0, text_.size());
+    return Parser(text_, file_, fast_, paging_, release_step_, stretch_bytes_, threads_,
                   /*index_as_declared=*/true)
         .Parse();
   }
   if (parsed.ok() || !skipped_unread_) return parsed;
+  Reload(rescan_from_.i, text_.size());
   Statement s;
   for (Cursor cursor = rescan_from_; cursor.i < unread_until_;) {
     absl::StatusOr<bool> more = NextStatement(&cursor, &s);
@@ -1303,18 +1362,25 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   // declared is read again once every procedure is known (so its errors come after the other
   // declarations').
   Statement s;
-  std::vector<Cursor> later;
-  const auto declare = [&](const Cursor& at, Tokens tokens) -> absl::Status {
+  std::vector<std::pair<Cursor, size_t>> later;  // where each begins, and the offset past it
+  const auto declare = [&](const Cursor& at, size_t next, Tokens tokens) -> absl::Status {
     unread_until_ = at.i;
     if (tokens[0].kind != Kind::kName) return Error(tokens[0], "expected a statement");
     if (Is(tokens[0].text, "nodes") && tokens.size() > 1 && !procs_.contains(tokens[1].text)) {
-      later.push_back(at);
+      later.emplace_back(at, next);
       return absl::OkStatus();
     }
     return Declare(tokens);
   };
   if (fast_) {
     if (absl::Status first = FirstPass(declare); !first.ok()) return first;
+    if (Rereading()) {
+      absl::MutexLock lock(&load_mu_);
+      terminated_ = newlines_end_;
+      // What the tables the first pass grew left behind goes back too (the allocator keeps
+      // it): a parse that holds little of its text should hold no more than it uses.
+      ReleaseFreeHeapMemory();
+    }
   } else {
     stretches_.push_back(Cursor{});
     for (Cursor cursor;;) {
@@ -1323,17 +1389,18 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
       absl::StatusOr<bool> more = NextStatement(&cursor, &s);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      if (absl::Status d = declare(at, s); !d.ok()) return d;
+      if (absl::Status d = declare(at, cursor.i, s); !d.ok()) return d;
     }
   }
   unread_until_ = text_.size();
-  for (Cursor cursor : later) {
+  for (auto [cursor, next] : later) {
+    Reload(cursor.i, next);
     if (absl::StatusOr<bool> more = NextStatement(&cursor, &s); !more.ok()) return more.status();
     if (absl::Status d = Declare(s); !d.ok()) return d;
   }
   if (!facts_declared_) {
-    problem_.fact_names.emplace_back(zero_.has_value() ? zero_->text : std::string_view("0"));
-    facts_.emplace(problem_.fact_names.back(), kZeroFact);
+    problem_.fact_names.emplace_back(zero_.has_value() ? *zero_ : "0");
+    facts_.emplace(Own(problem_.fact_names.back()), kZeroFact);
   }
   if (!index_as_declared_) {
     // Every node at once, into an index of the right size (no growing, and its slots fetched
@@ -1411,9 +1478,8 @@ absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filena
 }
 
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename,
-                                  absl::FunctionRef<void(size_t)> consumed) {
-  absl::FunctionRef<void(size_t)> told = consumed;
-  return Parser(text, filename, /*fast=*/true, &told, kConsumedStepBytes).Parse();
+                                  const TextPaging& paging) {
+  return Parser(text, filename, /*fast=*/true, &paging, kReleaseStepBytes).Parse();
 }
 
 namespace internal {
@@ -1424,16 +1490,22 @@ absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
 
 absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
                                                      std::string_view filename,
-                                                     size_t stretch_bytes, unsigned threads) {
-  std::string copy(text);
-  size_t overwritten = 0;
-  const auto overwrite = [&](size_t offset) {
-    std::fill(copy.begin() + static_cast<ptrdiff_t>(overwritten),
-              copy.begin() + static_cast<ptrdiff_t>(offset), '\0');
-    overwritten = offset;
+                                                     size_t stretch_bytes, unsigned threads,
+                                                     bool reread) {
+  // Read twice, the text is not there at first: the parser reloads every byte it reads.
+  std::string copy = reread ? std::string(text.size(), '\0') : std::string(text);
+  const auto overwrite = [&](size_t begin, size_t end) {
+    std::fill(copy.begin() + static_cast<ptrdiff_t>(begin),
+              copy.begin() + static_cast<ptrdiff_t>(end), '\0');
   };
-  absl::FunctionRef<void(size_t)> consumed = overwrite;
-  return Parser(copy, filename, /*fast=*/true, &consumed, /*consumed_step=*/1,
+  const auto restore = [&](size_t begin, size_t end) {
+    std::copy(text.begin() + static_cast<ptrdiff_t>(begin),
+              text.begin() + static_cast<ptrdiff_t>(end),
+              copy.begin() + static_cast<ptrdiff_t>(begin));
+  };
+  TextPaging paging{.release = overwrite, .reload = std::nullopt};
+  if (reread) paging.reload.emplace(restore);
+  return Parser(copy, filename, /*fast=*/true, &paging, /*release_step=*/1,
                 stretch_bytes != 0 ? stretch_bytes : kStretchBytes, threads)
       .Parse();
 }

@@ -4,6 +4,7 @@
 #define SLUICE_IFDS_TEXT_FORMAT_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,26 +18,37 @@ namespace sluice::ifds {
 // being `filename`. Never crashes on any input; the result passes Validate.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename);
 
-// As ParseText, for text the caller gives back as the parser goes: `consumed` is called now and
-// then (every kConsumedStepBytes or so) with an offset, never smaller than the last one, below
-// which the parser reads the text no more. The same result and errors.
-inline constexpr size_t kConsumedStepBytes = size_t{4} << 20;
+// How a caller holds the text as the parser goes.
+struct TextPaging {
+  // Told of bytes [begin, end) the parser reads no more unless it reloads them first: their
+  // memory may go back. The second pass tells of everything before where it is, now and then
+  // (every kReleaseStepBytes or so).
+  absl::FunctionRef<void(size_t begin, size_t end)> release;
+  // Where set, the text need not be there at first: the parser has each range reloaded before
+  // it reads it (reload(begin, end) puts the text's bytes [begin, end) in place). The first
+  // pass reads the text in order and releases each piece once it has read it; the second
+  // reloads each stretch it reads. The text is read twice, and little of it held at once.
+  std::optional<absl::FunctionRef<void(size_t begin, size_t end)>> reload;
+};
+inline constexpr size_t kReleaseStepBytes = size_t{4} << 20;
+// As ParseText, for text the caller gives back as the parser goes: the same result and errors.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename,
-                                  absl::FunctionRef<void(size_t offset)> consumed);
+                                  const TextPaging& paging);
 
 namespace internal {
 // ParseText without its fast way (every statement tokenized in both passes): the same result
 // and the same errors, slower. Tests compare the two.
 absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
                                                       std::string_view filename);
-// ParseText of a copy of `text` whose bytes are overwritten with NUL as soon as the parser says
-// it is done with them (after every stretch of its second pass): a parser that read them again
-// would see bytes that are no text. The second pass reads stretches of `stretch_bytes` (0: as
-// ParseText does) on `threads` threads (0: one per core). Tests compare it with the others.
+// ParseText of a copy of `text` whose bytes are overwritten with NUL as soon as the parser
+// releases them (TextPaging), and copied back when it reloads them (`reread`: the first pass
+// releases too): a parser that read them in between would see bytes that are no text. The
+// passes read stretches of `stretch_bytes` (0: as ParseText does) on `threads` threads (0: one
+// per core). Tests compare it with the others.
 absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
                                                      std::string_view filename,
                                                      size_t stretch_bytes = 0,
-                                                     unsigned threads = 0);
+                                                     unsigned threads = 0, bool reread = false);
 }  // namespace internal
 
 // Writes `problem` (which must pass Validate) in the text format. ParseText reads it back to an

@@ -164,7 +164,11 @@ int RunSolve(const std::string& path) {
     return kExitUsage;
   }
   const absl::Time reading = absl::Now();
-  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path);
+  // A client of a daemon holds no device memory, so its peak is the parse: the text is read
+  // twice there rather than held whole (LoadOptions::reread). In-process the device's memory
+  // is this process's, its peak the solve, and the second reading would only cost time.
+  const bool remote = !absl::GetFlag(FLAGS_server).empty();
+  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path, {.reread = remote});
   if (!problem.ok()) {
     std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());
     return kExitUsage;

@@ -178,6 +178,12 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
     variants.emplace_back("a node declared twice, a bad declaration later", joined(twice_declared));
     twice_declared[twice_declared.size() * 3 / 4] = "nodes \x01";
     variants.emplace_back("a node declared twice, a bad line later", joined(twice_declared));
+    // A 'nodes' statement before its procedure, read again once every procedure is declared.
+    std::vector<std::string> early_nodes = lines;
+    const std::string moved = early_nodes[first_nodes];
+    early_nodes.erase(early_nodes.begin() + static_cast<ptrdiff_t>(first_nodes));
+    early_nodes.insert(early_nodes.begin() + 1, moved);
+    variants.emplace_back("nodes before their procedure", joined(early_nodes));
   }
   // A node renamed past ASCII wherever it is named: its lines go the slow way.
   std::string renamed = text;
@@ -190,17 +196,19 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
     const absl::StatusOr<Problem> one = internal::ParseTextStatementByStatement(variant, "s.ifds");
     for (const size_t stretch : {size_t{1}, size_t{13}, size_t{100}, size_t{1000}, size_t{0}}) {
       for (const unsigned threads : {1u, 2u, 5u}) {
-        const absl::StatusOr<Problem> read =
-            internal::ParseTextOverwritingConsumed(variant, "s.ifds", stretch, threads);
-        ASSERT_EQ(read.status(), one.status())
-            << what << ", stretches of " << stretch << " on " << threads << " threads";
-        if (one.ok()) {
-          ASSERT_EQ(WriteText(*read), WriteText(*one)) << what << ", stretches of " << stretch;
+        for (const bool reread : {false, true}) {
+          const absl::StatusOr<Problem> read =
+              internal::ParseTextOverwritingConsumed(variant, "s.ifds", stretch, threads, reread);
+          ASSERT_EQ(read.status(), one.status()) << what << ", stretches of " << stretch << " on "
+                                                 << threads << " threads, reread " << reread;
+          if (one.ok()) {
+            ASSERT_EQ(WriteText(*read), WriteText(*one)) << what << ", stretches of " << stretch;
+          }
         }
       }
     }
     if (what == "as written" || what == "with blank and comment lines" ||
-        what == "a name past ASCII") {
+        what == "a name past ASCII" || what == "nodes before their procedure") {
       EXPECT_OK(one.status()) << what;
     } else {
       EXPECT_THAT(one, StatusIs(Code::kInvalidArgument)) << what;
@@ -268,16 +276,20 @@ TEST(LoadProblemTest, ALargeFileReadInRangesIsTheFile) {
     ASSERT_EQ(std::fclose(f), 0);
   };
   write(text);
-  ASSERT_OK_AND_ASSIGN(Problem loaded, LoadProblem(path));
-  EXPECT_EQ(WriteText(loaded), WriteText(generated));
+  for (const bool reread : {false, true}) {
+    ASSERT_OK_AND_ASSIGN(Problem loaded, LoadProblem(path, {.reread = reread}));
+    EXPECT_EQ(WriteText(loaded), WriteText(generated)) << "reread " << reread;
+  }
   text += "  unknown statement\n";
   write(text);
-  const absl::StatusOr<Problem> failed = LoadProblem(path);
-  EXPECT_THAT(failed, StatusIs(Code::kInvalidArgument));
-  EXPECT_EQ(failed.status(), ParseText(text, path).status());
   const size_t last_line = lines.size() * (1 + (size_t{16} << 20) / lines.size()) + 1;
-  EXPECT_THAT(failed.status().message(),
-              HasSubstr(absl::StrFormat(":%d:3: unknown statement", last_line)));
+  for (const bool reread : {false, true}) {
+    const absl::StatusOr<Problem> failed = LoadProblem(path, {.reread = reread});
+    EXPECT_THAT(failed, StatusIs(Code::kInvalidArgument));
+    EXPECT_EQ(failed.status(), ParseText(text, path).status());
+    EXPECT_THAT(failed.status().message(),
+                HasSubstr(absl::StrFormat(":%d:3: unknown statement", last_line)));
+  }
 }
 
 TEST(TextFormatTest, DeclarationsMayFollowTheirUses) {
@@ -575,13 +587,17 @@ TEST(FormatsTest, ParsersSurviveASeededCorpusOfMangledInputs) {
     if (text.ok()) {
       ASSERT_EQ(WriteText(*given_back), WriteText(*text)) << mangled;
     }
-    // Read in stretches of a few lines on three threads, committed in order: the same.
+    // Read in stretches of a few lines on three threads, committed in order (and the text
+    // read twice, each piece released once read and reloaded for the second pass): the same.
     const size_t stretch = 1 + rng() % 256;
-    absl::StatusOr<Problem> stretched =
-        internal::ParseTextOverwritingConsumed(mangled, "fuzz.ifds", stretch, 3);
-    ASSERT_EQ(stretched.status(), text.status()) << "stretches of " << stretch << "\n" << mangled;
-    if (text.ok()) {
-      ASSERT_EQ(WriteText(*stretched), WriteText(*text)) << mangled;
+    for (const bool reread : {false, true}) {
+      absl::StatusOr<Problem> stretched =
+          internal::ParseTextOverwritingConsumed(mangled, "fuzz.ifds", stretch, 3, reread);
+      ASSERT_EQ(stretched.status(), text.status())
+          << "stretches of " << stretch << ", reread " << reread << "\n" << mangled;
+      if (text.ok()) {
+        ASSERT_EQ(WriteText(*stretched), WriteText(*text)) << mangled;
+      }
     }
     if (text.ok()) {
       ASSERT_EQ(WriteText(*text), WriteText(*slowly)) << mangled;
