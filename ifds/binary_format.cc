@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -386,6 +387,10 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
   };
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
+  // Closed on every way out, an exception's too (the parser's threads may throw bad_alloc).
+  const std::unique_ptr<const int, void (*)(const int*)> closer(&fd, [](const int* f) {
+    close(*f);
+  });
   struct stat info;
   if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
     // A regular file: its size is known, so it is read at once into room of that size.
@@ -393,12 +398,10 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     // read: the text, about as large as the problem, is never held beside what a solve needs.
     const uint64_t size = static_cast<uint64_t>(info.st_size);
     if (size > kMaxProblemFileBytes) {
-      close(fd);
       return too_large();
     }
     absl::StatusOr<MappedBuffer> bytes = MappedBuffer::Allocate(size);
     if (!bytes.ok()) {
-      close(fd);
       return absl::ResourceExhaustedError(
           absl::StrFormat("%s: no memory for the file's %d bytes", path, size));
     }
@@ -410,12 +413,10 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     const bool whole = binary || !options.reread;
     const absl::StatusOr<size_t> got = whole ? ReadAt(fd, data, size) : size;
     if (failed || !got.ok()) {
-      close(fd);
       return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
     }
     const std::string_view text(data, *got);
     if (NeitherFormat(std::string_view(data, head)) || binary) {
-      close(fd);
       return binary ? ParseBinary(text, path) : neither();
     }
     // The text goes back to the system as the parser is done with it, whole pages at a time:
@@ -423,7 +424,12 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     // it is held at any time: the first pass has each piece read and gives it back once read,
     // the second has each stretch read again.
     std::atomic<bool> reloaded{true};
-    const auto release = [&](size_t begin, size_t end) { bytes->Discard(begin, end - begin); };
+    // Released ranges come in order, each from where the last ended: the page that holds
+    // `begin` is all released once `end` is past it.
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const auto release = [&](size_t begin, size_t end) {
+      bytes->Discard(begin / page * page, end - begin / page * page);
+    };
     const auto reload = [&](size_t begin, size_t end) {
       if (ReadRange(fd, data + begin, begin, end - begin) != end - begin) reloaded = false;
     };
@@ -435,10 +441,11 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
                          (!reloaded || fstat(fd, &after) != 0 || after.st_size != info.st_size ||
                           after.st_mtim.tv_sec != info.st_mtim.tv_sec ||
                           after.st_mtim.tv_nsec != info.st_mtim.tv_nsec);
-    close(fd);
     if (changed) {
       return absl::DataLossError(
-          absl::StrFormat("%s: the file changed while it was read (it is read twice)", path));
+          absl::StrFormat("%s: the file changed while it was read, or could not be read again "
+                          "(it is read twice)",
+                          path));
     }
     return parsed;
   }
@@ -448,7 +455,6 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
   for (;;) {
     const size_t at = bytes.size();
     if (at > kMaxProblemFileBytes) {
-      close(fd);
       return too_large();
     }
     // A piece is read whole (a pipe gives what it holds at the moment), so that the first
@@ -459,7 +465,6 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
       const ssize_t n = read(fd, bytes.data() + at + got, kPiece - got);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        close(fd);
         return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
       }
       if (n == 0) break;
@@ -467,12 +472,10 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     }
     bytes.resize(at + got);
     if (at == 0 && NeitherFormat(bytes)) {
-      close(fd);
       return neither();
     }
     if (got < kPiece) break;  // the end
   }
-  close(fd);
   return Parse(bytes, path);
 }
 

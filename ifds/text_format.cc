@@ -461,8 +461,9 @@ class Parser {
   // The second pass's fast way for the statements that fill files (edge, call, callee and
   // seed) in plain ASCII: read straight from the text into `out`, only once the whole line is
   // read. False (nothing changed) for anything else, and for any line that would be an error
-  // here: NextStatement and Connect read those and say what is wrong.
-  bool FastConnect(Cursor* cursor, Stretch* out) const;
+  // here: NextStatement and Connect read those and say what is wrong. It reads only lines that
+  // begin before `fast_end`, where a newline ends the last of them (its scans are unchecked).
+  bool FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const;
   // Reads the fast way from `cursor`, a line's start, to the first line that starts at `end`
   // or later, or to a line the fast way does not take (out->stopped says which).
   void ReadStretch(Cursor cursor, size_t end, Stretch* out) const;
@@ -730,6 +731,7 @@ absl::Status Parser::FirstPass(
   OrderedWork<FirstPiece> reader(pieces, threads, 2 * size_t{threads},
                                  [&](size_t k, FirstPiece& piece) { ReadFirstPiece(k, &piece); });
   uint32_t lines = 0;  // in the pieces before
+  size_t released = 0;  // the text before is released (Rereading)
   for (size_t k = 0; k < pieces; ++k) {
     FirstPiece& piece = reader.Take(k);
     const auto in_file = [&](Cursor at) {
@@ -757,9 +759,13 @@ absl::Status Parser::FirstPass(
     }
     lines += piece.lines;
     reader.Release(k);
-    // Read and declared: where the text is read twice, it goes back but for the byte before
-    // the next piece, which that piece's reading looks at to find its first line.
-    if (Rereading()) Release(k * stretch_bytes_, (k + 1) * stretch_bytes_ - 1);
+    // Read and declared: where the text is read twice, it goes back up to the byte before the
+    // next piece, which that piece's reading looks at to find its first line.
+    if (Rereading()) {
+      const size_t to = std::min((k + 1) * stretch_bytes_ - 1, text_.size());
+      Release(released, to);
+      released = std::max(released, to);
+    }
   }
   return absl::OkStatus();
 }
@@ -839,8 +845,8 @@ bool Parser::FastFlow(size_t* i, Flow* flow) const {
   return true;
 }
 
-bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
-  if (cursor->i >= terminated_) return false;  // a last line with no newline: the slow way
+bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
+  if (cursor->i >= fast_end) return false;  // a last line with no newline: the slow way
   const char* const t = text_.data();
   size_t i = cursor->i;
   // Names are read first and looked up once the rest of the line is read: their slots in the
@@ -926,13 +932,18 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out) const {
 
 void Parser::ReadStretch(Cursor cursor, size_t end, Stretch* out) const {
   out->clear();
+  // The fast way reads the stretch's lines up to the text's last newline, checked here in the
+  // stretch itself: a file changed under a reader that reads it twice (TextPaging::reload)
+  // cannot take its unchecked scans past the text.
+  size_t fast_end = std::min(end, terminated_);
+  if (fast_end > cursor.i && text_[fast_end - 1] != '\n') fast_end = cursor.i;
   std::string_view head;
   while (cursor.i < end) {
     // Most lines are read the fast way: tried first, then past a declaration (or blank and
     // comment lines) if it is not one.
-    if (FastConnect(&cursor, out)) continue;
+    if (FastConnect(&cursor, out, fast_end)) continue;
     if (Skip(&cursor, /*declarations=*/false, &head, end)) continue;
-    if (cursor.i >= end || !FastConnect(&cursor, out)) break;
+    if (cursor.i >= end || !FastConnect(&cursor, out, fast_end)) break;
   }
   out->stopped = cursor;
 }
@@ -1338,9 +1349,8 @@ absl::StatusOr<Problem> Parser::Parse() {
   if (!parsed.ok() && !connecting_ && !index_as_declared_) {
     // The declarations fail: read again as each is made, so that the error is the first a
     // statement-by-statement reading meets (a node declared twice, say, before the error met
-    // here). The second pass has not begun, so it has given no text back; the first pass may
-    // have (TextPaging::reload).
-    Reload(0, text_.size());
+    // here). The second pass has not begun, so it has given no text back; where the first has
+    // (TextPaging::reload), the new reading reloads what it reads, as this one did.
     return Parser(text_, file_, fast_, paging_, release_step_, stretch_bytes_, threads_,
                   /*index_as_declared=*/true)
         .Parse();
