@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include <new>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -15,8 +14,8 @@ namespace sluice {
 absl::StatusOr<MappedBuffer> MappedBuffer::Allocate(size_t bytes) {
   MappedBuffer buffer;
   if (bytes == 0) return buffer;
-  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) {
+  void* data = internal::MapPages(bytes);
+  if (data == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("no memory for a buffer of %d bytes", bytes));
   }
@@ -39,10 +38,11 @@ MappedBuffer& MappedBuffer::operator=(MappedBuffer&& other) noexcept {
 
 void MappedBuffer::Discard(size_t offset, size_t length) {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t end = std::min(size_, offset + std::min(length, size_ - std::min(offset, size_)));
-  const size_t first = (offset + page - 1) / page * page;  // the mapping is page-aligned
-  const size_t last = end == size_ ? end : end / page * page;  // the last page may be partial
-  if (first < last) madvise(data_ + first, last - first, MADV_DONTNEED);
+  offset = std::min(offset, size_);
+  const size_t end = offset + std::min(length, size_ - offset);
+  // The mapping is page-aligned, its last page all its own: a range to the end takes it.
+  internal::DiscardWholePages(data_ + offset,
+                              data_ + (end == size_ ? (size_ + page - 1) / page * page : end));
 }
 
 MappedBuffer::~MappedBuffer() {
@@ -53,8 +53,7 @@ namespace internal {
 
 void* MapPages(size_t bytes) {
   void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) throw std::bad_alloc();
-  return data;
+  return data == MAP_FAILED ? nullptr : data;
 }
 
 void UnmapPages(void* data, size_t bytes) { munmap(data, bytes); }

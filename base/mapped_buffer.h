@@ -50,7 +50,7 @@ class MappedBuffer {
 };
 
 namespace internal {
-// A mapping of `bytes` zeroed bytes; throws std::bad_alloc if the system has no room.
+// A mapping of `bytes` zeroed bytes, or nullptr if the system has no room.
 void* MapPages(size_t bytes);
 void UnmapPages(void* data, size_t bytes);
 // Gives the pages wholly inside [begin, end) of a mapping back to the system.
@@ -73,7 +73,9 @@ class PageAllocator {
   T* allocate(size_t n) {
     if (n > ~size_t{0} / sizeof(T)) throw std::bad_array_new_length();
     if (n * sizeof(T) < kMinBytes) return std::allocator<T>().allocate(n);
-    return static_cast<T*>(internal::MapPages(n * sizeof(T)));
+    void* data = internal::MapPages(n * sizeof(T));
+    if (data == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(data);
   }
   void deallocate(T* data, size_t n) noexcept {
     if (n * sizeof(T) < kMinBytes) {

@@ -330,19 +330,22 @@ size_t ReadRange(int fd, char* data, size_t offset, size_t length, char* failed 
   return got;
 }
 
-// Reads `size` bytes of the file `fd` into `data`: a large file in ranges on every core (the
-// copies out of the page cache, and the faults that give `data` its pages, split between
-// them). The bytes read: fewer where the file shrank while it was read (what is there is then
-// the file, up to the first range that came up short).
-absl::StatusOr<size_t> ReadAt(int fd, char* data, size_t size) {
+// Reads bytes [from, size) of the file `fd` into `data` at the same offsets (the bytes before
+// are read already): a large file in ranges on every core (the copies out of the page cache,
+// and the faults that give `data` its pages, split between them). Where the file ends: `size`,
+// or less where it shrank while it was read (what is there is then the file, up to the first
+// range that came up short).
+absl::StatusOr<size_t> ReadAt(int fd, char* data, size_t from, size_t size) {
   constexpr size_t kBytesPerRange = size_t{16} << 20;
-  const size_t ranges = std::clamp<size_t>(size / kBytesPerRange, 1,
+  const size_t rest = size - from;
+  const size_t ranges = std::clamp<size_t>(rest / kBytesPerRange, 1,
                                            std::max(1u, std::thread::hardware_concurrency()));
   std::vector<size_t> got(ranges, 0);
   std::vector<char> failed(ranges, 0);
+  const auto begin_of = [&](size_t r) { return from + rest * r / ranges; };
   const auto read_range = [&](size_t r) {
-    const size_t begin = size * r / ranges, end = size * (r + 1) / ranges;
-    got[r] = ReadRange(fd, data + begin, begin, end - begin, &failed[r]);
+    got[r] = ReadRange(fd, data + begin_of(r), begin_of(r), begin_of(r + 1) - begin_of(r),
+                       &failed[r]);
   };
   std::vector<std::thread> threads;
   size_t r = 1;
@@ -356,11 +359,11 @@ absl::StatusOr<size_t> ReadAt(int fd, char* data, size_t size) {
   read_range(0);
   for (size_t rest = r; rest < ranges; ++rest) read_range(rest);
   for (std::thread& thread : threads) thread.join();
-  size_t total = 0;
+  size_t total = from;
   for (size_t k = 0; k < ranges; ++k) {
     if (failed[k]) return absl::DataLossError("reading the file failed");
     total += got[k];
-    if (got[k] < size * (k + 1) / ranges - size * k / ranges) break;
+    if (got[k] < begin_of(k + 1) - begin_of(k)) break;
   }
   return total;
 }
@@ -411,7 +414,9 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     const size_t head = ReadRange(fd, data, 0, std::min<size_t>(size, kPiece), &failed);
     const bool binary = std::string_view(data, head).starts_with(kBinaryMagic);
     const bool whole = binary || !options.reread;
-    const absl::StatusOr<size_t> got = whole ? ReadAt(fd, data, size) : size;
+    // The rest after the first piece (none if the file ended early: it shrank).
+    const absl::StatusOr<size_t> got =
+        !whole ? size : head < std::min<size_t>(size, kPiece) ? head : ReadAt(fd, data, head, size);
     if (failed || !got.ok()) {
       return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
     }

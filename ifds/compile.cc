@@ -44,6 +44,7 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
   uint32_t* const gens = section[GraphLayout::kGens];
   uint32_t* const sources = section[GraphLayout::kPairSources];
   uint32_t* const targets = section[GraphLayout::kPairTargets];
+  size_t untold = first;  // the first flow written and not yet told of
   for (size_t f = first; f < last; ++f) {
     const FlowView view = flows[f];
     *header++ = kill_at | (view.identity ? GraphLayout::kIdentityBit : 0);
@@ -58,8 +59,9 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
       targets[pair_at] = b;
       ++pair_at;
     }
-    if (flows_compiled && ((f + 1 - first) % kFlowsPerRelease == 0 || f + 1 == last)) {
-      flows_compiled(f + 1 - ((f - first) % kFlowsPerRelease + 1), f + 1);
+    if (flows_compiled && (f + 1 - untold == kFlowsPerRelease || f + 1 == last)) {
+      flows_compiled(untold, f + 1);
+      untold = f + 1;
     }
   }
 }

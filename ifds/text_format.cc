@@ -1119,10 +1119,12 @@ absl::StatusOr<uint32_t> Parser::Proc(Tokens s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a procedure");
   if (!name.ok()) return name.status();
   uint32_t id;
-  if (connecting_ ? !proc_index_->Find(*name, &id) : !procs_.contains(*name)) {
-    return Error(s[*i - 1], absl::StrFormat("unknown procedure '%s'", *name));
+  if (connecting_) {
+    if (proc_index_->Find(*name, &id)) return id;
+  } else if (auto it = procs_.find(*name); it != procs_.end()) {
+    return it->second;
   }
-  return connecting_ ? id : procs_.at(*name);
+  return Error(s[*i - 1], absl::StrFormat("unknown procedure '%s'", *name));
 }
 
 absl::StatusOr<uint32_t> Parser::ParseFlow(Tokens s, size_t* i) {
