@@ -133,7 +133,7 @@ class IrModel {
 
  private:
   using Pointee = uint64_t;  // object << 32 | offset (kUnknownOffset: anywhere in it)
-  using PointsTo = absl::flat_hash_set<Pointee>;
+  using PointsTo = std::vector<Pointee>;  // sorted
 
   void BuildObjects();
   void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
@@ -177,6 +177,8 @@ class IrModel {
 
   const PointsTo& PointsToOf(const llvm::Value* value) const;
   std::vector<uint32_t> LeavesOf(Pointee pointee, uint64_t size) const;
+  // LeavesOf's leaves, appended to `out`.
+  void AppendLeavesOf(Pointee pointee, uint64_t size, std::vector<uint32_t>* out) const;
   // The bytes an access of `size` through `pointer` may cover. One of unknown length
   // (kToEnd) through a pointer to a field or into an array (a getelementptr, as `r.line` and
   // `&r.inner` are) stays within that field or array, so that a library call given one field
@@ -196,7 +198,7 @@ class IrModel {
   absl::flat_hash_map<const llvm::CallBase*, std::vector<const llvm::Function*>> callees_;
   absl::flat_hash_map<const llvm::Value*, uint32_t> value_ids_;
   std::vector<PointsTo> points_to_;        // by value id
-  std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold
+  std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold (unsorted)
   absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> accessed_;
   std::vector<bool> escapes_;
   std::vector<bool> address_stored_;  // by object

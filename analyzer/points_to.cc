@@ -38,13 +38,13 @@ uint32_t IrModel::ValueId(const llvm::Value* value) {
     auto object = object_of_site_.find(base);
     if (object != object_of_site_.end()) {
       const int64_t delta = offset.getSExtValue();
-      points_to_.back().insert(Normalize(
+      points_to_.back().push_back(Normalize(
           Pack(object->second, delta < 0 ? kUnknownOffset : static_cast<uint64_t>(delta))));
     }
   } else {
     auto object = object_of_site_.find(value);
     if (object != object_of_site_.end() && llvm::isa<llvm::AllocaInst>(value)) {
-      points_to_.back().insert(Pack(object->second, 0));
+      points_to_.back().push_back(Pack(object->second, 0));
     }
   }
   return it->second;
@@ -57,21 +57,26 @@ const IrModel::PointsTo& IrModel::PointsToOf(const llvm::Value* value) const {
 }
 
 std::vector<uint32_t> IrModel::LeavesOf(Pointee pointee, uint64_t size) const {
-  const MemoryObject& object = objects_[ObjectOf(pointee)];
   std::vector<uint32_t> out;
+  AppendLeavesOf(pointee, size, &out);
+  return out;
+}
+
+void IrModel::AppendLeavesOf(Pointee pointee, uint64_t size, std::vector<uint32_t>* out) const {
+  const MemoryObject& object = objects_[ObjectOf(pointee)];
+  const size_t before = out->size();
   const uint32_t offset = OffsetOf(pointee);
   if (offset != kUnknownOffset) {
     const uint64_t end = size == kToEnd ? kToEnd : offset + size;
     for (uint32_t i = 0; i < object.leaf_count; ++i) {
       const Leaf& leaf = leaves_[object.first_leaf + i];
       const uint64_t leaf_end = leaf.size == kToEnd ? kToEnd : leaf.offset + leaf.size;
-      if (leaf.offset < end && offset < leaf_end) out.push_back(object.first_leaf + i);
+      if (leaf.offset < end && offset < leaf_end) out->push_back(object.first_leaf + i);
     }
     // An offset past every field (pointer arithmetic out of the object): all of it.
-    if (!out.empty()) return out;
+    if (out->size() != before) return;
   }
-  for (uint32_t i = 0; i < object.leaf_count; ++i) out.push_back(object.first_leaf + i);
-  return out;
+  for (uint32_t i = 0; i < object.leaf_count; ++i) out->push_back(object.first_leaf + i);
 }
 
 uint64_t IrModel::Extent(const llvm::Value* pointer, uint64_t size) const {
@@ -106,11 +111,9 @@ uint64_t IrModel::Extent(const llvm::Value* pointer, uint64_t size) const {
 std::vector<uint32_t> IrModel::Leaves(const llvm::Value* pointer, uint64_t size) const {
   size = Extent(pointer, size);
   std::vector<uint32_t> out;
-  for (Pointee pointee : PointsToOf(pointer)) {
-    std::vector<uint32_t> leaves = LeavesOf(pointee, size);
-    out.insert(out.end(), leaves.begin(), leaves.end());
-  }
-  std::sort(out.begin(), out.end());
+  for (Pointee pointee : PointsToOf(pointer)) AppendLeavesOf(pointee, size, &out);
+  // (Pointees in order give leaves nearly in order: objects' leaves are numbered in turn.)
+  if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
@@ -265,7 +268,12 @@ void IrModel::SolvePointsTo() {
           if (!callees.empty()) continue;
           const std::string name = ExternalName(*call);
           auto site = object_of_site_.find(call);
-          if (site != object_of_site_.end()) points_to_[ValueId(call)].insert(Pack(site->second, 0));
+          if (site != object_of_site_.end()) {
+            PointsTo& made = points_to_[ValueId(call)];
+            const Pointee pointee = Pack(site->second, 0);
+            const auto at = std::lower_bound(made.begin(), made.end(), pointee);
+            if (at == made.end() || *at != pointee) made.insert(at, pointee);
+          }
           if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
           if (CopiesMemory(name) && call->arg_size() > 1) {
             constraints.push_back({Constraint::Kind::kCopyContents,
@@ -302,7 +310,7 @@ void IrModel::SolvePointsTo() {
         const PointsTo targets = points_to_[ValueId(constant)];
         for (uint32_t leaf : LeavesOf(Pack(object, offset), 1)) {
           contents_.resize(leaves_.size());
-          contents_[leaf].insert(targets.begin(), targets.end());
+          contents_[leaf].insert(contents_[leaf].end(), targets.begin(), targets.end());
         }
       }
     }
@@ -312,12 +320,87 @@ void IrModel::SolvePointsTo() {
   Solve(constraints);
 }
 
+namespace {
+
+// Dense numbers for the pointees, so that a points-to set is a sorted array and passing a set
+// on is a merge. Each object has a block: its unknown offset first, then the start of
+// each of its leaves in offset order, so the pointees of one object lie together; an offset
+// inside a scalar leaf (a byte of an int) gets a number past every block when first seen.
+class PointeeIds {
+ public:
+  PointeeIds(const std::vector<MemoryObject>& objects, const std::vector<Leaf>& leaves)
+      : objects_(objects), leaves_(leaves) {
+    base_.reserve(objects.size());
+    for (uint32_t o = 0; o < objects.size(); ++o) {
+      base_.push_back(static_cast<uint32_t>(pointee_.size()));
+      pointee_.push_back(Pack(o, kUnknownOffset));
+      for (uint32_t i = 0; i < objects[o].leaf_count; ++i) {
+        pointee_.push_back(Pack(o, leaves[objects[o].first_leaf + i].offset));
+      }
+    }
+  }
+
+  // The number of a normalized pointee.
+  uint32_t Of(uint64_t pointee) {
+    const uint32_t object = ObjectOf(pointee);
+    const uint32_t offset = OffsetOf(pointee);
+    if (offset == kUnknownOffset) return base_[object];
+    const MemoryObject& o = objects_[object];
+    const auto begin = leaves_.begin() + o.first_leaf;
+    const auto end = begin + o.leaf_count;
+    const auto it = std::lower_bound(begin, end, uint64_t{offset},
+                                     [](const Leaf& leaf, uint64_t at) { return leaf.offset < at; });
+    if (it != end && it->offset == offset) {
+      return base_[object] + 1 + static_cast<uint32_t>(it - begin);
+    }
+    const auto [at, added] = inside_.try_emplace(pointee, static_cast<uint32_t>(pointee_.size()));
+    if (added) pointee_.push_back(pointee);
+    return at->second;
+  }
+  uint64_t Pointee(uint32_t id) const { return pointee_[id]; }
+  // The number of the unknown offset of the object `id` points into.
+  uint32_t Unknown(uint32_t id) const { return base_[ObjectOf(pointee_[id])]; }
+  bool IsUnknown(uint32_t id) const { return OffsetOf(pointee_[id]) == kUnknownOffset; }
+
+ private:
+  const std::vector<MemoryObject>& objects_;
+  const std::vector<Leaf>& leaves_;
+  std::vector<uint32_t> base_;     // by object: the number of its unknown offset
+  std::vector<uint64_t> pointee_;  // by number
+  absl::flat_hash_map<uint64_t, uint32_t> inside_;
+};
+
+}  // namespace
+
 // Andersen's analysis by difference propagation. Nodes are the values (their ids) and, after
 // them, the contents of every leaf. Copies are edges; a load, store or memory copy adds edges
 // once the pointer it goes through is known to point somewhere; each node passes on only what
-// it has not passed on before. Offsets are normalized (IrModel::Normalize), so every object
-// has finitely many pointees and a pointer stepped in a loop still reaches the fixed point.
+// it has not passed on before. Sets are sorted arrays of pointee numbers (PointeeIds). Offsets
+// are normalized (IrModel::Normalize), so every object has finitely many pointees and a
+// pointer stepped in a loop still reaches the fixed point.
 void IrModel::Solve(const std::vector<Constraint>& constraints) {
+  // A set of pointee numbers, sorted.
+  using Set = std::vector<uint32_t>;
+  const auto contains = [](const Set& set, uint32_t id) {
+    return std::binary_search(set.begin(), set.end(), id);
+  };
+  const auto insert = [](Set& set, uint32_t id) {
+    const auto at = std::lower_bound(set.begin(), set.end(), id);
+    if (at != set.end() && *at == id) return false;
+    set.insert(at, id);
+    return true;
+  };
+  Set merged;
+  // Adds the sorted `more` (none of them in `set`).
+  const auto merge = [&merged](Set& set, const Set& more) {
+    if (more.size() * 8 < set.size()) {
+      for (uint32_t id : more) set.insert(std::lower_bound(set.begin(), set.end(), id), id);
+      return;
+    }
+    merged.resize(set.size() + more.size());
+    std::merge(set.begin(), set.end(), more.begin(), more.end(), merged.begin());
+    set.swap(merged);
+  };
   const uint32_t values = static_cast<uint32_t>(points_to_.size());
   // A memory copy gets a node of its own between the leaves it reads and those it writes, so
   // that it costs edges in the sum of the two, not their product.
@@ -326,9 +409,20 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   for (uint32_t i = 0; i < constraints.size(); ++i) {
     if (constraints[i].kind == Constraint::Kind::kCopyContents) copy_node[i] = nodes++;
   }
-  std::vector<PointsTo> pts(nodes);
-  for (uint32_t v = 0; v < values; ++v) pts[v] = std::move(points_to_[v]);
-  for (uint32_t l = 0; l < leaves_.size(); ++l) pts[values + l] = std::move(contents_[l]);
+  PointeeIds ids(objects_, leaves_);
+  std::vector<Set> pts(nodes);
+  for (uint32_t v = 0; v < values; ++v) {
+    for (Pointee p : points_to_[v]) pts[v].push_back(ids.Of(p));
+    std::sort(pts[v].begin(), pts[v].end());
+    PointsTo().swap(points_to_[v]);
+  }
+  for (uint32_t l = 0; l < leaves_.size(); ++l) {
+    for (Pointee p : contents_[l]) pts[values + l].push_back(ids.Of(p));
+    std::sort(pts[values + l].begin(), pts[values + l].end());
+    pts[values + l].erase(std::unique(pts[values + l].begin(), pts[values + l].end()),
+                          pts[values + l].end());
+  }
+  contents_.clear();
 
   struct Edge {
     uint32_t dst;
@@ -368,7 +462,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     while (rep[n] != n) n = rep[n] = rep[rep[n]];
     return n;
   };
-  std::vector<std::vector<Pointee>> pending(nodes);
+  // What each node has received and not yet passed on.
+  std::vector<Set> pending(nodes);
   // First in, first out: a node waits while more arrives for it, and passes it on at once
   // (last in, first out passed many small deltas: twice the time on cp-demangle and minigzip).
   std::deque<uint32_t> worklist;
@@ -379,20 +474,36 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       worklist.push_back(node);
     }
   };
-  const auto add = [&](uint32_t node, Pointee pointee) {
+  // One pointee. A pointer into an object at an unknown offset stands for every offset of it:
+  // a known offset beside it adds nothing.
+  const auto add = [&](uint32_t node, uint32_t id) {
     node = find(node);
-    // (Most arrivals are there already: one lookup decides those.)
-    const auto [at, added] = pts[node].insert(pointee);
-    if (!added) return;
-    // A pointer into an object at an unknown offset stands for every offset of it: a known
-    // offset beside it adds nothing.
-    if (OffsetOf(pointee) != kUnknownOffset &&
-        pts[node].contains(Pack(ObjectOf(pointee), kUnknownOffset))) {
-      pts[node].erase(at);
-      return;
-    }
-    pending[node].push_back(pointee);
+    if (!ids.IsUnknown(id) && contains(pts[node], ids.Unknown(id))) return;
+    if (!insert(pts[node], id)) return;
+    insert(pending[node], id);
     enqueue(node);
+  };
+  // Adds what `from` (another node's set, or a delta) holds and node lacks, and says whether
+  // there was any. (Known offsets of an object it holds at an unknown offset are dropped when
+  // the node passes them on.)
+  Set fresh;
+  const auto add_all = [&](uint32_t node, const Set& from) {
+    node = find(node);
+    Set& to = pts[node];
+    fresh.clear();
+    if (from.size() * 8 < to.size()) {
+      for (uint32_t id : from) {
+        if (!contains(to, id)) fresh.push_back(id);
+      }
+    } else {
+      std::set_difference(from.begin(), from.end(), to.begin(), to.end(),
+                          std::back_inserter(fresh));
+    }
+    if (fresh.empty()) return false;
+    merge(to, fresh);
+    merge(pending[node], fresh);
+    enqueue(node);
+    return true;
   };
   const auto moved = [&](Pointee pointee, const Edge& e) -> Pointee {
     if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
@@ -419,22 +530,23 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     if (src == dst || !edge_set.emplace(src, dst, 0, false).second) return;
     edges[src].push_back({dst, 0, false});
     ++edge_count;
-    // (add changes only dst's set, so src's is read in place.)
-    for (Pointee p : pts[src]) add(dst, p);
+    add_all(dst, pts[src]);
   };
   // Tarjan's algorithm over the representatives and their plain edges; every component of
   // several nodes becomes one, which then passes its whole set on once more.
-  std::vector<uint32_t> order, low, stack, members;
-  std::vector<bool> on_stack;
+  // Visit numbers grow across searches: a node numbered before this search began is unvisited
+  // in it. `roots`: where to search from (null: everywhere).
+  std::vector<uint64_t> order(nodes, 0), low(nodes, 0);
+  std::vector<uint32_t> stack, members;
+  std::vector<bool> on_stack(nodes, false);
   std::vector<std::pair<uint32_t, size_t>> frames;
-  const auto collapse = [&] {
-    constexpr uint32_t kUnvisited = ~uint32_t{0};
-    order.assign(nodes, kUnvisited);
-    low.assign(nodes, 0);
-    on_stack.assign(nodes, false);
-    uint32_t visited = 0;
-    for (uint32_t root = 0; root < nodes; ++root) {
-      if (find(root) != root || order[root] != kUnvisited) continue;
+  uint64_t visited = 0;
+  const auto collapse = [&](const std::vector<uint32_t>* roots) {
+    const uint64_t first = ++visited;
+    const size_t count = roots != nullptr ? roots->size() : nodes;
+    for (size_t r = 0; r < count; ++r) {
+      const uint32_t root = roots != nullptr ? find((*roots)[r]) : static_cast<uint32_t>(r);
+      if (find(root) != root || order[root] >= first) continue;
       order[root] = low[root] = visited++;
       stack.push_back(root);
       on_stack[root] = true;
@@ -445,7 +557,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
           const Edge& e = edges[n][frames.back().second++];
           if (e.shift != 0 || e.unknown) continue;
           const uint32_t d = find(e.dst);
-          if (order[d] == kUnvisited) {
+          if (order[d] < first) {
             order[d] = low[d] = visited++;
             stack.push_back(d);
             on_stack[d] = true;
@@ -472,15 +584,18 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
         for (uint32_t other : members) {
           if (other == n) continue;
           rep[other] = n;
-          pts[n].insert(pts[other].begin(), pts[other].end());
-          PointsTo().swap(pts[other]);
+          Set more;
+          std::set_difference(pts[other].begin(), pts[other].end(), pts[n].begin(),
+                              pts[n].end(), std::back_inserter(more));
+          merge(pts[n], more);
+          Set().swap(pts[other]);
           edges[n].insert(edges[n].end(), edges[other].begin(), edges[other].end());
           std::vector<Edge>().swap(edges[other]);
           through[n].insert(through[n].end(), through[other].begin(), through[other].end());
           std::vector<uint32_t>().swap(through[other]);
-          std::vector<Pointee>().swap(pending[other]);
+          Set().swap(pending[other]);
         }
-        pending[n].assign(pts[n].begin(), pts[n].end());
+        pending[n] = pts[n];
         enqueue(n);
       }
     }
@@ -510,13 +625,17 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   }
   for (uint32_t n = 0; n < nodes; ++n) {
     if (pts[n].empty() || find(n) != n) continue;
-    pending[n].assign(pts[n].begin(), pts[n].end());
+    pending[n] = pts[n];
     enqueue(n);
   }
-  collapse();
+  collapse(nullptr);
   size_t edges_at_collapse = edge_count;
 
-  std::vector<Pointee> delta;
+  Set delta;
+  std::vector<uint32_t> suspects;
+  absl::flat_hash_set<uint64_t> suspected;
+  std::vector<uint32_t> dropped, leaves;
+  std::vector<Pointee> delta_pointees;
   while (!worklist.empty()) {
     const uint32_t n = worklist.front();
     worklist.pop_front();
@@ -526,27 +645,43 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     pending[n].clear();
     // Known offsets of objects the set has since taken at an unknown offset pass on nothing
     // the unknown offset does not: they leave the set and the delta.
-    delta.erase(std::remove_if(delta.begin(), delta.end(),
-                               [&](Pointee p) {
-                                 if (OffsetOf(p) == kUnknownOffset ||
-                                     !pts[n].contains(Pack(ObjectOf(p), kUnknownOffset))) {
-                                   return false;
-                                 }
-                                 pts[n].erase(p);
-                                 return true;
-                               }),
-                delta.end());
+    dropped.clear();
+    delta_pointees.clear();
+    for (uint32_t id : delta) {
+      if (!ids.IsUnknown(id) && contains(pts[n], ids.Unknown(id))) {
+        dropped.push_back(id);
+      } else {
+        delta_pointees.push_back(ids.Pointee(id));
+      }
+    }
+    if (!dropped.empty()) {
+      for (Set* set : {&delta, &pts[n]}) {
+        merged.clear();
+        std::set_difference(set->begin(), set->end(), dropped.begin(), dropped.end(),
+                            std::back_inserter(merged));
+        set->swap(merged);
+      }
+    }
     for (size_t e = 0; e < edges[n].size(); ++e) {
       const Edge edge = edges[n][e];
-      if (edge.shift == 0 && !edge.unknown && find(edge.dst) == n) continue;
-      for (Pointee p : delta) add(edge.dst, moved(p, edge));
+      if (edge.shift == 0 && !edge.unknown) {
+        // Lazy cycle detection (Hardekopf and Lin): an edge whose two ends hold the same set
+        // may lie on a cycle; the search for one starts at its end, once per edge.
+        const uint32_t d = find(edge.dst);
+        if (d != n && !add_all(d, delta) && pts[d].size() == pts[n].size() &&
+            pts[d] == pts[n] && suspected.insert(uint64_t{n} << 32 | d).second) {
+          suspects.push_back(d);
+        }
+        continue;
+      }
+      for (Pointee p : delta_pointees) add(edge.dst, ids.Of(moved(p, edge)));
     }
     for (size_t t = 0; t < through[n].size(); ++t) {
       const uint32_t i = through[n][t];
       const Constraint& c = constraints[i];
-      for (Pointee p : delta) {
-        const std::vector<uint32_t> leaves =
-            LeavesOf(p, c.kind == Constraint::Kind::kCopyContents ? kToEnd : c.size);
+      for (Pointee p : delta_pointees) {
+        leaves.clear();
+        AppendLeavesOf(p, c.kind == Constraint::Kind::kCopyContents ? kToEnd : c.size, &leaves);
         for (uint32_t leaf : leaves) {
           switch (c.kind) {
             case Constraint::Kind::kLoad:
@@ -566,9 +701,12 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
         }
       }
     }
-    delta.clear();
+    if (!suspects.empty()) {
+      collapse(&suspects);
+      suspects.clear();
+    }
     if (edge_count - edges_at_collapse > std::max<size_t>(4096, edges_at_collapse / 2)) {
-      collapse();
+      collapse(nullptr);
       edges_at_collapse = edge_count;
     }
   }
@@ -584,16 +722,17 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   address_stored_.assign(objects_.size(), false);
   for (uint32_t l = 0; l < leaves_.size(); ++l) {
     if (slot_objects.contains(leaves_[l].object)) continue;
-    for (Pointee p : pts[find(values + l)]) address_stored_[ObjectOf(p)] = true;
+    for (uint32_t id : pts[find(values + l)]) address_stored_[ObjectOf(ids.Pointee(id))] = true;
   }
   // A heap object with fields that some pointer may point into at an unknown offset is one
   // location again: its leaves are one place, named after the object.
   for (uint32_t n = 0; n < values + leaves_.size(); ++n) {
     if (find(n) != n) continue;
-    for (Pointee p : pts[n]) {
-      const uint32_t o = ObjectOf(p);
-      if (OffsetOf(p) != kUnknownOffset || objects_[o].kind != MemoryObject::Kind::kHeap ||
-          objects_[o].leaf_count < 2 || objects_[o].smashed) {
+    for (uint32_t id : pts[n]) {
+      if (!ids.IsUnknown(id)) continue;
+      const uint32_t o = ObjectOf(ids.Pointee(id));
+      if (objects_[o].kind != MemoryObject::Kind::kHeap || objects_[o].leaf_count < 2 ||
+          objects_[o].smashed) {
         continue;
       }
       objects_[o].smashed = true;
@@ -604,16 +743,25 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   }
   // The same sets whatever the order things arrived in: known offsets of an object the set
   // also holds at an unknown offset are dropped.
+  // Values merged into one node share its set: it is made once.
+  constexpr uint32_t kNotYet = ~uint32_t{0};
+  std::vector<uint32_t> made(nodes, kNotYet);  // by node: the value whose set is its
   for (uint32_t v = 0; v < values; ++v) {
-    const PointsTo& set = pts[find(v)];
-    points_to_[v].clear();
-    for (Pointee p : set) {
-      if (OffsetOf(p) == kUnknownOffset || !set.contains(Pack(ObjectOf(p), kUnknownOffset))) {
-        points_to_[v].insert(p);
-      }
+    const uint32_t n = find(v);
+    PointsTo& out = points_to_[v];
+    if (made[n] != kNotYet) {
+      out = points_to_[made[n]];
+      continue;
     }
+    made[n] = v;
+    const Set& set = pts[n];
+    out.reserve(set.size());
+    for (uint32_t id : set) {
+      if (ids.IsUnknown(id) || !contains(set, ids.Unknown(id))) out.push_back(ids.Pointee(id));
+    }
+    std::sort(out.begin(), out.end());
+    Set().swap(pts[n]);
   }
-  contents_.clear();
 }
 
 IrModel::Pointee IrModel::Normalize(Pointee pointee) const {
