@@ -737,6 +737,20 @@ class ProblemBuilder {
     site.return_site = return_site;
     FlowSpec bypass;
     bypass.Kill(ValueFact(&call));
+    // A call of allocation wrappers makes an object of its own, as a call of the allocator
+    // behind them does (ExternalFlow): the one made before joins the older ones, and the new
+    // one has no value unless it comes zeroed.
+    if (bool zeroed = false; model_.WrapperSite(call, &zeroed) != nullptr) {
+      const std::vector<uint32_t> created = model_.CreatedLeaves(call);
+      for (uint32_t leaf : created) {
+        if (old_fact_[leaf] == kNoFact) continue;
+        bypass.Pair(leaf_fact_[leaf], old_fact_[leaf]);
+        bypass.Kill(leaf_fact_[leaf]);
+      }
+      if (!taint() && !zeroed) {
+        for (uint32_t fact : LastFacts(created)) bypass.Gen(fact);
+      }
+    }
     const std::vector<const llvm::Value*> dying = liveness.DyingAt(call);
     KillDying(dying, &call, &bypass);
     const bool result_read = std::find(dying.begin(), dying.end(), &call) == dying.end();
@@ -850,7 +864,15 @@ class ProblemBuilder {
       return;
     }
     const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
-    if (call == nullptr || !model_.Callees(*call).empty()) return;
+    if (call == nullptr) return;
+    if (bool zeroed = false; const llvm::Function* wrapper = model_.WrapperSite(*call, &zeroed)) {
+      if (!taint() && !zeroed) {
+        data_->origins[node] =
+            absl::StrFormat("memory from '%s' has no value", DisplayName(*wrapper));
+      }
+      return;
+    }
+    if (!model_.Callees(*call).empty()) return;
     const std::string name = model_.ExternalName(*call);
     if (!taint()) {
       if (AllocatesUninitialized(name)) {

@@ -75,6 +75,7 @@ IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::stri
     if (!function.isDeclaration()) functions_.push_back(&function);
   }
   BuildCallGraph();
+  FindAllocationWrappers();
   BuildObjects();
   SolvePointsTo();
   ComputeAccesses();
@@ -189,25 +190,25 @@ void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DITyp
   objects_.push_back(std::move(object));
 }
 
-// The struct one allocation makes, with its debug type, where the heap object can have fields
-// of its own: a `malloc` or `calloc` of exactly one struct's size whose result is kept in a
-// recency variable (internal::RecencySlot) that the program reads that struct through. Null
-// otherwise (the object is one location).
-llvm::Type* IrModel::HeapType(
-    const llvm::CallBase& call, const std::string& name,
-    const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
-    const llvm::DIType** di_type) const {
-  uint64_t bytes = 0;
+uint64_t IrModel::AllocatorBytes(const llvm::CallBase& call, const std::string& name) {
   const auto constant = [&call](unsigned i) -> uint64_t {
     const auto* c = i < call.arg_size() ? llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(i))
                                         : nullptr;
     return c != nullptr && c->getValue().getActiveBits() <= 32 ? c->getZExtValue() : 0;
   };
-  if (name == "malloc" || name == "_Znwm") {
-    bytes = constant(0);
-  } else if (name == "calloc") {
-    bytes = constant(0) * constant(1);
-  }
+  if (name == "malloc" || name == "_Znwm") return constant(0);
+  if (name == "calloc") return constant(0) * constant(1);
+  return 0;
+}
+
+// The struct one allocation of `bytes` makes, with its debug type, where the heap object can
+// have fields of its own: a `malloc` or `calloc` (or an allocation wrapper's call) of exactly
+// one struct's size whose result is kept in a recency variable (internal::RecencySlot) that the
+// program reads that struct through. Null otherwise (the object is one location).
+llvm::Type* IrModel::HeapType(
+    const llvm::CallBase& call, uint64_t bytes,
+    const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
+    const llvm::DIType** di_type) const {
   if (bytes == 0) return nullptr;
   const llvm::AllocaInst* slot = internal::RecencySlot(call);
   if (slot == nullptr) return nullptr;
@@ -291,7 +292,19 @@ void IrModel::BuildObjects() {
           continue;
         }
         const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
-        if (call == nullptr || !Callees(*call).empty()) continue;
+        if (call == nullptr) continue;
+        if (bool zeroed = false; WrapperSite(*call, &zeroed) != nullptr) {
+          MemoryObject object;
+          object.kind = MemoryObject::Kind::kHeap;
+          object.site = call;
+          object.name = SiteName(instruction, "heap");
+          object.named = true;
+          const llvm::DIType* di_type = nullptr;
+          llvm::Type* type = HeapType(*call, WrapperSiteBytes(*call), declared, &di_type);
+          AddObject(std::move(object), type, di_type);
+          continue;
+        }
+        if (!Callees(*call).empty() || wrapped_allocations_.contains(call)) continue;
         const std::string name = ExternalName(*call);
         if (IsAllocator(name)) {
           MemoryObject object;
@@ -300,7 +313,7 @@ void IrModel::BuildObjects() {
           object.name = SiteName(instruction, "heap");
           object.named = true;
           const llvm::DIType* di_type = nullptr;
-          llvm::Type* type = HeapType(*call, name, declared, &di_type);
+          llvm::Type* type = HeapType(*call, AllocatorBytes(*call, name), declared, &di_type);
           AddObject(std::move(object), type, di_type);
         } else if (call->getType()->isPointerTy() && !ReturnsFirstArgument(name)) {
           MemoryObject object;

@@ -89,6 +89,11 @@ class IrModel {
   // Whether some pointer points to the last object of this heap object's site: its leaves are
   // then two places each, the last object's and the older objects'.
   bool HasRecency(uint32_t object) const { return recency_objects_.contains(object); }
+  // The allocation wrapper (analyzer/allocation_wrappers.cc) a call to a defined function
+  // allocates through, where every function it may call is one and it is not itself what a
+  // wrapper returns: the call is then a heap site of its own. `zeroed`: the memory comes
+  // zeroed (every allocator behind it is calloc). Null where the call is no such site.
+  const llvm::Function* WrapperSite(const llvm::CallBase& call, bool* zeroed) const;
   // The leaves of the heap or external object a call creates (none if it creates none).
   std::vector<uint32_t> CreatedLeaves(const llvm::CallBase& call) const;
 
@@ -129,6 +134,7 @@ class IrModel {
   std::string SourceName(const llvm::Value* value) const;
 
   uint32_t indirect_calls() const { return indirect_calls_; }
+  uint32_t allocation_wrappers() const { return static_cast<uint32_t>(wrappers_.size()); }
   uint32_t external_functions() const { return external_functions_; }
 
  private:
@@ -139,11 +145,23 @@ class IrModel {
   void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
   void Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
                const llvm::DIType* di_type, uint32_t object, int depth);
+  // The bytes a call of a library allocator allocates where they are constant, else 0.
+  static uint64_t AllocatorBytes(const llvm::CallBase& call, const std::string& name);
   llvm::Type* HeapType(
-      const llvm::CallBase& call, const std::string& name,
+      const llvm::CallBase& call, uint64_t bytes,
       const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
       const llvm::DIType** di_type) const;
   void BuildCallGraph();
+  // Allocation wrappers: defined functions that return a fresh allocation (from an allocator
+  // or another wrapper) or null, and only compare it or move it to the return otherwise.
+  void FindAllocationWrappers();
+  // Whether `function` is such a wrapper, given those found so far: the calls whose results it
+  // returns, and whether all of them return zeroed memory.
+  struct Wrapper;
+  bool WrapsAllocations(const llvm::Function& function, Wrapper* wrapper) const;
+  // The bytes a call of an allocation wrapper allocates, where its size is a product of its
+  // parameters and a constant and the call passes constants for those: 0 otherwise.
+  uint64_t WrapperSiteBytes(const llvm::CallBase& call) const;
   // A points-to constraint: dst = src (+ shift), dst = *src, *dst = src, or a memory copy
   // from what src points to into what dst points to. Ids are value ids.
   struct Constraint {
@@ -210,6 +228,18 @@ class IrModel {
   absl::flat_hash_set<uint32_t> recency_objects_;
   // By call to a defined function: its function's locals not escaped before it, sorted.
   absl::flat_hash_map<const llvm::CallBase*, std::vector<uint32_t>> unescaped_;
+  struct Wrapper {
+    std::vector<const llvm::CallBase*> allocations;  // the calls whose results it returns
+    bool zeroed = false;
+    // The bytes it allocates: size_constant times its parameters of these indexes (sorted),
+    // where `sized`.
+    bool sized = false;
+    std::vector<unsigned> size_parameters;
+    uint64_t size_constant = 1;
+  };
+  absl::flat_hash_map<const llvm::Function*, Wrapper> wrappers_;
+  // The allocations wrappers return: no object of their own (each call of the wrapper is one).
+  absl::flat_hash_set<const llvm::CallBase*> wrapped_allocations_;
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;

@@ -265,9 +265,15 @@ void IrModel::SolvePointsTo() {
               }
             }
           }
-          if (!callees.empty()) continue;
-          const std::string name = ExternalName(*call);
           auto site = object_of_site_.find(call);
+          if (!callees.empty()) {
+            // A call of allocation wrappers: its own object (what they return points nowhere).
+            if (site != object_of_site_.end()) {
+              points_to_[ValueId(call)].push_back(Pack(site->second, 0));
+            }
+            continue;
+          }
+          const std::string name = ExternalName(*call);
           if (site != object_of_site_.end()) {
             PointsTo& made = points_to_[ValueId(call)];
             const Pointee pointee = Pack(site->second, 0);
