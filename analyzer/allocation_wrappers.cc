@@ -42,7 +42,8 @@ bool IsPrivateSlot(const llvm::Value* value) {
 }
 
 // The parameter an integer value is, directly or loaded from the variable it was stored into
-// on entry (and that holds nothing else): its index, or -1.
+// on entry (and that holds nothing else but constants, as xmalloc's `if (size == 0) size = 1`
+// stores: a count of one struct's size is the parameter): its index, or -1.
 int ParameterIndex(const llvm::Value* value) {
   if (const auto* argument = llvm::dyn_cast<llvm::Argument>(value)) {
     return static_cast<int>(argument->getArgNo());
@@ -58,7 +59,9 @@ int ParameterIndex(const llvm::Value* value) {
       continue;
     }
     const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
-    if (store == nullptr || store->getPointerOperand() != slot || stored != nullptr) return -1;
+    if (store == nullptr || store->getPointerOperand() != slot) return -1;
+    if (llvm::isa<llvm::ConstantInt>(store->getValueOperand())) continue;
+    if (stored != nullptr) return -1;
     stored = llvm::dyn_cast<llvm::Argument>(store->getValueOperand());
     if (stored == nullptr || store->getParent() != &store->getFunction()->getEntryBlock()) {
       return -1;
