@@ -1,7 +1,7 @@
 // Allocation wrappers (docs/analyzer.md, "The memory model"): defined functions such as
 // `xmalloc` or zlib's `zcalloc` that return fresh memory from an allocator, or null, and do
-// nothing else with it. A call to one is an allocation site of its own, so that the memory
-// each caller gets is an object named after the caller's line, not one object for every call.
+// nothing else with it. A call of one that allocates one struct, kept in a variable it is read
+// through, is an allocation site of its own, with fields, named after the caller's line.
 #include <algorithm>
 
 #include "llvm/IR/Constants.h"
@@ -264,7 +264,7 @@ void IrModel::FindAllocationWrappers() {
   }
 }
 
-const llvm::Function* IrModel::WrapperSite(const llvm::CallBase& call, bool* zeroed) const {
+const llvm::Function* IrModel::WrapperCall(const llvm::CallBase& call, bool* zeroed) const {
   const std::vector<const llvm::Function*>& callees = Callees(call);
   if (callees.empty() || wrapped_allocations_.contains(&call)) return nullptr;
   *zeroed = true;
@@ -280,9 +280,15 @@ const llvm::Function* IrModel::WrapperSite(const llvm::CallBase& call, bool* zer
 
 namespace sluice::analyzer {
 
-uint64_t IrModel::WrapperSiteBytes(const llvm::CallBase& call) const {
+const llvm::Function* IrModel::WrapperSite(const llvm::CallBase& call, bool* zeroed) const {
+  // (Of the calls to defined functions, only these have objects.)
+  if (!object_of_site_.contains(&call)) return nullptr;
+  return WrapperCall(call, zeroed);
+}
+
+uint64_t IrModel::WrapperCallBytes(const llvm::CallBase& call) const {
   bool zeroed = false;
-  const llvm::Function* wrapper = WrapperSite(call, &zeroed);
+  const llvm::Function* wrapper = WrapperCall(call, &zeroed);
   if (wrapper == nullptr || Callees(call).size() != 1) return 0;
   const Wrapper& sizes = wrappers_.at(wrapper);
   if (!sizes.sized) return 0;

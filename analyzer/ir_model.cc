@@ -293,18 +293,19 @@ void IrModel::BuildObjects() {
         }
         const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
         if (call == nullptr) continue;
-        if (bool zeroed = false; WrapperSite(*call, &zeroed) != nullptr) {
+        if (bool zeroed = false; WrapperCall(*call, &zeroed) != nullptr) {
+          const llvm::DIType* di_type = nullptr;
+          llvm::Type* type = HeapType(*call, WrapperCallBytes(*call), declared, &di_type);
+          if (type == nullptr) continue;
           MemoryObject object;
           object.kind = MemoryObject::Kind::kHeap;
           object.site = call;
           object.name = SiteName(instruction, "heap");
           object.named = true;
-          const llvm::DIType* di_type = nullptr;
-          llvm::Type* type = HeapType(*call, WrapperSiteBytes(*call), declared, &di_type);
           AddObject(std::move(object), type, di_type);
           continue;
         }
-        if (!Callees(*call).empty() || wrapped_allocations_.contains(call)) continue;
+        if (!Callees(*call).empty()) continue;
         const std::string name = ExternalName(*call);
         if (IsAllocator(name)) {
           MemoryObject object;

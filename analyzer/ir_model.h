@@ -90,9 +90,11 @@ class IrModel {
   // then two places each, the last object's and the older objects'.
   bool HasRecency(uint32_t object) const { return recency_objects_.contains(object); }
   // The allocation wrapper (analyzer/allocation_wrappers.cc) a call to a defined function
-  // allocates through, where every function it may call is one and it is not itself what a
-  // wrapper returns: the call is then a heap site of its own. `zeroed`: the memory comes
-  // zeroed (every allocator behind it is calloc). Null where the call is no such site.
+  // allocates through, where the call is a heap site of its own: every function it may call is
+  // a wrapper, it is not itself what a wrapper returns, and it allocates one struct kept in a
+  // variable the program reads it through (the object has fields, IrModel::HeapType).
+  // `zeroed`: the memory comes zeroed (every allocator behind it is calloc). Null where the
+  // call is no such site (a wrapper's other calls share the allocation's object inside it).
   const llvm::Function* WrapperSite(const llvm::CallBase& call, bool* zeroed) const;
   // The leaves of the heap or external object a call creates (none if it creates none).
   std::vector<uint32_t> CreatedLeaves(const llvm::CallBase& call) const;
@@ -159,9 +161,11 @@ class IrModel {
   // returns, and whether all of them return zeroed memory.
   struct Wrapper;
   bool WrapsAllocations(const llvm::Function& function, Wrapper* wrapper) const;
+  // WrapperSite's test but for the object: the wrapper a call of allocation wrappers calls.
+  const llvm::Function* WrapperCall(const llvm::CallBase& call, bool* zeroed) const;
   // The bytes a call of an allocation wrapper allocates, where its size is a product of its
   // parameters and a constant and the call passes constants for those: 0 otherwise.
-  uint64_t WrapperSiteBytes(const llvm::CallBase& call) const;
+  uint64_t WrapperCallBytes(const llvm::CallBase& call) const;
   // A points-to constraint: dst = src (+ shift), dst = *src, *dst = src, or a memory copy
   // from what src points to into what dst points to. Ids are value ids.
   struct Constraint {
@@ -238,7 +242,7 @@ class IrModel {
     uint64_t size_constant = 1;
   };
   absl::flat_hash_map<const llvm::Function*, Wrapper> wrappers_;
-  // The allocations wrappers return: no object of their own (each call of the wrapper is one).
+  // The allocations wrappers return (a call of a wrapper among them is no site of its own).
   absl::flat_hash_set<const llvm::CallBase*> wrapped_allocations_;
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;

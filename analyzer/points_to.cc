@@ -255,19 +255,21 @@ void IrModel::SolvePointsTo() {
                                  size_of(store->getValueOperand()->getType())});
         } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(i)) {
           const std::vector<const llvm::Function*>& callees = Callees(*call);
+          auto site = object_of_site_.find(call);
           for (const llvm::Function* callee : callees) {
             for (unsigned a = 0; a < call->arg_size() && a < callee->arg_size(); ++a) {
               copy(callee->getArg(a), call->getArgOperand(a));
             }
+            // A call of allocation wrappers that is a site of its own gets its object only:
+            // the memory this call allocates is what nothing else may point to.
+            if (site != object_of_site_.end()) continue;
             for (const llvm::BasicBlock& callee_block : *callee) {
               if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(callee_block.getTerminator())) {
                 if (ret->getReturnValue() != nullptr) copy(call, ret->getReturnValue());
               }
             }
           }
-          auto site = object_of_site_.find(call);
           if (!callees.empty()) {
-            // A call of allocation wrappers: its own object (what they return points nowhere).
             if (site != object_of_site_.end()) {
               points_to_[ValueId(call)].push_back(Pack(site->second, 0));
             }

@@ -481,19 +481,20 @@ int main(void) {
   EXPECT_THAT(again, ElementsAre(Step{2, "v"}, Step{7, "m"}, Step{8, "k"}));
 }
 
-// Memory from an allocation wrapper starts at the wrapper's call, named after it, and a wrapper
-// that may also return something else (here its argument) is none: its memory starts at its
-// own malloc.
+// Memory from an allocation wrapper that makes one struct starts at the wrapper's call, named
+// after it; a wrapper that may also return something else (here its argument) is none, and
+// its memory starts at its own malloc.
 TEST(PathTest, MemoryFromAnAllocationWrapperStartsAtTheWrappersCall) {
   TempDir dir;
   const std::string source = dir.Write("w.c", R"(#include <stdio.h>
 #include <stdlib.h>
+struct s { int x; int y; };
 static void *grab(size_t n) { void *p = malloc(n); if (!p) exit(1); return p; }
 static void *reuse(void *old, size_t n) { return old ? old : malloc(n); }
 int main(void) {
-  int *a = grab(sizeof(int));
-  int *b = reuse(NULL, sizeof(int));
-  return *a + *b;
+  struct s *a = grab(sizeof *a);
+  struct s *b = reuse(NULL, sizeof *b);
+  return a->y + b->x;
 }
 )");
   AnalyzerOptions options;
@@ -501,12 +502,12 @@ int main(void) {
   const std::vector<Finding> findings = Analyze({source}, options);
   ASSERT_THAT(findings, SizeIs(2));
   using Step = std::pair<uint32_t, std::string>;
-  EXPECT_EQ(findings[0].variable, "heap@w.c:6");
+  EXPECT_EQ(findings[0].variable, "heap@w.c:7.y");
   EXPECT_THAT(Steps(findings[0]),
-              ElementsAre(Step{6, "memory from 'grab' has no value"},
-                          Step{8, "use of possibly uninitialized 'heap@w.c:6'"}));
-  EXPECT_EQ(findings[1].variable, "heap@w.c:4");
-  EXPECT_THAT(Steps(findings[1]).front(), Step(4, "memory from 'malloc' has no value"));
+              ElementsAre(Step{7, "memory from 'grab' has no value"},
+                          Step{9, "use of possibly uninitialized 'heap@w.c:7.y'"}));
+  EXPECT_EQ(findings[1].variable, "heap@w.c:5");
+  EXPECT_THAT(Steps(findings[1]).front(), Step(5, "memory from 'malloc' has no value"));
 }
 
 std::vector<Finding> TwoFindings() {
