@@ -232,35 +232,18 @@ bool IrModel::WrapsAllocations(const llvm::Function& function, Wrapper* wrapper)
 
 void IrModel::FindAllocationWrappers() {
   // The least fixed point: a function is a wrapper when what it returns comes from allocators
-  // or from wrappers found before. A wrapper that some call reaches beside a function that is
-  // not one (an indirect call) is not a wrapper (that call's result must come from its body),
-  // and the search starts again without it.
-  absl::flat_hash_set<const llvm::Function*> excluded;
+  // or from wrappers found before.
   Wrapper wrapper;
-  for (;;) {
-    wrappers_.clear();
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (const llvm::Function* function : functions_) {
-        if (wrappers_.contains(function) || excluded.contains(function)) continue;
-        if (WrapsAllocations(*function, &wrapper)) {
-          wrappers_[function] = wrapper;
-          grew = true;
-        }
-      }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const llvm::Function* function : functions_) {
+      if (wrappers_.contains(function) || !WrapsAllocations(*function, &wrapper)) continue;
+      wrappers_[function] = wrapper;
+      grew = true;
     }
-    size_t before = excluded.size();
-    for (const auto& [call, callees] : callees_) {
-      const auto wraps = [this](const llvm::Function* f) { return wrappers_.contains(f); };
-      if (std::all_of(callees.begin(), callees.end(), wraps)) continue;
-      for (const llvm::Function* callee : callees) {
-        if (wraps(callee)) excluded.insert(callee);
-      }
-    }
-    if (excluded.size() == before) break;
   }
-  for (const auto& [function, wrapper] : wrappers_) {
-    for (const llvm::CallBase* call : wrapper.allocations) wrapped_allocations_.insert(call);
+  for (const auto& [function, found] : wrappers_) {
+    for (const llvm::CallBase* call : found.allocations) wrapped_allocations_.insert(call);
   }
 }
 
