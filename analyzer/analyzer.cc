@@ -1016,6 +1016,7 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
   if (options.progress) options.progress("points-to and call graph");
   IrModel model(*loaded->module, summarized);
   data->stats.indirect_calls = model.indirect_calls();
+  data->stats.allocation_wrappers = model.allocation_wrappers();
   data->stats.external_functions = model.external_functions();
   data->stats.points_to_seconds = absl::ToDoubleSeconds(absl::Now() - start);
   start = absl::Now();

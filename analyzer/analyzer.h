@@ -97,6 +97,7 @@ struct ProgramStats {
   uint32_t call_sites = 0;       // calls to defined functions (ICFG call nodes)
   uint32_t indirect_calls = 0;   // of those, through a pointer
   uint32_t locations = 0;        // memory locations (fields, arrays, heap sites)
+  uint32_t allocation_wrappers = 0;  // functions whose struct allocations are sites of their own
   uint32_t shared_facts = 0;     // facts numbered once for the program
   uint32_t max_private_facts = 0;  // the largest function's own facts
   bool readable_fact_names = true;  // false: facts share ids across functions (slots)

@@ -84,7 +84,7 @@ std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& prob
   }
   return absl::StrFormat(
       "{\"program\":{\"functions\":%d,\"external_functions\":%d,\"ir_instructions\":%d,"
-      "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d},"
+      "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d,\"allocation_wrappers\":%d},"
       "\"problem\":{\"procedures\":%d,\"nodes\":%d,\"facts\":%d,\"shared_facts\":%d,"
       "\"max_private_facts\":%d,\"readable_fact_names\":%s,\"flows\":%d,\"flow_pairs\":%d,"
       "\"edges\":%d,\"call_sites\":%d,\"checks\":%d},"
@@ -92,7 +92,7 @@ std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& prob
       "\"solver\":%s,\"findings\":%d,\"findings_seconds\":%.6f,"
       "\"busiest_functions\":[%s]}",
       s.functions, s.external_functions, s.ir_instructions, s.call_sites, s.indirect_calls,
-      s.locations, problem.procedures.size(), problem.node_count(), problem.fact_count(),
+      s.locations, s.allocation_wrappers, problem.procedures.size(), problem.node_count(), problem.fact_count(),
       s.shared_facts, s.max_private_facts, s.readable_fact_names ? "true" : "false",
       problem.flows.size(), s.flow_pairs, problem.edges.size(), problem.call_sites.size(),
       s.checks, s.front_end_seconds, s.points_to_seconds, s.build_seconds, solver_json, findings,
@@ -224,7 +224,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
     }
     std::fprintf(stderr,
                  "program: %u functions (%u external), %llu IR instructions, %u call sites "
-                 "(%u indirect calls), %u memory locations\n"
+                 "(%u indirect calls), %u memory locations, %u allocation wrappers\n"
                  "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
                  "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
                  "front end: %.3f s, points-to: %.3f s, problem: %.3f s\n%s"
@@ -232,7 +232,8 @@ int RunAnalyze(const std::vector<std::string>& files) {
                  "(with their paths: %.3f s)\noutput: %.3f s (%s)\n",
                  s.functions, s.external_functions,
                  static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
-                 s.indirect_calls, s.locations, static_cast<uint32_t>(problem.procedures.size()),
+                 s.indirect_calls, s.locations, s.allocation_wrappers,
+                 static_cast<uint32_t>(problem.procedures.size()),
                  problem.node_count(), problem.fact_count(), s.shared_facts, s.max_private_facts,
                  s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),
                  static_cast<unsigned long long>(s.flow_pairs), s.checks, s.front_end_seconds,

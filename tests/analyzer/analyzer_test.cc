@@ -508,6 +508,10 @@ int main(void) {
                           Step{9, "use of possibly uninitialized 'heap@w.c:7.y'"}));
   EXPECT_EQ(findings[1].variable, "heap@w.c:5");
   EXPECT_THAT(Steps(findings[1]).front(), Step(5, "memory from 'malloc' has no value"));
+  absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+      AnalyzedProgram::Build({source}, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->stats().allocation_wrappers, 1u) << "grab; reuse may return its argument";
 }
 
 std::vector<Finding> TwoFindings() {
