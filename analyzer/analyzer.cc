@@ -906,6 +906,41 @@ class ProblemBuilder {
     AddEdge(through, NextNode(instruction), AddFlow(std::move(onward)));
   }
 
+  // A conditional branch on whether a site's last object is null (`if (p == NULL)` or
+  // `if (!p)` through the variable `p = malloc(...)` was kept in, IrModel::MostRecent): the
+  // successor on which it is null, and the object. On that edge the allocation failed: there
+  // is no last object, and what the allocation gave it goes (the one made before is among the
+  // older objects already).
+  bool NullTestedLast(const llvm::Instruction& terminator, unsigned* null_successor,
+                      uint32_t* object) const {
+    const auto* branch = llvm::dyn_cast<llvm::BranchInst>(&terminator);
+    if (branch == nullptr || !branch->isConditional()) return false;
+    const llvm::Value* condition = branch->getCondition();
+    bool negated = false;
+    if (const auto* inverse = llvm::dyn_cast<llvm::BinaryOperator>(condition);
+        inverse != nullptr && inverse->getOpcode() == llvm::Instruction::Xor) {
+      const auto* one = llvm::dyn_cast<llvm::ConstantInt>(inverse->getOperand(1));
+      if (one == nullptr || !one->isOne()) return false;
+      condition = inverse->getOperand(0);
+      negated = true;
+    }
+    const auto* compare = llvm::dyn_cast<llvm::ICmpInst>(condition);
+    if (compare == nullptr || !compare->isEquality()) return false;
+    const llvm::Value* pointer = nullptr;
+    if (llvm::isa<llvm::ConstantPointerNull>(compare->getOperand(1))) {
+      pointer = compare->getOperand(0);
+    } else if (llvm::isa<llvm::ConstantPointerNull>(compare->getOperand(0))) {
+      pointer = compare->getOperand(1);
+    } else {
+      return false;
+    }
+    uint64_t offset = 0;
+    if (!model_.MostRecent(pointer, object, &offset) || offset != 0) return false;
+    const bool null_if_true = (compare->getPredicate() == llvm::CmpInst::ICMP_EQ) != negated;
+    *null_successor = null_if_true ? 0 : 1;
+    return true;
+  }
+
   void BuildEdges() {
     FlowSpec identity;
     const uint32_t identity_flow = AddFlow(identity);
@@ -937,12 +972,21 @@ class ProblemBuilder {
           if (llvm::isa<llvm::ReturnInst>(instruction)) {
             AddEdge(node, procedure.exit, AddFlow(flow));
           } else if (instruction.isTerminator()) {
+            unsigned null_successor = 0;
+            uint32_t failed = 0;
+            const bool null_test = NullTestedLast(instruction, &null_successor, &failed);
             // Each successor also loses the values only the others read.
             for (unsigned s = 0; s < instruction.getNumSuccessors(); ++s) {
               const llvm::BasicBlock& successor = *instruction.getSuccessor(s);
               FlowSpec edge = flow;
               for (const llvm::Value* value : liveness.DeadOnEdge(instruction, successor)) {
                 edge.Kill(ValueFact(value));
+              }
+              if (null_test && s == null_successor) {
+                const MemoryObject& object = model_.objects()[failed];
+                std::vector<uint32_t> leaves(object.leaf_count);
+                for (uint32_t i = 0; i < object.leaf_count; ++i) leaves[i] = object.first_leaf + i;
+                for (uint32_t fact : LastFacts(leaves)) edge.Kill(fact);
               }
               AddEdge(node, FirstNode(successor), AddFlow(std::move(edge)));
             }
