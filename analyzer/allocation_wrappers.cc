@@ -42,8 +42,9 @@ bool IsPrivateSlot(const llvm::Value* value) {
 }
 
 // The parameter an integer value is, directly or loaded from the variable it was stored into
-// on entry (and that holds nothing else but constants, as xmalloc's `if (size == 0) size = 1`
-// stores: a count of one struct's size is the parameter): its index, or -1.
+// on entry (and that holds nothing else but constants: xmalloc's `if (size == 0) size = 1`;
+// the size is then taken to be the parameter, which a call of one struct's size passes): its
+// index, or -1.
 int ParameterIndex(const llvm::Value* value) {
   if (const auto* argument = llvm::dyn_cast<llvm::Argument>(value)) {
     return static_cast<int>(argument->getArgNo());
@@ -98,135 +99,129 @@ bool Factors(const llvm::Value* value, std::vector<unsigned>* parameters, uint64
 
 }  // namespace
 
+// An allocation: a call of a library allocator of fresh memory (that is no taint source) or of
+// wrappers only. `zeroed`: its memory comes zeroed.
+bool IrModel::IsAllocation(const llvm::CallBase& call, bool* zeroed) const {
+  const std::vector<const llvm::Function*>& callees = Callees(call);
+  if (callees.empty()) {
+    const std::string name = ExternalName(call);
+    if (!AllocatesFresh(name) || sources_.contains(name)) return false;
+    *zeroed = name == "calloc";
+    return true;
+  }
+  *zeroed = true;
+  for (const llvm::Function* callee : callees) {
+    auto it = wrappers_.find(callee);
+    if (it == wrappers_.end()) return false;
+    *zeroed &= it->second.zeroed;
+  }
+  return true;
+}
+
 bool IrModel::WrapsAllocations(const llvm::Function& function, Wrapper* wrapper) const {
   if (!function.getReturnType()->isPointerTy()) return false;
-  std::vector<const llvm::CallBase*>* allocations = &wrapper->allocations;
-  bool* zeroed = &wrapper->zeroed;
-  allocations->clear();
-  *zeroed = true;
-  // The size every allocation has, as parameters of the function: unknown (sized = false) as
-  // soon as one has another.
-  bool sized = true, first = true;
-  const auto size = [&](std::vector<unsigned> parameters, uint64_t constant, bool known) {
-    if (!known || (!first && (parameters != wrapper->size_parameters ||
-                              constant != wrapper->size_constant))) {
-      sized = false;
-    }
-    first = false;
-    wrapper->size_parameters = std::move(parameters);
-    wrapper->size_constant = constant;
-  };
-  // What carries an allocation's result: the calls themselves, then casts, phis, selects and
-  // loads of the variables they are kept in.
-  absl::flat_hash_set<const llvm::Value*> carriers;
+  wrapper->allocations.clear();
+  wrapper->zeroed = true;
+  // What the returns return, followed back through casts, phis, selects and the variables it
+  // is kept in, to the allocations it comes from: anything else there (but null) and this is
+  // no wrapper.
+  absl::flat_hash_set<const llvm::Value*> seen;
   std::vector<const llvm::Value*> pending;
-  std::vector<const llvm::Value*> joins;  // phis and selects: everything they join must carry
-  std::vector<const llvm::AllocaInst*> slots;
   for (const llvm::BasicBlock& block : function) {
-    for (const llvm::Instruction& instruction : block) {
-      const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
-      if (call == nullptr) continue;
-      const std::vector<const llvm::Function*>& callees = Callees(*call);
-      bool is_zeroed = false;
-      if (callees.empty()) {
-        const std::string name = ExternalName(*call);
-        if (!AllocatesFresh(name)) continue;
-        is_zeroed = name == "calloc";
-        std::vector<unsigned> parameters;
-        uint64_t constant = 1;
-        const bool one = name == "malloc" || name == "_Znwm" || name == "_Znam";
-        const bool known =
-            call->arg_size() >= 1 && (one || (is_zeroed && call->arg_size() >= 2)) &&
-            Factors(call->getArgOperand(0), &parameters, &constant) &&
-            (one || Factors(call->getArgOperand(1), &parameters, &constant));
-        size(std::move(parameters), constant, known);
-      } else {
-        const auto wraps = [this](const llvm::Function* f) { return wrappers_.contains(f); };
-        if (!std::all_of(callees.begin(), callees.end(), wraps)) continue;
-        is_zeroed = true;
-        for (const llvm::Function* callee : callees) is_zeroed &= wrappers_.at(callee).zeroed;
-        // The callee's size, in this function's parameters (one callee: an indirect call's
-        // several may differ).
-        const Wrapper& inner = wrappers_.at(callees[0]);
-        std::vector<unsigned> parameters;
-        uint64_t constant = inner.size_constant;
-        bool known = callees.size() == 1 && inner.sized;
-        for (unsigned k : inner.size_parameters) {
-          known = known && k < call->arg_size() &&
-                  Factors(call->getArgOperand(k), &parameters, &constant);
-        }
-        size(std::move(parameters), constant, known);
+    const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator());
+    if (ret != nullptr && ret->getReturnValue() != nullptr) pending.push_back(ret->getReturnValue());
+  }
+  while (!pending.empty()) {
+    const llvm::Value* value = pending.back();
+    pending.pop_back();
+    if (IsNull(value) || !seen.insert(value).second) continue;
+    if (const auto* cast = llvm::dyn_cast<llvm::CastInst>(value)) {
+      if (!llvm::isa<llvm::BitCastInst>(cast) && !llvm::isa<llvm::AddrSpaceCastInst>(cast)) {
+        return false;
       }
-      allocations->push_back(call);
-      *zeroed &= is_zeroed;
-      carriers.insert(call);
-      pending.push_back(call);
+      pending.push_back(cast->getOperand(0));
+    } else if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(value)) {
+      for (const llvm::Value* incoming : phi->incoming_values()) pending.push_back(incoming);
+    } else if (const auto* select = llvm::dyn_cast<llvm::SelectInst>(value)) {
+      pending.push_back(select->getTrueValue());
+      pending.push_back(select->getFalseValue());
+    } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(value)) {
+      if (!IsPrivateSlot(load->getPointerOperand())) return false;
+      for (const llvm::User* user : load->getPointerOperand()->users()) {
+        if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(user)) {
+          pending.push_back(store->getValueOperand());
+        }
+      }
+    } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(value)) {
+      bool zeroed = false;
+      if (!IsAllocation(*call, &zeroed)) return false;
+      wrapper->allocations.push_back(call);
+      wrapper->zeroed &= zeroed;
+    } else {
+      return false;  // a parameter, a global, a load from memory, arithmetic, ...
     }
   }
-  if (allocations->empty()) return false;
-  bool returned = false;
+  if (wrapper->allocations.empty()) return false;
+  // Nothing else may reach what those allocations make: from each, through casts, phis,
+  // selects and the variables it is kept in, it is only compared and returned.
+  absl::flat_hash_set<const llvm::Value*> carriers(wrapper->allocations.begin(),
+                                                   wrapper->allocations.end());
+  pending.assign(wrapper->allocations.begin(), wrapper->allocations.end());
   while (!pending.empty()) {
     const llvm::Value* value = pending.back();
     pending.pop_back();
     for (const llvm::User* user : value->users()) {
-      if (llvm::isa<llvm::ICmpInst>(user)) continue;
-      if (llvm::isa<llvm::ReturnInst>(user)) {
-        returned = true;
-        continue;
-      }
+      if (llvm::isa<llvm::ICmpInst>(user) || llvm::isa<llvm::ReturnInst>(user)) continue;
       if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(user)) {
         if (store->getValueOperand() != value || !IsPrivateSlot(store->getPointerOperand())) {
           return false;
         }
-        const auto* slot = llvm::cast<llvm::AllocaInst>(store->getPointerOperand());
-        if (std::find(slots.begin(), slots.end(), slot) != slots.end()) continue;
-        slots.push_back(slot);
-        for (const llvm::User* slot_user : slot->users()) {
+        for (const llvm::User* slot_user : store->getPointerOperand()->users()) {
           if (llvm::isa<llvm::LoadInst>(slot_user) && carriers.insert(slot_user).second) {
             pending.push_back(slot_user);
           }
         }
         continue;
       }
-      const auto* cast = llvm::dyn_cast<llvm::CastInst>(user);
-      const bool moves = (cast != nullptr && (llvm::isa<llvm::BitCastInst>(cast) ||
-                                              llvm::isa<llvm::AddrSpaceCastInst>(cast))) ||
+      const bool moves = llvm::isa<llvm::BitCastInst>(user) ||
+                         llvm::isa<llvm::AddrSpaceCastInst>(user) ||
                          llvm::isa<llvm::PHINode>(user) || llvm::isa<llvm::SelectInst>(user);
-      if (!moves) return false;  // read, written, stored elsewhere, passed on, compared by value
-      if (carriers.insert(user).second) {
-        pending.push_back(user);
-        if (!llvm::isa<llvm::CastInst>(user)) joins.push_back(user);
+      if (!moves) return false;  // read, written, stored elsewhere, passed on, ...
+      if (carriers.insert(user).second) pending.push_back(user);
+    }
+  }
+  // The size of every allocation, as a product of the function's parameters and a constant.
+  wrapper->sized = true;
+  for (size_t i = 0; i < wrapper->allocations.size(); ++i) {
+    const llvm::CallBase& call = *wrapper->allocations[i];
+    std::vector<unsigned> parameters;
+    uint64_t constant = 1;
+    bool known = false;
+    const std::vector<const llvm::Function*>& callees = Callees(call);
+    if (callees.empty()) {
+      const std::string name = ExternalName(call);
+      const bool one = name == "malloc" || name == "_Znwm" || name == "_Znam";
+      known = call.arg_size() >= 1 && (one || (name == "calloc" && call.arg_size() >= 2)) &&
+              Factors(call.getArgOperand(0), &parameters, &constant) &&
+              (one || Factors(call.getArgOperand(1), &parameters, &constant));
+    } else if (callees.size() == 1 && wrappers_.at(callees[0]).sized) {
+      // The callee's size, in this function's parameters.
+      const Wrapper& inner = wrappers_.at(callees[0]);
+      constant = inner.size_constant;
+      known = true;
+      for (unsigned k : inner.size_parameters) {
+        known = known && k < call.arg_size() &&
+                Factors(call.getArgOperand(k), &parameters, &constant);
       }
     }
-  }
-  if (!returned) return false;
-  const auto carries = [&carriers](const llvm::Value* value) {
-    return IsNull(value) || carriers.contains(value);
-  };
-  // Nothing else comes out: what the variables hold, what the phis and selects join and what
-  // every return returns is an allocation's result or null.
-  for (const llvm::AllocaInst* slot : slots) {
-    for (const llvm::User* user : slot->users()) {
-      const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
-      if (store != nullptr && !carries(store->getValueOperand())) return false;
+    if (!known || (i > 0 && (parameters != wrapper->size_parameters ||
+                             constant != wrapper->size_constant))) {
+      wrapper->sized = false;
+      break;
     }
+    wrapper->size_parameters = std::move(parameters);
+    wrapper->size_constant = constant;
   }
-  for (const llvm::Value* join : joins) {
-    if (const auto* select = llvm::dyn_cast<llvm::SelectInst>(join)) {
-      if (!carries(select->getTrueValue()) || !carries(select->getFalseValue())) return false;
-    } else {
-      for (const llvm::Value* incoming : llvm::cast<llvm::PHINode>(join)->incoming_values()) {
-        if (!carries(incoming)) return false;
-      }
-    }
-  }
-  for (const llvm::BasicBlock& block : function) {
-    const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator());
-    if (ret != nullptr && ret->getReturnValue() != nullptr && !carries(ret->getReturnValue())) {
-      return false;
-    }
-  }
-  wrapper->sized = sized;
   return true;
 }
 
@@ -237,7 +232,11 @@ void IrModel::FindAllocationWrappers() {
   for (bool grew = true; grew;) {
     grew = false;
     for (const llvm::Function* function : functions_) {
-      if (wrappers_.contains(function) || !WrapsAllocations(*function, &wrapper)) continue;
+      // (A summarized function's calls are library calls.)
+      if (wrappers_.contains(function) || summarized_.contains(function->getName().str()) ||
+          !WrapsAllocations(*function, &wrapper)) {
+        continue;
+      }
       wrappers_[function] = wrapper;
       grew = true;
     }
@@ -249,13 +248,10 @@ void IrModel::FindAllocationWrappers() {
 
 const llvm::Function* IrModel::WrapperCall(const llvm::CallBase& call, bool* zeroed) const {
   const std::vector<const llvm::Function*>& callees = Callees(call);
-  if (callees.empty() || wrapped_allocations_.contains(&call)) return nullptr;
-  *zeroed = true;
-  for (const llvm::Function* callee : callees) {
-    auto it = wrappers_.find(callee);
-    if (it == wrappers_.end()) return nullptr;
-    *zeroed &= it->second.zeroed;
-  }
+  if (callees.size() != 1 || wrapped_allocations_.contains(&call)) return nullptr;
+  auto it = wrappers_.find(callees[0]);
+  if (it == wrappers_.end()) return nullptr;
+  *zeroed = it->second.zeroed;
   return callees[0];
 }
 
@@ -272,7 +268,7 @@ const llvm::Function* IrModel::WrapperSite(const llvm::CallBase& call, bool* zer
 uint64_t IrModel::WrapperCallBytes(const llvm::CallBase& call) const {
   bool zeroed = false;
   const llvm::Function* wrapper = WrapperCall(call, &zeroed);
-  if (wrapper == nullptr || Callees(call).size() != 1) return 0;
+  if (wrapper == nullptr) return 0;
   const Wrapper& sizes = wrappers_.at(wrapper);
   if (!sizes.sized) return 0;
   uint64_t bytes = sizes.size_constant;

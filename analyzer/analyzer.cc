@@ -740,12 +740,16 @@ class ProblemBuilder {
     // A call of allocation wrappers makes an object of its own, as a call of the allocator
     // behind them does (ExternalFlow): the one made before joins the older ones, and the new
     // one has no value unless it comes zeroed.
+    // (Where the wrapper reaches code that touches the site's objects, the last one goes into
+    // it as an older one: the call makes a new last object.)
+    absl::flat_hash_map<uint32_t, uint32_t> aged;  // last object's fact -> older objects'
     if (bool zeroed = false; model_.WrapperSite(call, &zeroed) != nullptr) {
       const std::vector<uint32_t> created = model_.CreatedLeaves(call);
       for (uint32_t leaf : created) {
         if (old_fact_[leaf] == kNoFact) continue;
         bypass.Pair(leaf_fact_[leaf], old_fact_[leaf]);
         bypass.Kill(leaf_fact_[leaf]);
+        aged[leaf_fact_[leaf]] = old_fact_[leaf];
       }
       if (!taint() && !zeroed) {
         for (uint32_t fact : LastFacts(created)) bypass.Gen(fact);
@@ -787,7 +791,10 @@ class ProblemBuilder {
       FlowSpec out;
       out.identity = false;
       for (uint32_t fact : exported) {
-        if (!std::binary_search(replaced.begin(), replaced.end(), fact)) in.Pair(fact, fact);
+        if (!std::binary_search(replaced.begin(), replaced.end(), fact)) {
+          const auto older = aged.find(fact);
+          in.Pair(fact, older != aged.end() ? older->second : fact);
+        }
         out.Pair(fact, fact);
       }
       for (const llvm::BasicBlock& block : *callee) {
@@ -1050,15 +1057,16 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
   data->analysis = options.analysis;
   data->stats.front_end_seconds = absl::ToDoubleSeconds(absl::Now() - start);
   start = absl::Now();
-  absl::flat_hash_set<std::string> summarized;
+  absl::flat_hash_set<std::string> summarized, sources;
   if (options.analysis == Analysis::kTaint) {
     for (const auto* rules :
          {&options.taint.sources, &options.taint.sinks, &options.taint.sanitizers}) {
       for (const TaintRule& rule : *rules) summarized.insert(rule.function);
     }
+    for (const TaintRule& rule : options.taint.sources) sources.insert(rule.function);
   }
   if (options.progress) options.progress("points-to and call graph");
-  IrModel model(*loaded->module, summarized);
+  IrModel model(*loaded->module, summarized, sources);
   data->stats.indirect_calls = model.indirect_calls();
   data->stats.allocation_wrappers = model.allocation_wrappers();
   data->stats.external_functions = model.external_functions();

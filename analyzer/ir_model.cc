@@ -69,8 +69,10 @@ std::string DisplayName(const llvm::Function& function) {
   return function.getName().str();
 }
 
-IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized)
-    : module_(module), layout_(module.getDataLayout()), summarized_(summarized) {
+IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized,
+                 const absl::flat_hash_set<std::string>& sources)
+    : module_(module), layout_(module.getDataLayout()), summarized_(summarized),
+      sources_(sources) {
   for (const llvm::Function& function : module) {
     if (!function.isDeclaration()) functions_.push_back(&function);
   }

@@ -51,8 +51,11 @@ std::string DisplayName(const llvm::Function& function);
 class IrModel {
  public:
   // Calls to functions named in `summarized` are external calls even where the module defines
-  // the function (the taint rules' functions are summarized by their rules).
-  IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized);
+  // the function (the taint rules' functions are summarized by their rules). Allocators named
+  // in `sources` (taint sources) make no allocation wrapper: a wrapper's site would not carry
+  // what the source gives.
+  IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized,
+          const absl::flat_hash_set<std::string>& sources = {});
 
   const llvm::Module& module() const { return module_; }
   const std::vector<MemoryObject>& objects() const { return objects_; }
@@ -90,7 +93,7 @@ class IrModel {
   // then two places each, the last object's and the older objects'.
   bool HasRecency(uint32_t object) const { return recency_objects_.contains(object); }
   // The allocation wrapper (analyzer/allocation_wrappers.cc) a call to a defined function
-  // allocates through, where the call is a heap site of its own: every function it may call is
+  // allocates through, where the call is a heap site of its own: it calls exactly one function,
   // a wrapper, it is not itself what a wrapper returns, and it allocates one struct kept in a
   // variable the program reads it through (the object has fields, IrModel::HeapType).
   // `zeroed`: the memory comes zeroed (every allocator behind it is calloc). Null where the
@@ -141,7 +144,7 @@ class IrModel {
 
  private:
   using Pointee = uint64_t;  // object << 32 | offset (kUnknownOffset: anywhere in it)
-  using PointsTo = std::vector<Pointee>;  // sorted
+  using PointsTo = std::vector<Pointee>;  // sorted, once solved
 
   void BuildObjects();
   void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
@@ -157,10 +160,11 @@ class IrModel {
   // Allocation wrappers: defined functions that return a fresh allocation (from an allocator
   // or another wrapper) or null, and only compare it or move it to the return otherwise.
   void FindAllocationWrappers();
-  // Whether `function` is such a wrapper, given those found so far: the calls whose results it
-  // returns, and whether all of them return zeroed memory.
+  // Whether `function` is such a wrapper, given those found so far: the allocations it
+  // returns, whether all of them make zeroed memory, and their size.
   struct Wrapper;
   bool WrapsAllocations(const llvm::Function& function, Wrapper* wrapper) const;
+  bool IsAllocation(const llvm::CallBase& call, bool* zeroed) const;
   // WrapperSite's test but for the object: the wrapper a call of allocation wrappers calls.
   const llvm::Function* WrapperCall(const llvm::CallBase& call, bool* zeroed) const;
   // The bytes a call of an allocation wrapper allocates, where its size is a product of its
@@ -233,7 +237,7 @@ class IrModel {
   // By call to a defined function: its function's locals not escaped before it, sorted.
   absl::flat_hash_map<const llvm::CallBase*, std::vector<uint32_t>> unescaped_;
   struct Wrapper {
-    std::vector<const llvm::CallBase*> allocations;  // the calls whose results it returns
+    std::vector<const llvm::CallBase*> allocations;  // the allocations it returns
     bool zeroed = false;
     // The bytes it allocates: size_constant times its parameters of these indexes (sorted),
     // where `sized`.
@@ -247,6 +251,7 @@ class IrModel {
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;
+  const absl::flat_hash_set<std::string> sources_;
 };
 
 }  // namespace sluice::analyzer

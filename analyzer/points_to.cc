@@ -422,6 +422,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   for (uint32_t v = 0; v < values; ++v) {
     for (Pointee p : points_to_[v]) pts[v].push_back(ids.Of(p));
     std::sort(pts[v].begin(), pts[v].end());
+    pts[v].erase(std::unique(pts[v].begin(), pts[v].end()), pts[v].end());
     PointsTo().swap(points_to_[v]);
   }
   for (uint32_t l = 0; l < leaves_.size(); ++l) {

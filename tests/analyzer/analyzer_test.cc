@@ -514,6 +514,37 @@ int main(void) {
   EXPECT_EQ((*program)->stats().allocation_wrappers, 1u) << "grab; reuse may return its argument";
 }
 
+// What a wrapper does with an allocation it does not return is its own business: a function
+// is a wrapper whatever the order it and the wrappers it calls are defined in.
+TEST(ProblemTest, AllocationWrappersAreFoundWhateverTheOrderOfTheirDefinitions) {
+  TempDir dir;
+  // (Functions with external linkage are in the module in the order they are defined.)
+  const std::string inner = R"(void *V(size_t n) { return malloc(n); }
+)";
+  const std::string outer = R"(void *W(size_t n) {
+  struct s *q = V(sizeof *q);
+  if (q) { q->a = 1; free(q); }
+  return malloc(n);
+}
+)";
+  const std::string head = R"(#include <stdlib.h>
+struct s { int a; };
+void *V(size_t n);
+)";
+  const std::string tail = R"(int main(void) { struct s *p = W(sizeof *p); return p->a; }
+)";
+  AnalyzerOptions options;
+  options.analysis = Analysis::kUninit;
+  for (const std::string& body : {inner + outer, outer + inner}) {
+    SCOPED_TRACE(body);
+    const std::string source = dir.Write("o.c", head + body + tail);
+    absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+        AnalyzedProgram::Build({source}, options);
+    ASSERT_TRUE(program.ok()) << program.status();
+    EXPECT_EQ((*program)->stats().allocation_wrappers, 2u);
+  }
+}
+
 std::vector<Finding> TwoFindings() {
   Finding a;
   a.rule = "tainted-sink";
