@@ -177,6 +177,7 @@ void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DITyp
   if (type != nullptr && type->isSized()) {
     Flatten(type, 0, object.name, di_type, id, 0);
   }
+  if (type != nullptr && type->isSized()) object.size = layout_.getTypeAllocSize(type).getFixedSize();
   const uint32_t count = static_cast<uint32_t>(leaves_.size()) - object.first_leaf;
   if (count == 0 || count > kMaxLeavesPerObject) {
     leaves_.resize(object.first_leaf);

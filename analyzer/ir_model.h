@@ -32,6 +32,7 @@ struct MemoryObject {
   bool named = false;                     // from debug info: findings may name it
   uint32_t first_leaf = 0;
   uint32_t leaf_count = 0;
+  uint64_t size = 0;  // bytes, where its type says (0: not known)
   // A heap object with fields some pointer may point into at an unknown offset: its leaves
   // are one location (one fact, the object's name).
   bool smashed = false;
@@ -179,6 +180,9 @@ class IrModel {
     int64_t shift = 0;
     bool unknown = false;  // kCopy: the offset becomes unknown
     uint64_t size = kToEnd;  // kLoad, kStore: the bytes accessed
+    // kCopy: an inbounds getelementptr's, whose result outside the object is no pointer into
+    // it (LLVM makes it poison).
+    bool inbounds = false;
   };
   void SolvePointsTo();
   void Solve(const std::vector<Constraint>& constraints);

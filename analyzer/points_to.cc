@@ -205,9 +205,9 @@ std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
 void IrModel::SolvePointsTo() {
   std::vector<Constraint> constraints;
   auto copy = [&](const llvm::Value* dst, const llvm::Value* src, int64_t shift = 0,
-                  bool unknown = false) {
+                  bool unknown = false, bool inbounds = false) {
     constraints.push_back(
-        {Constraint::Kind::kCopy, ValueId(dst), ValueId(src), shift, unknown, kToEnd});
+        {Constraint::Kind::kCopy, ValueId(dst), ValueId(src), shift, unknown, kToEnd, inbounds});
   };
   auto size_of = [&](llvm::Type* type) -> uint64_t {
     return type->isSized() ? layout_.getTypeStoreSize(type).getFixedSize() : kToEnd;
@@ -237,7 +237,7 @@ void IrModel::SolvePointsTo() {
                             layout_.getTypeAllocSize(it.getIndexedType()).getFixedSize());
             }
           }
-          copy(i, gep->getPointerOperand(), offset);
+          copy(i, gep->getPointerOperand(), offset, false, gep->isInBounds());
         } else if (llvm::isa<llvm::CastInst>(i) || llvm::isa<llvm::SelectInst>(i) ||
                    llvm::isa<llvm::PHINode>(i) || llvm::isa<llvm::FreezeInst>(i)) {
           for (const llvm::Value* operand : i->operands()) {
@@ -437,17 +437,18 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     uint32_t dst;
     int64_t shift;
     bool unknown;
+    bool inbounds;
   };
   std::vector<std::vector<Edge>> edges(nodes);
-  absl::flat_hash_set<std::tuple<uint32_t, uint32_t, int64_t, bool>> edge_set;
+  absl::flat_hash_set<std::tuple<uint32_t, uint32_t, int64_t, bool, bool>> edge_set;
   // The load, store and memory-copy constraints that go through each value.
   std::vector<std::vector<uint32_t>> through(nodes);
   for (uint32_t i = 0; i < constraints.size(); ++i) {
     const Constraint& c = constraints[i];
     switch (c.kind) {
       case Constraint::Kind::kCopy:
-        if (edge_set.emplace(c.src, c.dst, c.shift, c.unknown).second) {
-          edges[c.src].push_back({c.dst, c.shift, c.unknown});
+        if (edge_set.emplace(c.src, c.dst, c.shift, c.unknown, c.inbounds).second) {
+          edges[c.src].push_back({c.dst, c.shift, c.unknown, c.inbounds});
         }
         break;
       case Constraint::Kind::kLoad:
@@ -514,6 +515,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     enqueue(node);
     return true;
   };
+  constexpr Pointee kNoPointee = ~Pointee{0};
   const auto moved = [&](Pointee pointee, const Edge& e) -> Pointee {
     if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
       return Pack(ObjectOf(pointee), kUnknownOffset);
@@ -528,6 +530,14 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
                  : Pack(ObjectOf(pointee), kUnknownOffset);
     }
     const int64_t offset = int64_t{OffsetOf(pointee)} + e.shift;
+    // An inbounds step out of an object of known size (before it, or past its end) is poison:
+    // the pointer is not into this object on any run without undefined behaviour. (A pointer
+    // that may point to objects of several types, `strm->state` to deflate's and inflate's,
+    // would otherwise make every field of the smaller one unknown.)
+    const uint64_t size = objects_[ObjectOf(pointee)].size;
+    if (e.inbounds && size != 0 && (offset < 0 || static_cast<uint64_t>(offset) > size)) {
+      return kNoPointee;
+    }
     return Normalize(Pack(ObjectOf(pointee),
                           offset < 0 ? kUnknownOffset : static_cast<uint64_t>(offset)));
   };
@@ -536,8 +546,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   const auto add_edge = [&](uint32_t src, uint32_t dst) {
     src = find(src);
     dst = find(dst);
-    if (src == dst || !edge_set.emplace(src, dst, 0, false).second) return;
-    edges[src].push_back({dst, 0, false});
+    if (src == dst || !edge_set.emplace(src, dst, 0, false, false).second) return;
+    edges[src].push_back({dst, 0, false, false});
     ++edge_count;
     add_all(dst, pts[src]);
   };
@@ -683,7 +693,10 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
         }
         continue;
       }
-      for (Pointee p : delta_pointees) add(edge.dst, ids.Of(moved(p, edge)));
+      for (Pointee p : delta_pointees) {
+        const Pointee to = moved(p, edge);
+        if (to != kNoPointee) add(edge.dst, ids.Of(to));
+      }
     }
     for (size_t t = 0; t < through[n].size(); ++t) {
       const uint32_t i = through[n][t];
@@ -734,9 +747,15 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     for (uint32_t id : pts[find(values + l)]) address_stored_[ObjectOf(ids.Pointee(id))] = true;
   }
   // A heap object with fields that some pointer may point into at an unknown offset is one
-  // location again: its leaves are one place, named after the object.
-  for (uint32_t n = 0; n < values + leaves_.size(); ++n) {
-    if (find(n) != n) continue;
+  // location again: its leaves are one place, named after the object. (Only a pointer can
+  // reach into it: an integer made from pointers, `p - q`, holds their pointees too, but what
+  // is made a pointer again, or loaded as one, is a pointer value of its own.)
+  std::vector<bool> pointer(nodes, false);
+  for (const auto& [value, id] : value_ids_) {
+    if (value->getType()->isPtrOrPtrVectorTy()) pointer[find(id)] = true;
+  }
+  for (uint32_t n = 0; n < values; ++n) {
+    if (find(n) != n || !pointer[n]) continue;
     for (uint32_t id : pts[n]) {
       if (!ids.IsUnknown(id)) continue;
       const uint32_t o = ObjectOf(ids.Pointee(id));
@@ -788,6 +807,9 @@ IrModel::Pointee IrModel::Normalize(Pointee pointee) const {
       // Inside an array every element is the one location: its start stands for all of them.
       return leaf.array ? Pack(ObjectOf(pointee), leaf.offset) : pointee;
     }
+    // Padding between fields is still inside the object: an access there reaches the fields
+    // it overlaps (or all of them), and the offset stays known.
+    if (it != end) return pointee;
   }
   return Pack(ObjectOf(pointee), kUnknownOffset);
 }
