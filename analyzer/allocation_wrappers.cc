@@ -3,12 +3,12 @@
 // nothing else with it. A call of one that allocates one struct, kept in a variable it is read
 // through, is an allocation site of its own, with fields, named after the caller's line.
 #include <algorithm>
+#include <string_view>
 
+#include "absl/container/flat_hash_set.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Instructions.h"
-#include "llvm/IR/IntrinsicInst.h"
 #include "sluice/analyzer/ir_model.h"
-#include "sluice/analyzer/ir_model_internal.h"
 
 namespace sluice::analyzer {
 
@@ -83,7 +83,7 @@ bool Factors(const llvm::Value* value, std::vector<unsigned>* parameters, uint64
   if (const auto* number = llvm::dyn_cast<llvm::ConstantInt>(value)) {
     if (number->getValue().getActiveBits() > 32) return false;
     *constant *= number->getZExtValue();
-    return true;
+    return *constant <= (uint64_t{1} << 32);  // (more is no struct's size, and may wrap)
   }
   if (const auto* product = llvm::dyn_cast<llvm::BinaryOperator>(value);
       product != nullptr && product->getOpcode() == llvm::Instruction::Mul) {
@@ -254,10 +254,6 @@ const llvm::Function* IrModel::WrapperCall(const llvm::CallBase& call, bool* zer
   *zeroed = it->second.zeroed;
   return callees[0];
 }
-
-}  // namespace sluice::analyzer
-
-namespace sluice::analyzer {
 
 const llvm::Function* IrModel::WrapperSite(const llvm::CallBase& call, bool* zeroed) const {
   // (Of the calls to defined functions, only these have objects.)
