@@ -276,11 +276,9 @@ void IrModel::SolvePointsTo() {
             continue;
           }
           const std::string name = ExternalName(*call);
+          // (Nothing else gives a call's value a pointee: its set was empty.)
           if (site != object_of_site_.end()) {
-            PointsTo& made = points_to_[ValueId(call)];
-            const Pointee pointee = Pack(site->second, 0);
-            const auto at = std::lower_bound(made.begin(), made.end(), pointee);
-            if (at == made.end() || *at != pointee) made.insert(at, pointee);
+            points_to_[ValueId(call)].push_back(Pack(site->second, 0));
           }
           if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
           if (CopiesMemory(name) && call->arg_size() > 1) {
