@@ -268,6 +268,17 @@ TEST_F(AnalyzeCliTest, MaxFindingsCutsTheListAndTheSummaryCountsEveryFindingByFu
   EXPECT_EQ(json["summary"][0]["findings"], 2);
 }
 
+// --stats counts the allocation wrappers (docs/analyzer.md), in text and in JSON: uninit_40's
+// xmalloc, items and zeroed, not keep.
+TEST_F(AnalyzeCliTest, StatsCountTheAllocationWrappers) {
+  const std::string program = kPrograms + "uninit_40_allocation_wrappers.c";
+  const ProgramRun json =
+      RunSluice({"analyze", "--analysis=uninit", "--format=json", "--stats", program});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["stats"]["program"]["allocation_wrappers"], 3);
+  EXPECT_THAT(json.err, HasSubstr(" memory locations, 3 allocation wrappers\n"));
+}
+
 TEST_F(AnalyzeCliTest, PrintRulesPrintsTheBuiltInRulesAsAFileItReads) {
   const ProgramRun rules = RunSluice({"analyze", "--print-rules"});
   ASSERT_EQ(rules.exit_code, 0) << rules.err;
