@@ -758,16 +758,16 @@ class ProblemBuilder {
     const std::vector<const llvm::Value*> dying = liveness.DyingAt(call);
     KillDying(dying, &call, &bypass);
     const bool result_read = std::find(dying.begin(), dying.end(), &call) == dying.end();
-    // A local whose address no memory holds is reached by a function other than its own only
-    // through the pointers it is passed: a call none of whose arguments may point to it
-    // neither reads nor writes it, and it goes around the call. So does a local of the caller
-    // whose address nothing has been given yet.
-    const std::vector<uint32_t> reached = model_.ArgumentObjects(call);
+    // A function other than a local's own reaches it only through the pointers it is passed,
+    // what they lead to in memory, and what globals lead to: a call that reaches it none of
+    // these ways neither reads nor writes it, and it goes around the call. So does a local of
+    // the caller whose address nothing has been given yet.
+    const std::vector<uint32_t> reached = model_.ReachedObjects(call);
     const auto unreached = [&](uint32_t fact) {
       const uint32_t object = model_.leaves()[shared_leaf_[fact - 1]].object;
       if (model_.objects()[object].kind != MemoryObject::Kind::kLocal) return false;
       return model_.Unescaped(call, object) ||
-             (!model_.AddressStored(object) &&
+             (!model_.ReachedFromEverywhere(object) &&
               !std::binary_search(reached.begin(), reached.end(), object));
     };
     std::vector<uint32_t> through_all = Exported(callees[0]);

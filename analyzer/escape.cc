@@ -1,7 +1,11 @@
 // Where a local's address first leaves its function's hands (IrModel::Unescaped): until then
 // nothing but the function's own loads and stores can reach the local, whatever the
-// flow-insensitive points-to sets say of later.
+// flow-insensitive points-to sets say of later. And which locals a call may reach once it has
+// (IrModel::ReachedObjects): those its arguments lead to through memory, and those globals do.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <vector>
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/IR/Instructions.h"
@@ -113,6 +117,92 @@ bool IrModel::Unescaped(const llvm::CallBase& call, uint32_t object) const {
   auto it = unescaped_.find(&call);
   return it != unescaped_.end() &&
          std::binary_search(it->second.begin(), it->second.end(), object);
+}
+
+// The objects form a graph, an edge from each to the objects whose address its contents may
+// hold. Each strongly connected component leads to the same locals: the components come
+// after what they lead to, so each one's set is the union of its own locals and its
+// successors' sets, made when it is found.
+void IrModel::ComputeReach(const std::vector<std::vector<uint32_t>>& holds) {
+  constexpr uint32_t kNone = ~uint32_t{0};
+  const uint32_t objects = static_cast<uint32_t>(objects_.size());
+  held_bit_.assign(objects, kNone);
+  held_locals_.clear();
+  for (uint32_t o = 0; o < objects; ++o) {
+    for (uint32_t target : holds[o]) {
+      if (objects_[target].kind == MemoryObject::Kind::kLocal && held_bit_[target] == kNone) {
+        held_bit_[target] = 0;
+      }
+    }
+  }
+  for (uint32_t o = 0; o < objects; ++o) {
+    if (held_bit_[o] == kNone) continue;
+    held_bit_[o] = static_cast<uint32_t>(held_locals_.size());
+    held_locals_.push_back(o);
+  }
+  const size_t words = (held_locals_.size() + 63) / 64;
+  reach_sets_.assign(1, std::vector<uint64_t>(words, 0));
+  absl::flat_hash_map<std::vector<uint64_t>, uint32_t> interned;
+  interned.emplace(reach_sets_[0], 0);
+  reach_of_.assign(objects, kNone);
+
+  std::vector<uint32_t> successors;
+  std::vector<uint64_t> set(words);
+  internal::StronglyConnected(holds, [&](const std::vector<uint32_t>& members) {
+    std::fill(set.begin(), set.end(), 0);
+    successors.clear();
+    for (uint32_t m : members) {
+      if (const uint32_t bit = held_bit_[m]; bit != kNone) {
+        set[bit / 64] |= uint64_t{1} << (bit % 64);
+      }
+      for (uint32_t target : holds[m]) {
+        if (reach_of_[target] != kNone) successors.push_back(reach_of_[target]);
+      }
+    }
+    std::sort(successors.begin(), successors.end());
+    successors.erase(std::unique(successors.begin(), successors.end()), successors.end());
+    for (uint32_t s : successors) {
+      for (size_t w = 0; w < words; ++w) set[w] |= reach_sets_[s][w];
+    }
+    auto [it, added] = interned.emplace(set, static_cast<uint32_t>(reach_sets_.size()));
+    if (added) reach_sets_.push_back(set);
+    for (uint32_t m : members) reach_of_[m] = it->second;
+  });
+  reached_everywhere_.assign(words, 0);
+  for (uint32_t o = 0; o < objects; ++o) {
+    if (objects_[o].kind != MemoryObject::Kind::kGlobal &&
+        objects_[o].kind != MemoryObject::Kind::kExternal) {
+      continue;
+    }
+    const std::vector<uint64_t>& reach = reach_sets_[reach_of_[o]];
+    for (size_t w = 0; w < words; ++w) reached_everywhere_[w] |= reach[w];
+  }
+}
+
+std::vector<uint32_t> IrModel::ReachedObjects(const llvm::CallBase& call) const {
+  std::vector<uint32_t> out;
+  std::vector<uint64_t> set(reached_everywhere_.size(), 0);
+  for (const llvm::Value* argument : call.args()) {
+    for (Pointee pointee : PointsToOf(argument)) {
+      const uint32_t object = internal::ObjectOf(pointee);
+      out.push_back(object);
+      const std::vector<uint64_t>& reach = reach_sets_[reach_of_[object]];
+      for (size_t w = 0; w < set.size(); ++w) set[w] |= reach[w] & ~reached_everywhere_[w];
+    }
+  }
+  for (size_t w = 0; w < set.size(); ++w) {
+    for (uint64_t bits = set[w]; bits != 0; bits &= bits - 1) {
+      out.push_back(held_locals_[w * 64 + static_cast<size_t>(std::countr_zero(bits))]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool IrModel::ReachedFromEverywhere(uint32_t object) const {
+  const uint32_t bit = held_bit_[object];
+  return bit != ~uint32_t{0} && (reached_everywhere_[bit / 64] >> (bit % 64) & 1) != 0;
 }
 
 }  // namespace sluice::analyzer

@@ -178,6 +178,7 @@ void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DITyp
     Flatten(type, 0, object.name, di_type, id, 0);
   }
   if (type != nullptr && type->isSized()) object.size = layout_.getTypeAllocSize(type).getFixedSize();
+  object.type = type;
   const uint32_t count = static_cast<uint32_t>(leaves_.size()) - object.first_leaf;
   if (count == 0 || count > kMaxLeavesPerObject) {
     leaves_.resize(object.first_leaf);
@@ -376,66 +377,31 @@ void IrModel::ComputeAccesses() {
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
-  constexpr uint32_t kUnvisited = ~uint32_t{0};
-  std::vector<uint32_t> order(functions_.size(), kUnvisited), low(functions_.size(), 0);
-  std::vector<bool> on_stack(functions_.size(), false);
-  std::vector<uint32_t> stack;
-  std::vector<std::pair<uint32_t, uint32_t>> frames;  // (function, next callee to visit)
-  uint32_t visited = 0;
   std::vector<uint32_t> merged;
-  for (uint32_t root = 0; root < functions_.size(); ++root) {
-    if (order[root] != kUnvisited) continue;
-    frames.emplace_back(root, 0);
-    order[root] = low[root] = visited++;
-    stack.push_back(root);
-    on_stack[root] = true;
-    while (!frames.empty()) {
-      auto& [f, next] = frames.back();
-      if (next < calls[f].size()) {
-        const uint32_t callee = calls[f][next++];
-        if (order[callee] == kUnvisited) {
-          order[callee] = low[callee] = visited++;
-          stack.push_back(callee);
-          on_stack[callee] = true;
-          frames.emplace_back(callee, 0);
-        } else if (on_stack[callee]) {
-          low[f] = std::min(low[f], order[callee]);
-        }
-        continue;
-      }
-      const uint32_t done = f;
-      frames.pop_back();
-      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
-      if (low[done] != order[done]) continue;
-      // `done` roots a component: its members are on the stack above it.
-      const auto first = std::find(stack.begin(), stack.end(), done);
-      const std::vector<uint32_t> members(first, stack.end());
-      stack.erase(first, stack.end());
-      std::vector<uint32_t> reach;
-      for (uint32_t m : members) {
-        on_stack[m] = false;
-        const std::vector<uint32_t>& own = direct[functions_[m]];
+  internal::StronglyConnected(calls, [&](const std::vector<uint32_t>& members) {
+    std::vector<uint32_t> reach;
+    for (uint32_t m : members) {
+      const std::vector<uint32_t>& own = direct[functions_[m]];
+      merged.clear();
+      std::set_union(reach.begin(), reach.end(), own.begin(), own.end(),
+                     std::back_inserter(merged));
+      reach.swap(merged);
+      for (uint32_t callee : calls[m]) {
+        auto it = accessed_.find(functions_[callee]);
+        if (it == accessed_.end()) continue;  // a member of this component
         merged.clear();
-        std::set_union(reach.begin(), reach.end(), own.begin(), own.end(),
+        std::set_union(reach.begin(), reach.end(), it->second.begin(), it->second.end(),
                        std::back_inserter(merged));
         reach.swap(merged);
-        for (uint32_t callee : calls[m]) {
-          auto it = accessed_.find(functions_[callee]);
-          if (it == accessed_.end()) continue;  // a member of this component
-          merged.clear();
-          std::set_union(reach.begin(), reach.end(), it->second.begin(), it->second.end(),
-                         std::back_inserter(merged));
-          reach.swap(merged);
-        }
-      }
-      for (uint32_t m : members) {
-        accessed_[functions_[m]] = reach;
-        callees_first_.push_back(functions_[m]);
-        const bool self = std::binary_search(calls[m].begin(), calls[m].end(), m);
-        if (members.size() > 1 || self) recursive_.insert(functions_[m]);
       }
     }
-  }
+    for (uint32_t m : members) {
+      accessed_[functions_[m]] = reach;
+      callees_first_.push_back(functions_[m]);
+      const bool self = std::binary_search(calls[m].begin(), calls[m].end(), m);
+      if (members.size() > 1 || self) recursive_.insert(functions_[m]);
+    }
+  });
 }
 
 const std::vector<uint32_t>& IrModel::Accessed(const llvm::Function& function) const {

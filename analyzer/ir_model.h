@@ -33,6 +33,8 @@ struct MemoryObject {
   uint32_t first_leaf = 0;
   uint32_t leaf_count = 0;
   uint64_t size = 0;  // bytes, where its type says (0: not known)
+  // Its IR type: what a local or global is declared as (a heap object's is a guess).
+  llvm::Type* type = nullptr;
   // A heap object with fields some pointer may point into at an unknown offset: its leaves
   // are one location (one fact, the object's name).
   bool smashed = false;
@@ -125,15 +127,18 @@ class IrModel {
                                        const llvm::Function& callee) const;
   // Whether a local leaf is accessed by a function other than its own.
   bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }
-  // Whether memory may hold the address of `object` (a parameter's slot aside): if not, a
-  // function other than its own reaches it only through a pointer it was passed.
-  bool AddressStored(uint32_t object) const { return address_stored_[object]; }
+  // The objects a call's callees may reach but through globals or library memory (sorted):
+  // those its arguments point to, and the locals whose address memory those objects lead to
+  // holds (what they hold, what that holds, and so on). A callee can reach a local in no other
+  // way: memory it allocates itself is new, and holds nothing of the caller's.
+  std::vector<uint32_t> ReachedObjects(const llvm::CallBase& call) const;
+  // Whether memory that globals or library objects lead to may hold the address of a local:
+  // every function may reach it.
+  bool ReachedFromEverywhere(uint32_t object) const;
   // Whether a local of the calling function has had its address used as a value (stored,
   // passed to a call, ...) on no path to `call` but by `call` itself: the callee cannot reach
   // it (analyzer/escape.cc).
   bool Unescaped(const llvm::CallBase& call, uint32_t object) const;
-  // The objects a call's arguments may point to, sorted.
-  std::vector<uint32_t> ArgumentObjects(const llvm::CallBase& call) const;
 
   // The name a value has in the source ("cmd", "s.a"), following casts, address arithmetic
   // and loads back to a variable; "" when it has none.
@@ -183,6 +188,9 @@ class IrModel {
     // kCopy: an inbounds getelementptr's, whose result outside the object is no pointer into
     // it (LLVM makes it poison).
     bool inbounds = false;
+    // kCopy: a getelementptr's struct type, where it indexes into one: its result points into
+    // no declared object that holds no such struct where the pointer does (MayHold).
+    llvm::StructType* typed = nullptr;
   };
   void SolvePointsTo();
   void Solve(const std::vector<Constraint>& constraints);
@@ -195,6 +203,9 @@ class IrModel {
   void ComputeWrittenFirst(const llvm::Function& function);
   void ComputeRecency();
   void ComputeEscapes();
+  // ReachedObjects' sets, from what each object's contents may point to (`holds[object]`:
+  // objects, sorted).
+  void ComputeReach(const std::vector<std::vector<uint32_t>>& holds);
   // The parameter slots of a function (an alloca a pointer parameter is stored into once, on
   // entry, and only loaded from after), each with its parameter's index.
   absl::flat_hash_map<const llvm::Value*, unsigned> ParameterSlots(
@@ -231,7 +242,14 @@ class IrModel {
   std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold (unsorted)
   absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> accessed_;
   std::vector<bool> escapes_;
-  std::vector<bool> address_stored_;  // by object
+  // Which locals each object leads to (ReachedObjects): the locals whose address memory may
+  // hold, a bit each, and by object the set of them it leads to, itself included (sets are
+  // shared; 0 is the empty one).
+  std::vector<uint32_t> held_locals_;  // by bit: the local
+  std::vector<uint32_t> held_bit_;     // by object: its bit, or ~0 where it is no such local
+  std::vector<uint32_t> reach_of_;     // by object: its set in reach_sets_
+  std::vector<std::vector<uint64_t>> reach_sets_;
+  std::vector<uint64_t> reached_everywhere_;  // what globals and library objects lead to
   std::vector<const llvm::Function*> callees_first_;  // each function after what it calls
   absl::flat_hash_set<const llvm::Function*> recursive_;  // on a cycle of the call graph
   absl::flat_hash_map<const llvm::Function*, std::vector<ParameterWrite>> written_first_;

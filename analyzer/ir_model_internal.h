@@ -4,8 +4,11 @@
 #ifndef SLUICE_ANALYZER_IR_MODEL_INTERNAL_H_
 #define SLUICE_ANALYZER_IR_MODEL_INTERNAL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "llvm/ADT/PostOrderIterator.h"
@@ -83,6 +86,54 @@ absl::flat_hash_map<const llvm::BasicBlock*, State> ForwardDataflow(
     }
   }
   return in;
+}
+
+// Tarjan's algorithm, iteratively, over nodes 0..n-1 and their edges (`edges[node]`, a
+// vector of nodes): calls `component(members)` for each strongly connected component, every
+// component after those it has edges to, so what a component leads to is known when it is
+// found.
+template <class Component>
+void StronglyConnected(const std::vector<std::vector<uint32_t>>& edges, Component component) {
+  constexpr uint32_t kUnvisited = ~uint32_t{0};
+  const uint32_t n = static_cast<uint32_t>(edges.size());
+  std::vector<uint32_t> order(n, kUnvisited), low(n, 0), stack;
+  std::vector<bool> on_stack(n, false);
+  std::vector<std::pair<uint32_t, size_t>> frames;  // (node, next edge to follow)
+  uint32_t visited = 0;
+  const auto visit = [&](uint32_t node) {
+    order[node] = low[node] = visited++;
+    stack.push_back(node);
+    on_stack[node] = true;
+    frames.emplace_back(node, 0);
+  };
+  for (uint32_t root = 0; root < n; ++root) {
+    if (order[root] != kUnvisited) continue;
+    visit(root);
+    while (!frames.empty()) {
+      auto& [node, next] = frames.back();
+      if (next < edges[node].size()) {
+        const uint32_t target = edges[node][next++];
+        if (order[target] == kUnvisited) {
+          visit(target);
+        } else if (on_stack[target]) {
+          low[node] = std::min(low[node], order[target]);
+        }
+        continue;
+      }
+      const uint32_t done = node;
+      frames.pop_back();
+      if (!frames.empty()) {
+        low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+      }
+      if (low[done] != order[done]) continue;
+      // `done` roots a component: its members are on the stack above it.
+      const auto first = std::find(stack.rbegin(), stack.rend(), done).base() - 1;
+      const std::vector<uint32_t> members(first, stack.end());
+      stack.erase(first, stack.end());
+      for (uint32_t m : members) on_stack[m] = false;
+      component(members);
+    }
+  }
 }
 
 }  // namespace sluice::analyzer::internal

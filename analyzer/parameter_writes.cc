@@ -288,16 +288,6 @@ const std::vector<IrModel::ParameterWrite>& IrModel::WrittenFirst(
   return it == written_first_.end() ? kNone : it->second;
 }
 
-std::vector<uint32_t> IrModel::ArgumentObjects(const llvm::CallBase& call) const {
-  std::vector<uint32_t> out;
-  for (const llvm::Value* argument : call.args()) {
-    for (Pointee pointee : PointsToOf(argument)) out.push_back(ObjectOf(pointee));
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 std::vector<uint32_t> IrModel::ReplacedByCall(const llvm::CallBase& call,
                                               const llvm::Function& callee) const {
   std::vector<uint32_t> out;

@@ -204,10 +204,24 @@ std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
 
 void IrModel::SolvePointsTo() {
   std::vector<Constraint> constraints;
+  // What may hold an address: pointers, and integers as wide as one (`(uintptr_t)p`). A
+  // narrower integer, a character or a floating-point number holds none that any code could
+  // make a pointer again; giving it its operands' pointees would have every byte written to a
+  // buffer, every hash of an address (`(unsigned)(size_t)p`), point to what they came from.
+  const unsigned pointer_bits = layout_.getPointerSizeInBits();
+  const auto carries = [pointer_bits](const llvm::Type* type) {
+    if (const auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) {
+      type = vector->getElementType();
+    }
+    if (type->isIntegerTy()) return type->getIntegerBitWidth() >= pointer_bits;
+    return !type->isFloatingPointTy();
+  };
   auto copy = [&](const llvm::Value* dst, const llvm::Value* src, int64_t shift = 0,
-                  bool unknown = false, bool inbounds = false) {
-    constraints.push_back(
-        {Constraint::Kind::kCopy, ValueId(dst), ValueId(src), shift, unknown, kToEnd, inbounds});
+                  bool unknown = false, bool inbounds = false,
+                  llvm::StructType* typed = nullptr) {
+    if (!carries(dst->getType())) return;
+    constraints.push_back({Constraint::Kind::kCopy, ValueId(dst), ValueId(src), shift, unknown,
+                           kToEnd, inbounds, typed});
   };
   auto size_of = [&](llvm::Type* type) -> uint64_t {
     return type->isSized() ? layout_.getTypeStoreSize(type).getFixedSize() : kToEnd;
@@ -216,6 +230,13 @@ void IrModel::SolvePointsTo() {
     for (const llvm::BasicBlock& block : *function) {
       for (const llvm::Instruction& instruction : block) {
         const llvm::Instruction* i = &instruction;
+        // Addresses of globals used directly (`store i32 0, i32* @g`, `fgets(@buf, ...)`) point
+        // to their global whether or not a constraint names them.
+        for (const llvm::Value* operand : i->operands()) {
+          if (llvm::isa<llvm::Constant>(operand) && operand->getType()->isPointerTy()) {
+            ValueId(operand);
+          }
+        }
         if (llvm::isa<llvm::AllocaInst>(i)) {
           ValueId(i);
         } else if (const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(i)) {
@@ -237,19 +258,41 @@ void IrModel::SolvePointsTo() {
                             layout_.getTypeAllocSize(it.getIndexedType()).getFixedSize());
             }
           }
-          copy(i, gep->getPointerOperand(), offset, false, gep->isInBounds());
+          auto* typed = llvm::dyn_cast<llvm::StructType>(gep->getSourceElementType());
+          copy(i, gep->getPointerOperand(), offset, false, gep->isInBounds(),
+               typed != nullptr && gep->getNumIndices() > 1 ? typed : nullptr);
         } else if (llvm::isa<llvm::CastInst>(i) || llvm::isa<llvm::SelectInst>(i) ||
                    llvm::isa<llvm::PHINode>(i) || llvm::isa<llvm::FreezeInst>(i)) {
           for (const llvm::Value* operand : i->operands()) {
             if (!llvm::isa<llvm::BasicBlock>(operand)) copy(i, operand);
           }
-        } else if (llvm::isa<llvm::BinaryOperator>(i)) {
-          for (const llvm::Value* operand : i->operands()) copy(i, operand, 0, true);
+        } else if (const auto* binary = llvm::dyn_cast<llvm::BinaryOperator>(i)) {
+          // Address arithmetic on integers: a sum, a mask or a tag keeps the pointees of its
+          // operands; a difference, the first operand's (`p - 8`), and none when it subtracts
+          // an address (`p - q` is a distance). A product, quotient, remainder or shift is no
+          // address.
+          switch (binary->getOpcode()) {
+            case llvm::Instruction::Add:
+            case llvm::Instruction::And:
+            case llvm::Instruction::Or:
+            case llvm::Instruction::Xor:
+              for (const llvm::Value* operand : i->operands()) copy(i, operand, 0, true);
+              break;
+            case llvm::Instruction::Sub:
+              if (!llvm::isa<llvm::PtrToIntOperator>(binary->getOperand(1))) {
+                copy(i, binary->getOperand(0), 0, true);
+              }
+              break;
+            default:
+              break;
+          }
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(i)) {
+          if (!carries(load->getType())) continue;
           constraints.push_back({Constraint::Kind::kLoad, ValueId(i),
                                  ValueId(load->getPointerOperand()), 0, false,
                                  size_of(load->getType())});
         } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(i)) {
+          if (!carries(store->getValueOperand()->getType())) continue;
           constraints.push_back({Constraint::Kind::kStore, ValueId(store->getPointerOperand()),
                                  ValueId(store->getValueOperand()), 0, false,
                                  size_of(store->getValueOperand()->getType())});
@@ -327,6 +370,72 @@ void IrModel::SolvePointsTo() {
 }
 
 namespace {
+
+// Whether two struct types are one C type: the same, laid out alike, or named alike but for
+// the suffix that linking modules adds (`struct.S` and `struct.S.12`).
+bool SameStruct(llvm::StructType* a, llvm::StructType* b) {
+  if (a == b || a->isLayoutIdentical(b)) return true;
+  if (!a->hasName() || !b->hasName()) return false;
+  const auto base = [](llvm::StringRef name) {
+    while (true) {
+      const size_t dot = name.rfind('.');
+      if (dot == llvm::StringRef::npos || dot + 1 == name.size()) return name;
+      const llvm::StringRef suffix = name.substr(dot + 1);
+      if (suffix.find_first_not_of("0123456789") != llvm::StringRef::npos) return name;
+      name = name.substr(0, dot);
+    }
+  };
+  return base(a->getName()) == base(b->getName());
+}
+
+// Whether a struct of type `want` may live anywhere in memory of type `type`: it is one of
+// its members, or memory any type may live in (a union, a struct whose layout is not told:
+// opaque, or a literal one, as Clang gives a global a union initializes; and an array of bytes
+// where `bytes`: one that is not constant may be storage for anything).
+bool MayContain(llvm::Type* type, llvm::StructType* want, bool bytes) {
+  if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
+    if (structure->isOpaque() || structure->isLiteral() ||
+        structure->getName().startswith("union.") || SameStruct(structure, want)) {
+      return true;
+    }
+    for (llvm::Type* element : structure->elements()) {
+      if (MayContain(element, want, bytes)) return true;
+    }
+    return false;
+  }
+  if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
+    return (bytes && array->getElementType()->isIntegerTy(8)) ||
+           MayContain(array->getElementType(), want, bytes);
+  }
+  return false;
+}
+
+// Whether memory of type `type` may hold a struct of type `want` at `offset`, as C's effective
+// types allow: `want` itself there, or a struct whose first member (or its first member's, and
+// so on) it is, or memory any type may live in. A pointee inside an array stands for every
+// element: the array may hold `want` anywhere in an element.
+bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
+             llvm::StructType* want, bool bytes) {
+  while (true) {
+    if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
+      if (structure->isOpaque() || structure->isLiteral() ||
+          structure->getName().startswith("union.") ||
+          (offset == 0 && SameStruct(structure, want))) {
+        return true;
+      }
+      const llvm::StructLayout* fields = layout.getStructLayout(structure);
+      if (offset >= fields->getSizeInBytes()) return false;
+      const unsigned field = fields->getElementContainingOffset(offset);
+      offset -= fields->getElementOffset(field);
+      type = structure->getElementType(field);
+      continue;
+    }
+    if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
+      return MayContain(array, want, bytes);
+    }
+    return false;
+  }
+}
 
 // Dense numbers for the pointees, so that a points-to set is a sorted array and passing a set
 // on is a merge. Each object has a block: its unknown offset first, then the start of
@@ -436,17 +545,21 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     int64_t shift;
     bool unknown;
     bool inbounds;
+    llvm::StructType* typed;
+    // Whether it passes every pointee on as it is.
+    bool plain() const { return shift == 0 && !unknown && typed == nullptr; }
   };
   std::vector<std::vector<Edge>> edges(nodes);
-  absl::flat_hash_set<std::tuple<uint32_t, uint32_t, int64_t, bool, bool>> edge_set;
+  absl::flat_hash_set<std::tuple<uint32_t, uint32_t, int64_t, bool, bool, llvm::StructType*>>
+      edge_set;
   // The load, store and memory-copy constraints that go through each value.
   std::vector<std::vector<uint32_t>> through(nodes);
   for (uint32_t i = 0; i < constraints.size(); ++i) {
     const Constraint& c = constraints[i];
     switch (c.kind) {
       case Constraint::Kind::kCopy:
-        if (edge_set.emplace(c.src, c.dst, c.shift, c.unknown, c.inbounds).second) {
-          edges[c.src].push_back({c.dst, c.shift, c.unknown, c.inbounds});
+        if (edge_set.emplace(c.src, c.dst, c.shift, c.unknown, c.inbounds, c.typed).second) {
+          edges[c.src].push_back({c.dst, c.shift, c.unknown, c.inbounds, c.typed});
         }
         break;
       case Constraint::Kind::kLoad:
@@ -514,7 +627,29 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     return true;
   };
   constexpr Pointee kNoPointee = ~Pointee{0};
+  // A struct's field of a pointer into a declared object (a local or a global: its type is
+  // its effective type) that holds no such struct there is read or written on no run without
+  // undefined behaviour, as LLVM's type-based alias analysis also assumes. (A callback's
+  // `void *` context may point to any caller's struct: each callee's fields reach its own.)
+  absl::flat_hash_map<std::pair<Pointee, llvm::StructType*>, bool> holds_struct;
+  const auto may_hold = [&](Pointee pointee, llvm::StructType* want) {
+    const MemoryObject& object = objects_[ObjectOf(pointee)];
+    if ((object.kind != MemoryObject::Kind::kLocal &&
+         object.kind != MemoryObject::Kind::kGlobal) ||
+        object.type == nullptr || !object.type->isSized() ||
+        OffsetOf(pointee) == kUnknownOffset) {
+      return true;
+    }
+    const auto [it, added] = holds_struct.try_emplace({pointee, want}, false);
+    if (added) {
+      const auto* global = llvm::dyn_cast_or_null<llvm::GlobalVariable>(object.site);
+      it->second = MayHold(layout_, object.type, OffsetOf(pointee), want,
+                           global == nullptr || !global->isConstant());
+    }
+    return it->second;
+  };
   const auto moved = [&](Pointee pointee, const Edge& e) -> Pointee {
+    if (e.typed != nullptr && !may_hold(pointee, e.typed)) return kNoPointee;
     if (e.unknown || OffsetOf(pointee) == kUnknownOffset) {
       return Pack(ObjectOf(pointee), kUnknownOffset);
     }
@@ -544,8 +679,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   const auto add_edge = [&](uint32_t src, uint32_t dst) {
     src = find(src);
     dst = find(dst);
-    if (src == dst || !edge_set.emplace(src, dst, 0, false, false).second) return;
-    edges[src].push_back({dst, 0, false, false});
+    if (src == dst || !edge_set.emplace(src, dst, 0, false, false, nullptr).second) return;
+    edges[src].push_back({dst, 0, false, false, nullptr});
     ++edge_count;
     add_all(dst, pts[src]);
   };
@@ -572,7 +707,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
         const uint32_t n = frames.back().first;
         if (frames.back().second < edges[n].size()) {
           const Edge& e = edges[n][frames.back().second++];
-          if (e.shift != 0 || e.unknown) continue;
+          if (!e.plain()) continue;
           const uint32_t d = find(e.dst);
           if (order[d] < first) {
             order[d] = low[d] = visited++;
@@ -626,7 +761,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     for (const Constraint& c : constraints) {
       if (c.kind == Constraint::Kind::kLoad && c.dst < values) sources[c.dst] += 2;
       if (c.kind != Constraint::Kind::kCopy || c.dst >= values) continue;
-      sources[c.dst] += (c.shift == 0 && !c.unknown && c.src != c.dst) ? 1 : 2;
+      sources[c.dst] +=
+          (c.shift == 0 && !c.unknown && c.typed == nullptr && c.src != c.dst) ? 1 : 2;
       source[c.dst] = c.src;
     }
     for (uint32_t v = 0; v < values; ++v) {
@@ -681,7 +817,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     }
     for (size_t e = 0; e < edges[n].size(); ++e) {
       const Edge edge = edges[n][e];
-      if (edge.shift == 0 && !edge.unknown) {
+      if (edge.plain()) {
         // Lazy cycle detection (Hardekopf and Lin): an edge whose two ends hold the same set
         // may lie on a cycle; the search for one starts at its end, once per edge.
         const uint32_t d = find(edge.dst);
@@ -739,11 +875,17 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       if (it != object_of_site_.end()) slot_objects.insert(it->second);
     }
   }
-  address_stored_.assign(objects_.size(), false);
+  std::vector<std::vector<uint32_t>> holds(objects_.size());
   for (uint32_t l = 0; l < leaves_.size(); ++l) {
     if (slot_objects.contains(leaves_[l].object)) continue;
-    for (uint32_t id : pts[find(values + l)]) address_stored_[ObjectOf(ids.Pointee(id))] = true;
+    std::vector<uint32_t>& out = holds[leaves_[l].object];
+    for (uint32_t id : pts[find(values + l)]) out.push_back(ObjectOf(ids.Pointee(id)));
   }
+  for (std::vector<uint32_t>& out : holds) {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  ComputeReach(holds);
   // A heap object with fields that some pointer may point into at an unknown offset is one
   // location again: its leaves are one place, named after the object. (Only a pointer can
   // reach into it: an integer made from pointers, `p - q`, holds their pointees too, but what
