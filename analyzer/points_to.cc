@@ -388,24 +388,39 @@ bool SameStruct(llvm::StructType* a, llvm::StructType* b) {
   return base(a->getName()) == base(b->getName());
 }
 
+// Whether a struct of type `want` may live at `offset` in a union of type `type`: whatever
+// fits. (The IR gives a union as one of its members and padding, so which members it has is
+// not told.)
+bool UnionMayHold(const llvm::DataLayout& layout, llvm::StructType* type, uint64_t offset,
+                  llvm::StructType* want) {
+  return want->isSized() &&
+         offset + layout.getTypeAllocSize(want).getFixedSize() <=
+             layout.getTypeAllocSize(type).getFixedSize();
+}
+
+bool IsUnion(llvm::StructType* type) {
+  return type->hasName() && type->getName().startswith("union.");
+}
+
 // Whether a struct of type `want` may live anywhere in memory of type `type`: it is one of
-// its members, or memory any type may live in (a union, a struct whose layout is not told:
-// opaque, or a literal one, as Clang gives a global a union initializes; and an array of bytes
-// where `bytes`: one that is not constant may be storage for anything).
-bool MayContain(llvm::Type* type, llvm::StructType* want, bool bytes) {
+// its members, or memory any type may live in (a union it fits in; a struct whose layout is
+// not told: opaque, or a literal one, as Clang gives a global a union initializes; and an
+// array of bytes where `bytes`: one that is not constant may be storage for anything).
+bool MayContain(const llvm::DataLayout& layout, llvm::Type* type, llvm::StructType* want,
+                bool bytes) {
   if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
-    if (structure->isOpaque() || structure->isLiteral() ||
-        structure->getName().startswith("union.") || SameStruct(structure, want)) {
+    if (structure->isOpaque() || structure->isLiteral() || SameStruct(structure, want) ||
+        (IsUnion(structure) && UnionMayHold(layout, structure, 0, want))) {
       return true;
     }
     for (llvm::Type* element : structure->elements()) {
-      if (MayContain(element, want, bytes)) return true;
+      if (MayContain(layout, element, want, bytes)) return true;
     }
     return false;
   }
   if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
     return (bytes && array->getElementType()->isIntegerTy(8)) ||
-           MayContain(array->getElementType(), want, bytes);
+           MayContain(layout, array->getElementType(), want, bytes);
   }
   return false;
 }
@@ -419,10 +434,10 @@ bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
   while (true) {
     if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
       if (structure->isOpaque() || structure->isLiteral() ||
-          structure->getName().startswith("union.") ||
           (offset == 0 && SameStruct(structure, want))) {
         return true;
       }
+      if (IsUnion(structure)) return UnionMayHold(layout, structure, offset, want);
       const llvm::StructLayout* fields = layout.getStructLayout(structure);
       if (offset >= fields->getSizeInBytes()) return false;
       const unsigned field = fields->getElementContainingOffset(offset);
@@ -431,7 +446,7 @@ bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
       continue;
     }
     if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
-      return MayContain(array, want, bytes);
+      return MayContain(layout, array, want, bytes);
     }
     return false;
   }
@@ -636,15 +651,17 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     const MemoryObject& object = objects_[ObjectOf(pointee)];
     if ((object.kind != MemoryObject::Kind::kLocal &&
          object.kind != MemoryObject::Kind::kGlobal) ||
-        object.type == nullptr || !object.type->isSized() ||
-        OffsetOf(pointee) == kUnknownOffset) {
+        object.type == nullptr || !object.type->isSized()) {
       return true;
     }
     const auto [it, added] = holds_struct.try_emplace({pointee, want}, false);
     if (added) {
       const auto* global = llvm::dyn_cast_or_null<llvm::GlobalVariable>(object.site);
-      it->second = MayHold(layout_, object.type, OffsetOf(pointee), want,
-                           global == nullptr || !global->isConstant());
+      const bool bytes = global == nullptr || !global->isConstant();
+      // At an unknown offset: anywhere in it.
+      it->second = OffsetOf(pointee) == kUnknownOffset
+                       ? MayContain(layout_, object.type, want, bytes)
+                       : MayHold(layout_, object.type, OffsetOf(pointee), want, bytes);
     }
     return it->second;
   };
