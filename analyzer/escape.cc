@@ -180,15 +180,20 @@ void IrModel::ComputeReach(const std::vector<std::vector<uint32_t>>& holds) {
 }
 
 std::vector<uint32_t> IrModel::ReachedObjects(const llvm::CallBase& call) const {
-  std::vector<uint32_t> out;
-  std::vector<uint64_t> set(reached_everywhere_.size(), 0);
+  std::vector<uint32_t> out, sets;
   for (const llvm::Value* argument : call.args()) {
     for (Pointee pointee : PointsToOf(argument)) {
-      const uint32_t object = internal::ObjectOf(pointee);
-      out.push_back(object);
-      const std::vector<uint64_t>& reach = reach_sets_[reach_of_[object]];
-      for (size_t w = 0; w < set.size(); ++w) set[w] |= reach[w] & ~reached_everywhere_[w];
+      out.push_back(internal::ObjectOf(pointee));
+      sets.push_back(reach_of_[out.back()]);
     }
+  }
+  // Each set once: many pointees (a heap's objects) share one.
+  std::sort(sets.begin(), sets.end());
+  sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+  std::vector<uint64_t> set(reached_everywhere_.size(), 0);
+  for (uint32_t s : sets) {
+    const std::vector<uint64_t>& reach = reach_sets_[s];
+    for (size_t w = 0; w < set.size(); ++w) set[w] |= reach[w] & ~reached_everywhere_[w];
   }
   for (size_t w = 0; w < set.size(); ++w) {
     for (uint64_t bits = set[w]; bits != 0; bits &= bits - 1) {

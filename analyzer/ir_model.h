@@ -127,13 +127,14 @@ class IrModel {
                                        const llvm::Function& callee) const;
   // Whether a local leaf is accessed by a function other than its own.
   bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }
-  // The objects a call's callees may reach but through globals or library memory (sorted):
+  // The objects a call's callees may reach but through globals or library objects (sorted):
   // those its arguments point to, and the locals whose address memory those objects lead to
-  // holds (what they hold, what that holds, and so on). A callee can reach a local in no other
-  // way: memory it allocates itself is new, and holds nothing of the caller's.
+  // holds (what they hold, what that holds, and so on). As far as points-to follows pointers,
+  // a callee can reach a local in no other way: memory it allocates itself is new, and holds
+  // nothing of the caller's.
   std::vector<uint32_t> ReachedObjects(const llvm::CallBase& call) const;
-  // Whether memory that globals or library objects lead to may hold the address of a local:
-  // every function may reach it.
+  // Whether memory that globals or the objects library functions return lead to may hold the
+  // address of a local: every function may reach it.
   bool ReachedFromEverywhere(uint32_t object) const;
   // Whether a local of the calling function has had its address used as a value (stored,
   // passed to a call, ...) on no path to `call` but by `call` itself: the callee cannot reach

@@ -26,12 +26,17 @@ uint32_t IrModel::ValueId(const llvm::Value* value) {
   if (!inserted) return it->second;
   points_to_.emplace_back();
   if (const auto* constant = llvm::dyn_cast<llvm::Constant>(value)) {
-    llvm::APInt offset(layout_.getIndexTypeSizeInBits(value->getType()->isPointerTy()
-                                                          ? value->getType()
+    // An address made an integer (`(uintptr_t)&g`) is its pointer's.
+    if (const auto* expression = llvm::dyn_cast<llvm::ConstantExpr>(constant);
+        expression != nullptr && expression->getOpcode() == llvm::Instruction::PtrToInt) {
+      constant = expression->getOperand(0);
+    }
+    llvm::APInt offset(layout_.getIndexTypeSizeInBits(constant->getType()->isPointerTy()
+                                                          ? constant->getType()
                                                           : llvm::Type::getInt8PtrTy(
                                                                 value->getContext())),
                        0);
-    const llvm::Value* base = value->getType()->isPointerTy()
+    const llvm::Value* base = constant->getType()->isPointerTy()
                                   ? constant->stripAndAccumulateConstantOffsets(
                                         layout_, offset, /*AllowNonInbounds=*/true)
                                   : constant;
@@ -204,16 +209,19 @@ std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
 
 void IrModel::SolvePointsTo() {
   std::vector<Constraint> constraints;
-  // What may hold an address: pointers, and integers as wide as one (`(uintptr_t)p`). A
-  // narrower integer, a character or a floating-point number holds none that any code could
-  // make a pointer again; giving it its operands' pointees would have every byte written to a
-  // buffer, every hash of an address (`(unsigned)(size_t)p`), point to what they came from.
+  // What may hold an address: pointers, integers as wide as one (`(uintptr_t)p`), and bytes
+  // (a pointer copied a byte at a time). An integer wider than a byte and narrower than a
+  // pointer, or a floating-point number, holds none that code could make a pointer again:
+  // giving a hash of an address (`(unsigned)(size_t)p`) its pointees would have what it is
+  // stored beside point where the address did.
   const unsigned pointer_bits = layout_.getPointerSizeInBits();
   const auto carries = [pointer_bits](const llvm::Type* type) {
     if (const auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) {
       type = vector->getElementType();
     }
-    if (type->isIntegerTy()) return type->getIntegerBitWidth() >= pointer_bits;
+    if (type->isIntegerTy()) {
+      return type->getIntegerBitWidth() <= 8 || type->getIntegerBitWidth() >= pointer_bits;
+    }
     return !type->isFloatingPointTy();
   };
   auto copy = [&](const llvm::Value* dst, const llvm::Value* src, int64_t shift = 0,
@@ -259,32 +267,31 @@ void IrModel::SolvePointsTo() {
             }
           }
           auto* typed = llvm::dyn_cast<llvm::StructType>(gep->getSourceElementType());
+          // (Not a literal struct: Clang reads a struct passed or returned in registers
+          // through one, `{ i8*, i64 }`, that need not be laid out as the C struct is.)
+          const bool field = typed != nullptr && !typed->isLiteral() && typed->isSized() &&
+                             gep->getNumIndices() > 1;
           copy(i, gep->getPointerOperand(), offset, false, gep->isInBounds(),
-               typed != nullptr && gep->getNumIndices() > 1 ? typed : nullptr);
+               field ? typed : nullptr);
         } else if (llvm::isa<llvm::CastInst>(i) || llvm::isa<llvm::SelectInst>(i) ||
-                   llvm::isa<llvm::PHINode>(i) || llvm::isa<llvm::FreezeInst>(i)) {
+                   llvm::isa<llvm::PHINode>(i) || llvm::isa<llvm::FreezeInst>(i) ||
+                   llvm::isa<llvm::ExtractValueInst>(i) || llvm::isa<llvm::InsertValueInst>(i)) {
+          // (An aggregate value, a struct returned in registers, holds its members' pointees
+          // together.)
           for (const llvm::Value* operand : i->operands()) {
             if (!llvm::isa<llvm::BasicBlock>(operand)) copy(i, operand);
           }
         } else if (const auto* binary = llvm::dyn_cast<llvm::BinaryOperator>(i)) {
-          // Address arithmetic on integers: a sum, a mask or a tag keeps the pointees of its
-          // operands; a difference, the first operand's (`p - 8`), and none when it subtracts
-          // an address (`p - q` is a distance). A product, quotient, remainder or shift is no
-          // address.
-          switch (binary->getOpcode()) {
-            case llvm::Instruction::Add:
-            case llvm::Instruction::And:
-            case llvm::Instruction::Or:
-            case llvm::Instruction::Xor:
-              for (const llvm::Value* operand : i->operands()) copy(i, operand, 0, true);
-              break;
-            case llvm::Instruction::Sub:
-              if (!llvm::isa<llvm::PtrToIntOperator>(binary->getOperand(1))) {
-                copy(i, binary->getOperand(0), 0, true);
-              }
-              break;
-            default:
-              break;
+          // Address arithmetic on integers keeps the pointees of its operands (a sum, a mask,
+          // a tag, `(a + 15) / 16 * 16`), but a difference that subtracts an address (`p - q`)
+          // is a distance: it has none, and a difference otherwise has its first operand's
+          // (`p - 8`).
+          if (binary->getOpcode() == llvm::Instruction::Sub) {
+            if (!llvm::isa<llvm::PtrToIntOperator>(binary->getOperand(1))) {
+              copy(i, binary->getOperand(0), 0, true);
+            }
+          } else {
+            for (const llvm::Value* operand : i->operands()) copy(i, operand, 0, true);
           }
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(i)) {
           if (!carries(load->getType())) continue;
@@ -393,51 +400,83 @@ bool SameStruct(llvm::StructType* a, llvm::StructType* b) {
 // not told.)
 bool UnionMayHold(const llvm::DataLayout& layout, llvm::StructType* type, uint64_t offset,
                   llvm::StructType* want) {
-  return want->isSized() &&
-         offset + layout.getTypeAllocSize(want).getFixedSize() <=
-             layout.getTypeAllocSize(type).getFixedSize();
+  return offset + layout.getTypeAllocSize(want).getFixedSize() <=
+         layout.getTypeAllocSize(type).getFixedSize();
 }
 
 bool IsUnion(llvm::StructType* type) {
   return type->hasName() && type->getName().startswith("union.");
 }
 
-// Whether a struct of type `want` may live anywhere in memory of type `type`: it is one of
-// its members, or memory any type may live in (a union it fits in; a struct whose layout is
-// not told: opaque, or a literal one, as Clang gives a global a union initializes; and an
-// array of bytes where `bytes`: one that is not constant may be storage for anything).
-bool MayContain(const llvm::DataLayout& layout, llvm::Type* type, llvm::StructType* want,
-                bool bytes) {
-  if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
-    if (structure->isOpaque() || structure->isLiteral() || SameStruct(structure, want) ||
-        (IsUnion(structure) && UnionMayHold(layout, structure, 0, want))) {
-      return true;
+// The first scalar a type is laid out with (its first member's, and so on); null for none.
+llvm::Type* FirstScalar(llvm::Type* type) {
+  while (true) {
+    if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
+      if (structure->isOpaque() || structure->getNumElements() == 0) return nullptr;
+      type = structure->getElementType(0);
+    } else if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
+      if (array->getNumElements() == 0) return nullptr;
+      type = array->getElementType();
+    } else {
+      return type;
     }
+  }
+}
+
+// Whether memory laid out as struct `have` may be read as struct `want`: one C type, or two
+// that begin alike (a common first member, as `struct sockaddr_storage` and `struct
+// sockaddr_in` do, or structs that share a header), which programs read as one another.
+bool Compatible(llvm::StructType* have, llvm::StructType* want) {
+  if (SameStruct(have, want)) return true;
+  llvm::Type* first = FirstScalar(have);
+  return first != nullptr && first == FirstScalar(want);
+}
+
+// Whether memory any type may live in: a union (what fits), a struct whose layout is not told
+// (opaque, or a literal one, as Clang gives a global a union initializes), and, where
+// `storage`, an array of scalars (bytes, words, doubles: a pool a program may cast,
+// `(struct hdr *)buf`), which a constant one is not.
+bool AnyStruct(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
+               llvm::StructType* want, bool storage) {
+  if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
+    if (structure->isOpaque() || structure->isLiteral()) return true;
+    return IsUnion(structure) && UnionMayHold(layout, structure, offset, want);
+  }
+  if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
+    return storage && !array->getElementType()->isAggregateType();
+  }
+  return false;
+}
+
+// Whether a struct of type `want` may live anywhere in memory of type `type`: a member
+// compatible with it, or memory any type may live in.
+bool MayContain(const llvm::DataLayout& layout, llvm::Type* type, llvm::StructType* want,
+                bool storage) {
+  if (AnyStruct(layout, type, 0, want, storage)) return true;
+  if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
+    if (Compatible(structure, want)) return true;
     for (llvm::Type* element : structure->elements()) {
-      if (MayContain(layout, element, want, bytes)) return true;
+      if (MayContain(layout, element, want, storage)) return true;
     }
     return false;
   }
   if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
-    return (bytes && array->getElementType()->isIntegerTy(8)) ||
-           MayContain(layout, array->getElementType(), want, bytes);
+    return MayContain(layout, array->getElementType(), want, storage);
   }
   return false;
 }
 
 // Whether memory of type `type` may hold a struct of type `want` at `offset`, as C's effective
-// types allow: `want` itself there, or a struct whose first member (or its first member's, and
-// so on) it is, or memory any type may live in. A pointee inside an array stands for every
-// element: the array may hold `want` anywhere in an element.
+// types allow and programs rely on: a compatible struct there, or one whose first member (or
+// its first member's, and so on) is one, or memory any type may live in. A pointee inside an
+// array stands for every element: the array may hold `want` anywhere in an element.
 bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
-             llvm::StructType* want, bool bytes) {
+             llvm::StructType* want, bool storage) {
   while (true) {
+    if (AnyStruct(layout, type, offset, want, storage)) return true;
     if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
-      if (structure->isOpaque() || structure->isLiteral() ||
-          (offset == 0 && SameStruct(structure, want))) {
-        return true;
-      }
-      if (IsUnion(structure)) return UnionMayHold(layout, structure, offset, want);
+      if (offset == 0 && Compatible(structure, want)) return true;
+      if (IsUnion(structure)) return false;  // (AnyStruct: `want` does not fit)
       const llvm::StructLayout* fields = layout.getStructLayout(structure);
       if (offset >= fields->getSizeInBytes()) return false;
       const unsigned field = fields->getElementContainingOffset(offset);
@@ -446,7 +485,7 @@ bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
       continue;
     }
     if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
-      return MayContain(layout, array, want, bytes);
+      return MayContain(layout, array, want, storage);
     }
     return false;
   }
@@ -657,11 +696,13 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     const auto [it, added] = holds_struct.try_emplace({pointee, want}, false);
     if (added) {
       const auto* global = llvm::dyn_cast_or_null<llvm::GlobalVariable>(object.site);
-      const bool bytes = global == nullptr || !global->isConstant();
-      // At an unknown offset: anywhere in it.
-      it->second = OffsetOf(pointee) == kUnknownOffset
-                       ? MayContain(layout_, object.type, want, bytes)
-                       : MayHold(layout_, object.type, OffsetOf(pointee), want, bytes);
+      const bool storage = global == nullptr || !global->isConstant();
+      // At an unknown offset, or in an object too big for leaves of its own (one location,
+      // every pointee at its start): anywhere in it.
+      const bool anywhere = OffsetOf(pointee) == kUnknownOffset ||
+                            (object.leaf_count == 1 && leaves_[object.first_leaf].array);
+      it->second = anywhere ? MayContain(layout_, object.type, want, storage)
+                            : MayHold(layout_, object.type, OffsetOf(pointee), want, storage);
     }
     return it->second;
   };
