@@ -896,13 +896,19 @@ TEST_F(DaemonTest, AStalledUploadHoldsOnlyWhatItSentAndUploadsAfterARefusedOpenA
   ASSERT_OK_AND_ASSIGN(v1::SessionResponse reply, refused.Await(id));
   EXPECT_EQ(reply.status().code(), static_cast<int>(Code::kFailedPrecondition))
       << reply.status().message();
-  EXPECT_EQ(Info().transfer_bytes_in_use(), uint64_t{1} << 20);
+  // (The message the reply answers is given back once its handler returns, a moment after
+  // the reply may have been read.)
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == (1 << 20);
+  })) << "the refused upload holds nothing once answered";
   // A stream without a session holds one small message at a time: a larger one ends it.
   ASSERT_TRUE(refused.Send(UploadStart(refused.NextId(), 1, 32 << 20, 1 << 20)));
   const grpc::Status ended = refused.AwaitEnd();
   EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(ended.error_message(), HasSubstr("before the stream's session is open"));
-  EXPECT_EQ(Info().transfer_bytes_in_use(), uint64_t{1} << 20);
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == (1 << 20);
+  })) << "the ended stream holds nothing";
   stalled.Cancel();
   EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
     return i.transfer_bytes_in_use() == 0 && i.active_sessions() == 0;
