@@ -419,9 +419,18 @@ TEST(PathTest, TheDocumentedBoundsAreTheCodes) {
   EXPECT_TRUE(std::has_single_bit(ifds::Witnesses::kMaxTabulatedEdges));
 }
 
-// (line, message) of each step of a finding's path.
-std::vector<std::pair<uint32_t, std::string>> Steps(const Finding& f) {
-  std::vector<std::pair<uint32_t, std::string>> out;
+// (line, message) of a step of a finding's path.
+using Step = std::pair<uint32_t, std::string>;
+
+// The uninit findings of one source.
+std::vector<Finding> AnalyzeUninit(const std::string& source) {
+  AnalyzerOptions options;
+  options.analysis = Analysis::kUninit;
+  return Analyze({source}, options);
+}
+
+std::vector<Step> Steps(const Finding& f) {
+  std::vector<Step> out;
   for (const FlowStep& step : f.path) out.emplace_back(step.location.line, step.message);
   return out;
 }
@@ -437,7 +446,6 @@ int main(void) {
 )");
   const std::vector<Finding> findings = Analyze({source}, Taint());
   ASSERT_THAT(findings, SizeIs(1));
-  using Step = std::pair<uint32_t, std::string>;
   EXPECT_THAT(Steps(findings[0]),
               ElementsAre(Step{2, "untrusted data comes from 'getenv'"},
                           Step{4, "returned from 'source'"}, Step{4, "stored into 's'"},
@@ -459,11 +467,8 @@ int main(void) {
   return get(&u);
 }
 )");
-  AnalyzerOptions options;
-  options.analysis = Analysis::kUninit;
-  const std::vector<Finding> findings = Analyze({source}, options);
+  const std::vector<Finding> findings = AnalyzeUninit(source);
   ASSERT_THAT(findings, SizeIs(2));
-  using Step = std::pair<uint32_t, std::string>;
   // u, read in get() through the pointer main passed it.
   EXPECT_EQ(findings[0].variable, "u");
   EXPECT_THAT(Steps(findings[0]),
@@ -474,7 +479,7 @@ int main(void) {
   EXPECT_EQ(findings[1].variable, "n");
   EXPECT_THAT(Steps(findings[1]), ElementsAre(Step{5, "'n' is declared without a value"},
                                               Step{6, "use of possibly uninitialized 'n'"}));
-  std::vector<std::pair<uint32_t, std::string>> again;
+  std::vector<Step> again;
   for (const Finding::Reread& r : findings[1].read_again) {
     again.emplace_back(r.location.line, r.variable);
   }
@@ -501,7 +506,6 @@ int main(void) {
   options.analysis = Analysis::kUninit;
   const std::vector<Finding> findings = Analyze({source}, options);
   ASSERT_THAT(findings, SizeIs(2));
-  using Step = std::pair<uint32_t, std::string>;
   EXPECT_EQ(findings[0].variable, "heap@w.c:7.y");
   EXPECT_THAT(Steps(findings[0]),
               ElementsAre(Step{7, "memory from 'grab' has no value"},
