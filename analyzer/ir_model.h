@@ -192,6 +192,10 @@ class IrModel {
     // kCopy: a getelementptr's struct type, where it indexes into one: its result points into
     // no declared object that holds no such struct where the pointer does (MayHold).
     llvm::StructType* typed = nullptr;
+    // A copy that passes every pointee on as it is.
+    bool plain() const {
+      return kind == Kind::kCopy && shift == 0 && !unknown && typed == nullptr;
+    }
   };
   void SolvePointsTo();
   void Solve(const std::vector<Constraint>& constraints);

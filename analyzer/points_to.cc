@@ -819,8 +819,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
     for (const Constraint& c : constraints) {
       if (c.kind == Constraint::Kind::kLoad && c.dst < values) sources[c.dst] += 2;
       if (c.kind != Constraint::Kind::kCopy || c.dst >= values) continue;
-      sources[c.dst] +=
-          (c.shift == 0 && !c.unknown && c.typed == nullptr && c.src != c.dst) ? 1 : 2;
+      sources[c.dst] += (c.plain() && c.src != c.dst) ? 1 : 2;
       source[c.dst] = c.src;
     }
     for (uint32_t v = 0; v < values; ++v) {
