@@ -42,8 +42,7 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
   uint32_t* header = section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{first};
   uint32_t* const kills = section[GraphLayout::kKills];
   uint32_t* const gens = section[GraphLayout::kGens];
-  uint32_t* const sources = section[GraphLayout::kPairSources];
-  uint32_t* const targets = section[GraphLayout::kPairTargets];
+  uint32_t* const pairs = section[GraphLayout::kPairs];
   size_t untold = first;  // the first flow written and not yet told of
   for (size_t f = first; f < last; ++f) {
     const FlowView view = flows[f];
@@ -54,11 +53,8 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
     kill_at += static_cast<uint32_t>(view.kills.size());
     std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
     gen_at += static_cast<uint32_t>(view.gens.size());
-    for (const auto& [a, b] : view.pairs) {  // sorted by source: the kernels binary-search it
-      sources[pair_at] = a;
-      targets[pair_at] = b;
-      ++pair_at;
-    }
+    // Sorted by source, then target, as their words are: the kernels binary-search them.
+    for (const auto& [a, b] : view.pairs) pairs[pair_at++] = GraphLayout::PackPair(a, b);
     if (flows_compiled && (f + 1 - untold == kFlowsPerRelease || f + 1 == last)) {
       flows_compiled(untold, f + 1);
       untold = f + 1;
@@ -76,6 +72,12 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
     return absl::ResourceExhaustedError(absl::StrFormat(
         "the device solver takes at most %d nodes and procedures (the problem has %d and %d)",
         kMaxId, nodes, p.procedures.size()));
+  }
+  // A pair is one word of two 16-bit facts (GraphLayout::PackPair).
+  if (p.fact_count() > kMaxFacts) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the device solver takes at most %d facts (the problem has %d)", kMaxFacts,
+        p.fact_count()));
   }
   uint64_t call_edges = 0;
   for (const CallSite& c : p.call_sites) call_edges += c.callees.size();
@@ -100,8 +102,7 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   length[GraphLayout::kFlowHeaders] = kHeaderWords * (uint64_t{flows.size()} + 1);
   length[GraphLayout::kKills] = flows.kill_count();
   length[GraphLayout::kGens] = flows.gen_count();
-  length[GraphLayout::kPairSources] = flows.pair_count();
-  length[GraphLayout::kPairTargets] = flows.pair_count();
+  length[GraphLayout::kPairs] = flows.pair_count();
   length[GraphLayout::kSeedList] = 2 * uint64_t{p.seeds.size()};
   uint64_t total = GraphLayout::kHeaderWords;
   for (uint64_t l : length) total += l;

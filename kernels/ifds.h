@@ -133,15 +133,23 @@ struct GraphLayout {
     kFlowHeaders,   // 3 per flow, and 3 more past the last: where its kills, gens and pairs
                     //   begin (each list ends where the next flow's begins), the kills' word
                     //   holding the identity flag in its top bit (kIdentityBit)
-    kKills, kGens, kPairSources, kPairTargets,
+    kKills, kGens,  // 1 per kill, 1 per gen: a fact
+    kPairs,         // 1 per pair (d, t): PackPair(d, t), sorted (by d, then t)
     kSeedList,      // 2 per seed: node, fact
     kNumSections,
   };
   static constexpr uint32_t kMagicValue = 0x44464953;  // "SIFD"
-  static constexpr uint32_t kVersionValue = 2;
+  static constexpr uint32_t kVersionValue = 3;
   static constexpr uint32_t kFlowHeaderWords = 3;
   static constexpr uint32_t kIdentityBit = 0x80000000u;
   static constexpr uint32_t kHeaderWords = kSectionTable + 2 * kNumSections;
+  // A pair is one word, its source fact in the high half: facts are 16-bit (kMaxFacts), and a
+  // flow's pairs sorted as words are sorted by source, as the kernels' binary search needs.
+  SLUICE_HD static constexpr uint32_t PackPair(uint32_t source, uint32_t target) {
+    return source << 16 | target;
+  }
+  SLUICE_HD static constexpr uint32_t PairSource(uint32_t pair) { return pair >> 16; }
+  SLUICE_HD static constexpr uint32_t PairTarget(uint32_t pair) { return pair & 0xffffu; }
 };
 
 // ---- Results ---------------------------------------------------------------------------------
@@ -164,7 +172,7 @@ struct ResultWindow {
 // ---- Kernels --------------------------------------------------------------------------------
 
 // ifds_seed: thread t inserts the path edge (d, s, d) for seed t = (s, d).
-inline constexpr KernelId kSeedKernel{"ifds_seed", 6};
+inline constexpr KernelId kSeedKernel{"ifds_seed", 7};
 
 // ifds_pe_delta: for a new path edge (d1, n, d2):
 //   intraprocedural edges n -> m:     PE(d1, m, d3)        for d3 in f(d2)
@@ -172,16 +180,16 @@ inline constexpr KernelId kSeedKernel{"ifds_seed", 6};
 //                                     once per (e, d2) (ClaimCall)
 //   n a call node:                    PEC(d1, n, d2), PE(d1, return(n), d5) for SUM(n, d2, d5)
 //   n the exit of p:                  ES(p, d1, d2)
-inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 7};
+inline constexpr KernelId kPeDeltaKernel{"ifds_pe_delta", 8};
 
 // ifds_inc_delta: a new incoming call INC(e, d3, d2) meets every end summary ES(p_e, d3, d4).
-inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 7};
+inline constexpr KernelId kIncDeltaKernel{"ifds_inc_delta", 8};
 
 // ifds_es_delta: a new end summary ES(p, d3, d4) meets every incoming call INC(e, d3, d2) of p.
-inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 7};
+inline constexpr KernelId kEsDeltaKernel{"ifds_es_delta", 8};
 
 // ifds_sum_delta: a new summary SUM(c, d2, d5) meets every path edge PE(d1, c, d2) (in PEC).
-inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 7};
+inline constexpr KernelId kSumDeltaKernel{"ifds_sum_delta", 8};
 
 // ifds_advance (one thread): the next lists become current. A halted iteration leaves
 // everything for the rerun, and ends the window.
@@ -190,13 +198,13 @@ inline constexpr KernelId kAdvanceKernel{"ifds_advance", 8};
 // ifds_merge: after an overflow, what the halted iteration added (its next lists) joins the
 // current deltas, so that the rerun processes it too; the next lists start empty. One pass per
 // relation moves, then one thread counts. The host makes room in the current halves first.
-inline constexpr KernelId kMergeKernel{"ifds_merge", 4};
+inline constexpr KernelId kMergeKernel{"ifds_merge", 5};
 
 // ifds_reindex: the chains of the joined tables in param 0 (bit t - 1) built again from every
 // tuple they hold, into heads the host filled empty: after a segment moved (its locations
 // changed) or the heads grew. One pass
 // resets the head counts, then one pass per segment links.
-inline constexpr KernelId kReindexKernel{"ifds_reindex", 4};
+inline constexpr KernelId kReindexKernel{"ifds_reindex", 5};
 
 // ifds_resume (one thread), first after a growth that followed an overflow: clears it, so that
 // the iteration it halted can rerun once the host has grown what was full. Out-of-bounds
@@ -212,7 +220,7 @@ inline constexpr KernelId kActivateKernel{"ifds_activate", 4};
 // (zeroed: empty), a status word. One thread per old slot re-inserts its tuple, probing as far
 // as it must (the host sizes the new segment well below full). A tuple that does not belong in
 // this segment, or finds no room, is reported in the status word out of bounds.
-inline constexpr KernelId kRehashKernel{"ifds_rehash", 6};
+inline constexpr KernelId kRehashKernel{"ifds_rehash", 7};
 
 // ifds_results: marks the window's pairs and counts them. Bindings: the path-edge segments, the
 // marks (zeroed: at least nodes * words_per_node words), the counts (at least one per block of

@@ -73,11 +73,9 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
   const uint32_t pair_begin = h[2], pair_end = h[kWords + 2];
   const DeviceSpan<uint32_t> kills = g[GraphLayout::kKills];
   const DeviceSpan<uint32_t> gens = g[GraphLayout::kGens];
-  const DeviceSpan<uint32_t> sources = g[GraphLayout::kPairSources];
-  const DeviceSpan<uint32_t> targets = g[GraphLayout::kPairTargets];
+  const DeviceSpan<uint32_t> pairs = g[GraphLayout::kPairs];
   if (kill_begin > kill_end || kill_end > kills.size || gen_begin > gen_end ||
-      gen_end > gens.size || pair_begin > pair_end || pair_end > sources.size ||
-      pair_end > targets.size) {
+      gen_end > gens.size || pair_begin > pair_end || pair_end > pairs.size) {
     Raise(a, kStatusIndexOutOfBounds);
     return;
   }
@@ -99,12 +97,16 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
     }
     if (lo == kill_end || kills[lo] != d) out(d);
   }
-  uint32_t lo = pair_begin, hi = pair_end;  // first pair whose source is d
+  // The first pair whose source is d (or after it); d is a 16-bit fact, from a tuple.
+  const uint32_t first = GraphLayout::PackPair(d, 0);
+  uint32_t lo = pair_begin, hi = pair_end;
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (sources[mid] < d) lo = mid + 1; else hi = mid;
+    if (pairs[mid] < first) lo = mid + 1; else hi = mid;
   }
-  for (uint32_t i = lo; i < pair_end && sources[i] == d; ++i) out(targets[i]);
+  for (uint32_t i = lo; i < pair_end && GraphLayout::PairSource(pairs[i]) == d; ++i) {
+    out(GraphLayout::PairTarget(pairs[i]));
+  }
 }
 
 // Whether this thread makes call edge e's call for fact d2 at its call node: applies the call

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,7 +23,9 @@
 namespace sluice::ifds {
 namespace {
 
+using ::sluice::kernels::ifds::GraphLayout;
 using ::sluice::testing::StatusIs;
+using ::testing::HasSubstr;
 
 // 240 shapes: sizes, call structure, recursion, unreachable code, several callees, empty and
 // identity-heavy flows, single-node procedures.
@@ -102,6 +105,32 @@ TEST(CompileTest, TheImageIsTheSameOnAnyNumberOfThreads) {
     EXPECT_TRUE(std::equal(one.words().begin(), one.words().end(), many.words().begin()))
         << threads << " threads";
   }
+}
+
+// A pair is one word of two 16-bit facts: a flow over the last fact there is keeps it (and
+// its source) apart, and a problem with more facts than fit is refused, not packed wrong.
+TEST(CompileTest, PairsOverTheLastFactKeepBothFactsAndMoreFactsAreRefused) {
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate({.procedures = 3, .facts = 4}));
+  p.fact_names.resize(kMaxFacts);
+  for (size_t d = 5; d < p.fact_names.size(); ++d) p.fact_names[d] = absl::StrCat("f", d);
+  const uint32_t last = kMaxFacts - 1;
+  Flow flow;
+  flow.pairs = {{1, last}, {last, 2}, {last, last}};
+  p.flows.push_back(flow);
+  p.edges.push_back(Edge{p.procedures[0].start, p.procedures[0].start,
+                         static_cast<uint32_t>(p.flows.size() - 1)});
+  ASSERT_OK(Validate(p));
+  ASSERT_OK_AND_ASSIGN(CompiledProblem image, Compile(p));
+  const absl::Span<const uint32_t> w = image.words();
+  const uint32_t pairs = w[GraphLayout::kSectionTable + 2 * GraphLayout::kPairs];
+  const uint32_t count = w[GraphLayout::kSectionTable + 2 * GraphLayout::kPairs + 1];
+  ASSERT_EQ(count, p.flows.pair_count());
+  const std::vector<uint32_t> tail(w.begin() + pairs + count - 3, w.begin() + pairs + count);
+  EXPECT_EQ(tail, (std::vector<uint32_t>{1u << 16 | last, last << 16 | 2, last << 16 | last}));
+
+  p.fact_names.push_back("one_too_many");
+  EXPECT_THAT(Compile(p).status(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                            HasSubstr("at most 65535 facts")));
 }
 
 // Compiling tells of each range of flows once it is in the image, on the threads that write
