@@ -9,12 +9,14 @@ namespace sluice::ifds {
 namespace {
 
 // Lists written by a program (WriteText, a front end) usually come sorted and unique already:
-// one pass finds that, and the sort is for the rest.
-template <class T>
-void SortUnique(std::vector<T>* v) {
-  if (std::adjacent_find(v->begin(), v->end(), std::greater_equal<T>()) == v->end()) return;
-  std::sort(v->begin(), v->end());
-  v->erase(std::unique(v->begin(), v->end()), v->end());
+// one pass finds that, and the sort is for the rest. Entries from `begin` on.
+template <class List>
+void SortUnique(List* v, size_t begin = 0) {
+  using T = typename List::value_type;
+  const auto first = v->begin() + static_cast<ptrdiff_t>(begin);
+  if (std::adjacent_find(first, v->end(), std::greater_equal<T>()) == v->end()) return;
+  std::sort(first, v->end());
+  v->erase(std::unique(first, v->end()), v->end());
 }
 
 }  // namespace
@@ -94,6 +96,32 @@ FlowTable::Lists FlowTable::Extend(bool identity, size_t kills, size_t gens, siz
   return Lists{absl::MakeSpan(kills_.data() + kills_.size() - kills, kills),
                absl::MakeSpan(gens_.data() + gens_.size() - gens, gens),
                absl::MakeSpan(pairs_.data() + pairs_.size() - pairs, pairs)};
+}
+
+void FlowTable::EndFlow(bool identity) {
+  const Begins b = begins(size());
+  SortUnique(&kills_, b.kills);
+  if (kills_.size() > b.kills && kills_[b.kills] == kZeroFact) {
+    kills_.erase(kills_.begin() + static_cast<ptrdiff_t>(b.kills));
+  }
+  SortUnique(&gens_, b.gens);
+  SortUnique(&pairs_, b.pairs);
+  identity_.push_back(identity ? 1 : 0);
+  kill_end_.push_back(kills_.size());
+  gen_end_.push_back(gens_.size());
+  pair_end_.push_back(pairs_.size());
+}
+
+void FlowTable::Truncate(size_t flows) {
+  flows = std::min(flows, size());
+  const Begins b = begins(flows);
+  identity_.resize(flows);
+  kill_end_.resize(flows);
+  gen_end_.resize(flows);
+  pair_end_.resize(flows);
+  kills_.resize(b.kills);
+  gens_.resize(b.gens);
+  pairs_.resize(b.pairs);
 }
 
 void FlowTable::reserve(size_t flows, size_t pairs, size_t kills, size_t gens) {

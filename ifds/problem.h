@@ -71,6 +71,15 @@ class FlowTable {
     absl::Span<std::pair<uint32_t, uint32_t>> pairs;
   };
   Lists Extend(bool identity, size_t kills, size_t gens, size_t pairs);
+  // Builds a flow at the table's end in place, as a reader reads it (no Flow of its own): its
+  // entries are added in any order, then EndFlow sorts and deduplicates them as
+  // Flow::Normalize does and appends the flow. Truncate drops the flows from `flows` on, and
+  // any entries added and not yet ended.
+  void AddKill(uint32_t d) { kills_.push_back(d); }
+  void AddGen(uint32_t d) { gens_.push_back(d); }
+  void AddPair(uint32_t d, uint32_t t) { pairs_.emplace_back(d, t); }
+  void EndFlow(bool identity);
+  void Truncate(size_t flows);
   // Room for `flows` flows with `pairs` pairs, `kills` kills and `gens` gens in all.
   void reserve(size_t flows, size_t pairs = 0, size_t kills = 0, size_t gens = 0);
   // No flows; the room stays.

@@ -12,6 +12,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/escaping.h"
@@ -55,6 +59,23 @@ constexpr std::array<bool, 256> MakeNameStops() {
   return stop;
 }
 constexpr std::array<bool, 256> kNameStops = MakeNameStops();
+
+// The first '}' or newline at or after `at` in `text`, or text.size(): where a flow that begins
+// at `at` ends, if it is on the line. Flows are most of a problem's text: 16 bytes a step.
+size_t FlowEnd(std::string_view text, size_t at) {
+  const char* const t = text.data();
+#if defined(__SSE2__)
+  const __m128i close = _mm_set1_epi8('}'), newline = _mm_set1_epi8('\n');
+  for (; at + 16 <= text.size(); at += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t + at));
+    const auto found = static_cast<uint32_t>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(b, close), _mm_cmpeq_epi8(b, newline))));
+    if (found != 0) return at + static_cast<size_t>(std::countr_zero(found));
+  }
+#endif
+  while (at < text.size() && t[at] != '}' && t[at] != '\n') ++at;
+  return at;
+}
 
 // Whether `s` is `word`, a literal: compared in a few instructions, where string_view's
 // operator== calls memcmp (the readers compare every line's first word).
@@ -130,6 +151,63 @@ struct Cursor {
   size_t line_start = 0;
 };
 
+// Abseil's string hash (std::string_view keys would fall back to std::hash, slower).
+struct NameHash {
+  size_t operator()(std::string_view name) const {
+    return absl::Hash<absl::string_view>{}(absl::string_view(name.data(), name.size()));
+  }
+};
+
+// The flows a stretch has read lately, by their text (from '{' to '}'): a flow written again is
+// found here and shared, not read again. A front end lists the same facts in scope along many
+// edges of a procedure, so the last flows read are most of those written again; a cache of
+// them, a slot per hash of the text's size and its first and last 16 bytes (the text is found
+// whole first, FlowEnd), costs each flow one slot and at most one comparison.
+class FlowTexts {
+ public:
+  FlowTexts() { Clear(); }
+  // Empty.
+  void Clear() { slots_.fill(Slot{0, 0, 0, 0}); }
+  // The hash a text of `size` bytes at `p` is found and noted by (never 0: an empty slot).
+  static uint64_t Hash(const char* p, size_t size) {
+    uint64_t first[2] = {0, 0}, last[2] = {0, 0};
+    std::memcpy(first, p, std::min<size_t>(size, 16));
+    if (size > 16) std::memcpy(last, p + size - 16, 16);
+    uint64_t h = size * 0x9e3779b97f4a7c15ULL;
+    for (const uint64_t word : {first[0], first[1], last[0], last[1]}) {
+      h = (h ^ word) * 0xff51afd7ed558ccdULL;
+      h ^= h >> 32;  // a product's high bits back into its low ones
+    }
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ULL;  // every bit into every bit
+    return (h ^ (h >> 33)) | 1;
+  }
+  // The flow noted for the text of `size` bytes at `at` in `whole`, hashed `hash`, if any.
+  bool Find(std::string_view whole, size_t at, size_t size, uint64_t hash,
+            uint32_t* flow) const {
+    const Slot& s = slots_[hash % kSlots];
+    if (s.hash != hash || s.size != size ||
+        std::memcmp(whole.data() + s.at, whole.data() + at, size) != 0) {
+      return false;
+    }
+    *flow = s.flow;
+    return true;
+  }
+  // Notes `flow` as that text's (in place of the slot's last).
+  void Note(size_t at, size_t size, uint64_t hash, uint32_t flow) {
+    slots_[hash % kSlots] = Slot{hash, at, static_cast<uint32_t>(size), flow};
+  }
+
+ private:
+  static constexpr size_t kSlots = 1024;
+  struct Slot {
+    uint64_t hash;
+    uint64_t at;
+    uint32_t size;
+    uint32_t flow;
+  };
+  std::array<Slot, kSlots> slots_;
+};
+
 // The second pass reads the text in stretches of about this many bytes (whole lines), several
 // at once on a machine with the cores for it, and adds them to the problem in the text's order.
 constexpr size_t kStretchBytes = size_t{2} << 20;
@@ -142,25 +220,28 @@ struct Stretch {
   enum class Kind : uint8_t { kCall, kCallee, kSeed };
   struct Connection {
     Kind kind;
-    uint32_t node;    // the call node, or the seed's node
-    uint32_t other;   // the return site, the callee's procedure, or the seed's fact
-    uint32_t flow;    // into `flows`: the call-to-return flow, or the call flow (then the return)
-    uint32_t column;  // of the statement's first word
-    Cursor at;        // the statement's line
+    uint32_t node;         // the call node, or the seed's node
+    uint32_t other;        // the return site, the callee's procedure, or the seed's fact
+    uint32_t flow;         // into `flows`: the call-to-return flow, or the call flow
+    uint32_t return_flow;  // a callee's return flow
+    uint32_t column;       // of the statement's first word
+    Cursor at;             // the statement's line
   };
   FlowTable flows;
   std::vector<Edge> edges;  // their flows index `flows`
   std::vector<Connection> connections;
+  // The flows read in the stretch by their text: a flow written again (a front end lists the
+  // same facts in scope along many edges) is found, not read again, and its edges share it.
+  FlowTexts flow_texts;
   // Where the fast way stopped: the stretch's end, or the start of a line it does not take.
   Cursor stopped;
-  // A flow function's lists as they are read (reused, so reading one allocates nothing).
-  Flow scratch, scratch_return;
 
   // Empty, keeping the room.
   void clear() {
     flows.clear();
     edges.clear();
     connections.clear();
+    flow_texts.Clear();
   }
 };
 
@@ -217,13 +298,6 @@ struct FirstPiece {
     tokens.clear();
     declarations.clear();
     untokenized.reset();
-  }
-};
-
-// Abseil's string hash (std::string_view keys would fall back to std::hash, slower).
-struct NameHash {
-  size_t operator()(std::string_view name) const {
-    return absl::Hash<absl::string_view>{}(absl::string_view(name.data(), name.size()));
   }
 };
 
@@ -492,7 +566,7 @@ class Parser {
                                                     text_.data());
   }
   [[gnu::always_inline]] void FastBlanks(size_t* i) const;
-  bool FastFlow(size_t* i, Flow* flow) const;
+  bool FastFlow(size_t* i, FlowTable* flows) const;
 
   // Builder helpers; `i` walks a statement's tokens.
   absl::StatusOr<std::string_view> Name(Tokens s, size_t* i, const char* what) const;
@@ -799,35 +873,33 @@ inline void Parser::FastBlanks(size_t* i) const {
   while (ClassOf(text_[*i]) == kBlank) ++*i;
 }
 
-bool Parser::FastFlow(size_t* i, Flow* flow) const {
+bool Parser::FastFlow(size_t* at, FlowTable* flows) const {
   const char* const t = text_.data();
-  FastBlanks(i);
-  if (t[*i] != '{') return false;
-  ++*i;
-  flow->identity = false;
-  flow->kills.clear();
-  flow->gens.clear();
-  flow->pairs.clear();
+  size_t i = *at;
+  FastBlanks(&i);
+  if (t[i] != '{') return false;
+  ++i;
+  bool identity = false;
   for (bool first = true;; first = false) {
-    FastBlanks(i);
-    if (t[*i] == '}') {
-      ++*i;
+    FastBlanks(&i);
+    if (t[i] == '}') {
+      ++i;
       break;
     }
     if (!first) {
-      if (t[*i] != ',') return false;
-      ++*i;
-      FastBlanks(i);
+      if (t[i] != ',') return false;
+      ++i;
+      FastBlanks(&i);
     }
-    const std::string_view word = FastName(i);
+    const std::string_view word = FastName(&i);
     if (word.empty()) return false;
-    FastBlanks(i);
+    FastBlanks(&i);
     // A keyword is never followed by '->': before one, "id", "kill" and "gen" are facts.
-    if (t[*i] == '-' && t[*i + 1] == '>') {
-      *i += 2;
-      FastBlanks(i);
+    if (t[i] == '-' && t[i + 1] == '>') {
+      i += 2;
+      FastBlanks(&i);
       uint32_t a, b;
-      const std::string_view target = FastName(i);
+      const std::string_view target = FastName(&i);
       uint64_t a_lo, a_hi, b_lo, b_hi;
       if (fact_index_->Key(word, &a_lo, &a_hi) && fact_index_->Key(target, &b_lo, &b_hi))
           [[likely]] {
@@ -841,23 +913,24 @@ bool Parser::FastFlow(size_t* i, Flow* flow) const {
       } else if (!fact_index_->Find(word, &a) || !fact_index_->Find(target, &b)) {
         return false;
       }
-      flow->pairs.emplace_back(a, b);
+      flows->AddPair(a, b);
     } else if (Is(word, "id")) {
-      flow->identity = true;
+      identity = true;
     } else if (Is(word, "kill") || Is(word, "gen")) {
       uint32_t d;
-      if (!fact_index_->Find(FastName(i), &d)) return false;
+      if (!fact_index_->Find(FastName(&i), &d)) return false;
       if (word[0] == 'k') {
         if (d == kZeroFact) return false;
-        flow->kills.push_back(d);
+        flows->AddKill(d);
       } else {
-        flow->gens.push_back(d);
+        flows->AddGen(d);
       }
     } else {
       return false;
     }
   }
-  flow->Normalize();
+  flows->EndFlow(identity);
+  *at = i;
   return true;
 }
 
@@ -890,44 +963,68 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
   const auto column = static_cast<uint32_t>(i - cursor->line_start + 1);
   const std::string_view head = FastName(&i);
   const auto connection = [&](Stretch::Kind kind, uint32_t node, uint32_t other,
-                              uint32_t flow) {
-    out->connections.push_back(Stretch::Connection{kind, node, other, flow, column, *cursor});
+                              uint32_t flow, uint32_t return_flow) {
+    out->connections.push_back(
+        Stretch::Connection{kind, node, other, flow, return_flow, column, *cursor});
   };
-  const auto flow_id = [&](size_t back) {
-    return static_cast<uint32_t>(out->flows.size() - back);
+  // A flow is found by its text among the stretch's flows, or read into the stretch's table.
+  // A line the fast way does not take leaves no flow behind, and the texts of those it read
+  // are noted only once it is taken.
+  const size_t flows_before = out->flows.size();
+  struct Read {
+    size_t begin, size;
+    uint64_t hash;
+    uint32_t flow;
   };
-  uint32_t a, b;
+  std::array<Read, 2> read;
+  size_t reads = 0;
+  const auto flow = [&](uint32_t* id) {
+    FastBlanks(&i);
+    if (t[i] != '{') return false;
+    const size_t close = FlowEnd(text_, i);
+    if (t[close] != '}') return false;  // not on the line: the slow way says why
+    const size_t begin = i, size = close + 1 - i;
+    const uint64_t hash = FlowTexts::Hash(t + begin, size);
+    if (out->flow_texts.Find(text_, begin, size, hash, id)) {
+      i = close + 1;
+      return true;
+    }
+    // Read, it ends at that '}': no name holds one.
+    if (!FastFlow(&i, &out->flows) || i != close + 1) return false;
+    *id = static_cast<uint32_t>(out->flows.size() - 1);
+    read[reads++] = Read{begin, size, hash, *id};
+    return true;
+  };
+  const auto refuse = [&] {
+    out->flows.Truncate(flows_before);
+    return false;
+  };
+  uint32_t a, b, f, g;
   if (Is(head, "edge")) {
     const std::string_view from = name(), to = name();
-    if (!FastFlow(&i, &out->scratch) || !end() || !node(from, &a) || !node(to, &b) ||
+    if (!flow(&f) || !end() || !node(from, &a) || !node(to, &b) ||
         problem_.node_procedure[a] != problem_.node_procedure[b]) {
-      return false;
+      return refuse();
     }
-    out->flows.push_back(out->scratch);  // copies at the lists' exact sizes
-    out->edges.push_back(Edge{a, b, flow_id(1)});
+    out->edges.push_back(Edge{a, b, f});
   } else if (Is(head, "call")) {
     const std::string_view call = name();
     if (call.empty() || !keyword("returns")) return false;
     const std::string_view returns = name();
-    if (!FastFlow(&i, &out->scratch) || !end() || !node(call, &a) || !node(returns, &b) ||
+    if (!flow(&f) || !end() || !node(call, &a) || !node(returns, &b) ||
         problem_.node_procedure[a] != problem_.node_procedure[b]) {
-      return false;
+      return refuse();
     }
-    out->flows.push_back(out->scratch);
-    connection(Stretch::Kind::kCall, a, b, flow_id(1));
+    connection(Stretch::Kind::kCall, a, b, f, 0);
   } else if (Is(head, "callee")) {
     const std::string_view call = name();
     FastBlanks(&i);
     uint32_t procedure;
-    if (!proc_index_->Find(FastName(&i), &procedure) || !keyword("call") ||
-        !FastFlow(&i, &out->scratch) ||
-        !keyword("return") || !FastFlow(&i, &out->scratch_return) || !end() ||
-        !node(call, &a)) {
-      return false;
+    if (!proc_index_->Find(FastName(&i), &procedure) || !keyword("call") || !flow(&f) ||
+        !keyword("return") || !flow(&g) || !end() || !node(call, &a)) {
+      return refuse();
     }
-    out->flows.push_back(out->scratch);
-    out->flows.push_back(out->scratch_return);
-    connection(Stretch::Kind::kCallee, a, procedure, flow_id(2));
+    connection(Stretch::Kind::kCallee, a, procedure, f, g);
   } else if (Is(head, "seed")) {
     const std::string_view seed = name();
     FastBlanks(&i);
@@ -936,9 +1033,12 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
         !fact_index_->Find(fact, &b)) {
       return false;
     }
-    connection(Stretch::Kind::kSeed, a, b, 0);
+    connection(Stretch::Kind::kSeed, a, b, 0, 0);
   } else {
     return false;
+  }
+  for (size_t k = 0; k < reads; ++k) {
+    out->flow_texts.Note(read[k].begin, read[k].size, read[k].hash, read[k].flow);
   }
   cursor->i = i + 1;
   ++cursor->line;
@@ -979,7 +1079,7 @@ const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
       case Stretch::Kind::kCallee:
         if (call_site_index_[c.node] == kNoCallSite) return &c;
         problem_.call_sites[call_site_index_[c.node]].callees.push_back(
-            Callee{c.other, base + c.flow, base + c.flow + 1});
+            Callee{c.other, base + c.flow, base + c.return_flow});
         break;
       case Stretch::Kind::kSeed:
         problem_.seeds.emplace_back(c.node, c.other);
