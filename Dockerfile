@@ -47,12 +47,13 @@ RUN cmake -S /src -B /build -G Ninja \
  && cmake --build /build -j "$JOBS" --target sluiced sluice_cli \
  && install -D -m 0755 /build/bin/sluiced /out/usr/local/bin/sluiced \
  && install -D -m 0755 /build/bin/sluice /out/usr/local/bin/sluice \
+ && install -D -m 0755 /build/bin/sluice-remote /out/usr/local/bin/sluice-remote \
  && install -D -m 0644 /src/deploy/tenants.example.toml /out/usr/share/sluice/tenants.example.toml
 
 FROM ${BASE_IMAGE} AS runtime
 ENV DEBIAN_FRONTEND=noninteractive
-# Exactly the shared libraries sluiced and sluice load (ldd), and CA certificates for
-# `sluice --tls` without --tls_ca.
+# Exactly the shared libraries sluiced, sluice and sluice-remote load (ldd), and CA
+# certificates for `sluice --tls` without --tls_ca.
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
       libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libssl3 libtomlplusplus3 \

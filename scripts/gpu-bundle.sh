@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds what the GPU check runs, here (where the toolchain and Debian's libraries are), and packs
 # it into gpu-bundle/ for a bare GPU machine: the CUDA suites, the IFDS differential and failure
-# tests, the GPU bench, sluiced and sluice, stripped, with the shared libraries they load that
-# such a machine lacks. The build is its own (build-gpu-bundle/, the gpu-bundle preset): the
-# analyzer off (no LLVM in the bundle), machine code for sm_90 only (an H100 or H200), only those
-# targets. The device tool carries the working tree and the bundle (carry: ["gpu-bundle"]) within
-# 64 MiB: this fails when the two together pass 56 MiB. tests/gpu/run.sh --dry-run then checks
-# here everything the GPU machine will do but touch a GPU.
+# tests, the GPU bench, sluiced, sluice and sluice-remote (which runs sluice's --server work),
+# stripped, with the shared libraries they load that such a machine lacks. The build is its own
+# (build-gpu-bundle/, the gpu-bundle preset): the analyzer off (no LLVM in the bundle), machine
+# code for sm_90 only (an H100 or H200), only those targets. The device tool carries the working
+# tree and the bundle (carry: ["gpu-bundle"]) within 64 MiB: this fails when the two together
+# pass 56 MiB. tests/gpu/run.sh --dry-run then checks here everything the GPU machine will do but
+# touch a GPU.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ROOT"
@@ -16,7 +17,7 @@ readonly limit_mib=56
 targets=(gpu_cuda_suites_test gpu_cuda_ifds_test gpu_cuda_failure_test sluice_gpu_bench sluiced
   sluice_cli)
 binaries=(gpu_cuda_suites_test gpu_cuda_ifds_test gpu_cuda_failure_test sluice_gpu_bench sluiced
-  sluice)
+  sluice sluice-remote)
 
 ensure_packages
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then

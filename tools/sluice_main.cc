@@ -1,10 +1,16 @@
 // The `sluice` command line: runs Sluice workloads through the resident-dispatch interface,
 // in-process (the embedded default) or against a sluiced daemon (--server).
 //
-// Built twice where LLVM is: `sluice`, which runs every command but `analyze`, and
-// sluice-analyze, which runs `analyze` (SLUICE_ANALYZE_HERE). `sluice analyze ...` becomes
-// sluice-analyze, found beside `sluice`, with the same arguments: LLVM (about 40 MB of the
-// process, loaded at start) is then no part of any other command's process.
+// Built three times, each program running what the others hand it with the same arguments,
+// found beside `sluice`:
+//   - `sluice` runs the commands that work in-process: without the daemon's client, OpenSSL
+//     or tcmalloc, so that its process is 7 MB at rest where it was 18 (the libraries' pages
+//     and what they set up at start), a fifth of a 1M-path-edge solve's peak;
+//   - sluice-remote (SLUICE_REMOTE_HERE) runs what belongs to a daemon: `info`, `health`,
+//     `token` (OpenSSL), and `solve` and `bfs` with --server, which `sluice` becomes it for;
+//   - sluice-analyze (SLUICE_ANALYZE_HERE, where LLVM is) runs `analyze`, in-process or with
+//     --server: LLVM (about 40 MB of the process, loaded at start) is no part of any other
+//     command's process.
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +22,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "sluice/base/command_line.h"
 #include "sluice/tools/cli.h"
@@ -55,20 +62,20 @@ constexpr char kUsage[] =
     "Exit codes: 0 success, 1 the command failed, 2 bad usage or input.\n"
     "sluice --help lists every flag with its default and meaning.";
 
-#if SLUICE_WITH_ANALYZER && !SLUICE_ANALYZE_HERE
-// Becomes sluice-analyze (beside this program) with `argv`; returns only if that fails.
-int ExecAnalyzer(std::vector<char*> argv) {
+// Becomes `program` (beside this one) with `argv`, for `command`; returns only if that fails.
+[[maybe_unused]] int ExecBeside(const char* program, const std::string& command,
+                                std::vector<char*> argv) {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) self = argv[0];
-  const std::string path = (self.parent_path() / "sluice-analyze").string();
+  const std::string path = (self.parent_path() / program).string();
   argv[0] = const_cast<char*>(path.c_str());
   argv.push_back(nullptr);
   execv(path.c_str(), argv.data());
-  std::fprintf(stderr, "sluice analyze: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+  std::fprintf(stderr, "sluice %s: cannot run %s: %s\n", command.c_str(), path.c_str(),
+               std::strerror(errno));
   return sluice::kExitFailed;
 }
-#endif
 
 int Run(int argc, char** argv) {
   const std::vector<char*> original(argv, argv + argc);
@@ -81,6 +88,12 @@ int Run(int argc, char** argv) {
     return sluice::kExitUsage;
   }
   const std::string& command = args[1];
+#if SLUICE_REMOTE_BESIDE
+  if (command == "info" || command == "health" || command == "token" ||
+      ((command == "solve" || command == "bfs") && !absl::GetFlag(FLAGS_server).empty())) {
+    return ExecBeside("sluice-remote", command, original);
+  }
+#endif
   if (command == "solve") {
     if (args.size() != 3) {
       std::fprintf(stderr, "sluice solve: give exactly one problem file\n");
@@ -88,12 +101,14 @@ int Run(int argc, char** argv) {
     }
     return sluice::RunSolve(args[2]);
   }
+#if !SLUICE_REMOTE_BESIDE
   if (command == "token") return sluice::RunToken(args);
+#endif
   if (command == "analyze") {
 #if SLUICE_ANALYZE_HERE
     return sluice::RunAnalyze({args.begin() + 2, args.end()});
 #elif SLUICE_WITH_ANALYZER
-    return ExecAnalyzer(original);
+    return ExecBeside("sluice-analyze", command, original);
 #else
     std::fprintf(stderr, "sluice analyze: this sluice was built without LLVM 14 (llvm-14-dev)\n");
     return sluice::kExitFailed;

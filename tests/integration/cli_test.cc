@@ -1,4 +1,5 @@
 // The `sluice` command line against a real daemon, as a user runs it.
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -7,11 +8,13 @@
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace sluice::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 ProgramRun RunSluice(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(120)) {
   args.insert(args.begin(), BinaryPath("sluice"));
@@ -46,6 +49,45 @@ TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
   EXPECT_THAT(run.out, HasSubstr("via sluiced at " + daemon_->address()));
   EXPECT_THAT(run.out, HasSubstr("matches host BFS: yes"));
   EXPECT_THAT(run.out, HasSubstr("network round trips"));
+}
+
+// `sluice` loads none of the daemon's client (gRPC, protobuf, OpenSSL) nor tcmalloc: what
+// talks to a daemon, and `token`, run as sluice-remote beside it, with the same arguments and
+// the same answers; without it, those say what they could not run and the rest works.
+TEST_F(CliTest, DaemonWorkRunsAsSluiceRemoteAndInProcessWorkLoadsNoDaemonClient) {
+  const ProgramRun lean = RunProgram({"/usr/bin/ldd", BinaryPath("sluice")}, absl::Seconds(30));
+  ASSERT_EQ(lean.exit_code, 0) << lean.err;
+  for (const char* library : {"libgrpc", "libprotobuf", "libssl", "libcrypto", "tcmalloc"}) {
+    EXPECT_THAT(lean.out, Not(HasSubstr(library)));
+  }
+  const ProgramRun remote =
+      RunProgram({"/usr/bin/ldd", BinaryPath("sluice-remote")}, absl::Seconds(30));
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_THAT(remote.out, HasSubstr("libgrpc"));
+
+  const std::string problem = std::string(SLUICE_SOURCE_DIR) + "/examples/taint.ifds";
+  const ProgramRun here = RunSluice({"solve", problem});
+  ASSERT_EQ(here.exit_code, 0) << here.err;
+  const ProgramRun there = RunSluice({"solve", problem, "--server=" + daemon_->address()});
+  ASSERT_EQ(there.exit_code, 0) << there.err;
+  EXPECT_EQ(there.out, here.out);
+  const ProgramRun token = RunSluice({"token"});
+  EXPECT_EQ(token.exit_code, 0) << token.err;
+  EXPECT_THAT(token.out, HasSubstr("digest: sha256:"));
+
+  const ScopedTempDir dir("sluice-alone");
+  const std::string alone = dir.File("sluice");
+  std::filesystem::copy_file(BinaryPath("sluice"), alone);
+  ProgramRun run = RunProgram({alone, "solve", problem, "--server=" + daemon_->address()},
+                              absl::Seconds(30));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("sluice solve: cannot run " + dir.File("sluice-remote")));
+  run = RunProgram({alone, "info", "--server=" + daemon_->address()}, absl::Seconds(30));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("sluice info: cannot run"));
+  run = RunProgram({alone, "solve", problem}, absl::Seconds(30));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, here.out);
 }
 
 TEST(CliServerTest, ASolveAgainstNoDaemonFailsAtOnceNamingTheCause) {

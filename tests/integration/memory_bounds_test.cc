@@ -168,9 +168,11 @@ TEST(MemoryBoundsTest, TwelveStreamsThatNeverReadHoldTheirClientsShareWithinWhat
       RunProgram({BinaryPath("sluice"), "solve", problem, "--solver=reference"});
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
   ASSERT_GT(reference.out.size(), size_t{64} << 10) << "its answer takes more than 64 KiB";
-  // The CLI and the problem where another user may run and read them.
+  // The CLI (`sluice`, and sluice-remote beside it, which runs its --server work) and the
+  // problem where another user may run and read them.
   const std::string sluice = temp.path() + "/sluice";
   std::filesystem::copy_file(BinaryPath("sluice"), sluice);
+  std::filesystem::copy_file(BinaryPath("sluice-remote"), temp.path() + "/sluice-remote");
   std::filesystem::permissions(temp.path(), std::filesystem::perms::owner_all |
                                                 std::filesystem::perms::group_read |
                                                 std::filesystem::perms::group_exec |
