@@ -343,7 +343,7 @@ class ProblemBuilder {
   // --- nodes -------------------------------------------------------------------------
 
   uint32_t AddNode(std::string name, uint32_t procedure, const SourceLocation& location) {
-    problem_.node_names.push_back(std::move(name));
+    problem_.node_names.push_back(name);
     problem_.node_procedure.push_back(procedure);
     auto [file, added] = file_ids_.try_emplace(std::make_pair(location.file, location.directory),
                                                static_cast<uint32_t>(data_->files.size()));
@@ -907,7 +907,7 @@ class ProblemBuilder {
     for (uint32_t s : flow.via_from) flow.Pair(s, place);
     flow.via_from.clear();
     flow.via_to.clear();
-    const uint32_t through = AddNode(problem_.node_names[node] + "~copy",
+    const uint32_t through = AddNode(std::string(problem_.node_names[node]) + "~copy",
                                      problem_.node_procedure[node], LocationOf(instruction));
     AddEdge(node, through, AddFlow(std::move(flow)));
     AddEdge(through, NextNode(instruction), AddFlow(std::move(onward)));

@@ -43,7 +43,7 @@ void PutU64(std::string* out, uint64_t v) {
   std::memcpy(b, &v, 8);
   out->append(b, 8);
 }
-void PutName(std::string* out, const std::string& name) {
+void PutName(std::string* out, std::string_view name) {
   PutU32(out, static_cast<uint32_t>(name.size()));
   out->append(name);
 }
@@ -157,7 +157,7 @@ std::string WriteBinary(const Problem& p, bool names) {
   }
   if (names) {
     for (const std::string& n : p.fact_names) PutName(&out, n);
-    for (const std::string& n : p.node_names) PutName(&out, n);
+    for (const std::string_view n : p.node_names) PutName(&out, n);
     for (const Procedure& q : p.procedures) PutName(&out, q.name);
   }
   return out;
@@ -266,7 +266,7 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
     in.U32(&fact);
   }
   if ((flags & kHasNames) != 0) {
-    const auto read_names = [&](uint64_t count, std::vector<std::string>* names) -> absl::Status {
+    const auto read_names = [&](uint64_t count, auto* names) -> absl::Status {
       names->reserve(count);
       // (Abseil's string hash: std::string_view keys would take std::hash, slower.)
       absl::flat_hash_set<absl::string_view> seen;

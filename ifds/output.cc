@@ -38,7 +38,8 @@ uint64_t BigEndianWord(std::string_view bytes) {
   return word;
 }
 
-Ranking Rank(const std::vector<std::string>& names) {
+template <class Names>
+Ranking Rank(const Names& names) {
   Ranking r;
   std::vector<PrefixKey> keys(names.size());
   for (uint32_t i = 0; i < names.size(); ++i) {
@@ -103,7 +104,7 @@ class SortedPairs {
   // Starts fetching what Node(r) and Facts(r) read (far apart: the nodes go by name, not id).
   void Prefetch(uint32_t r) const {
     if (r >= runs_.size() || runs_[r].count == 0) return;
-    __builtin_prefetch(&p_.node_names[nodes_.order[r]]);
+    __builtin_prefetch(p_.node_names[nodes_.order[r]].data());
     __builtin_prefetch(s_.facts.data() + runs_[r].begin);
   }
   // The fact ids of the node ranked r, in the order of their names (in `scratch` if they had

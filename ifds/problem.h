@@ -5,9 +5,13 @@
 #ifndef SLUICE_IFDS_PROBLEM_H_
 #define SLUICE_IFDS_PROBLEM_H_
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -136,6 +140,89 @@ class FlowTable {
   PageVector<std::pair<uint32_t, uint32_t>> pairs_;
 };
 
+// Names, each a view of one array of their bytes: 8 bytes of index a name beside its bytes,
+// where a vector of strings takes 32 (and an allocation past 15 bytes). A problem's node names
+// are most of the memory a solve holds besides the device's, and are read back only to write
+// the answer.
+class NameList {
+ public:
+  using value_type = std::string_view;
+
+  NameList() = default;
+  NameList(std::initializer_list<std::string_view> names) {
+    for (std::string_view name : names) push_back(name);
+  }
+
+  size_t size() const { return ends_.size(); }
+  bool empty() const { return ends_.empty(); }
+  std::string_view operator[](size_t i) const {
+    const uint64_t begin = i == 0 ? 0 : ends_[i - 1];
+    return std::string_view(bytes_.data() + begin, ends_[i] - begin);
+  }
+  std::string_view back() const { return (*this)[size() - 1]; }
+  void push_back(std::string_view name) {
+    bytes_.insert(bytes_.end(), name.begin(), name.end());
+    ends_.push_back(bytes_.size());
+  }
+  void emplace_back(std::string_view name) { push_back(name); }
+  void pop_back() {
+    ends_.pop_back();
+    bytes_.resize(ends_.empty() ? 0 : ends_.back());
+  }
+  // Names i onwards move (a test's edit, not a reader's).
+  void Set(size_t i, std::string_view name);
+  void reserve(size_t names, size_t bytes = 0) {
+    ends_.reserve(names);
+    bytes_.reserve(bytes);
+  }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+    const_iterator() = default;
+    const_iterator(const NameList* list, size_t i) : list_(list), i_(i) {}
+    std::string_view operator*() const { return (*list_)[i_]; }
+    std::string_view operator[](difference_type n) const { return *(*this + n); }
+    const_iterator& operator++() { return *this += 1; }
+    const_iterator operator++(int) { const_iterator old = *this; ++*this; return old; }
+    const_iterator& operator--() { return *this -= 1; }
+    const_iterator operator--(int) { const_iterator old = *this; --*this; return old; }
+    const_iterator& operator+=(difference_type n) {
+      i_ = static_cast<size_t>(static_cast<difference_type>(i_) + n);
+      return *this;
+    }
+    const_iterator& operator-=(difference_type n) { return *this += -n; }
+    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) {
+      return a.i_ == b.i_;
+    }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) {
+      return a.i_ <=> b.i_;
+    }
+
+   private:
+    const NameList* list_ = nullptr;
+    size_t i_ = 0;
+  };
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+
+  friend bool operator==(const NameList&, const NameList&) = default;
+
+ private:
+  PageVector<char> bytes_;
+  PageVector<uint64_t> ends_;  // where each name's bytes end; they begin where the last's end
+};
+
 struct Procedure {
   std::string name;
   uint32_t start = 0;
@@ -166,7 +253,7 @@ struct CallSite {
 
 struct Problem {
   std::vector<std::string> fact_names;  // [0] is the zero fact
-  std::vector<std::string> node_names;
+  NameList node_names;
   std::vector<uint32_t> node_procedure;  // per node
   std::vector<Procedure> procedures;
   FlowTable flows;

@@ -311,7 +311,8 @@ class NameIndex {
 
   // `names[i]` has id i; `text` is where the names looked up lie (a name in it is read in
   // place). A name given twice makes duplicates() true (the index is then incomplete).
-  NameIndex(const std::vector<std::string>& names, std::string_view text)
+  template <class Names>
+  NameIndex(const Names& names, std::string_view text)
       : text_end_(text.data() + text.size()) {
     // At most 3/4 full; a slot is found by multiplying, so any size will do.
     slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
@@ -1641,6 +1642,11 @@ absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
 
 std::string WriteText(const Problem& p) {
   std::string out = "ifds 1\n";
+  // Node names as Abseil's view (which is not std::string_view here), for StrAppend.
+  const auto node = [&p](uint32_t n) {
+    const std::string_view name = p.node_names[n];
+    return absl::string_view(name.data(), name.size());
+  };
   absl::StrAppend(&out, "zero ", p.fact_names[0], "\n");
   for (size_t d = 1; d < p.fact_names.size(); d += 16) {
     absl::StrAppend(&out, "facts");
@@ -1653,8 +1659,8 @@ std::string WriteText(const Problem& p) {
   for (uint32_t n = 0; n < p.node_names.size(); ++n) members[p.node_procedure[n]].push_back(n);
   for (size_t q = 0; q < p.procedures.size(); ++q) {
     const Procedure& proc = p.procedures[q];
-    absl::StrAppend(&out, "procedure ", proc.name, " start ", p.node_names[proc.start], " exit ",
-                    p.node_names[proc.exit], "\n");
+    absl::StrAppend(&out, "procedure ", proc.name, " start ", node(proc.start), " exit ",
+                    node(proc.exit), "\n");
     std::vector<uint32_t> rest;
     for (uint32_t n : members[q]) {
       if (n != proc.start && n != proc.exit) rest.push_back(n);
@@ -1662,23 +1668,23 @@ std::string WriteText(const Problem& p) {
     for (size_t k = 0; k < rest.size(); k += 16) {
       absl::StrAppend(&out, "nodes ", proc.name);
       for (size_t j = k; j < std::min(rest.size(), k + 16); ++j) {
-        absl::StrAppend(&out, " ", p.node_names[rest[j]]);
+        absl::StrAppend(&out, " ", node(rest[j]));
       }
       absl::StrAppend(&out, "\n");
     }
   }
   for (const Edge& e : p.edges) {
-    absl::StrAppend(&out, "edge ", p.node_names[e.from], " ", p.node_names[e.to], " ");
+    absl::StrAppend(&out, "edge ", node(e.from), " ", node(e.to), " ");
     AppendFlow(p, p.flows[e.flow], &out);
     absl::StrAppend(&out, "\n");
   }
   for (const CallSite& c : p.call_sites) {
-    absl::StrAppend(&out, "call ", p.node_names[c.call], " returns ", p.node_names[c.return_site],
+    absl::StrAppend(&out, "call ", node(c.call), " returns ", node(c.return_site),
                     " ");
     AppendFlow(p, p.flows[c.call_to_return_flow], &out);
     absl::StrAppend(&out, "\n");
     for (const Callee& callee : c.callees) {
-      absl::StrAppend(&out, "callee ", p.node_names[c.call], " ",
+      absl::StrAppend(&out, "callee ", node(c.call), " ",
                       p.procedures[callee.procedure].name, " call ");
       AppendFlow(p, p.flows[callee.call_flow], &out);
       absl::StrAppend(&out, " return ");
@@ -1687,7 +1693,7 @@ std::string WriteText(const Problem& p) {
     }
   }
   for (const auto& [n, d] : p.seeds) {
-    absl::StrAppend(&out, "seed ", p.node_names[n], " ", p.fact_names[d], "\n");
+    absl::StrAppend(&out, "seed ", node(n), " ", p.fact_names[d], "\n");
   }
   return out;
 }

@@ -371,7 +371,7 @@ int main(int argc, char **argv) {
     EXPECT_TRUE(program.ok()) << program.status();
     const ifds::Problem& problem = (*program)->problem();
     *routed = std::any_of(problem.node_names.begin(), problem.node_names.end(),
-                          [](const std::string& n) { return n.find("~copy") != std::string::npos; });
+                          [](std::string_view n) { return n.find("~copy") != std::string_view::npos; });
     std::vector<uint32_t> lines;
     for (const Finding& f : (*program)->Findings(ifds::SolveReference(problem))) {
       lines.push_back(f.location.line);

@@ -187,7 +187,7 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
   }
   // A node renamed past ASCII wherever it is named: its lines go the slow way.
   std::string renamed = text;
-  const std::string node = generated.node_names[generated.procedures[3].start];
+  const std::string node(generated.node_names[generated.procedures[3].start]);
   for (size_t at = 0; (at = renamed.find(" " + node + " ", at)) != std::string::npos;) {
     renamed.replace(at + 1, node.size(), "n\xc3\xa9");
   }
@@ -473,9 +473,9 @@ TEST(OutputTest, AnyPiecesOnAnyThreadsWriteTheAnswerThePlainOrderHas) {
   for (uint32_t n = 0; n < p.node_count(); ++n) {
     if (held[n] > 0 && (held[fewest] == 0 || held[n] < held[fewest])) fewest = n;
   }
-  p.node_names[fewest] = std::string(kOutputBlockBytes + 5, 'z');
-  p.node_names[fewest == 1 ? 4 : 1] = "a\"quote";
-  p.node_names[fewest == 2 ? 5 : 2] = "back\\slash\x01";
+  p.node_names.Set(fewest, std::string(kOutputBlockBytes + 5, 'z'));
+  p.node_names.Set(fewest == 1 ? 4 : 1, "a\"quote");
+  p.node_names.Set(fewest == 2 ? 5 : 2, "back\\slash\x01");
   p.fact_names[2] = "0-before-the-rest";
   p.fact_names[3] = std::string(300, 'f');
   // The same pairs out of order and with one repeated: the writers take them as a set.
@@ -534,7 +534,7 @@ TEST(OutputTest, ASinksErrorStopsTheWriterAndIsItsAnswer) {
   options.seed = 12;
   options.procedures = 40;
   ASSERT_OK_AND_ASSIGN(Problem p, Generate(options));
-  p.node_names[1] = std::string(3 * kOutputBlockBytes, 'n');  // blocks go out mid-answer
+  p.node_names.Set(1, std::string(3 * kOutputBlockBytes, 'n'));  // blocks go out mid-answer
   const Solution solved = SolveReference(p);
   const internal::OutputPieces pieces{.pairs_per_piece = 3, .threads = 3};
   for (const bool json : {false, true}) {

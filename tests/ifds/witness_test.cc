@@ -46,7 +46,8 @@ std::string Show(const Problem& p, const std::vector<WitnessStep>& steps) {
                        : s.kind == Kind::kEdge ? "edge"
                        : s.kind == Kind::kCall ? "call"
                                                : "return";
-    absl::StrAppend(&out, kind, " ", p.node_names[s.node], "/", p.fact_names[s.fact], "; ");
+    absl::StrAppend(&out, kind, " ", std::string(p.node_names[s.node]), "/", p.fact_names[s.fact],
+                    "; ");
   }
   return out;
 }

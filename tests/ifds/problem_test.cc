@@ -1,0 +1,83 @@
+// A problem's containers: node names held as views of one array, and flows built in place in a
+// FlowTable as the text parser builds them.
+#include "sluice/ifds/problem.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice::ifds {
+namespace {
+
+TEST(NameListTest, NamesAreViewsThatAnEditAndARemovalKeepInPlace) {
+  NameList names = {"start", "", "a.much.longer.name.than.sixteen.bytes", "exit"};
+  ASSERT_EQ(names.size(), 4u);
+  EXPECT_EQ(names[0], "start");
+  EXPECT_EQ(names[1], "");
+  EXPECT_EQ(names[2], "a.much.longer.name.than.sixteen.bytes");
+  EXPECT_EQ(names.back(), "exit");
+  // Longer, then shorter: the names after it are unchanged.
+  names.Set(1, "middle");
+  names.Set(2, "x");
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.end()),
+            (std::vector<std::string>{"start", "middle", "x", "exit"}));
+  const auto found = std::find(names.begin(), names.end(), "x");
+  EXPECT_EQ(found - names.begin(), 2);
+  names.pop_back();
+  names.push_back("end");
+  EXPECT_EQ(names.back(), "end");
+  EXPECT_EQ(names, (NameList{"start", "middle", "x", "end"}));
+  EXPECT_NE(names, (NameList{"start", "middle", "xend"}));
+}
+
+// Built in place, a flow's lists are what Flow::Normalize makes of them: sorted, each entry
+// once, no kill of the zero fact; Truncate drops ended flows and entries not yet ended.
+TEST(FlowTableTest, AFlowBuiltInPlaceIsNormalizedAsAFlowIs) {
+  std::mt19937_64 random(20261205);
+  FlowTable table;
+  std::vector<Flow> expected;
+  for (int f = 0; f < 200; ++f) {
+    Flow flow;
+    flow.identity = random() % 2 == 0;
+    const auto fact = [&] { return static_cast<uint32_t>(random() % 12); };
+    for (uint64_t k = random() % 6; k > 0; --k) flow.kills.push_back(fact());
+    for (uint64_t k = random() % 6; k > 0; --k) flow.gens.push_back(fact());
+    for (uint64_t k = random() % 9; k > 0; --k) flow.pairs.emplace_back(fact(), fact());
+    for (uint32_t d : flow.kills) table.AddKill(d);
+    for (uint32_t d : flow.gens) table.AddGen(d);
+    for (const auto& [d, t] : flow.pairs) table.AddPair(d, t);
+    table.EndFlow(flow.identity);
+    flow.Normalize();
+    expected.push_back(flow);
+  }
+  ASSERT_EQ(table.size(), expected.size());
+  for (size_t f = 0; f < expected.size(); ++f) {
+    const FlowView got = table[f];
+    EXPECT_TRUE(got.Normalized()) << f;
+    EXPECT_EQ(got.identity, expected[f].identity) << f;
+    EXPECT_TRUE(std::ranges::equal(got.kills, expected[f].kills)) << f;
+    EXPECT_TRUE(std::ranges::equal(got.gens, expected[f].gens)) << f;
+    EXPECT_TRUE(std::ranges::equal(got.pairs, expected[f].pairs)) << f;
+  }
+  // Entries of a flow not ended, and the flows from 150 on, go.
+  table.AddPair(3, 4);
+  table.AddKill(5);
+  table.Truncate(150);
+  ASSERT_EQ(table.size(), 150u);
+  const FlowTable::Begins end = table.begins(150);
+  EXPECT_EQ(end.pairs, table.pair_count());
+  EXPECT_EQ(end.kills, table.kill_count());
+  EXPECT_EQ(end.gens, table.gen_count());
+  table.AddGen(7);
+  table.EndFlow(false);
+  EXPECT_TRUE(std::ranges::equal(table[150].gens, std::vector<uint32_t>{7}));
+  EXPECT_TRUE(table[150].pairs.empty());
+  EXPECT_TRUE(std::ranges::equal(table[149].pairs, expected[149].pairs));
+}
+
+}  // namespace
+}  // namespace sluice::ifds
