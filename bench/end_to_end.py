@@ -10,8 +10,12 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   parse_mb_per_s (read_bytes over the read phase), peak_rss_bytes and
   rss_bytes_per_path_edge (the resident run's peak RSS), reference_wall_seconds and
   resident_over_reference_ratio (end to end: the reference's wall time over the resident's).
+  With --sluiced, the same problem is also solved as a client of that daemon (on a Unix
+  socket in WORK_DIR, started and stopped here), its answer checked against the in-process
+  one: client_peak_rss_bytes (the median of the repeats), compiled_bytes (the compiled
+  problem the client uploads) and client_over_compiled (the one over the other).
 
-  end_to_end.py SLUICE_BINARY WORK_DIR [--repeats N] -- GEN_ARGS...
+  end_to_end.py SLUICE_BINARY WORK_DIR [--repeats N] [--sluiced SLUICED] -- GEN_ARGS...
 """
 import argparse
 import json
@@ -57,6 +61,30 @@ def read_stats(path):
     return stats
 
 
+class Daemon:
+    """sluiced on a Unix socket in `work`, for the length of a `with`."""
+
+    def __init__(self, sluiced, work):
+        self.socket = os.path.join(work, "e2e_sluiced.sock")
+        self.log = open(os.path.join(work, "e2e_sluiced.log"), "w")
+        self.process = subprocess.Popen(
+            [sluiced, f"--listen=unix:{self.socket}", "--backend=cpu"],
+            stdout=subprocess.DEVNULL, stderr=self.log)
+
+    def __enter__(self):
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.socket):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"sluiced did not start: see {self.log.name}")
+            time.sleep(0.05)
+        return f"unix:{self.socket}"
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        self.log.close()
+
+
 def count_pairs(path):
     pairs = 0
     with open(path, "rb") as f:
@@ -70,6 +98,7 @@ def main():
     parser.add_argument("sluice")
     parser.add_argument("work")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sluiced", help="also solve as a client of this daemon")
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
@@ -77,7 +106,9 @@ def main():
     problem = os.path.join(args.work, "e2e.ifds")
     answer = os.path.join(args.work, "e2e_answer.json")
     stderr = os.path.join(args.work, "e2e_stderr.txt")
+    client_answer = os.path.join(args.work, "e2e_client_answer.json")
     subprocess.run([args.sluice, "gen", *gen, f"--out={problem}"], check=True)
+    clients = []
     try:
         pairs = count_pairs(problem)
         resident, reference, runs = [], [], []
@@ -95,8 +126,18 @@ def main():
             runs.append((wall, rss, stats, float(output.group(1))))
             reference.append(run([args.sluice, "solve", problem, "--solver=reference",
                                   f"--out={os.devnull}"])[0])
+        if args.sluiced:
+            with Daemon(args.sluiced, args.work) as address:
+                for _ in range(args.repeats):
+                    _, client_rss = run([args.sluice, "solve", problem, f"--server={address}",
+                                         "--format=json", "--stats", f"--out={client_answer}"],
+                                        stderr)
+                    client_stats = read_stats(client_answer)
+                    if client_stats["solution_digest"] != stats["solution_digest"]:
+                        raise RuntimeError("the daemon's answer is not the in-process one")
+                    clients.append((client_rss, client_stats["upload_bytes"]))
     finally:
-        for path in (problem, answer, stderr):
+        for path in (problem, answer, stderr, client_answer):
             if os.path.exists(path):
                 os.remove(path)
     # The run whose wall time is the median (its phases go together).
@@ -125,6 +166,12 @@ def main():
     figures["flow_pairs_per_path_edge"] = pairs / edges
     figures["text_bytes_per_path_edge"] = figures["read_bytes"] / edges
     figures["resident_over_reference_ratio"] = figures["reference_wall_seconds"] / wall
+    if clients:
+        clients.sort()
+        client_rss, compiled = clients[len(clients) // 2]
+        figures["client_peak_rss_bytes"] = client_rss
+        figures["compiled_bytes"] = compiled
+        figures["client_over_compiled"] = client_rss / max(1, compiled)
     json.dump(figures, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0

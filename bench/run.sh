@@ -30,7 +30,7 @@ done
 
 ensure_packages gnuplot-nox python3
 use_ccache
-targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench sluice_cli)
+targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench sluice_cli sluiced)
 # build DIR: the benches' targets in DIR, quietly; what the compiler said if it fails.
 build() {
   local build_log
@@ -73,14 +73,15 @@ run() {
 }
 
 # e2e NAME REPEATS GEN_ARGS...: a problem shaped as a front end emits it, written by `sluice gen`
-# and solved end to end from the file, resident and reference alternated (bench/end_to_end.py):
-# phases, parse rate, peak RSS per path edge, resident / reference, in e2e_NAME.json.
+# and solved end to end from the file, resident and reference alternated, then as a client of a
+# daemon (bench/end_to_end.py): phases, parse rate, peak RSS per path edge, resident /
+# reference, the client's peak RSS over the compiled problem, in e2e_NAME.json.
 e2e() {
   local name="$1" repeats="$2"
   shift 2
   log "e2e_$name: sluice gen --front-end-shape --facts=32 $* && sluice solve"
-  python3 "$ROOT/bench/end_to_end.py" "$bin/sluice" "$out" --repeats="$repeats" -- \
-    --front-end-shape --facts=32 "$@" >"$out/e2e_$name.json"
+  python3 "$ROOT/bench/end_to_end.py" "$bin/sluice" "$out" --repeats="$repeats" \
+    --sluiced="$bin/sluiced" -- --front-end-shape --facts=32 "$@" >"$out/e2e_$name.json"
 }
 
 if [ "$quick" = 1 ]; then
