@@ -21,9 +21,11 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -62,27 +64,35 @@ def read_stats(path):
 
 
 class Daemon:
-    """sluiced on a Unix socket in `work`, for the length of a `with`."""
+    """sluiced on a Unix socket of its own (in a short temporary directory: a socket's path
+    has at most 107 bytes), for the length of a `with`; its log in `work`."""
 
     def __init__(self, sluiced, work):
-        self.socket = os.path.join(work, "e2e_sluiced.sock")
+        self.directory = tempfile.mkdtemp(prefix="sl")
+        self.socket = os.path.join(self.directory, "sluiced.sock")
         self.log = open(os.path.join(work, "e2e_sluiced.log"), "w")
         self.process = subprocess.Popen(
             [sluiced, f"--listen=unix:{self.socket}", "--backend=cpu"],
-            stdout=subprocess.DEVNULL, stderr=self.log)
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
 
     def __enter__(self):
-        deadline = time.monotonic() + 30
-        while not os.path.exists(self.socket):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"sluiced did not start: see {self.log.name}")
-            time.sleep(0.05)
-        return f"unix:{self.socket}"
+        # It says so once it serves ("sluiced listening on ADDRESS"); bounded by its exit.
+        for line in self.process.stdout:
+            if line.startswith("sluiced listening on "):
+                return f"unix:{self.socket}"
+        self.close()
+        raise RuntimeError(f"sluiced did not start: see {self.log.name}")
 
     def __exit__(self, *exc):
-        self.process.terminate()
+        self.close()
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.terminate()
         self.process.wait(timeout=60)
+        self.process.stdout.close()
         self.log.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def count_pairs(path):

@@ -99,6 +99,7 @@ FlowTable::Lists FlowTable::Extend(bool identity, size_t kills, size_t gens, siz
 }
 
 void NameList::Set(size_t i, std::string_view name) {
+  if (Holds(name)) return Set(i, std::string(name));
   const uint64_t begin = i == 0 ? 0 : ends_[i - 1];
   const uint64_t old_size = ends_[i] - begin;
   bytes_.erase(bytes_.begin() + static_cast<ptrdiff_t>(begin),

@@ -7,6 +7,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
@@ -160,7 +161,9 @@ class NameList {
     return std::string_view(bytes_.data() + begin, ends_[i] - begin);
   }
   std::string_view back() const { return (*this)[size() - 1]; }
+  // `name` may be one of the list's own.
   void push_back(std::string_view name) {
+    if (Holds(name)) return push_back(std::string(name));
     bytes_.insert(bytes_.end(), name.begin(), name.end());
     ends_.push_back(bytes_.size());
   }
@@ -169,7 +172,7 @@ class NameList {
     ends_.pop_back();
     bytes_.resize(ends_.empty() ? 0 : ends_.back());
   }
-  // Names i onwards move (a test's edit, not a reader's).
+  // Names i onwards move (a test's edit, not a reader's). `name` may be one of the list's own.
   void Set(size_t i, std::string_view name);
   void reserve(size_t names, size_t bytes = 0) {
     ends_.reserve(names);
@@ -219,6 +222,12 @@ class NameList {
   friend bool operator==(const NameList&, const NameList&) = default;
 
  private:
+  // Whether `name`'s bytes are in the list's own array (which an insertion may move).
+  bool Holds(std::string_view name) const {
+    return !bytes_.empty() && std::less_equal<const char*>()(bytes_.data(), name.data()) &&
+           std::less<const char*>()(name.data(), bytes_.data() + bytes_.size());
+  }
+
   PageVector<char> bytes_;
   PageVector<uint64_t> ends_;  // where each name's bytes end; they begin where the last's end
 };

@@ -48,7 +48,8 @@ class PhaseTimer {
   const absl::Time start_;
 };
 
-// A table whose first guess is below kSmallTableSlots starts at twice it, and at least at
+// A table whose first guess is below kSmallTableSlots starts at twice a guess from the
+// problem's shape (at the flows' yield, already a bound, where that is lower), and at least at
 // kSmallTableFloor slots (see Solver::Init).
 constexpr uint64_t kSmallTableSlots = uint64_t{1} << 18;
 constexpr uint64_t kSmallTableFloor = uint64_t{1} << 14;

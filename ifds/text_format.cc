@@ -162,12 +162,18 @@ struct NameHash {
 // found here and shared, not read again. A front end lists the same facts in scope along many
 // edges of a procedure, so the last flows read are most of those written again; a cache of
 // them, a slot per hash of the text's size and its first and last 16 bytes (the text is found
-// whole first, FlowEnd), costs each flow one slot and at most one comparison.
+// whole first, FlowEnd), costs each flow one slot and at most one comparison. Emptied by a new
+// generation, not a fill: a stretch is read again after each line the slow way reads.
 class FlowTexts {
  public:
-  FlowTexts() { Clear(); }
+  FlowTexts() { slots_.fill(Slot{0, 0, 0, 0, 0}); }
   // Empty.
-  void Clear() { slots_.fill(Slot{0, 0, 0, 0}); }
+  void Clear() {
+    if (++generation_ == 0) {  // wrapped: every slot is of an old generation again
+      slots_.fill(Slot{0, 0, 0, 0, 0});
+      generation_ = 1;
+    }
+  }
   // The hash a text of `size` bytes at `p` is found and noted by (never 0: an empty slot).
   static uint64_t Hash(const char* p, size_t size) {
     uint64_t first[2] = {0, 0}, last[2] = {0, 0};
@@ -185,7 +191,7 @@ class FlowTexts {
   bool Find(std::string_view whole, size_t at, size_t size, uint64_t hash,
             uint32_t* flow) const {
     const Slot& s = slots_[hash % kSlots];
-    if (s.hash != hash || s.size != size ||
+    if (s.generation != generation_ || s.hash != hash || s.size != size ||
         std::memcmp(whole.data() + s.at, whole.data() + at, size) != 0) {
       return false;
     }
@@ -194,7 +200,7 @@ class FlowTexts {
   }
   // Notes `flow` as that text's (in place of the slot's last).
   void Note(size_t at, size_t size, uint64_t hash, uint32_t flow) {
-    slots_[hash % kSlots] = Slot{hash, at, static_cast<uint32_t>(size), flow};
+    slots_[hash % kSlots] = Slot{hash, at, static_cast<uint32_t>(size), flow, generation_};
   }
 
  private:
@@ -204,8 +210,10 @@ class FlowTexts {
     uint64_t at;
     uint32_t size;
     uint32_t flow;
+    uint32_t generation;  // a slot of another generation is empty
   };
   std::array<Slot, kSlots> slots_;
+  uint32_t generation_ = 1;
 };
 
 // The second pass reads the text in stretches of about this many bytes (whole lines), several
@@ -982,8 +990,9 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
   const auto flow = [&](uint32_t* id) {
     FastBlanks(&i);
     if (t[i] != '{') return false;
-    const size_t close = FlowEnd(text_, i);
-    if (t[close] != '}') return false;  // not on the line: the slow way says why
+    // Found no further than the line's end, within what this reader may read.
+    const size_t close = FlowEnd(text_.substr(0, fast_end), i);
+    if (close >= fast_end || t[close] != '}') return false;  // not on the line: the slow way
     const size_t begin = i, size = close + 1 - i;
     const uint64_t hash = FlowTexts::Hash(t + begin, size);
     if (out->flow_texts.Find(text_, begin, size, hash, id)) {

@@ -170,6 +170,33 @@ TEST(CompileTest, FlowsGivenBackAsTheyAreCompiledAreNotReadAgain) {
   }
 }
 
+// The kernels find a fact's pairs in words of two 16-bit facts: at the last fact there is,
+// whose words are the largest, a flow's pairs from it and to it are all found.
+TEST_P(DifferentialTest, PairsOfTheLastFactAreFoundOnTheDevice) {
+  Problem p;
+  p.fact_names.push_back("0");
+  for (uint32_t d = 1; d < kMaxFacts; ++d) p.fact_names.push_back(absl::StrCat("f", d));
+  const uint32_t last = kMaxFacts - 1;
+  p.node_names = {"s", "n", "e"};
+  p.node_procedure = {0, 0, 0};
+  p.procedures.push_back(Procedure{"main", 0, 2});
+  Flow generate;  // s -> n: the zero fact makes the last
+  generate.gens = {last};
+  Flow map;  // n -> e: the last to 2 and to itself; 1 (absent) to the last
+  map.pairs = {{1, last}, {last, 2}, {last, last}};
+  p.flows.push_back(generate);
+  p.flows.push_back(map);
+  p.edges = {Edge{0, 1, 0}, Edge{1, 2, 1}};
+  p.seeds = {{0, kZeroFact}};
+  ASSERT_OK(Validate(p));
+  ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, p));
+  EXPECT_EQ(got, SolveReference(p));
+  const std::vector<std::pair<uint32_t, uint32_t>> at_exit(
+      std::find_if(got.facts.begin(), got.facts.end(), [](const auto& f) { return f.first == 2; }),
+      got.facts.end());
+  EXPECT_EQ(at_exit, (std::vector<std::pair<uint32_t, uint32_t>>{{2, 0}, {2, 2}, {2, last}}));
+}
+
 TEST_P(DifferentialTest, ResidentAgreesWithReferenceOnGeneratedProblems) {
   uint64_t total_path_edges = 0;
   int with_calls = 0;

@@ -31,6 +31,14 @@ TEST(NameListTest, NamesAreViewsThatAnEditAndARemovalKeepInPlace) {
   names.push_back("end");
   EXPECT_EQ(names.back(), "end");
   EXPECT_EQ(names, (NameList{"start", "middle", "x", "end"}));
+  // A name of the list's own, added or set again, is copied before the list's bytes move.
+  for (int k = 0; k < 64; ++k) names.push_back(names[1]);
+  names.Set(0, names[2]);
+  names.Set(2, names[1]);
+  EXPECT_EQ(names.size(), 68u);
+  EXPECT_EQ(names[0], "x");
+  EXPECT_EQ(names[2], "middle");
+  EXPECT_EQ(names.back(), "middle");
   EXPECT_NE(names, (NameList{"start", "middle", "xend"}));
 }
 
