@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <new>
 
 #include "absl/strings/str_format.h"
 
@@ -51,20 +53,33 @@ bool FlowView::Normalized() const {
          (kills.empty() || kills.front() != kZeroFact);
 }
 
+void FlowTable::CheckEntries(uint64_t kills, uint64_t gens, uint64_t pairs) {
+  if (std::max({kills, gens, pairs}) > std::numeric_limits<uint32_t>::max()) {
+    throw std::bad_array_new_length();
+  }
+}
+
+void FlowTable::EndLists(bool identity) {
+  CheckEntries(kills_.size(), gens_.size(), pairs_.size());
+  identity_.push_back(identity ? 1 : 0);
+  kill_end_.push_back(static_cast<uint32_t>(kills_.size()));
+  gen_end_.push_back(static_cast<uint32_t>(gens_.size()));
+  pair_end_.push_back(static_cast<uint32_t>(pairs_.size()));
+}
+
 void FlowTable::push_back(const FlowView& flow) {
-  identity_.push_back(flow.identity ? 1 : 0);
   kills_.insert(kills_.end(), flow.kills.begin(), flow.kills.end());
   gens_.insert(gens_.end(), flow.gens.begin(), flow.gens.end());
   pairs_.insert(pairs_.end(), flow.pairs.begin(), flow.pairs.end());
-  kill_end_.push_back(kills_.size());
-  gen_end_.push_back(gens_.size());
-  pair_end_.push_back(pairs_.size());
+  EndLists(flow.identity);
 }
 
 void FlowTable::Append(const FlowTable& other) {
-  const auto append_ends = [](const PageVector<uint64_t>& from, uint64_t base,
-                              PageVector<uint64_t>* to) {
-    for (const uint64_t end : from) to->push_back(base + end);
+  CheckEntries(kills_.size() + other.kills_.size(), gens_.size() + other.gens_.size(),
+               pairs_.size() + other.pairs_.size());
+  const auto append_ends = [](const PageVector<uint32_t>& from, uint64_t base,
+                              PageVector<uint32_t>* to) {
+    for (const uint32_t end : from) to->push_back(static_cast<uint32_t>(base + end));
   };
   append_ends(other.kill_end_, kills_.size(), &kill_end_);
   append_ends(other.gen_end_, gens_.size(), &gen_end_);
@@ -86,13 +101,10 @@ void FlowTable::clear() {
 }
 
 FlowTable::Lists FlowTable::Extend(bool identity, size_t kills, size_t gens, size_t pairs) {
-  identity_.push_back(identity ? 1 : 0);
   kills_.resize(kills_.size() + kills);
   gens_.resize(gens_.size() + gens);
   pairs_.resize(pairs_.size() + pairs);
-  kill_end_.push_back(kills_.size());
-  gen_end_.push_back(gens_.size());
-  pair_end_.push_back(pairs_.size());
+  EndLists(identity);
   return Lists{absl::MakeSpan(kills_.data() + kills_.size() - kills, kills),
                absl::MakeSpan(gens_.data() + gens_.size() - gens, gens),
                absl::MakeSpan(pairs_.data() + pairs_.size() - pairs, pairs)};
@@ -116,10 +128,7 @@ void FlowTable::EndFlow(bool identity) {
   }
   SortUnique(&gens_, b.gens);
   SortUnique(&pairs_, b.pairs);
-  identity_.push_back(identity ? 1 : 0);
-  kill_end_.push_back(kills_.size());
-  gen_end_.push_back(gens_.size());
-  pair_end_.push_back(pairs_.size());
+  EndLists(identity);
 }
 
 void FlowTable::Truncate(size_t flows) {

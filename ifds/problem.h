@@ -134,9 +134,17 @@ class FlowTable {
   friend bool operator==(const FlowTable&, const FlowTable&) = default;
 
  private:
+  // Refuses lists past 2^32 entries, as memory is refused (std::bad_array_new_length, a
+  // bad_alloc, which every reader turns into its message): a problem file (4 GiB at most)
+  // cannot list that many, and the device takes fewer words in all.
+  static void CheckEntries(uint64_t kills, uint64_t gens, uint64_t pairs);
+  // Ends a flow whose lists end where the lists do now.
+  void EndLists(bool identity);
+
   PageVector<uint8_t> identity_;
-  // Where flow f's lists end; they begin where flow f - 1's end.
-  PageVector<uint64_t> kill_end_, gen_end_, pair_end_;
+  // Where flow f's lists end; they begin where flow f - 1's end. 32-bit (CheckEntries): 12
+  // bytes a flow.
+  PageVector<uint32_t> kill_end_, gen_end_, pair_end_;
   PageVector<uint32_t> kills_, gens_;
   PageVector<std::pair<uint32_t, uint32_t>> pairs_;
 };
