@@ -3,9 +3,9 @@
 //
 // Built three times, each program running what the others hand it with the same arguments,
 // found beside `sluice`:
-//   - `sluice` runs the commands that work in-process: without the daemon's client, OpenSSL
-//     or tcmalloc, so that its process is 7 MB at rest where it was 18 (the libraries' pages
-//     and what they set up at start), a fifth of a 1M-path-edge solve's peak;
+//   - `sluice` runs the commands that work in-process: without the daemon's client or
+//     OpenSSL, so that its process is 10 MiB at rest where it was 18 (the libraries' pages and
+//     what they set up at start), a sixth of a 1M-path-edge solve's peak;
 //   - sluice-remote (SLUICE_REMOTE_HERE) runs what belongs to a daemon: `info`, `health`,
 //     `token` (OpenSSL), and `solve` and `bfs` with --server, which `sluice` becomes it for;
 //   - sluice-analyze (SLUICE_ANALYZE_HERE, where LLVM is) runs `analyze`, in-process or with

@@ -51,13 +51,13 @@ TEST_F(CliTest, BfsThroughTheDaemonMatchesTheHost) {
   EXPECT_THAT(run.out, HasSubstr("network round trips"));
 }
 
-// `sluice` loads none of the daemon's client (gRPC, protobuf, OpenSSL) nor tcmalloc: what
-// talks to a daemon, and `token`, run as sluice-remote beside it, with the same arguments and
-// the same answers; without it, those say what they could not run and the rest works.
+// `sluice` loads none of the daemon's client (gRPC, protobuf, OpenSSL): what talks to a daemon,
+// and `token`, run as sluice-remote beside it, with the same arguments and the same answers;
+// without it, those say what they could not run and the rest works.
 TEST_F(CliTest, DaemonWorkRunsAsSluiceRemoteAndInProcessWorkLoadsNoDaemonClient) {
   const ProgramRun lean = RunProgram({"/usr/bin/ldd", BinaryPath("sluice")}, absl::Seconds(30));
   ASSERT_EQ(lean.exit_code, 0) << lean.err;
-  for (const char* library : {"libgrpc", "libprotobuf", "libssl", "libcrypto", "tcmalloc"}) {
+  for (const char* library : {"libgrpc", "libprotobuf", "libssl", "libcrypto"}) {
     EXPECT_THAT(lean.out, Not(HasSubstr(library)));
   }
   const ProgramRun remote =
