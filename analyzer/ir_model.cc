@@ -171,7 +171,32 @@ void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name
   leaves_.push_back(std::move(leaf));
 }
 
+void IrModel::NoteUnions(llvm::Type* type, const llvm::DIType* di_type, int depth) {
+  const auto* composite = llvm::dyn_cast_or_null<llvm::DICompositeType>(StripTypedefs(di_type));
+  if (composite == nullptr || depth >= kMaxStructDepth) return;
+  if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
+    if (composite->getTag() == llvm::dwarf::DW_TAG_array_type) {
+      NoteUnions(array->getElementType(), composite->getBaseType(), depth + 1);
+    }
+    return;
+  }
+  auto* structure = llvm::dyn_cast<llvm::StructType>(type);
+  if (structure == nullptr || structure->isOpaque() || structure->isLiteral()) return;
+  if (composite->getTag() == llvm::dwarf::DW_TAG_union_type) {
+    if (!structure->getName().startswith("union.")) linked_unions_.insert(structure);
+    return;  // (its IR member is one of its members, which one the IR does not say)
+  }
+  const llvm::StructLayout* layout = layout_.getStructLayout(structure);
+  for (unsigned i = 0; i < structure->getNumElements(); ++i) {
+    const llvm::DIDerivedType* member = MemberAt(di_type, layout->getElementOffset(i));
+    if (member != nullptr) {
+      NoteUnions(structure->getElementType(i), member->getBaseType(), depth + 1);
+    }
+  }
+}
+
 void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type) {
+  if (type != nullptr) NoteUnions(type, di_type, 0);
   const uint32_t id = static_cast<uint32_t>(objects_.size());
   object.first_leaf = static_cast<uint32_t>(leaves_.size());
   if (type != nullptr && type->isSized()) {

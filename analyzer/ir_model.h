@@ -155,6 +155,9 @@ class IrModel {
 
   void BuildObjects();
   void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
+  // Notes the struct types in `type` that its debug type `di_type` says are unions though their
+  // name does not (linked_unions_).
+  void NoteUnions(llvm::Type* type, const llvm::DIType* di_type, int depth);
   void Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
                const llvm::DIType* di_type, uint32_t object, int depth);
   // The bytes a call of a library allocator allocates where they are constant, else 0.
@@ -245,6 +248,9 @@ class IrModel {
   absl::flat_hash_map<const llvm::Value*, uint32_t> value_ids_;
   std::vector<PointsTo> points_to_;        // by value id
   std::vector<PointsTo> contents_;         // by leaf: what pointers it may hold (unsorted)
+  // Struct types debug info says are C unions but not named "union.X": linking modules gives a
+  // union the type of an identical struct of another module, and its name.
+  absl::flat_hash_set<const llvm::StructType*> linked_unions_;
   absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> accessed_;
   std::vector<bool> escapes_;
   // Which locals each object leads to (ReachedObjects): the locals whose address memory may

@@ -404,9 +404,18 @@ bool UnionMayHold(const llvm::DataLayout& layout, llvm::StructType* type, uint64
          layout.getTypeAllocSize(type).getFixedSize();
 }
 
-bool IsUnion(llvm::StructType* type) {
-  return type->hasName() && type->getName().startswith("union.");
-}
+// What the struct rules below need of a module: its layout, and which struct types are C
+// unions. Clang names a union's type "union.X", but linking modules can give it the name of an
+// identical struct of another module: debug info says which (IrModel::NoteUnions).
+struct TypeRules {
+  const llvm::DataLayout& layout;
+  const absl::flat_hash_set<const llvm::StructType*>& linked_unions;
+
+  bool IsUnion(llvm::StructType* type) const {
+    return (type->hasName() && type->getName().startswith("union.")) ||
+           linked_unions.contains(type);
+  }
+};
 
 // The first scalar a type is laid out with (its first member's, and so on); null for none.
 llvm::Type* FirstScalar(llvm::Type* type) {
@@ -436,11 +445,11 @@ bool Compatible(llvm::StructType* have, llvm::StructType* want) {
 // (opaque, or a literal one, as Clang gives a global a union initializes), and, where
 // `storage`, an array of scalars (bytes, words, doubles: a pool a program may cast,
 // `(struct hdr *)buf`), which a constant one is not.
-bool AnyStruct(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
+bool AnyStruct(const TypeRules& rules, llvm::Type* type, uint64_t offset,
                llvm::StructType* want, bool storage) {
   if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
     if (structure->isOpaque() || structure->isLiteral()) return true;
-    return IsUnion(structure) && UnionMayHold(layout, structure, offset, want);
+    return rules.IsUnion(structure) && UnionMayHold(rules.layout, structure, offset, want);
   }
   if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
     return storage && !array->getElementType()->isAggregateType();
@@ -450,18 +459,18 @@ bool AnyStruct(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset
 
 // Whether a struct of type `want` may live anywhere in memory of type `type`: a member
 // compatible with it, or memory any type may live in.
-bool MayContain(const llvm::DataLayout& layout, llvm::Type* type, llvm::StructType* want,
+bool MayContain(const TypeRules& rules, llvm::Type* type, llvm::StructType* want,
                 bool storage) {
-  if (AnyStruct(layout, type, 0, want, storage)) return true;
+  if (AnyStruct(rules, type, 0, want, storage)) return true;
   if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
     if (Compatible(structure, want)) return true;
     for (llvm::Type* element : structure->elements()) {
-      if (MayContain(layout, element, want, storage)) return true;
+      if (MayContain(rules, element, want, storage)) return true;
     }
     return false;
   }
   if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
-    return MayContain(layout, array->getElementType(), want, storage);
+    return MayContain(rules, array->getElementType(), want, storage);
   }
   return false;
 }
@@ -470,14 +479,14 @@ bool MayContain(const llvm::DataLayout& layout, llvm::Type* type, llvm::StructTy
 // types allow and programs rely on: a compatible struct there, or one whose first member (or
 // its first member's, and so on) is one, or memory any type may live in. A pointee inside an
 // array stands for every element: the array may hold `want` anywhere in an element.
-bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
+bool MayHold(const TypeRules& rules, llvm::Type* type, uint64_t offset,
              llvm::StructType* want, bool storage) {
   while (true) {
-    if (AnyStruct(layout, type, offset, want, storage)) return true;
+    if (AnyStruct(rules, type, offset, want, storage)) return true;
     if (auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
       if (offset == 0 && Compatible(structure, want)) return true;
-      if (IsUnion(structure)) return false;  // (AnyStruct: `want` does not fit)
-      const llvm::StructLayout* fields = layout.getStructLayout(structure);
+      if (rules.IsUnion(structure)) return false;  // (AnyStruct: `want` does not fit)
+      const llvm::StructLayout* fields = rules.layout.getStructLayout(structure);
       if (offset >= fields->getSizeInBytes()) return false;
       const unsigned field = fields->getElementContainingOffset(offset);
       offset -= fields->getElementOffset(field);
@@ -485,7 +494,7 @@ bool MayHold(const llvm::DataLayout& layout, llvm::Type* type, uint64_t offset,
       continue;
     }
     if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
-      return MayContain(layout, array, want, storage);
+      return MayContain(rules, array, want, storage);
     }
     return false;
   }
@@ -686,6 +695,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
   // undefined behaviour, as LLVM's type-based alias analysis also assumes. (A callback's
   // `void *` context may point to any caller's struct: each callee's fields reach its own.)
   absl::flat_hash_map<std::pair<Pointee, llvm::StructType*>, bool> holds_struct;
+  const TypeRules rules{layout_, linked_unions_};
   const auto may_hold = [&](Pointee pointee, llvm::StructType* want) {
     const MemoryObject& object = objects_[ObjectOf(pointee)];
     if ((object.kind != MemoryObject::Kind::kLocal &&
@@ -701,8 +711,8 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       // every pointee at its start): anywhere in it.
       const bool anywhere = OffsetOf(pointee) == kUnknownOffset ||
                             (object.leaf_count == 1 && leaves_[object.first_leaf].array);
-      it->second = anywhere ? MayContain(layout_, object.type, want, storage)
-                            : MayHold(layout_, object.type, OffsetOf(pointee), want, storage);
+      it->second = anywhere ? MayContain(rules, object.type, want, storage)
+                            : MayHold(rules, object.type, OffsetOf(pointee), want, storage);
     }
     return it->second;
   };

@@ -212,6 +212,44 @@ int main(void) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bad.json")));
 }
 
+// Linking gives a union the type of an identical struct of another file, and that type's name
+// (LLVM's IR linker merges types by their bodies): the union is still known as one, from debug
+// info, so a member that begins unlike the struct still lives in it.
+TEST(FrontEndTest, AUnionLinkedUnderAStructsNameHoldsEachOfItsMembers) {
+  TempDir dir;
+  const std::string main_c = dir.Write("main.c", R"(struct Pair { int *p; long n; };
+struct Wrap { struct Pair pair; };
+int read_other(void);
+struct Wrap keep;
+int main(void) {
+  int y = 1;
+  keep.pair.p = &y;
+  return read_other() + *keep.pair.p;
+}
+)");
+  const std::string other_c = dir.Write("other.c", R"(struct Pair { int *p; long n; };
+struct Other { long m; int *q; };
+union Box { struct Pair pair; struct Other other; };
+int read_other(void) {
+  union Box box;
+  int x;
+  box.other.q = &x;
+  return *box.other.q;
+}
+)");
+  AnalyzerOptions options;
+  options.analysis = Analysis::kUninit;
+  // Alone, and linked after the file whose struct its union's type becomes.
+  for (const std::vector<std::string>& inputs :
+       {std::vector<std::string>{other_c}, std::vector<std::string>{main_c, other_c}}) {
+    const std::vector<Finding> findings = Analyze(inputs, options);
+    ASSERT_THAT(findings, SizeIs(1)) << inputs.size() << " files";
+    EXPECT_EQ(findings[0].variable, "x");
+    EXPECT_EQ(findings[0].location.line, 8u);
+    EXPECT_THAT(findings[0].location.file, HasSubstr("other.c"));
+  }
+}
+
 // --- the problem ---------------------------------------------------------------------------
 
 TEST(ProblemTest, WrittenInSluicesFormatsItSolvesTheSame) {
