@@ -9,6 +9,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Instructions.h"
 #include "sluice/analyzer/ir_model.h"
+#include "sluice/analyzer/ir_model_internal.h"
 
 namespace sluice::analyzer {
 
@@ -97,34 +98,14 @@ bool Factors(const llvm::Value* value, std::vector<unsigned>* parameters, uint64
   return true;
 }
 
-}  // namespace
-
-// An allocation: a call of a library allocator of fresh memory (that is no taint source) or of
-// wrappers only. `zeroed`: its memory comes zeroed.
-bool IrModel::IsAllocation(const llvm::CallBase& call, bool* zeroed) const {
-  const std::vector<const llvm::Function*>& callees = Callees(call);
-  if (callees.empty()) {
-    const std::string name = ExternalName(call);
-    if (!AllocatesFresh(name) || sources_.contains(name)) return false;
-    *zeroed = name == "calloc";
-    return true;
-  }
-  *zeroed = true;
-  for (const llvm::Function* callee : callees) {
-    auto it = wrappers_.find(callee);
-    if (it == wrappers_.end()) return false;
-    *zeroed &= it->second.zeroed;
-  }
-  return true;
-}
-
-bool IrModel::WrapsAllocations(const llvm::Function& function, Wrapper* wrapper) const {
+// What `function`'s returns return, followed back through casts, phis, selects and the
+// variables it is kept in, to the calls it comes from: false where anything else is there (but
+// null), or a call `allocation` does not take.
+template <class IsAllocation>
+bool ReturnedCalls(const llvm::Function& function, IsAllocation allocation,
+                   std::vector<const llvm::CallBase*>* calls) {
+  calls->clear();
   if (!function.getReturnType()->isPointerTy()) return false;
-  wrapper->allocations.clear();
-  wrapper->zeroed = true;
-  // What the returns return, followed back through casts, phis, selects and the variables it
-  // is kept in, to the allocations it comes from: anything else there (but null) and this is
-  // no wrapper.
   absl::flat_hash_set<const llvm::Value*> seen;
   std::vector<const llvm::Value*> pending;
   for (const llvm::BasicBlock& block : function) {
@@ -153,20 +134,54 @@ bool IrModel::WrapsAllocations(const llvm::Function& function, Wrapper* wrapper)
         }
       }
     } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(value)) {
-      bool zeroed = false;
-      if (!IsAllocation(*call, &zeroed)) return false;
-      wrapper->allocations.push_back(call);
-      wrapper->zeroed &= zeroed;
+      if (!allocation(*call)) return false;
+      calls->push_back(call);
     } else {
       return false;  // a parameter, a global, a load from memory, arithmetic, ...
     }
   }
-  if (wrapper->allocations.empty()) return false;
+  return !calls->empty();
+}
+
+}  // namespace
+
+// An allocation: a call of a library allocator of fresh memory (that is no taint source) or of
+// wrappers only. `zeroed`: its memory comes zeroed.
+bool IrModel::IsAllocation(const llvm::CallBase& call, bool* zeroed) const {
+  const std::vector<const llvm::Function*>& callees = Callees(call);
+  if (callees.empty()) {
+    const std::string name = ExternalName(call);
+    if (!AllocatesFresh(name) || sources_.contains(name)) return false;
+    *zeroed = name == "calloc";
+    return true;
+  }
+  *zeroed = true;
+  for (const llvm::Function* callee : callees) {
+    auto it = wrappers_.find(callee);
+    if (it == wrappers_.end()) return false;
+    *zeroed &= it->second.zeroed;
+  }
+  return true;
+}
+
+bool IrModel::WrapsAllocations(const llvm::Function& function, Wrapper* wrapper) const {
+  wrapper->zeroed = true;
+  const bool wraps = ReturnedCalls(
+      function,
+      [&](const llvm::CallBase& call) {
+        bool zeroed = false;
+        if (!IsAllocation(call, &zeroed)) return false;
+        wrapper->zeroed &= zeroed;
+        return true;
+      },
+      &wrapper->allocations);
+  if (!wraps) return false;
   // Nothing else may reach what those allocations make: from each, through casts, phis,
   // selects and the variables it is kept in, it is only compared and returned.
   absl::flat_hash_set<const llvm::Value*> carriers(wrapper->allocations.begin(),
                                                    wrapper->allocations.end());
-  pending.assign(wrapper->allocations.begin(), wrapper->allocations.end());
+  std::vector<const llvm::Value*> pending(wrapper->allocations.begin(),
+                                          wrapper->allocations.end());
   while (!pending.empty()) {
     const llvm::Value* value = pending.back();
     pending.pop_back();
@@ -276,6 +291,129 @@ uint64_t IrModel::WrapperCallBytes(const llvm::CallBase& call) const {
     if (bytes > (uint64_t{1} << 32)) return 0;
   }
   return bytes;
+}
+
+bool IrModel::AllocatingCall(const llvm::CallBase& call) const {
+  const std::vector<const llvm::Function*>& callees = Callees(call);
+  return !callees.empty() && std::all_of(callees.begin(), callees.end(), [&](const auto* f) {
+    return allocating_.contains(f);
+  });
+}
+
+void IrModel::FindAllocatingFunctions() {
+  // The least fixed point, as for wrappers: what each return gives comes from a library
+  // allocator (a reallocation too: its memory is new, holding a copy) or from allocating
+  // functions found before.
+  // (A library allocation of a constant size may be a struct with fields and a last object of
+  // its own, IrModel::HeapType: a constructor that returns it keeps that object.)
+  const auto allocation = [&](const llvm::CallBase& call) {
+    if (Callees(call).empty()) {
+      const std::string name = ExternalName(call);
+      return (AllocatesFresh(name) || name == "realloc" || name == "reallocarray") &&
+             !sources_.contains(name) && AllocatorBytes(call, name) == 0;
+    }
+    return AllocatingCall(call);
+  };
+  std::vector<const llvm::CallBase*> calls;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const llvm::Function* function : functions_) {
+      if (allocating_.contains(function) || wrappers_.contains(function) ||
+          summarized_.contains(function->getName().str()) ||
+          !ReturnedCalls(*function, allocation, &calls)) {
+        continue;
+      }
+      allocating_[function].allocations = calls;
+      grew = true;
+    }
+  }
+  for (const auto& [function, found] : allocating_) {
+    for (const llvm::CallBase* call : found.allocations) returned_allocations_[call] = function;
+  }
+  // The parameters whose memory a reallocation copies: `realloc(block, n)` of a parameter, or
+  // an allocating function's call given a parameter where that function copies one.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& [function, found] : allocating_) {
+      for (const llvm::CallBase* call : found.allocations) {
+        for (const llvm::Value* source : CopiedBy(*call)) {
+          const int index = ParameterIndex(source->stripPointerCasts());
+          if (index < 0) continue;
+          std::vector<unsigned>& copied = found.copied_parameters;
+          if (std::find(copied.begin(), copied.end(), unsigned(index)) == copied.end()) {
+            copied.push_back(static_cast<unsigned>(index));
+            grew = true;
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<const llvm::Value*> IrModel::CopiedBy(const llvm::CallBase& call) const {
+  std::vector<const llvm::Value*> out;
+  const std::vector<const llvm::Function*>& callees = Callees(call);
+  if (callees.empty()) {
+    const std::string name = ExternalName(call);
+    if ((name == "realloc" || name == "reallocarray") && call.arg_size() > 0 &&
+        !IsNull(call.getArgOperand(0)->stripPointerCasts())) {
+      out.push_back(call.getArgOperand(0));
+    }
+    return out;
+  }
+  for (const llvm::Function* callee : callees) {
+    auto it = allocating_.find(callee);
+    if (it == allocating_.end()) continue;
+    for (unsigned k : it->second.copied_parameters) {
+      if (k < call.arg_size() && !IsNull(call.getArgOperand(k)->stripPointerCasts())) {
+        out.push_back(call.getArgOperand(k));
+      }
+    }
+  }
+  return out;
+}
+
+bool IrModel::CopiesParameter(const llvm::CallBase& call, const llvm::Value* source) const {
+  return returned_allocations_.contains(&call) &&
+         ParameterIndex(source->stripPointerCasts()) >= 0;
+}
+
+void IrModel::ComputeClones() {
+  if (allocating_.empty()) return;
+  // Each allocating function's calls, and whether each is returned by its own function.
+  absl::flat_hash_map<const llvm::Function*, std::vector<const llvm::CallBase*>> calls_of;
+  for (const auto& [call, callees] : callees_) {
+    for (const llvm::Function* callee : callees) {
+      if (allocating_.contains(callee)) calls_of[callee].push_back(call);
+    }
+  }
+  absl::flat_hash_set<const llvm::Function*> visiting;
+  const auto clones = [&](const auto& self, const llvm::Function* function) -> void {
+    if (clones_.contains(function) || !visiting.insert(function).second) return;
+    std::vector<uint32_t> out;
+    for (const llvm::CallBase* call : calls_of[function]) {
+      if (auto site = object_of_site_.find(call); site != object_of_site_.end()) {
+        out.push_back(site->second);
+      } else if (auto returned = returned_allocations_.find(call);
+                 returned != returned_allocations_.end()) {
+        self(self, returned->second);
+        auto it = clones_.find(returned->second);
+        if (it != clones_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+      }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    clones_[function] = std::move(out);
+    visiting.erase(function);
+  };
+  for (const auto& [function, found] : allocating_) clones(clones, function);
+}
+
+const std::vector<uint32_t>* IrModel::ObjectsOfAllocation(const llvm::CallBase& call) const {
+  auto returned = returned_allocations_.find(&call);
+  if (returned == returned_allocations_.end()) return nullptr;
+  auto it = clones_.find(returned->second);
+  return it != clones_.end() ? &it->second : nullptr;
 }
 
 }  // namespace sluice::analyzer

@@ -78,7 +78,9 @@ IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::stri
   }
   BuildCallGraph();
   FindAllocationWrappers();
+  FindAllocatingFunctions();
   BuildObjects();
+  ComputeClones();
   SolvePointsTo();
   ComputeAccesses();
   // Callees first, so each call's callee is summarized before its caller (but in recursion).
@@ -334,8 +336,27 @@ void IrModel::BuildObjects() {
           AddObject(std::move(object), type, di_type);
           continue;
         }
-        if (!Callees(*call).empty()) continue;
+        const std::vector<const llvm::Function*>& callees = Callees(*call);
+        if (!callees.empty()) {
+          // A call of an allocating function whose result is used, but one its own function
+          // returns: an object of its own, one location.
+          const bool allocates =
+              std::any_of(callees.begin(), callees.end(),
+                          [&](const llvm::Function* f) { return allocating_.contains(f); });
+          if (allocates && !call->use_empty() && !returned_allocations_.contains(call)) {
+            MemoryObject object;
+            object.kind = MemoryObject::Kind::kHeap;
+            object.site = call;
+            object.name = SiteName(instruction, "heap");
+            object.named = true;
+            object.cloned = true;
+            AddObject(std::move(object), nullptr, nullptr);
+          }
+          continue;
+        }
         const std::string name = ExternalName(*call);
+        // (An allocation an allocating function returns is each of its calls' objects.)
+        if (IsAllocator(name) && returned_allocations_.contains(call)) continue;
         if (IsAllocator(name)) {
           MemoryObject object;
           object.kind = MemoryObject::Kind::kHeap;

@@ -38,6 +38,10 @@ struct MemoryObject {
   // A heap object with fields some pointer may point into at an unknown offset: its leaves
   // are one location (one fact, the object's name).
   bool smashed = false;
+  // An object of one call of an allocating function (IrModel::FindAllocatingFunctions): what
+  // that call returns, and nothing the allocating function's body names but as one of all
+  // its calls' objects. It has no recency.
+  bool cloned = false;
 };
 
 struct Leaf {
@@ -170,6 +174,27 @@ class IrModel {
   // Allocation wrappers: defined functions that return a fresh allocation (from an allocator
   // or another wrapper) or null, and only compare it or move it to the return otherwise.
   void FindAllocationWrappers();
+  // Allocating functions (analyzer/allocation_wrappers.cc): defined functions, not wrappers,
+  // whose every return gives memory allocated in the call (by `malloc`, `realloc`, ... or an
+  // allocating function, called directly or through a pointer), or null, whatever else they
+  // do with it (Lua's `luaC_newobj` links and writes it, `luaM_malloc_` calls its allocator
+  // through a pointer). Each call of one whose result is used is an object of its own; in the
+  // function, the allocation stands for every call's object.
+  void FindAllocatingFunctions();
+  // After the objects are made: each allocating function's objects (clones_), and the memory
+  // copies a reallocation makes, at the call that gives the object (AllocatingCopies).
+  void ComputeClones();
+  // Whether every function a call may reach is an allocating function.
+  bool AllocatingCall(const llvm::CallBase& call) const;
+  // What a reallocation copies from: `realloc`'s block, or what a call of allocating functions
+  // passes where they copy a parameter's memory (non-null arguments only).
+  std::vector<const llvm::Value*> CopiedBy(const llvm::CallBase& call) const;
+  // Whether an allocation an allocating function returns copies `source` as one of that
+  // function's parameters: the copy is then made at each of the function's calls instead.
+  bool CopiesParameter(const llvm::CallBase& call, const llvm::Value* source) const;
+  // The objects an allocation an allocating function returns stands for (its function's
+  // clones); null for any other call.
+  const std::vector<uint32_t>* ObjectsOfAllocation(const llvm::CallBase& call) const;
   // Whether `function` is such a wrapper, given those found so far: the allocations it
   // returns, whether all of them make zeroed memory, and their size.
   struct Wrapper;
@@ -281,6 +306,18 @@ class IrModel {
   absl::flat_hash_map<const llvm::Function*, Wrapper> wrappers_;
   // The allocations wrappers return (a call of a wrapper among them is no site of its own).
   absl::flat_hash_set<const llvm::CallBase*> wrapped_allocations_;
+  // Allocating functions, each with the allocations it returns and the parameters whose
+  // memory a reallocation among them copies (`realloc(block, n)` of its parameter `block`).
+  struct Allocating {
+    std::vector<const llvm::CallBase*> allocations;
+    std::vector<unsigned> copied_parameters;
+  };
+  absl::flat_hash_map<const llvm::Function*, Allocating> allocating_;
+  // The allocations allocating functions return: they point to their function's objects.
+  absl::flat_hash_map<const llvm::CallBase*, const llvm::Function*> returned_allocations_;
+  // By allocating function: the objects of its calls, and of the calls of the allocating
+  // functions that return its result (sorted).
+  absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> clones_;
   uint32_t indirect_calls_ = 0;
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;

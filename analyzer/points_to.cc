@@ -199,11 +199,19 @@ std::vector<std::pair<uint32_t, uint32_t>> IrModel::CopyPairs(const llvm::Value*
 }
 
 std::vector<uint32_t> IrModel::CreatedLeaves(const llvm::CallBase& call) const {
-  auto it = object_of_site_.find(&call);
-  if (it == object_of_site_.end()) return {};
-  const MemoryObject& object = objects_[it->second];
   std::vector<uint32_t> out;
-  for (uint32_t i = 0; i < object.leaf_count; ++i) out.push_back(object.first_leaf + i);
+  const auto add = [&](uint32_t o) {
+    for (uint32_t i = 0; i < objects_[o].leaf_count; ++i) {
+      out.push_back(objects_[o].first_leaf + i);
+    }
+  };
+  if (auto it = object_of_site_.find(&call); it != object_of_site_.end()) {
+    add(it->second);
+  } else if (const std::vector<uint32_t>* objects = ObjectsOfAllocation(call);
+             objects != nullptr && Callees(call).empty()) {
+    // The library allocation inside an allocating function makes one of its calls' objects.
+    for (uint32_t o : *objects) add(o);
+  }
   return out;
 }
 
@@ -306,13 +314,33 @@ void IrModel::SolvePointsTo() {
         } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(i)) {
           const std::vector<const llvm::Function*>& callees = Callees(*call);
           auto site = object_of_site_.find(call);
+          // An allocation an allocating function returns points to each of its calls' objects.
+          const std::vector<uint32_t>* clones = ObjectsOfAllocation(*call);
+          if (clones != nullptr) {
+            for (uint32_t o : *clones) points_to_[ValueId(call)].push_back(Pack(o, 0));
+          }
+          // What a reallocation copies, where it is no parameter of the function returning it
+          // (then each call of that function copies its argument instead).
+          for (const llvm::Value* source :
+               clones != nullptr || !callees.empty() ? CopiedBy(*call)
+                                                     : std::vector<const llvm::Value*>()) {
+            if (CopiesParameter(*call, source)) continue;
+            constraints.push_back({Constraint::Kind::kCopyContents, ValueId(call),
+                                   ValueId(source), 0, false, kToEnd});
+          }
           for (const llvm::Function* callee : callees) {
             for (unsigned a = 0; a < call->arg_size() && a < callee->arg_size(); ++a) {
               copy(callee->getArg(a), call->getArgOperand(a));
             }
             // A call of allocation wrappers that is a site of its own gets its object only:
-            // the memory this call allocates is what nothing else may point to.
-            if (site != object_of_site_.end()) continue;
+            // the memory this call allocates is what nothing else may point to. So does a call
+            // of allocating functions that returns what they allocate, whether it is an object
+            // of its own or what its own function returns.
+            if (clones != nullptr) continue;
+            if (site != object_of_site_.end() &&
+                (!objects_[site->second].cloned || AllocatingCall(*call))) {
+              continue;
+            }
             for (const llvm::BasicBlock& callee_block : *callee) {
               if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(callee_block.getTerminator())) {
                 if (ret->getReturnValue() != nullptr) copy(call, ret->getReturnValue());
@@ -331,6 +359,7 @@ void IrModel::SolvePointsTo() {
             points_to_[ValueId(call)].push_back(Pack(site->second, 0));
           }
           if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
+          if (name == "realloc" && clones != nullptr) continue;  // (copied above)
           if (CopiesMemory(name) && call->arg_size() > 1) {
             constraints.push_back({Constraint::Kind::kCopyContents,
                                    ValueId(name == "realloc" ? call : call->getArgOperand(0)),

@@ -83,7 +83,9 @@ void IrModel::ComputeRecency() {
     const MemoryObject& object = objects_[o];
     if (object.kind != MemoryObject::Kind::kHeap) continue;
     const auto* call = llvm::cast<llvm::CallBase>(object.site);
-    if (object.smashed) continue;  // its fields are one location: nothing replaces one
+    // Its fields are one location, nothing replaces one; or it is a call's of an allocating
+    // function, which writes the object before its caller has it.
+    if (object.smashed || object.cloned) continue;
     if (const llvm::AllocaInst* slot = internal::RecencySlot(*call)) {
       slots[call->getFunction()].emplace_back(slot, o);
     }
