@@ -338,12 +338,13 @@ void IrModel::BuildObjects() {
         }
         const std::vector<const llvm::Function*>& callees = Callees(*call);
         if (!callees.empty()) {
-          // A call of an allocating function whose result is used, but one its own function
-          // returns: an object of its own, one location.
+          // A call of an allocating function, but one its own function returns: an object of
+          // its own, one location. (Also where its result is not used: the function may keep
+          // what it allocates.)
           const bool allocates =
               std::any_of(callees.begin(), callees.end(),
                           [&](const llvm::Function* f) { return allocating_.contains(f); });
-          if (allocates && !call->use_empty() && !returned_allocations_.contains(call)) {
+          if (allocates && !returned_allocations_.contains(call)) {
             MemoryObject object;
             object.kind = MemoryObject::Kind::kHeap;
             object.site = call;

@@ -178,8 +178,8 @@ class IrModel {
   // whose every return gives memory allocated in the call (by `malloc`, `realloc`, ... or an
   // allocating function, called directly or through a pointer), or null, whatever else they
   // do with it (Lua's `luaC_newobj` links and writes it, `luaM_malloc_` calls its allocator
-  // through a pointer). Each call of one whose result is used is an object of its own; in the
-  // function, the allocation stands for every call's object.
+  // through a pointer). Each call of one is an object of its own; in the function, the
+  // allocation stands for every call's object.
   void FindAllocatingFunctions();
   // After the objects are made: each allocating function's objects (clones_), and the memory
   // copies a reallocation makes, at the call that gives the object (AllocatingCopies).

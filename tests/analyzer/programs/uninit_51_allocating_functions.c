@@ -27,6 +27,23 @@ static int **grow(int **old, size_t count) {
   return p;
 }
 
+struct node {
+  struct node *next;
+  int *value;
+};
+
+static struct node *list;
+
+static struct node *push(int *value, size_t size) {
+  struct node *n = realloc(NULL, size);
+  if (n == NULL)
+    exit(1);
+  n->value = value;
+  n->next = list;
+  list = n;
+  return n;
+}
+
 int main(void) {
   int x;
   int y = 2;
@@ -35,9 +52,9 @@ int main(void) {
   a->value = &x;
   b->value = &y;
   // note: over-approximation: every call of new_box writes every object of its calls, weakly, and realloc's memory has no value
-  int r = *b->value; // expect: uninit heap@uninit_51_allocating_functions.c:34
+  int r = *b->value; // expect: uninit heap@uninit_51_allocating_functions.c:51
   // note: b is an object of its own: only a's holds &x
-  r += *a->value; // expect: uninit x, uninit heap@uninit_51_allocating_functions.c:33
+  r += *a->value; // expect: uninit x, uninit heap@uninit_51_allocating_functions.c:50
   int z;
   int w = 3;
   int **first = grow(NULL, 1);
@@ -46,9 +63,12 @@ int main(void) {
   second[0] = &w;
   int **grown = grow(first, 2);
   // note: over-approximation: an array is one location, which realloc leaves without a value
-  r += *second[0]; // expect: uninit heap@uninit_51_allocating_functions.c:44, uninit r
+  r += *second[0]; // expect: uninit heap@uninit_51_allocating_functions.c:61, uninit r
   // note: the reallocation at this call copies first's object, &z with it
-  r += *grown[0]; // expect: uninit z, uninit heap@uninit_51_allocating_functions.c:47, uninit r
-  printf("%d %d\n", r, made); // expect: uninit r
+  r += *grown[0]; // expect: uninit z, uninit heap@uninit_51_allocating_functions.c:64, uninit r
+  int v;
+  // note: its result is not used, but push keeps what it allocates: the call is still an object
+  push(&v, sizeof(struct node));
+  printf("%d %d %d\n", r, made, *list->value); // expect: uninit r, uninit v, uninit heap@uninit_51_allocating_functions.c:71
   return 0;
 }
