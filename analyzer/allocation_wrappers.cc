@@ -98,6 +98,21 @@ bool Factors(const llvm::Value* value, std::vector<unsigned>* parameters, uint64
   return true;
 }
 
+// The bytes a call allocates where a callee allocates `constant` times its parameters of these
+// indexes and the call passes constants for them; 0 otherwise.
+uint64_t ConstantBytes(const llvm::CallBase& call, const std::vector<unsigned>& parameters,
+                       uint64_t constant) {
+  uint64_t bytes = constant;
+  for (unsigned k : parameters) {
+    const auto* count =
+        k < call.arg_size() ? llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(k)) : nullptr;
+    if (count == nullptr || count->getValue().getActiveBits() > 32) return 0;
+    bytes *= count->getZExtValue();
+    if (bytes > (uint64_t{1} << 32)) return 0;
+  }
+  return bytes;
+}
+
 // What `function`'s returns return, followed back through casts, phis, selects and the
 // variables it is kept in, to the calls it comes from: false where anything else is there (but
 // null), or a call `allocation` does not take.
@@ -205,39 +220,58 @@ bool IrModel::WrapsAllocations(const llvm::Function& function, Wrapper* wrapper)
       if (carriers.insert(user).second) pending.push_back(user);
     }
   }
-  // The size of every allocation, as a product of the function's parameters and a constant.
-  wrapper->sized = true;
-  for (size_t i = 0; i < wrapper->allocations.size(); ++i) {
-    const llvm::CallBase& call = *wrapper->allocations[i];
-    std::vector<unsigned> parameters;
-    uint64_t constant = 1;
-    bool known = false;
-    const std::vector<const llvm::Function*>& callees = Callees(call);
-    if (callees.empty()) {
-      const std::string name = ExternalName(call);
-      const bool one = name == "malloc" || name == "_Znwm" || name == "_Znam";
-      known = call.arg_size() >= 1 && (one || (name == "calloc" && call.arg_size() >= 2)) &&
-              Factors(call.getArgOperand(0), &parameters, &constant) &&
-              (one || Factors(call.getArgOperand(1), &parameters, &constant));
-    } else if (callees.size() == 1 && wrappers_.at(callees[0]).sized) {
-      // The callee's size, in this function's parameters.
-      const Wrapper& inner = wrappers_.at(callees[0]);
-      constant = inner.size_constant;
-      known = true;
-      for (unsigned k : inner.size_parameters) {
-        known = known && k < call.arg_size() &&
-                Factors(call.getArgOperand(k), &parameters, &constant);
-      }
+  wrapper->sized = SameSize(wrapper->allocations, &wrapper->size_parameters,
+                            &wrapper->size_constant);
+  return true;
+}
+
+bool IrModel::AllocationSize(const llvm::CallBase& call, std::vector<unsigned>* parameters,
+                             uint64_t* constant) const {
+  parameters->clear();
+  *constant = 1;
+  const std::vector<const llvm::Function*>& callees = Callees(call);
+  if (callees.empty()) {
+    const std::string name = ExternalName(call);
+    const bool one = name == "malloc" || name == "_Znwm" || name == "_Znam";
+    const bool two = name == "calloc";
+    const bool resized = name == "realloc";  // (its size is its second argument)
+    if (!one && !two && !resized) return false;
+    const unsigned first = resized ? 1 : 0;
+    return call.arg_size() > first + (two ? 1 : 0) &&
+           Factors(call.getArgOperand(first), parameters, constant) &&
+           (!two || Factors(call.getArgOperand(1), parameters, constant));
+  }
+  if (callees.size() != 1) return false;
+  // The callee's size, in this function's parameters.
+  const std::vector<unsigned>* inner_parameters = nullptr;
+  if (auto it = wrappers_.find(callees[0]); it != wrappers_.end() && it->second.sized) {
+    inner_parameters = &it->second.size_parameters;
+    *constant = it->second.size_constant;
+  } else if (auto at = allocating_.find(callees[0]); at != allocating_.end() && at->second.sized) {
+    inner_parameters = &at->second.size_parameters;
+    *constant = at->second.size_constant;
+  } else {
+    return false;
+  }
+  for (unsigned k : *inner_parameters) {
+    if (k >= call.arg_size() || !Factors(call.getArgOperand(k), parameters, constant)) {
+      return false;
     }
-    if (!known || (i > 0 && (parameters != wrapper->size_parameters ||
-                             constant != wrapper->size_constant))) {
-      wrapper->sized = false;
-      break;
-    }
-    wrapper->size_parameters = std::move(parameters);
-    wrapper->size_constant = constant;
   }
   return true;
+}
+
+bool IrModel::SameSize(const std::vector<const llvm::CallBase*>& allocations,
+                       std::vector<unsigned>* parameters, uint64_t* constant) const {
+  std::vector<unsigned> each;
+  uint64_t bytes = 1;
+  for (size_t i = 0; i < allocations.size(); ++i) {
+    if (!AllocationSize(*allocations[i], &each, &bytes)) return false;
+    if (i > 0 && (each != *parameters || bytes != *constant)) return false;
+    *parameters = each;
+    *constant = bytes;
+  }
+  return !allocations.empty();
 }
 
 void IrModel::FindAllocationWrappers() {
@@ -281,16 +315,7 @@ uint64_t IrModel::WrapperCallBytes(const llvm::CallBase& call) const {
   const llvm::Function* wrapper = WrapperCall(call, &zeroed);
   if (wrapper == nullptr) return 0;
   const Wrapper& sizes = wrappers_.at(wrapper);
-  if (!sizes.sized) return 0;
-  uint64_t bytes = sizes.size_constant;
-  for (unsigned k : sizes.size_parameters) {
-    const auto* count =
-        k < call.arg_size() ? llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(k)) : nullptr;
-    if (count == nullptr || count->getValue().getActiveBits() > 32) return 0;
-    bytes *= count->getZExtValue();
-    if (bytes > (uint64_t{1} << 32)) return 0;
-  }
-  return bytes;
+  return sizes.sized ? ConstantBytes(call, sizes.size_parameters, sizes.size_constant) : 0;
 }
 
 bool IrModel::AllocatingCall(const llvm::CallBase& call) const {
@@ -348,6 +373,23 @@ void IrModel::FindAllocatingFunctions() {
       }
     }
   }
+  // Their sizes, as wrappers' are: each found once what it calls is.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& [function, found] : allocating_) {
+      if (found.sized) continue;
+      found.sized = SameSize(found.allocations, &found.size_parameters, &found.size_constant);
+      grew |= found.sized;
+    }
+  }
+}
+
+uint64_t IrModel::AllocatingCallBytes(const llvm::CallBase& call) const {
+  const std::vector<const llvm::Function*>& callees = Callees(call);
+  if (callees.size() != 1) return 0;
+  auto it = allocating_.find(callees[0]);
+  if (it == allocating_.end() || !it->second.sized) return 0;
+  return ConstantBytes(call, it->second.size_parameters, it->second.size_constant);
 }
 
 std::vector<const llvm::Value*> IrModel::CopiedBy(const llvm::CallBase& call) const {

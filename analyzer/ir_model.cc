@@ -239,28 +239,50 @@ uint64_t IrModel::AllocatorBytes(const llvm::CallBase& call, const std::string& 
 llvm::Type* IrModel::HeapType(
     const llvm::CallBase& call, uint64_t bytes,
     const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
-    const llvm::DIType** di_type) const {
+    const llvm::DIType** di_type, bool through_casts) const {
   if (bytes == 0) return nullptr;
   const llvm::AllocaInst* slot = internal::RecencySlot(call);
   if (slot == nullptr) return nullptr;
   llvm::StructType* type = nullptr;
+  // The loads of the variable (and, with `through_casts`, their casts and the loads of the
+  // variables those are kept in, as `Table *t = gco2t(o)` keeps an object Lua allocated as a
+  // `GCObject`), and the struct types they are indexed as.
+  // (Each with the variable it was loaded from, whose debug type names the struct's fields.)
+  std::vector<std::pair<const llvm::Value*, const llvm::AllocaInst*>> pointers;
   for (const llvm::User* user : slot->users()) {
-    const auto* load = llvm::dyn_cast<llvm::LoadInst>(user);
-    if (load == nullptr) continue;
-    for (const llvm::User* use : load->users()) {
+    if (llvm::isa<llvm::LoadInst>(user)) pointers.emplace_back(user, slot);
+  }
+  const llvm::AllocaInst* typed_slot = slot;
+  for (size_t i = 0; i < pointers.size() && pointers.size() < 256; ++i) {
+    const auto [pointer, from] = pointers[i];
+    for (const llvm::User* use : pointer->users()) {
+      if (through_casts && llvm::isa<llvm::BitCastInst>(use)) {
+        pointers.emplace_back(use, from);
+        continue;
+      }
+      if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(use);
+          through_casts && store != nullptr && store->getValueOperand() == pointer) {
+        const auto* kept = llvm::dyn_cast<llvm::AllocaInst>(store->getPointerOperand());
+        if (kept == nullptr || kept == slot) continue;
+        for (const llvm::User* kept_user : kept->users()) {
+          if (llvm::isa<llvm::LoadInst>(kept_user)) pointers.emplace_back(kept_user, kept);
+        }
+        continue;
+      }
       const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(use);
-      if (gep == nullptr || gep->getPointerOperand() != load) continue;
+      if (gep == nullptr || gep->getPointerOperand() != pointer) continue;
       auto* structure = llvm::dyn_cast<llvm::StructType>(gep->getSourceElementType());
       if (structure == nullptr) continue;
       if (type != nullptr && type != structure) return nullptr;
       type = structure;
+      typed_slot = from;
     }
   }
   if (type == nullptr || !type->isSized() ||
       layout_.getTypeAllocSize(type).getFixedSize() != bytes) {
     return nullptr;
   }
-  auto it = declared.find(slot);
+  auto it = declared.find(typed_slot);
   if (it != declared.end() && it->second != nullptr) {
     const auto* pointer = llvm::dyn_cast_or_null<llvm::DIDerivedType>(
         StripTypedefs(it->second->getType()));
@@ -351,7 +373,11 @@ void IrModel::BuildObjects() {
             object.name = SiteName(instruction, "heap");
             object.named = true;
             object.cloned = true;
-            AddObject(std::move(object), nullptr, nullptr);
+            // With fields where it is one struct's size, kept and read as that struct.
+            const llvm::DIType* di_type = nullptr;
+            llvm::Type* type =
+                HeapType(*call, AllocatingCallBytes(*call), declared, &di_type, true);
+            AddObject(std::move(object), type, di_type);
           }
           continue;
         }

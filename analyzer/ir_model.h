@@ -169,7 +169,7 @@ class IrModel {
   llvm::Type* HeapType(
       const llvm::CallBase& call, uint64_t bytes,
       const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
-      const llvm::DIType** di_type) const;
+      const llvm::DIType** di_type, bool through_casts = false) const;
   void BuildCallGraph();
   // Allocation wrappers: defined functions that return a fresh allocation (from an allocator
   // or another wrapper) or null, and only compare it or move it to the return otherwise.
@@ -205,6 +205,16 @@ class IrModel {
   // The bytes a call of an allocation wrapper allocates, where its size is a product of its
   // parameters and a constant and the call passes constants for those: 0 otherwise.
   uint64_t WrapperCallBytes(const llvm::CallBase& call) const;
+  // The same for a call of one allocating function.
+  uint64_t AllocatingCallBytes(const llvm::CallBase& call) const;
+  // The bytes one allocation allocates, as a product of its function's parameters (their
+  // indexes, sorted) and a constant: a library allocator's size, or a wrapper's or allocating
+  // function's size in the call's arguments. False where it is not such a product.
+  bool AllocationSize(const llvm::CallBase& call, std::vector<unsigned>* parameters,
+                      uint64_t* constant) const;
+  // Whether every allocation has the same such size (then set), none of them unknown.
+  bool SameSize(const std::vector<const llvm::CallBase*>& allocations,
+                std::vector<unsigned>* parameters, uint64_t* constant) const;
   // A points-to constraint: dst = src (+ shift), dst = *src, *dst = src, or a memory copy
   // from what src points to into what dst points to. Ids are value ids.
   struct Constraint {
@@ -311,6 +321,10 @@ class IrModel {
   struct Allocating {
     std::vector<const llvm::CallBase*> allocations;
     std::vector<unsigned> copied_parameters;
+    // The bytes it allocates, as a wrapper's (Wrapper), where `sized`.
+    bool sized = false;
+    std::vector<unsigned> size_parameters;
+    uint64_t size_constant = 1;
   };
   absl::flat_hash_map<const llvm::Function*, Allocating> allocating_;
   // The allocations allocating functions return: they point to their function's objects.

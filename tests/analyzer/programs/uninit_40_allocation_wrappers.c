@@ -67,8 +67,8 @@ int main(void) {
     return 1;
   l->a = 1;
   l->b = 2;
-  // note: over-approximation: keep is no wrapper (it keeps the allocation) but an allocating function, so k and l are objects of their own calls, one location each, which its allocation leaves without a value and the stores through l only add to
-  printf("%d\n", k->a); // expect: uninit heap@uninit_40_allocation_wrappers.c:64
-  printf("%d\n", l->b); // expect: uninit heap@uninit_40_allocation_wrappers.c:65
+  // note: over-approximation: keep is no wrapper (it keeps the allocation) but an allocating function, so k and l are objects of their own calls, with fields, which its allocation leaves without a value and the stores through l only add to
+  printf("%d\n", k->a); // expect: uninit heap@uninit_40_allocation_wrappers.c:64.a
+  printf("%d\n", l->b); // expect: uninit heap@uninit_40_allocation_wrappers.c:65.b
   return 0;
 }
