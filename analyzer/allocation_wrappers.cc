@@ -339,11 +339,16 @@ void IrModel::FindAllocatingFunctions() {
     }
     return AllocatingCall(call);
   };
+  // (One nothing calls, a library's entry, keeps its allocation's object: it has no calls to
+  // stand for.)
+  absl::flat_hash_set<const llvm::Function*> called;
+  for (const auto& [call, callees] : callees_) called.insert(callees.begin(), callees.end());
   std::vector<const llvm::CallBase*> calls;
   for (bool grew = true; grew;) {
     grew = false;
     for (const llvm::Function* function : functions_) {
-      if (allocating_.contains(function) || wrappers_.contains(function) ||
+      if (!called.contains(function) || allocating_.contains(function) ||
+          wrappers_.contains(function) ||
           summarized_.contains(function->getName().str()) ||
           !ReturnedCalls(*function, allocation, &calls)) {
         continue;

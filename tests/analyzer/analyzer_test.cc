@@ -380,6 +380,26 @@ int api_two(void) { int y = 2; return helper(&y); }
   EXPECT_EQ(findings[0].function, "helper");
 }
 
+// An allocating function nothing calls (a library's entry) keeps its allocation's object: what
+// it reads of its own fresh memory is still found.
+TEST(ProblemTest, AnAllocatingFunctionNothingCallsKeepsItsAllocationsObject) {
+  TempDir dir;
+  const std::string source = dir.Write("lib.c", R"(#include <stdlib.h>
+int *make_pair(size_t n) {
+  int *p = realloc(NULL, n * sizeof *p);
+  if (p == NULL) exit(1);
+  p[1] = p[0];
+  return p;
+}
+)");
+  AnalyzerOptions options;
+  const std::vector<Finding> findings = Analyze({source}, options);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].variable, "heap@lib.c:3");
+  EXPECT_EQ(findings[0].location.line, 5u);
+  EXPECT_EQ(findings[0].function, "make_pair");
+}
+
 // --- reports -------------------------------------------------------------------------------
 
 // A copy through pointers to several places pairs every source with every destination; past
