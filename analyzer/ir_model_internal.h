@@ -45,10 +45,11 @@ inline bool ReturnsFirstArgument(std::string_view name) {
          name == "gets" || name == "strchrnul" || name == "rawmemchr";
 }
 
-// External functions that copy memory from their second argument to their first.
+// External functions that copy memory from their second argument to their first. (A
+// reallocation copies its block into what it returns: IrModel::CopiedBy.)
 inline bool CopiesMemory(std::string_view name) {
   return name == "memcpy" || name == "memmove" || name == "strcpy" || name == "strncpy" ||
-         name == "strcat" || name == "strncat" || name == "stpcpy" || name == "realloc";
+         name == "strcat" || name == "strncat" || name == "stpcpy";
 }
 
 // A pointer's base past casts and constant getelementptrs (at most 32), with the offset they

@@ -319,11 +319,9 @@ void IrModel::SolvePointsTo() {
           if (clones != nullptr) {
             for (uint32_t o : *clones) points_to_[ValueId(call)].push_back(Pack(o, 0));
           }
-          // What a reallocation copies, where it is no parameter of the function returning it
-          // (then each call of that function copies its argument instead).
-          for (const llvm::Value* source :
-               clones != nullptr || !callees.empty() ? CopiedBy(*call)
-                                                     : std::vector<const llvm::Value*>()) {
+          // What a reallocation copies, where it is no parameter of an allocating function
+          // returning it (then each call of that function copies its argument instead).
+          for (const llvm::Value* source : CopiedBy(*call)) {
             if (CopiesParameter(*call, source)) continue;
             constraints.push_back({Constraint::Kind::kCopyContents, ValueId(call),
                                    ValueId(source), 0, false, kToEnd});
@@ -359,12 +357,10 @@ void IrModel::SolvePointsTo() {
             points_to_[ValueId(call)].push_back(Pack(site->second, 0));
           }
           if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
-          if (name == "realloc" && clones != nullptr) continue;  // (copied above)
           if (CopiesMemory(name) && call->arg_size() > 1) {
             constraints.push_back({Constraint::Kind::kCopyContents,
-                                   ValueId(name == "realloc" ? call : call->getArgOperand(0)),
-                                   ValueId(call->getArgOperand(name == "realloc" ? 0 : 1)), 0,
-                                   false, kToEnd});
+                                   ValueId(call->getArgOperand(0)),
+                                   ValueId(call->getArgOperand(1)), 0, false, kToEnd});
           }
         }
       }
