@@ -451,20 +451,18 @@ class ProblemBuilder {
     flow.identity = spec.identity;
     flow.kills = std::move(spec.kills);
     flow.gens = std::move(spec.gens);
-    flow.pairs = std::move(spec.pairs);
+    flow.pairs.reserve(spec.pairs.size());
+    for (const auto& pair : spec.pairs) flow.pairs.push_back(pair);
     flow.Normalize();
     std::string key;
-    key.reserve(16 + 4 * (flow.kills.size() + flow.gens.size() + 2 * flow.pairs.size()));
+    key.reserve(16 + 4 * (flow.kills.size() + flow.gens.size() + flow.pairs.size()));
     key += flow.identity ? 'I' : 'N';
     auto put = [&key](uint32_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
     put(static_cast<uint32_t>(flow.kills.size()));
     for (uint32_t k : flow.kills) put(k);
     put(static_cast<uint32_t>(flow.gens.size()));
     for (uint32_t g : flow.gens) put(g);
-    for (const auto& [a, b] : flow.pairs) {
-      put(a);
-      put(b);
-    }
+    for (uint32_t word : flow.pairs.words()) put(word);
     auto [it, inserted] = flow_ids_.emplace(std::move(key), problem_.flows.size());
     if (inserted) problem_.flows.push_back(std::move(flow));
     return it->second;

@@ -66,13 +66,15 @@ class Reader {
     position_ += 4 * out.size();
     return true;
   }
-  // As U32s, for pairs of words.
-  bool U32Pairs(absl::Span<std::pair<uint32_t, uint32_t>> out) {
+  // As U32s, for pairs of words, each pair packed in one (PackPair).
+  bool U32Pairs(absl::Span<uint32_t> out) {
     if (out.size() > left() / 8) return false;
     const char* at = bytes_.data() + position_;
-    for (auto& [a, b] : out) {
+    for (uint32_t& word : out) {
+      uint32_t a, b;
       std::memcpy(&a, at, 4);
       std::memcpy(&b, at + 4, 4);
+      word = PackPair(a, b);
       at += 8;
     }
     position_ += 8 * out.size();

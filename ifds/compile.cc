@@ -18,6 +18,9 @@ using kernels::ifds::kMaxId;
 using kernels::ifds::kNone;
 using Sections = std::array<uint32_t*, GraphLayout::kNumSections>;
 constexpr uint32_t kHeaderWords = GraphLayout::kFlowHeaderWords;
+static_assert(GraphLayout::PackPair(2, 3) == PackPair(2, 3) &&
+                  GraphLayout::PackPair(kMaxFacts - 1, 1) == PackPair(kMaxFacts - 1, 1),
+              "a problem's pairs are copied to the device as they are");
 
 // The flows are written in this many ranges, each on a thread: `threads` of them, or without
 // it one per core when there are enough flows to be worth a thread.
@@ -53,8 +56,9 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
     kill_at += static_cast<uint32_t>(view.kills.size());
     std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
     gen_at += static_cast<uint32_t>(view.gens.size());
-    // Sorted by source, then target, as their words are: the kernels binary-search them.
-    for (const auto& [a, b] : view.pairs) pairs[pair_at++] = GraphLayout::PackPair(a, b);
+    // The problem's words are the device's (PackPair), sorted: the kernels binary-search them.
+    std::copy(view.pairs.words().begin(), view.pairs.words().end(), pairs + pair_at);
+    pair_at += static_cast<uint32_t>(view.pairs.size());
     if (flows_compiled && (f + 1 - untold == kFlowsPerRelease || f + 1 == last)) {
       flows_compiled(untold, f + 1);
       untold = f + 1;

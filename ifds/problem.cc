@@ -27,7 +27,7 @@ void Flow::Normalize() {
   SortUnique(&kills);
   if (!kills.empty() && kills.front() == kZeroFact) kills.erase(kills.begin());
   SortUnique(&gens);
-  SortUnique(&pairs);
+  SortUnique(&pairs.words());
 }
 
 void FlowView::Apply(uint32_t d, std::vector<uint32_t>* out) const {
@@ -37,8 +37,11 @@ void FlowView::Apply(uint32_t d, std::vector<uint32_t>* out) const {
   } else if (identity && !std::binary_search(kills.begin(), kills.end(), d)) {
     out->push_back(d);
   }
-  auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(d, uint32_t{0}));
-  for (; it != pairs.end() && it->first == d; ++it) out->push_back(it->second);
+  const absl::Span<const uint32_t> words = pairs.words();
+  auto it = std::lower_bound(words.begin(), words.end(), PackPair(d, 0));
+  for (; it != words.end() && UnpackPair(*it).first == d; ++it) {
+    out->push_back(UnpackPair(*it).second);
+  }
 }
 
 namespace {
@@ -49,7 +52,7 @@ bool SortedUnique(absl::Span<const T> v) {
 }  // namespace
 
 bool FlowView::Normalized() const {
-  return SortedUnique(kills) && SortedUnique(gens) && SortedUnique(pairs) &&
+  return SortedUnique(kills) && SortedUnique(gens) && SortedUnique(pairs.words()) &&
          (kills.empty() || kills.front() != kZeroFact);
 }
 
@@ -70,7 +73,7 @@ void FlowTable::EndLists(bool identity) {
 void FlowTable::push_back(const FlowView& flow) {
   kills_.insert(kills_.end(), flow.kills.begin(), flow.kills.end());
   gens_.insert(gens_.end(), flow.gens.begin(), flow.gens.end());
-  pairs_.insert(pairs_.end(), flow.pairs.begin(), flow.pairs.end());
+  pairs_.insert(pairs_.end(), flow.pairs.words().begin(), flow.pairs.words().end());
   EndLists(flow.identity);
 }
 
@@ -174,7 +177,7 @@ FlowView FlowTable::operator[](size_t f) const {
       identity_[f] != 0,
       absl::MakeConstSpan(kills_.data() + kill_begin, kill_end_[f] - kill_begin),
       absl::MakeConstSpan(gens_.data() + gen_begin, gen_end_[f] - gen_begin),
-      absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin)};
+      PairList(absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin))};
 }
 
 absl::Status Validate(const Problem& p) {

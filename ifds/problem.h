@@ -28,6 +28,100 @@ inline constexpr uint32_t kMaxFacts = 0xffff;        // fact ids 0 .. kMaxFacts 
 inline constexpr uint32_t kMaxNodes = 0xfffffffe;    // node ids 0 .. kMaxNodes - 1
 inline constexpr uint32_t kZeroFact = 0;
 
+// A random-access iterator over a list read by index, (*list)[i] being its elements (values
+// made on reading, not references).
+template <class List>
+class IndexIterator {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = typename List::value_type;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = value_type;
+  IndexIterator() = default;
+  IndexIterator(const List* list, size_t i) : list_(list), i_(i) {}
+  value_type operator*() const { return (*list_)[i_]; }
+  value_type operator[](difference_type n) const { return *(*this + n); }
+  IndexIterator& operator++() { return *this += 1; }
+  IndexIterator operator++(int) { IndexIterator old = *this; ++*this; return old; }
+  IndexIterator& operator--() { return *this -= 1; }
+  IndexIterator operator--(int) { IndexIterator old = *this; --*this; return old; }
+  IndexIterator& operator+=(difference_type n) {
+    i_ = static_cast<size_t>(static_cast<difference_type>(i_) + n);
+    return *this;
+  }
+  IndexIterator& operator-=(difference_type n) { return *this += -n; }
+  friend IndexIterator operator+(IndexIterator it, difference_type n) { return it += n; }
+  friend IndexIterator operator+(difference_type n, IndexIterator it) { return it += n; }
+  friend IndexIterator operator-(IndexIterator it, difference_type n) { return it -= n; }
+  friend difference_type operator-(const IndexIterator& a, const IndexIterator& b) {
+    return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+  }
+  friend bool operator==(const IndexIterator& a, const IndexIterator& b) { return a.i_ == b.i_; }
+  friend auto operator<=>(const IndexIterator& a, const IndexIterator& b) { return a.i_ <=> b.i_; }
+
+ private:
+  const List* list_ = nullptr;
+  size_t i_ = 0;
+};
+
+// A flow's pair (d, t) is one word, d in the high 16 bits and t in the low, as the device
+// holds it (kernels/ifds.h, GraphLayout::PackPair): facts are below kMaxFacts, and words sort
+// as their pairs do, by d and then t. A fact of kMaxFacts or more, which no problem has, is
+// held as kMaxFacts, so that Validate still refuses it.
+constexpr uint32_t PackPair(uint32_t d, uint32_t t) {
+  return (d < kMaxFacts ? d : kMaxFacts) << 16 | (t < kMaxFacts ? t : kMaxFacts);
+}
+constexpr std::pair<uint32_t, uint32_t> UnpackPair(uint32_t word) {
+  return {word >> 16, word & 0xffffu};
+}
+
+// A flow's pairs, read as pairs from their words.
+class PairList {
+ public:
+  using value_type = std::pair<uint32_t, uint32_t>;
+  using const_iterator = IndexIterator<PairList>;
+  PairList() = default;
+  explicit PairList(absl::Span<const uint32_t> words) : words_(words) {}
+  size_t size() const { return words_.size(); }
+  bool empty() const { return words_.empty(); }
+  value_type operator[](size_t i) const { return UnpackPair(words_[i]); }
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+  // The words, sorted as the pairs are (PackPair).
+  absl::Span<const uint32_t> words() const { return words_; }
+
+ private:
+  absl::Span<const uint32_t> words_;
+};
+
+// The pairs of a flow being built (Flow), held as words.
+class PairVector {
+ public:
+  using value_type = std::pair<uint32_t, uint32_t>;
+  using const_iterator = IndexIterator<PairVector>;
+  PairVector() = default;
+  PairVector(std::initializer_list<value_type> pairs) {
+    for (const auto& [d, t] : pairs) emplace_back(d, t);
+  }
+  void emplace_back(uint32_t d, uint32_t t) { words_.push_back(PackPair(d, t)); }
+  void push_back(const value_type& pair) { emplace_back(pair.first, pair.second); }
+  void reserve(size_t n) { words_.reserve(n); }
+  void clear() { words_.clear(); }
+  size_t size() const { return words_.size(); }
+  bool empty() const { return words_.empty(); }
+  value_type operator[](size_t i) const { return UnpackPair(words_[i]); }
+  PairList list() const { return PairList(words_); }
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+  std::vector<uint32_t>& words() { return words_; }
+  const std::vector<uint32_t>& words() const { return words_; }
+  friend bool operator==(const PairVector& a, const PairVector& b) { return a.words_ == b.words_; }
+
+ private:
+  std::vector<uint32_t> words_;
+};
+
 // A distributive flow function as a relation over facts:
 //   f(d) = { d                 if identity and d is not killed }
 //        ∪ { g for g in gens   if d is the zero fact }
@@ -40,7 +134,7 @@ struct FlowView {
   bool identity = false;
   absl::Span<const uint32_t> kills;
   absl::Span<const uint32_t> gens;
-  absl::Span<const std::pair<uint32_t, uint32_t>> pairs;
+  PairList pairs;
 
   // Appends f(d) to `out` (possibly with repeats).
   void Apply(uint32_t d, std::vector<uint32_t>* out) const;
@@ -52,11 +146,11 @@ struct Flow {
   bool identity = false;
   std::vector<uint32_t> kills;
   std::vector<uint32_t> gens;
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  PairVector pairs;
 
   // Sorts and deduplicates every list; drops kills of the zero fact.
   void Normalize();
-  FlowView View() const { return FlowView{identity, kills, gens, pairs}; }
+  FlowView View() const { return FlowView{identity, kills, gens, pairs.list()}; }
   friend bool operator==(const Flow&, const Flow&) = default;
 };
 
@@ -73,7 +167,7 @@ class FlowTable {
   // Appends a flow with lists of these sizes for the caller to fill in place.
   struct Lists {
     absl::Span<uint32_t> kills, gens;
-    absl::Span<std::pair<uint32_t, uint32_t>> pairs;
+    absl::Span<uint32_t> pairs;  // words (PackPair)
   };
   Lists Extend(bool identity, size_t kills, size_t gens, size_t pairs);
   // Builds a flow at the table's end in place, as a reader reads it (no Flow of its own): its
@@ -82,7 +176,7 @@ class FlowTable {
   // any entries added and not yet ended.
   void AddKill(uint32_t d) { kills_.push_back(d); }
   void AddGen(uint32_t d) { gens_.push_back(d); }
-  void AddPair(uint32_t d, uint32_t t) { pairs_.emplace_back(d, t); }
+  void AddPair(uint32_t d, uint32_t t) { pairs_.push_back(PackPair(d, t)); }
   void EndFlow(bool identity);
   void Truncate(size_t flows);
   // Room for `flows` flows with `pairs` pairs, `kills` kills and `gens` gens in all.
@@ -146,7 +240,7 @@ class FlowTable {
   // bytes a flow.
   PageVector<uint32_t> kill_end_, gen_end_, pair_end_;
   PageVector<uint32_t> kills_, gens_;
-  PageVector<std::pair<uint32_t, uint32_t>> pairs_;
+  PageVector<uint32_t> pairs_;  // words (PackPair)
 };
 
 // Names, each a view of one array of their bytes: 8 bytes of index a name beside its bytes,
@@ -187,43 +281,7 @@ class NameList {
     bytes_.reserve(bytes);
   }
 
-  class const_iterator {
-   public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = std::string_view;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = std::string_view;
-    const_iterator() = default;
-    const_iterator(const NameList* list, size_t i) : list_(list), i_(i) {}
-    std::string_view operator*() const { return (*list_)[i_]; }
-    std::string_view operator[](difference_type n) const { return *(*this + n); }
-    const_iterator& operator++() { return *this += 1; }
-    const_iterator operator++(int) { const_iterator old = *this; ++*this; return old; }
-    const_iterator& operator--() { return *this -= 1; }
-    const_iterator operator--(int) { const_iterator old = *this; --*this; return old; }
-    const_iterator& operator+=(difference_type n) {
-      i_ = static_cast<size_t>(static_cast<difference_type>(i_) + n);
-      return *this;
-    }
-    const_iterator& operator-=(difference_type n) { return *this += -n; }
-    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
-    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
-    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
-    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
-      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-    }
-    friend bool operator==(const const_iterator& a, const const_iterator& b) {
-      return a.i_ == b.i_;
-    }
-    friend auto operator<=>(const const_iterator& a, const const_iterator& b) {
-      return a.i_ <=> b.i_;
-    }
-
-   private:
-    const NameList* list_ = nullptr;
-    size_t i_ = 0;
-  };
+  using const_iterator = IndexIterator<NameList>;
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size()); }
 

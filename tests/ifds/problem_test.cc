@@ -88,4 +88,39 @@ TEST(FlowTableTest, AFlowBuiltInPlaceIsNormalizedAsAFlowIs) {
 }
 
 }  // namespace
+// A pair is one word: its facts come back as they went in, words sort as their pairs do, and
+// a fact past the 16 bits, which no problem may have, is not wrapped into one it may have.
+TEST(FlowTableTest, APairIsOneWordSortedAsItsFactsAndAFactPastTheLimitIsStillRefused) {
+  std::mt19937_64 random(20261206);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (int k = 0; k < 1000; ++k) {
+    pairs.emplace_back(static_cast<uint32_t>(random() % kMaxFacts),
+                       static_cast<uint32_t>(random() % kMaxFacts));
+  }
+  pairs.emplace_back(kMaxFacts - 1, kMaxFacts - 1);
+  pairs.emplace_back(0, 0);
+  Flow flow;
+  for (const auto& pair : pairs) flow.pairs.push_back(pair);
+  for (size_t k = 0; k < pairs.size(); ++k) EXPECT_EQ(flow.pairs[k], pairs[k]) << k;
+  flow.Normalize();
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  EXPECT_TRUE(std::ranges::equal(flow.pairs, pairs));
+  EXPECT_TRUE(flow.View().Normalized());
+
+  Problem p;
+  p.fact_names.resize(kMaxFacts);
+  Flow wide;
+  wide.pairs = {{kMaxFacts + 4465, 1}};  // wrapped to 16 bits it would be fact 4464
+  p.flows.push_back(wide);
+  EXPECT_EQ(p.flows[0].pairs[0].first, kMaxFacts);
+  const absl::Status status = Validate(p);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "a flow function maps an unknown fact");
+  p.flows.clear();
+  wide.pairs = {{4464, 1}};
+  p.flows.push_back(wide);
+  EXPECT_TRUE(Validate(p).ok()) << Validate(p);
+}
+
 }  // namespace sluice::ifds
