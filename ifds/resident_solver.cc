@@ -535,12 +535,6 @@ absl::StatusOr<Solution> Solver::Results() {
       const std::vector<Resource> list_bindings = {marks, counts, out};
       const Program listed = Program::Of(k::kResultsListKernel, params);
       const std::vector<Step> list_steps = {{&listed, list_bindings, std::nullopt}};
-      const std::vector<ReadRange> out_reads = {{out, 0, pairs * 8}};
-      outputs = {&bytes};
-      RETURN_IF_ERROR(
-          d_.DispatchSequenceReadRangesInto(list_steps, out_reads, absl::MakeSpan(outputs)));
-      phases_.download_bytes += bytes.size();
-      RETURN_IF_ERROR(buffers_.Free(out));
       // Windows add to the solution: its room grows geometrically, not window by window.
       const size_t need = solution.facts.size() + pairs;
       if (need > solution.facts.capacity()) {
@@ -550,18 +544,31 @@ absl::StatusOr<Solution> Solver::Results() {
                               ? 0
                               : (uint64_t{solution.facts.back().first} << 16) |
                                     solution.facts.back().second;
-      for (uint64_t i = 0; i < pairs; ++i) {
-        uint64_t key;
-        std::memcpy(&key, bytes.data() + 8 * i, 8);
-        const uint64_t node = key >> 16;
-        if ((!solution.facts.empty() && key <= previous) || node < first ||
-            node >= first + count) {
-          return absl::InternalError("the device listed results out of order or place");
+      // Read a piece at a time into one piece's room, the first piece behind the listing: the
+      // host holds the solution and a piece, never the listing whole beside it.
+      const uint64_t piece_pairs = std::max<uint64_t>(o_.result_piece_pairs, 1);
+      bytes.resize(8 * std::min(pairs, piece_pairs));
+      for (uint64_t begin = 0; begin < pairs; begin += piece_pairs) {
+        const uint64_t n = std::min(piece_pairs, pairs - begin);
+        const std::vector<ReadRange> reads = {{out, 8 * begin, 8 * n}};
+        const std::vector<absl::Span<uint8_t>> into = {absl::MakeSpan(bytes.data(), 8 * n)};
+        RETURN_IF_ERROR(begin == 0 ? d_.DispatchSequenceReadRangesIntoSpans(list_steps, reads, into)
+                                   : d_.DownloadRangesIntoSpans(reads, into));
+        phases_.download_bytes += 8 * n;
+        for (uint64_t i = 0; i < n; ++i) {
+          uint64_t key;
+          std::memcpy(&key, bytes.data() + 8 * i, 8);
+          const uint64_t node = key >> 16;
+          if ((!solution.facts.empty() && key <= previous) || node < first ||
+              node >= first + count) {
+            return absl::InternalError("the device listed results out of order or place");
+          }
+          previous = key;
+          solution.facts.emplace_back(static_cast<uint32_t>(node),
+                                      static_cast<uint32_t>(key & 0xffff));
         }
-        previous = key;
-        solution.facts.emplace_back(static_cast<uint32_t>(node),
-                                    static_cast<uint32_t>(key & 0xffff));
       }
+      RETURN_IF_ERROR(buffers_.Free(out));
     }
     RETURN_IF_ERROR(buffers_.Free(marks));
     RETURN_IF_ERROR(buffers_.Free(counts));

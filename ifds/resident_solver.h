@@ -55,6 +55,10 @@ struct ResidentOptions {
   // nodes x ceil(facts / 32) words pass it lists its results in windows of nodes, each a pass
   // over the path edges. Tiny values force many windows (tests do this).
   uint64_t max_result_words = uint64_t{1} << 24;
+  // The results' listing is read this many pairs (8 bytes each) at a time, into one piece's
+  // room (8 MiB by default): the host holds the solution and a piece. Tiny values force many
+  // pieces (tests do this).
+  uint64_t result_piece_pairs = uint64_t{1} << 20;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
   // Called once the problem is compiled, before the compiled form is uploaded. From then on the

@@ -496,8 +496,9 @@ TEST_P(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
 
 // The results bitmap holds rows of one or more words per node (facts past 32 take several),
 // in windows of as many nodes as max_result_words allows: a node, a row's words split across
-// windows never, many windows or one, the answer is the same.
-TEST_P(DifferentialTest, ResultsListedInWindowsOfAnyWidthAgree) {
+// windows never, many windows or one, the answer is the same; and so it is whether each
+// window's listing is read a pair, a few pairs or all of it at a time.
+TEST_P(DifferentialTest, ResultsListedInWindowsAndReadInPiecesOfAnyWidthAgree) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     GeneratorOptions o;
     o.seed = seed;
@@ -506,10 +507,14 @@ TEST_P(DifferentialTest, ResultsListedInWindowsOfAnyWidthAgree) {
     ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
     const Solution expected = SolveReference(problem);
     for (uint64_t words : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{64}, uint64_t{1} << 24}) {
-      ResidentOptions options;
-      options.max_result_words = words;
-      ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
-      ASSERT_EQ(got, expected) << "seed " << seed << " facts " << o.facts << " words " << words;
+      for (uint64_t piece : {uint64_t{1}, uint64_t{7}, uint64_t{1} << 20}) {
+        ResidentOptions options;
+        options.max_result_words = words;
+        options.result_piece_pairs = piece;
+        ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
+        ASSERT_EQ(got, expected) << "seed " << seed << " facts " << o.facts << " words " << words
+                                 << " piece " << piece;
+      }
     }
   }
   EXPECT_EQ(dispatch_->device().memory().used, 0u) << "every buffer is freed";
