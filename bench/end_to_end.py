@@ -172,6 +172,9 @@ def main():
     figures["host_share"] = (wall - figures["fixed_point_seconds"]) / wall
     figures["parse_mb_per_s"] = (figures["read_bytes"] / figures["read_seconds"] / 1e6
                                  if figures["read_seconds"] > 0 else 0)
+    # The reader runs a thread per core: the target is per core.
+    figures["cores"] = os.cpu_count() or 1
+    figures["parse_mb_per_s_per_core"] = figures["parse_mb_per_s"] / figures["cores"]
     figures["rss_bytes_per_path_edge"] = rss / edges
     figures["flow_pairs_per_path_edge"] = pairs / edges
     figures["text_bytes_per_path_edge"] = figures["read_bytes"] / edges

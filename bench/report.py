@@ -133,7 +133,7 @@ def summary(results, stamp):
         lines += ["", "`sluice solve` end to end (in-process, CPU device) on problems shaped as a "
                   "front end emits them (`sluice gen --front-end-shape --facts=32`), medians:", "",
                   "| path edges | flow pairs / path edge | text bytes / path edge | read | "
-                  "fixed point | outside it | parse | peak RSS / path edge | resident / "
+                  "fixed point | outside it | parse (every core) | peak RSS / path edge | resident / "
                   "reference | client of a daemon / compiled problem |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for _, name in e2e:
@@ -142,8 +142,9 @@ def summary(results, stamp):
                 f"| {int(r['path_edges']):,} | {r['flow_pairs_per_path_edge']:.2f} | "
                 f"{r['text_bytes_per_path_edge']:.1f} | {r['read_seconds']:.3f} s | "
                 f"{r['fixed_point_seconds']:.3f} s | {r['host_share']:.0%} "
-                f"({meets(r['host_share'], '<= 0.25')}) | {r['parse_mb_per_s']:.0f} MB/s "
-                f"({meets(r['parse_mb_per_s'], '>= 400')}) | "
+                f"({meets(r['host_share'], '<= 0.25')}) | {r['parse_mb_per_s']:.0f} MB/s, "
+                f"{r['parse_mb_per_s_per_core']:.0f} a core "
+                f"({meets(r['parse_mb_per_s_per_core'], '>= 400')}) | "
                 f"{r['rss_bytes_per_path_edge']:.0f} B ({meets(r['rss_bytes_per_path_edge'], '<= 70')}) "
                 f"| {r['resident_over_reference_ratio']:.2f}x "
                 f"({meets(r['resident_over_reference_ratio'], '>= 1.5')}) | "
@@ -151,9 +152,9 @@ def summary(results, stamp):
                    f"MiB ({r['client_over_compiled']:.1f}x) |" if 'client_over_compiled' in r
                    else "- |"))
         lines += ["", "Targets: outside the fixed point at most 25% of the wall time, parse at "
-                  "least 400 MB/s, peak RSS at most 70 bytes per path edge, resident / reference "
-                  "end to end at least 1.5x, a client of a daemon at most the compiled problem "
-                  "and a window of results."]
+                  "least 400 MB/s a core, peak RSS at most 70 bytes per path edge, "
+                  "resident / reference end to end at least 1.5x, a client of a daemon at most "
+                  "the compiled problem and a window of results."]
     return "\n".join(lines) + "\n"
 
 
