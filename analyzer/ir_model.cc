@@ -197,14 +197,19 @@ void IrModel::NoteUnions(llvm::Type* type, const llvm::DIType* di_type, int dept
   }
 }
 
-void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type) {
+void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type,
+                        bool open_ended) {
   if (type != nullptr) NoteUnions(type, di_type, 0);
   const uint32_t id = static_cast<uint32_t>(objects_.size());
   object.first_leaf = static_cast<uint32_t>(leaves_.size());
   if (type != nullptr && type->isSized()) {
     Flatten(type, 0, object.name, di_type, id, 0);
   }
-  if (type != nullptr && type->isSized()) object.size = layout_.getTypeAllocSize(type).getFixedSize();
+  if (type != nullptr && type->isSized() && !open_ended) {
+    object.size = layout_.getTypeAllocSize(type).getFixedSize();
+  }
+  // The trailing array (the last field, a leaf of its own) holds every byte past the fields.
+  if (open_ended && leaves_.size() > object.first_leaf) leaves_.back().size = kToEnd;
   object.type = type;
   const uint32_t count = static_cast<uint32_t>(leaves_.size()) - object.first_leaf;
   if (count == 0 || count > kMaxLeavesPerObject) {
@@ -239,8 +244,8 @@ uint64_t IrModel::AllocatorBytes(const llvm::CallBase& call, const std::string& 
 llvm::Type* IrModel::HeapType(
     const llvm::CallBase& call, uint64_t bytes,
     const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
-    const llvm::DIType** di_type, bool through_casts) const {
-  if (bytes == 0) return nullptr;
+    const llvm::DIType** di_type, bool* open_ended, bool through_casts) const {
+  *open_ended = false;
   const llvm::AllocaInst* slot = internal::RecencySlot(call);
   if (slot == nullptr) return nullptr;
   llvm::StructType* type = nullptr;
@@ -278,8 +283,14 @@ llvm::Type* IrModel::HeapType(
       typed_slot = from;
     }
   }
-  if (type == nullptr || !type->isSized() ||
-      layout_.getTypeAllocSize(type).getFixedSize() != bytes) {
+  if (type == nullptr || !type->isSized() || type->getNumElements() == 0) return nullptr;
+  if (bytes == 0) {
+    // A size not known (`sizeof(T) + n * sizeof(E)`, a parameter's): a struct that ends in an
+    // array of at most one element is C's flexible array member, or the older `E a[1]`.
+    const auto* last = llvm::dyn_cast<llvm::ArrayType>(type->elements().back());
+    if (last == nullptr || last->getNumElements() > 1) return nullptr;
+    *open_ended = true;
+  } else if (layout_.getTypeAllocSize(type).getFixedSize() != bytes) {
     return nullptr;
   }
   auto it = declared.find(typed_slot);
@@ -348,14 +359,16 @@ void IrModel::BuildObjects() {
         if (call == nullptr) continue;
         if (bool zeroed = false; WrapperCall(*call, &zeroed) != nullptr) {
           const llvm::DIType* di_type = nullptr;
-          llvm::Type* type = HeapType(*call, WrapperCallBytes(*call), declared, &di_type);
+          bool open_ended = false;
+          llvm::Type* type =
+              HeapType(*call, WrapperCallBytes(*call), declared, &di_type, &open_ended);
           if (type == nullptr) continue;
           MemoryObject object;
           object.kind = MemoryObject::Kind::kHeap;
           object.site = call;
           object.name = SiteName(instruction, "heap");
           object.named = true;
-          AddObject(std::move(object), type, di_type);
+          AddObject(std::move(object), type, di_type, open_ended);
           continue;
         }
         const std::vector<const llvm::Function*>& callees = Callees(*call);
@@ -375,9 +388,10 @@ void IrModel::BuildObjects() {
             object.cloned = true;
             // With fields where it is one struct's size, kept and read as that struct.
             const llvm::DIType* di_type = nullptr;
-            llvm::Type* type =
-                HeapType(*call, AllocatingCallBytes(*call), declared, &di_type, true);
-            AddObject(std::move(object), type, di_type);
+            bool open_ended = false;
+            llvm::Type* type = HeapType(*call, AllocatingCallBytes(*call), declared, &di_type,
+                                        &open_ended, true);
+            AddObject(std::move(object), type, di_type, open_ended);
           }
           continue;
         }
@@ -391,8 +405,10 @@ void IrModel::BuildObjects() {
           object.name = SiteName(instruction, "heap");
           object.named = true;
           const llvm::DIType* di_type = nullptr;
-          llvm::Type* type = HeapType(*call, AllocatorBytes(*call, name), declared, &di_type);
-          AddObject(std::move(object), type, di_type);
+          bool open_ended = false;
+          llvm::Type* type =
+              HeapType(*call, AllocatorBytes(*call, name), declared, &di_type, &open_ended);
+          AddObject(std::move(object), type, di_type, open_ended);
         } else if (call->getType()->isPointerTy() && !ReturnsFirstArgument(name)) {
           MemoryObject object;
           object.kind = MemoryObject::Kind::kExternal;

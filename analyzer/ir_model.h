@@ -158,7 +158,10 @@ class IrModel {
   using PointsTo = std::vector<Pointee>;  // sorted, once solved
 
   void BuildObjects();
-  void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type);
+  // `open_ended`: `type` ends in an array that runs to the object's end, whose size is not
+  // known (IrModel::HeapType).
+  void AddObject(MemoryObject object, llvm::Type* type, const llvm::DIType* di_type,
+                 bool open_ended = false);
   // Notes the struct types in `type` that its debug type `di_type` says are unions though their
   // name does not (linked_unions_).
   void NoteUnions(llvm::Type* type, const llvm::DIType* di_type, int depth);
@@ -166,10 +169,12 @@ class IrModel {
                const llvm::DIType* di_type, uint32_t object, int depth);
   // The bytes a call of a library allocator allocates where they are constant, else 0.
   static uint64_t AllocatorBytes(const llvm::CallBase& call, const std::string& name);
+  // (`*open_ended`: an allocation of a size not known, read as a struct that ends in an array
+  // of at most one element, C's flexible array member: the array runs to the object's end.)
   llvm::Type* HeapType(
       const llvm::CallBase& call, uint64_t bytes,
       const absl::flat_hash_map<const llvm::Value*, const llvm::DILocalVariable*>& declared,
-      const llvm::DIType** di_type, bool through_casts = false) const;
+      const llvm::DIType** di_type, bool* open_ended, bool through_casts = false) const;
   void BuildCallGraph();
   // Allocation wrappers: defined functions that return a fresh allocation (from an allocator
   // or another wrapper) or null, and only compare it or move it to the return otherwise.
