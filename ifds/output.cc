@@ -77,19 +77,20 @@ Ranking Rank(const Names& names) {
 // in rank order points at its run of pairs in the solution.
 class SortedPairs {
  public:
-  SortedPairs(const Problem& p, const Solution& s, bool include_zero)
-      : p_(p), s_(Sorted(s, &sorted_copy_)), nodes_(Rank(p.node_names)),
-        facts_(Rank(p.fact_names)) {
+  // `order`: RankOutput's of `p`, or null to rank here.
+  SortedPairs(const Problem& p, const Solution& s, bool include_zero, const OutputOrder* order)
+      : p_(p), s_(Sorted(s, &sorted_copy_)),
+        order_(order != nullptr ? *order : (own_order_ = RankOutput(p))) {
     // Fact ids in the same order as their names need no sorting within a node.
-    facts_in_name_order_ = std::is_sorted(facts_.order.begin(), facts_.order.end());
-    runs_.assign(nodes_.order.size(), Run{0, 0});
+    facts_in_name_order_ = std::is_sorted(order_.fact_order.begin(), order_.fact_order.end());
+    runs_.assign(order_.node_order.size(), Run{0, 0});
     const auto& facts = s_.facts;
     for (size_t i = 0; i < facts.size();) {
       const uint32_t node = facts[i].first;
       size_t end = i + 1;
       while (end < facts.size() && facts[end].first == node) ++end;
       const size_t begin = i + (!include_zero && facts[i].second == kZeroFact ? 1 : 0);
-      runs_[nodes_.rank[node]] = Run{begin, static_cast<uint32_t>(end - begin)};
+      runs_[order_.node_rank[node]] = Run{begin, static_cast<uint32_t>(end - begin)};
       pairs_ += end - begin;
       i = end;
     }
@@ -100,11 +101,11 @@ class SortedPairs {
   // How many pairs the node ranked r has.
   uint32_t PairCount(uint32_t r) const { return runs_[r].count; }
   uint64_t pairs() const { return pairs_; }
-  std::string_view Node(uint32_t r) const { return p_.node_names[nodes_.order[r]]; }
+  std::string_view Node(uint32_t r) const { return p_.node_names[order_.node_order[r]]; }
   // Starts fetching what Node(r) and Facts(r) read (far apart: the nodes go by name, not id).
   void Prefetch(uint32_t r) const {
     if (r >= runs_.size() || runs_[r].count == 0) return;
-    __builtin_prefetch(p_.node_names[nodes_.order[r]].data());
+    __builtin_prefetch(p_.node_names[order_.node_order[r]].data());
     __builtin_prefetch(s_.facts.data() + runs_[r].begin);
   }
   // The fact ids of the node ranked r, in the order of their names (in `scratch` if they had
@@ -114,11 +115,11 @@ class SortedPairs {
     scratch->resize(run.count);
     for (uint32_t k = 0; k < run.count; ++k) {
       (*scratch)[k] = facts_in_name_order_ ? s_.facts[run.begin + k].second
-                                           : facts_.rank[s_.facts[run.begin + k].second];
+                                           : order_.fact_rank[s_.facts[run.begin + k].second];
     }
     if (!facts_in_name_order_) {
       std::sort(scratch->begin(), scratch->end());
-      for (uint32_t& f : *scratch) f = facts_.order[f];
+      for (uint32_t& f : *scratch) f = order_.fact_order[f];
     }
     return *scratch;
   }
@@ -145,8 +146,8 @@ class SortedPairs {
   const Problem& p_;
   Solution sorted_copy_;
   const Solution& s_;
-  const Ranking nodes_;
-  const Ranking facts_;
+  OutputOrder own_order_;  // (declared before order_, which may refer to it)
+  const OutputOrder& order_;
   bool facts_in_name_order_ = false;
   std::vector<Run> runs_;  // by node rank
   uint64_t pairs_ = 0;
@@ -262,8 +263,8 @@ absl::Status WritePieces(
 namespace internal {
 
 absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero,
-                      const OutputPieces& options, OutputSink sink) {
-  const SortedPairs pairs(p, s, include_zero);
+                      const OutputPieces& options, OutputSink sink, const OutputOrder* order) {
+  const SortedPairs pairs(p, s, include_zero, order);
   BlockWriter out(sink);
   const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
     std::vector<uint32_t> scratch;
@@ -290,11 +291,12 @@ absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero,
 }
 
 absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
-                       std::string_view extra, const OutputPieces& options, OutputSink sink) {
+                       std::string_view extra, const OutputPieces& options, OutputSink sink,
+                       const OutputOrder* order) {
   // Each fact's name as JSON, made once: facts are few, pairs many.
   std::vector<std::string> fact_json(p.fact_names.size());
   for (size_t d = 0; d < fact_json.size(); ++d) AppendJsonString(p.fact_names[d], &fact_json[d]);
-  const SortedPairs pairs(p, s, include_zero);
+  const SortedPairs pairs(p, s, include_zero, order);
   BlockWriter out(sink);
   RETURN_IF_ERROR(out.Write("{\"results\":["));
   const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
@@ -334,8 +336,18 @@ absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
 
 }  // namespace internal
 
-absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero, OutputSink sink) {
-  return internal::WriteTsv(p, s, include_zero, {}, sink);
+OutputOrder RankOutput(const Problem& p) {
+  Ranking nodes = Rank(p.node_names);
+  Ranking facts = Rank(p.fact_names);
+  return OutputOrder{.node_order = std::move(nodes.order),
+                     .node_rank = std::move(nodes.rank),
+                     .fact_order = std::move(facts.order),
+                     .fact_rank = std::move(facts.rank)};
+}
+
+absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero, OutputSink sink,
+                      const OutputOrder* order) {
+  return internal::WriteTsv(p, s, include_zero, {}, sink, order);
 }
 
 std::string FormatTsv(const Problem& p, const Solution& s, bool include_zero) {
@@ -343,8 +355,8 @@ std::string FormatTsv(const Problem& p, const Solution& s, bool include_zero) {
 }
 
 absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
-                       std::string_view extra, OutputSink sink) {
-  return internal::WriteJson(p, s, include_zero, extra, {}, sink);
+                       std::string_view extra, OutputSink sink, const OutputOrder* order) {
+  return internal::WriteJson(p, s, include_zero, extra, {}, sink, order);
 }
 
 std::string FormatJson(const Problem& p, const Solution& s, bool include_zero,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -13,21 +14,34 @@
 
 namespace sluice::ifds {
 
+// The order the writers put an answer in: nodes by their names (bytewise), and each node's facts
+// by theirs. Ranking a large problem's node names is a sort of them, most of what writing an
+// answer costs besides formatting it: a caller whose solve leaves this process's cores idle (a
+// daemon's, a GPU's) may rank them while it runs and hand the writers the order.
+struct OutputOrder {
+  std::vector<uint32_t> node_order;  // [r]: the node ranked r
+  std::vector<uint32_t> node_rank;   // [n]: node n's rank
+  std::vector<uint32_t> fact_order, fact_rank;
+};
+OutputOrder RankOutput(const Problem& problem);
+
 // Where a writer puts the answer: a block at a time (at most kOutputBlockBytes, in order);
 // an error it returns stops the writer, which returns it.
 using OutputSink = absl::FunctionRef<absl::Status(std::string_view block)>;
 inline constexpr size_t kOutputBlockBytes = size_t{1} << 20;
 
 // One "node\tfact\n" line per fact holding at a node, sorted bytewise by node name, then fact
-// name. The zero fact is left out unless `include_zero`.
+// name. The zero fact is left out unless `include_zero`. `order`, if set, is RankOutput's of
+// `problem`.
 absl::Status WriteTsv(const Problem& problem, const Solution& solution, bool include_zero,
-                      OutputSink sink);
+                      OutputSink sink, const OutputOrder* order = nullptr);
 std::string FormatTsv(const Problem& problem, const Solution& solution, bool include_zero);
 
 // {"results":[{"node":"n","facts":["a","b"]},...]} in the same order, plus `extra` members
 // (already JSON, e.g. "\"stats\":{...}") when not empty.
 absl::Status WriteJson(const Problem& problem, const Solution& solution, bool include_zero,
-                       std::string_view extra, OutputSink sink);
+                       std::string_view extra, OutputSink sink,
+                       const OutputOrder* order = nullptr);
 std::string FormatJson(const Problem& problem, const Solution& solution, bool include_zero,
                        const std::string& extra = "");
 
@@ -41,9 +55,11 @@ struct OutputPieces {
   int threads = 0;
 };
 absl::Status WriteTsv(const Problem& problem, const Solution& solution, bool include_zero,
-                      const OutputPieces& options, OutputSink sink);
+                      const OutputPieces& options, OutputSink sink,
+                      const OutputOrder* order = nullptr);
 absl::Status WriteJson(const Problem& problem, const Solution& solution, bool include_zero,
-                       std::string_view extra, const OutputPieces& options, OutputSink sink);
+                       std::string_view extra, const OutputPieces& options, OutputSink sink,
+                       const OutputOrder* order = nullptr);
 
 }  // namespace internal
 

@@ -583,6 +583,7 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     PhaseTimer timer(&phases_.setup_seconds);
     RETURN_IF_ERROR(Init());
   }
+  if (o_.uploaded) o_.uploaded();
   uint32_t window = std::max<uint32_t>(o_.initial_window, 1);
   for (;;) {
     {

@@ -71,6 +71,9 @@ struct ResidentOptions {
   // that write it (see FlowsCompiled): a caller that owns the problem may give those flows back
   // there (FlowTable::Release). May be empty.
   FlowsCompiled flows_compiled;
+  // Called once the compiled problem is on the device and the host's copy given back, before
+  // the first window: the host holds no more of the solve until its results. May be empty.
+  std::function<void()> uploaded;
 };
 
 struct ResidentStats {

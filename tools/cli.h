@@ -32,6 +32,8 @@ struct OpenedDispatch {
   std::unique_ptr<ResidentDispatch> dispatch;
   std::function<std::string()> traffic;
   bool remote = false;
+  // The device's work runs on this process's cores (the CPU device, in-process).
+  bool on_host_cores = false;
 };
 absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name);
 
@@ -70,11 +72,15 @@ struct ReadPhase {
 // `compiled`, if set, runs once the resident solver has compiled the problem (see
 // ResidentOptions::compiled): where the caller owns `problem`, it may free its structure;
 // `flows_compiled` as each range of its flows is in the image (ResidentOptions::flows_compiled).
+// `cores_idle`, if set, runs once the resident solver has uploaded the problem, where its
+// device is not this process's cores (a daemon's, a GPU's): the caller may give them work
+// while the solve runs, reading `problem`'s names only.
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command,
                                             const ReadPhase& read = {},
                                             const std::function<void()>& compiled = {},
-                                            const ifds::FlowsCompiled& flows_compiled = {});
+                                            const ifds::FlowsCompiled& flows_compiled = {},
+                                            const std::function<void()>& cores_idle = {});
 // "N MiB at R MB/s" for `bytes` moved in `seconds`.
 std::string Rate(uint64_t bytes, double seconds);
 

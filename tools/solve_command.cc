@@ -4,6 +4,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
+#include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -51,7 +54,8 @@ std::string Rate(uint64_t bytes, double seconds) {
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command, const ReadPhase& read,
                                             const std::function<void()>& compiled,
-                                            const ifds::FlowsCompiled& flows_compiled) {
+                                            const ifds::FlowsCompiled& flows_compiled,
+                                            const std::function<void()>& cores_idle) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
   // The read phase, when the problem was read from a file (a front end reports its own).
@@ -82,6 +86,7 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
   options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
   options.compiled = compiled;
   options.flows_compiled = flows_compiled;
+  if (!opened->on_host_cores) options.uploaded = cores_idle;
   // Long solves report progress on stderr: after two seconds, at most once a second.
   absl::Time last_report = start;
   options.progress = [&](const ifds::ResidentProgress& p) {
@@ -192,8 +197,18 @@ int RunSolve(const std::string& path) {
   const auto flows_compiled = [&](size_t first, size_t last) {
     problem->flows.Release(first, last);
   };
+  // Ranking the node names for the answer is most of what writing it costs beside formatting:
+  // where the solve leaves this process's cores idle, they rank them meanwhile.
+  std::future<ifds::OutputOrder> ranking;
+  const auto cores_idle = [&] {
+    try {
+      ranking = std::async(std::launch::async, [&problem] { return ifds::RankOutput(*problem); });
+    } catch (const std::system_error&) {
+      // No thread for it: the writer ranks them.
+    }
+  };
   absl::StatusOr<SolveOutcome> solved =
-      SolveWithFlags(*problem, "sluice solve", read, compiled, flows_compiled);
+      SolveWithFlags(*problem, "sluice solve", read, compiled, flows_compiled, cores_idle);
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());
@@ -204,13 +219,22 @@ int RunSolve(const std::string& path) {
   const bool zero = absl::GetFlag(FLAGS_include_zero);
   const bool stats = absl::GetFlag(FLAGS_stats);
   const absl::Time writing = absl::Now();
+  std::optional<ifds::OutputOrder> order;
+  if (ranking.valid()) {
+    try {
+      order = ranking.get();
+    } catch (const std::bad_alloc&) {
+      // The writer ranks them, or says it has no memory.
+    }
+  }
+  const ifds::OutputOrder* const ranked = order.has_value() ? &*order : nullptr;
   // The answer goes out a block at a time as it is formatted: never held whole.
   uint64_t written = 0;
   const absl::Status streamed = StreamOutput(
       [&](ifds::OutputSink sink) {
-        return format == "tsv" ? ifds::WriteTsv(*problem, solution, zero, sink)
+        return format == "tsv" ? ifds::WriteTsv(*problem, solution, zero, sink, ranked)
                                : ifds::WriteJson(*problem, solution, zero,
-                                                 stats ? stats_json : "", sink);
+                                                 stats ? stats_json : "", sink, ranked);
       },
       &written);
   if (!streamed.ok()) {

@@ -296,6 +296,32 @@ TEST_P(DifferentialTest, AProblemFreedOnceCompiledStillSolves) {
   }
 }
 
+// `uploaded` is called once, after `compiled` and before any window: the device holds the whole
+// problem then, and the host none of its compiled form (the device's memory counts it once).
+TEST_P(DifferentialTest, UploadedIsCalledOnceWithTheProblemOnTheDeviceBeforeAnyWindow) {
+  GeneratorOptions o;
+  o.seed = 7;
+  o.procedures = 30;
+  ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
+  std::vector<std::string> calls;
+  uint64_t device_bytes_then = 0;
+  ResidentOptions options;
+  options.initial_window = 1;  // many windows, each reported
+  options.compiled = [&] { calls.push_back("compiled"); };
+  options.uploaded = [&] {
+    calls.push_back("uploaded");
+    device_bytes_then = dispatch_->device().memory().used;
+  };
+  options.progress = [&](const ResidentProgress&) {
+    if (calls.empty() || calls.back() != "window") calls.push_back("window");
+  };
+  ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
+  EXPECT_EQ(got, SolveReference(problem));
+  EXPECT_THAT(calls, ::testing::ElementsAre("compiled", "uploaded", "window"));
+  ASSERT_OK_AND_ASSIGN(CompiledProblem compiled, Compile(problem));
+  EXPECT_GE(device_bytes_then, compiled.buffer.size());
+}
+
 TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {
   uint32_t growths = 0;
   uint32_t partial_growths = 0;

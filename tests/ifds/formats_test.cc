@@ -463,7 +463,7 @@ std::string Collected(absl::FunctionRef<absl::Status(OutputSink)> write) {
   return out;
 }
 
-TEST(OutputTest, AnyPiecesOnAnyThreadsWriteTheAnswerThePlainOrderHas) {
+TEST(OutputTest, AnyPiecesOnAnyThreadsRankedAheadOrNotWriteTheAnswerThePlainOrderHas) {
   GeneratorOptions options;
   options.seed = 11;
   options.procedures = 60;
@@ -513,6 +513,14 @@ TEST(OutputTest, AnyPiecesOnAnyThreadsWriteTheAnswerThePlainOrderHas) {
     json += ",\"extra\":1}\n";
     EXPECT_EQ(FormatTsv(p, solved, zero), tsv);
     EXPECT_EQ(FormatJson(p, solved, zero, "\"extra\":1"), json);
+    // Ranked ahead, as `sluice solve` ranks them while a daemon or a GPU solves.
+    const OutputOrder order = RankOutput(p);
+    EXPECT_EQ(Collected([&](OutputSink sink) { return WriteTsv(p, solved, zero, sink, &order); }),
+              tsv);
+    EXPECT_EQ(Collected([&](OutputSink sink) {
+                return WriteJson(p, solved, zero, "\"extra\":1", sink, &order);
+              }),
+              json);
     for (const Solution* s : {&solved, static_cast<const Solution*>(&shuffled),
                               static_cast<const Solution*>(&repeated)}) {
       for (const uint64_t piece : {uint64_t{1}, uint64_t{7}, uint64_t{500}, uint64_t{1} << 40}) {
