@@ -44,6 +44,17 @@ struct AnalyzedProgram::Data {
   Analysis analysis = Analysis::kUninit;
   std::vector<Check> checks;
 
+  // A write into the pool (docs/analyzer.md, "The pool"): where one of `facts` holds at `node`
+  // in a solution, the flow of edge `edge` makes `fact` (`pool` or `pool~held`) hold (Refine).
+  struct PoolWrite {
+    uint32_t edge = 0;
+    uint32_t node = 0;
+    uint32_t fact = 0;
+    std::vector<uint32_t> facts;
+    bool made = false;
+  };
+  std::vector<PoolWrite> pool_writes;
+
   // What a finding's path is told with, kept once the module is gone.
   struct Site {
     uint32_t file = 0;  // into `files`
@@ -170,12 +181,14 @@ class ProblemBuilder {
       : model_(model), options_(options), data_(data), problem_(data->problem) {}
 
   absl::Status Build() {
+    FindPooled();
     if (absl::Status s = NumberFacts(); !s.ok()) return s;
     BuildNodes();
     BuildEdges();
     Seed();
     data_->stats.call_sites = static_cast<uint32_t>(problem_.call_sites.size());
     data_->stats.checks = static_cast<uint32_t>(data_->checks.size());
+    data_->stats.pool_writes = static_cast<uint32_t>(data_->pool_writes.size());
     for (const ifds::FlowView flow : problem_.flows) {
       data_->stats.flow_pairs += flow.kills.size() + flow.gens.size() + flow.pairs.size();
     }
@@ -226,6 +239,13 @@ class ProblemBuilder {
       old_fact_[leaf] = 1 + static_cast<uint32_t>(shared_names.size());
       shared_leaf_.push_back(leaf);
       shared_names.push_back(leaves[leaf].name + "~older");
+    }
+    // The pool's two facts (FindPooled), after every leaf's.
+    if (data_->stats.pooled_objects > 0) {
+      pool_fact_ = 1 + static_cast<uint32_t>(shared_names.size());
+      shared_names.push_back("pool");
+      held_fact_ = 1 + static_cast<uint32_t>(shared_names.size());
+      shared_names.push_back("pool~held");
     }
     // Each function's own facts: its private locals, its arguments, its values.
     absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> private_leaves;
@@ -285,6 +305,10 @@ class ProblemBuilder {
     used.insert("0");
     data_->shared_labels.push_back("");
     for (uint32_t leaf : shared_leaf_) data_->shared_labels.push_back(leaves[leaf].name);
+    if (pool_fact_ != kNoFact) {
+      data_->shared_labels.push_back(PoolLabel());
+      data_->shared_labels.push_back(PoolLabel());
+    }
     for (std::string& name : shared_names) problem_.fact_names.push_back(unique(std::move(name)));
     uint32_t next = 1 + static_cast<uint32_t>(shared);
     for (size_t f = 0; f < own.size(); ++f) {
@@ -315,6 +339,16 @@ class ProblemBuilder {
     if (!readable_) {
       for (uint64_t slot = 0; slot < max_private; ++slot) {
         problem_.fact_names.push_back(absl::StrCat("slot", slot));
+      }
+    }
+    // The facts whose places the pool holds for (a function's own, while its edges are built).
+    feeds_pool_.assign(problem_.fact_names.size(), false);
+    for (uint32_t leaf = 0; leaf < leaves.size(); ++leaf) {
+      if (!pooled_[leaf]) continue;
+      if (SharedLeaf(leaf)) {
+        for (uint32_t fact : LeafFacts({leaf})) feeds_pool_[fact] = true;
+      } else {
+        pooled_own_[model_.objects()[leaves[leaf].object].owner].push_back(leaf);
       }
     }
     return absl::OkStatus();
@@ -446,7 +480,38 @@ class ProblemBuilder {
     }
   }
 
-  uint32_t AddFlow(FlowSpec spec) {
+  // A flow. With `pool_writes`, the flow of a normal edge the next AddEdge adds: what it would
+  // carry into the pool from a fact of another place (a value, a place outside the pool)
+  // becomes a PoolWrite of that edge instead, which a solution showing the fact there turns
+  // into a generation of the pool (AnalyzedProgram::Refine). So the pool is made from the zero
+  // fact only, and never in the context of one fact a function was given: each such context
+  // would otherwise carry all that follows from the pool again.
+  uint32_t AddFlow(FlowSpec spec, bool pool_writes = false) {
+    if (held_fact_ != kNoFact) {
+      // Whatever makes one of the pool's objects hold a fact makes `pool~held` hold it too (a
+      // pair from a fact of one of them need not: `pool~held` holds wherever that fact does).
+      const size_t gens = spec.gens.size(), pairs = spec.pairs.size();
+      for (size_t g = 0; g < gens; ++g) {
+        if (feeds_pool_[spec.gens[g]]) spec.gens.push_back(held_fact_);
+      }
+      for (size_t p = 0; p < pairs; ++p) {
+        const auto [from, to] = spec.pairs[p];
+        if (from != to && feeds_pool_[to] && !feeds_pool_[from]) {
+          spec.pairs.emplace_back(from, held_fact_);
+        }
+      }
+      if (pool_writes) {
+        const auto into_pool = [this](const std::pair<uint32_t, uint32_t>& p) {
+          const bool pool = p.first == pool_fact_ || p.first == held_fact_;
+          return !pool && (p.second == pool_fact_ || p.second == held_fact_);
+        };
+        for (const auto& p : spec.pairs) {
+          if (into_pool(p)) pending_writes_.push_back(p);
+        }
+        spec.pairs.erase(std::remove_if(spec.pairs.begin(), spec.pairs.end(), into_pool),
+                         spec.pairs.end());
+      }
+    }
     ifds::Flow flow;
     flow.identity = spec.identity;
     flow.kills = std::move(spec.kills);
@@ -501,6 +566,110 @@ class ProblemBuilder {
     return LastFacts(model_.StrongLeaves(pointer, size));
   }
 
+  // --- the pool ------------------------------------------------------------------------
+  //
+  // A pointer that may point to many objects (options_.pool_objects or more) is one points-to
+  // has lost track of. Read through, it would make a value of every object's fact: in each
+  // context where one of those objects' facts holds (a function is analyzed once for each fact
+  // it is given), the value and all that follows from it would hold again, so a function given
+  // hundreds of such objects carries hundreds of copies of the same facts. Written through, it
+  // would make a fact of every object. So these accesses go through two facts those objects
+  // share instead, the pool:
+  // - `pool`: what writes through such pointers stored. Every read of any of the objects (a
+  //   load, a copy's source, a library call's argument) reads it beside the object's own fact.
+  // - `pool~held`: what any of the objects may have held. Whatever makes one of their facts
+  //   hold (a declaration or allocation without a value, a store, a copy, a taint source) makes
+  //   it hold too, and a read through such a pointer reads it and `pool` instead of each
+  //   object's fact.
+  // Nothing replaces what the pool holds (only each object's own fact is replaced by a store),
+  // and the pool holds a value wherever one of its objects may have held it, so nothing is
+  // missed. What is lost: a read through such a pointer sees what any of the objects ever held
+  // on the way there, though a store has replaced it since, and a store replacing an object's
+  // content no longer clears what a write through such a pointer gave it.
+
+  // Whether `leaves` lie in options_.pool_objects objects or more (Leaves sorts them, and an
+  // object's leaves are numbered together, so each object's leaves are adjacent).
+  bool Spread(const std::vector<uint32_t>& leaves) const {
+    if (options_.pool_objects == 0 || leaves.size() < options_.pool_objects) return false;
+    uint32_t objects = 0;
+    uint32_t last = ~uint32_t{0};
+    for (uint32_t leaf : leaves) {
+      const uint32_t object = model_.leaves()[leaf].object;
+      if (object != last && ++objects >= options_.pool_objects) return true;
+      last = object;
+    }
+    return false;
+  }
+
+  // The pool's objects: every leaf some access through a pointer reaches with spread leaves.
+  // (Accesses are loads, stores, atomics and library calls' pointer arguments. Where one was
+  // missed, SpreadAccess is false and the access reads or writes each leaf's own fact, which
+  // is sound too.)
+  void FindPooled() {
+    pooled_.assign(model_.leaves().size(), false);
+    const auto note = [this](const llvm::Value* pointer, uint64_t size) {
+      const std::vector<uint32_t> leaves = model_.Leaves(pointer, size);
+      if (!Spread(leaves)) return;
+      for (uint32_t leaf : leaves) pooled_[leaf] = true;
+    };
+    for (const llvm::Function* function : model_.functions()) {
+      for (const llvm::BasicBlock& block : *function) {
+        for (const llvm::Instruction& instruction : block) {
+          if (Skipped(instruction)) continue;
+          if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
+            note(load->getPointerOperand(), SizeOf(load->getType()));
+          } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
+            note(store->getPointerOperand(), SizeOf(store->getValueOperand()->getType()));
+          } else if (llvm::isa<llvm::AtomicRMWInst>(instruction) ||
+                     llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) {
+            note(instruction.getOperand(0), kToEnd);
+          } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+                     call != nullptr && model_.Callees(*call).empty()) {
+            for (const llvm::Value* argument : call->args()) {
+              if (argument->getType()->isPointerTy()) note(argument, kToEnd);
+            }
+          }
+        }
+      }
+    }
+    uint32_t objects = 0;
+    uint32_t last = ~uint32_t{0};
+    for (uint32_t leaf = 0; leaf < pooled_.size(); ++leaf) {
+      if (!pooled_[leaf]) continue;
+      const uint32_t object = model_.leaves()[leaf].object;
+      objects += object != last;
+      last = object;
+    }
+    data_->stats.pooled_objects = objects;
+  }
+
+  std::string PoolLabel() const {
+    return absl::StrFormat("one of %d objects", data_->stats.pooled_objects);
+  }
+
+  // Whether an access to `leaves` goes through the pool only: they are spread, all pooled.
+  bool SpreadAccess(const std::vector<uint32_t>& leaves) const {
+    return pool_fact_ != kNoFact && Spread(leaves) &&
+           std::all_of(leaves.begin(), leaves.end(), [this](uint32_t l) { return pooled_[l]; });
+  }
+  bool AnyPooled(const std::vector<uint32_t>& leaves) const {
+    return pool_fact_ != kNoFact &&
+           std::any_of(leaves.begin(), leaves.end(), [this](uint32_t l) { return pooled_[l]; });
+  }
+  // The facts a read of `size` bytes through `pointer` reads.
+  std::vector<uint32_t> ReadFacts(const llvm::Value* pointer, uint64_t size) const {
+    const std::vector<uint32_t> leaves = model_.Leaves(pointer, size);
+    if (SpreadAccess(leaves)) return {pool_fact_, held_fact_};
+    std::vector<uint32_t> facts = PointerFacts(pointer, size);
+    if (AnyPooled(leaves)) facts.push_back(pool_fact_);
+    return facts;
+  }
+  // The facts a value written through `pointer` goes to: the pool, or each place's own.
+  std::vector<uint32_t> WrittenFacts(const llvm::Value* pointer, uint64_t size) const {
+    if (SpreadAccess(model_.Leaves(pointer, size))) return {pool_fact_};
+    return PointerFacts(pointer, size);
+  }
+
   uint64_t SizeOf(llvm::Type* type) const {
     const llvm::DataLayout& layout = model_.module().getDataLayout();
     return type->isSized() ? layout.getTypeStoreSize(type).getFixedSize() : kToEnd;
@@ -520,14 +689,21 @@ class ProblemBuilder {
                      std::vector<std::pair<uint32_t, std::string>>* out) const {
     const uint32_t value = ValueFact(argument);
     if (value != kNoFact) out->emplace_back(value, model_.SourceName(argument));
+    const std::vector<uint32_t> leaves = model_.Leaves(argument, kToEnd);
+    if (SpreadAccess(leaves)) {
+      out->emplace_back(pool_fact_, PoolLabel());
+      out->emplace_back(held_fact_, PoolLabel());
+      return;
+    }
     uint32_t object = 0;
     uint64_t offset = 0;
     const bool last = model_.MostRecent(argument, &object, &offset);
-    for (uint32_t leaf : model_.Leaves(argument, kToEnd)) {
+    for (uint32_t leaf : leaves) {
       for (uint32_t fact : last ? LastFacts({leaf}) : LeafFacts({leaf})) {
         out->emplace_back(fact, model_.leaves()[leaf].name);
       }
     }
+    if (AnyPooled(leaves)) out->emplace_back(pool_fact_, PoolLabel());
   }
 
   // A library copy of `length` bytes from `src` to `dst`: its pairs, or, when every source
@@ -535,9 +711,21 @@ class ProblemBuilder {
   // lists to copy through the function's copy place (the same relation, as a sum).
   void Copy(const llvm::CallBase& call, const llvm::Value* dst, const llvm::Value* src,
             uint64_t length, FlowSpec* flow) {
+    if (SpreadAccess(model_.Leaves(dst, length))) {
+      for (uint32_t from : ReadFacts(src, length)) flow->Pair(from, pool_fact_);
+      return;
+    }
+    const std::vector<uint32_t> sources = model_.Leaves(src, length);
+    if (SpreadAccess(sources)) {
+      for (uint32_t to : PointerFacts(dst, length)) {
+        flow->Pair(pool_fact_, to);
+        flow->Pair(held_fact_, to);
+      }
+      return;
+    }
     const auto place = copy_fact_.find(call.getFunction());
     if (model_.CopiesAllToAll(dst, src) && !call.isTerminator() && place != copy_fact_.end()) {
-      std::vector<uint32_t> from = PointerFacts(src, length);
+      std::vector<uint32_t> from = ReadFacts(src, length);
       std::vector<uint32_t> to = PointerFacts(dst, length);
       if (uint64_t{from.size()} * to.size() > options_.copy_pairs_limit) {
         flow->via_from = std::move(from);
@@ -553,6 +741,9 @@ class ProblemBuilder {
       for (uint32_t from : from_last ? LastFacts({s}) : LeafFacts({s})) {
         for (uint32_t to : to_last ? LastFacts({d}) : LeafFacts({d})) flow->Pair(from, to);
       }
+    }
+    if (AnyPooled(sources)) {
+      for (uint32_t to : PointerFacts(dst, length)) flow->Pair(pool_fact_, to);
     }
   }
 
@@ -578,7 +769,7 @@ class ProblemBuilder {
         const uint64_t length = ConstantLength(call, 2);
         const llvm::Value* dst = call.getArgOperand(0);
         for (uint32_t fact : StrongFacts(dst, length)) flow->Kill(fact);
-        for (uint32_t fact : PointerFacts(dst, length)) {
+        for (uint32_t fact : WrittenFacts(dst, length)) {
           flow->Pair(ValueFact(call.getArgOperand(1)), fact);
         }
       } else if (FormatsInto(name) && args >= 1) {
@@ -618,7 +809,7 @@ class ProblemBuilder {
       source_result |= rule.result;
       for (unsigned a = 0; a < args; ++a) {
         if (!rule.Names(a)) continue;
-        for (uint32_t fact : PointerFacts(call.getArgOperand(a), kToEnd)) {
+        for (uint32_t fact : WrittenFacts(call.getArgOperand(a), kToEnd)) {
           flow->Gen(fact);
         }
       }
@@ -636,12 +827,12 @@ class ProblemBuilder {
       const uint64_t length = ConstantLength(call, 2);
       const llvm::Value* dst = call.getArgOperand(0);
       for (uint32_t fact : StrongFacts(dst, length)) flow->Kill(fact);
-      for (uint32_t fact : PointerFacts(dst, length)) {
+      for (uint32_t fact : WrittenFacts(dst, length)) {
         flow->Pair(ValueFact(call.getArgOperand(1)), fact);
       }
     } else if (FormatsInto(name) && args >= 2) {
       const llvm::Value* dst = call.getArgOperand(0);
-      const std::vector<uint32_t> written = PointerFacts(dst, kToEnd);
+      const std::vector<uint32_t> written = WrittenFacts(dst, kToEnd);
       for (uint32_t fact : StrongFacts(dst, kToEnd)) flow->Kill(fact);
       for (unsigned a = 1; a < args; ++a) {
         std::vector<std::pair<uint32_t, std::string>> from;
@@ -652,7 +843,7 @@ class ProblemBuilder {
       }
     } else if (name == "strdup" || name == "strndup") {
       if (args >= 1) {
-        for (uint32_t from : PointerFacts(call.getArgOperand(0), kToEnd)) {
+        for (uint32_t from : ReadFacts(call.getArgOperand(0), kToEnd)) {
           for (uint32_t to : LastFacts(model_.CreatedLeaves(call))) flow->Pair(from, to);
         }
       }
@@ -680,7 +871,7 @@ class ProblemBuilder {
         }
       }
     } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
-      for (uint32_t fact : PointerFacts(load->getPointerOperand(), SizeOf(load->getType()))) {
+      for (uint32_t fact : ReadFacts(load->getPointerOperand(), SizeOf(load->getType()))) {
         flow.Pair(fact, self);
       }
     } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
@@ -688,12 +879,12 @@ class ProblemBuilder {
       const llvm::Value* pointer = store->getPointerOperand();
       for (uint32_t fact : StrongFacts(pointer, size)) flow.Kill(fact);
       const uint32_t value = ValueFact(store->getValueOperand());
-      for (uint32_t fact : PointerFacts(pointer, size)) flow.Pair(value, fact);
+      for (uint32_t fact : WrittenFacts(pointer, size)) flow.Pair(value, fact);
     } else if (llvm::isa<llvm::AtomicRMWInst>(instruction) ||
                llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) {
       const llvm::Value* pointer = instruction.getOperand(0);
-      for (uint32_t fact : PointerFacts(pointer, kToEnd)) {
-        flow.Pair(fact, self);
+      for (uint32_t fact : ReadFacts(pointer, kToEnd)) flow.Pair(fact, self);
+      for (uint32_t fact : WrittenFacts(pointer, kToEnd)) {
         for (unsigned o = 1; o < instruction.getNumOperands(); ++o) {
           flow.Pair(ValueFact(instruction.getOperand(o)), fact);
         }
@@ -720,6 +911,12 @@ class ProblemBuilder {
         if (!SharedLeaf(leaf) || ReadOnly(leaf)) continue;
         if (object.kind == MemoryObject::Kind::kLocal && object.owner == callee) continue;
         for (uint32_t fact : LeafFacts({leaf})) it->second.push_back(fact);
+      }
+      const std::vector<uint32_t>& accessed = model_.Accessed(*callee);
+      if (pool_fact_ != kNoFact &&
+          std::any_of(accessed.begin(), accessed.end(), [this](uint32_t l) { return pooled_[l]; })) {
+        it->second.push_back(pool_fact_);
+        it->second.push_back(held_fact_);
       }
       std::sort(it->second.begin(), it->second.end());
       it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
@@ -762,6 +959,7 @@ class ProblemBuilder {
     // the caller whose address nothing has been given yet.
     const std::vector<uint32_t> reached = model_.ReachedObjects(call);
     const auto unreached = [&](uint32_t fact) {
+      if (fact == pool_fact_ || fact == held_fact_) return false;
       const uint32_t object = model_.leaves()[shared_leaf_[fact - 1]].object;
       if (model_.objects()[object].kind != MemoryObject::Kind::kLocal) return false;
       return model_.Unescaped(call, object) ||
@@ -811,7 +1009,26 @@ class ProblemBuilder {
   }
 
   void AddEdge(uint32_t from, uint32_t to, uint32_t flow) {
-    if (to != kNoFact) problem_.edges.push_back({from, to, flow});
+    std::vector<std::pair<uint32_t, uint32_t>> writes;
+    writes.swap(pending_writes_);
+    if (to == kNoFact) return;
+    std::sort(writes.begin(), writes.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (size_t k = 0; k < writes.size();) {
+      AnalyzedProgram::Data::PoolWrite& write = data_->pool_writes.emplace_back();
+      write.edge = static_cast<uint32_t>(problem_.edges.size());
+      write.node = from;
+      write.fact = writes[k].second;
+      for (; k < writes.size() && writes[k].second == write.fact; ++k) {
+        write.facts.push_back(writes[k].first);
+      }
+    }
+    problem_.edges.push_back({from, to, flow});
+  }
+  // A normal edge: its flow's writes into the pool are PoolWrites of it (AddFlow).
+  void AddEdge(uint32_t from, uint32_t to, FlowSpec flow) {
+    const uint32_t id = AddFlow(std::move(flow), /*pool_writes=*/true);
+    AddEdge(from, to, id);
   }
 
   void AddChecks(const llvm::Instruction& instruction, uint32_t node) {
@@ -826,12 +1043,26 @@ class ProblemBuilder {
       uint32_t object = 0;
       uint64_t offset = 0;
       const bool last = model_.MostRecent(load->getPointerOperand(), &object, &offset);
-      for (uint32_t leaf : model_.Leaves(load->getPointerOperand(), SizeOf(load->getType()))) {
+      const std::vector<uint32_t> leaves =
+          model_.Leaves(load->getPointerOperand(), SizeOf(load->getType()));
+      const bool spread = SpreadAccess(leaves);
+      bool pooled = false;
+      std::vector<std::string_view> names;
+      for (uint32_t leaf : leaves) {
         const Leaf& l = model_.leaves()[leaf];
         if (!model_.objects()[l.object].named) continue;
+        pooled |= pool_fact_ != kNoFact && pooled_[leaf];
+        names.push_back(l.name);
+        if (spread) continue;
         for (uint32_t fact : last ? LastFacts({leaf}) : LeafFacts({leaf})) {
           check.facts.emplace_back(fact, l.name);
         }
+      }
+      // What the pool holds is read as the one place read, or as the pool where there are more.
+      if (pooled) {
+        const std::string name = names.size() == 1 ? std::string(names[0]) : PoolLabel();
+        check.facts.emplace_back(pool_fact_, name);
+        if (spread) check.facts.emplace_back(held_fact_, name);
       }
       if (check.facts.empty()) return;
       finding.rule = "uninitialized-read";
@@ -907,8 +1138,8 @@ class ProblemBuilder {
     flow.via_to.clear();
     const uint32_t through = AddNode(std::string(problem_.node_names[node]) + "~copy",
                                      problem_.node_procedure[node], LocationOf(instruction));
-    AddEdge(node, through, AddFlow(std::move(flow)));
-    AddEdge(through, NextNode(instruction), AddFlow(std::move(onward)));
+    AddEdge(node, through, std::move(flow));
+    AddEdge(through, NextNode(instruction), std::move(onward));
   }
 
   // A conditional branch on whether a site's last object is null (`if (p == NULL)` or
@@ -947,59 +1178,70 @@ class ProblemBuilder {
   }
 
   void BuildEdges() {
-    FlowSpec identity;
-    const uint32_t identity_flow = AddFlow(identity);
     for (const llvm::Function* function : model_.functions()) {
       const ifds::Procedure& procedure = problem_.procedures[procedure_of_.at(function)];
-      AddEdge(procedure.start, FirstNode(function->getEntryBlock()), identity_flow);
-      const ValueLiveness liveness(
-          *function, [this](const llvm::Value* v) { return ValueFact(v) != kNoFact; },
-          [](const llvm::Instruction& i) { return !Skipped(i); });
-      for (const llvm::BasicBlock& block : *function) {
-        for (const llvm::Instruction& instruction : block) {
-          if (Skipped(instruction)) continue;
-          const uint32_t node = node_of_.at(&instruction);
-          AddChecks(instruction, node);
-          NoteOrigin(instruction, node);
-          const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
-          if (call != nullptr && !model_.Callees(*call).empty()) {
-            if (const auto* invoke = llvm::dyn_cast<llvm::InvokeInst>(call)) {
-              AddCallSite(*call, node, FirstNode(*invoke->getNormalDest()), liveness);
-              // The exceptional path bypasses the callee, as the call-to-return flow does.
-              AddEdge(node, FirstNode(*invoke->getUnwindDest()),
-                      problem_.call_sites.back().call_to_return_flow);
-            } else if (const uint32_t next = NextNode(instruction); next != kNoFact) {
-              AddCallSite(*call, node, next, liveness);
-            }
-            continue;
+      // The function's own facts of the pool's objects feed it while its edges are built.
+      const auto own = pooled_own_.find(function);
+      const auto feed = [&](bool on) {
+        if (own == pooled_own_.end()) return;
+        for (uint32_t fact : LeafFacts(own->second)) feeds_pool_[fact] = on;
+      };
+      feed(true);
+      BuildFunctionEdges(function, procedure);
+      feed(false);
+    }
+  }
+
+  void BuildFunctionEdges(const llvm::Function* function, const ifds::Procedure& procedure) {
+    const uint32_t identity_flow = AddFlow(FlowSpec{});
+    AddEdge(procedure.start, FirstNode(function->getEntryBlock()), identity_flow);
+    const ValueLiveness liveness(
+        *function, [this](const llvm::Value* v) { return ValueFact(v) != kNoFact; },
+        [](const llvm::Instruction& i) { return !Skipped(i); });
+    for (const llvm::BasicBlock& block : *function) {
+      for (const llvm::Instruction& instruction : block) {
+        if (Skipped(instruction)) continue;
+        const uint32_t node = node_of_.at(&instruction);
+        AddChecks(instruction, node);
+        NoteOrigin(instruction, node);
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+        if (call != nullptr && !model_.Callees(*call).empty()) {
+          if (const auto* invoke = llvm::dyn_cast<llvm::InvokeInst>(call)) {
+            AddCallSite(*call, node, FirstNode(*invoke->getNormalDest()), liveness);
+            // The exceptional path bypasses the callee, as the call-to-return flow does.
+            AddEdge(node, FirstNode(*invoke->getUnwindDest()),
+                    problem_.call_sites.back().call_to_return_flow);
+          } else if (const uint32_t next = NextNode(instruction); next != kNoFact) {
+            AddCallSite(*call, node, next, liveness);
           }
-          const FlowSpec flow = NormalFlow(instruction, liveness);
-          if (llvm::isa<llvm::ReturnInst>(instruction)) {
-            AddEdge(node, procedure.exit, AddFlow(flow));
-          } else if (instruction.isTerminator()) {
-            unsigned null_successor = 0;
-            uint32_t failed = 0;
-            const bool null_test = NullTestedLast(instruction, &null_successor, &failed);
-            // Each successor also loses the values only the others read.
-            for (unsigned s = 0; s < instruction.getNumSuccessors(); ++s) {
-              const llvm::BasicBlock& successor = *instruction.getSuccessor(s);
-              FlowSpec edge = flow;
-              for (const llvm::Value* value : liveness.DeadOnEdge(instruction, successor)) {
-                edge.Kill(ValueFact(value));
-              }
-              if (null_test && s == null_successor) {
-                const MemoryObject& object = model_.objects()[failed];
-                std::vector<uint32_t> leaves(object.leaf_count);
-                for (uint32_t i = 0; i < object.leaf_count; ++i) leaves[i] = object.first_leaf + i;
-                for (uint32_t fact : LastFacts(leaves)) edge.Kill(fact);
-              }
-              AddEdge(node, FirstNode(successor), AddFlow(std::move(edge)));
+          continue;
+        }
+        const FlowSpec flow = NormalFlow(instruction, liveness);
+        if (llvm::isa<llvm::ReturnInst>(instruction)) {
+          AddEdge(node, procedure.exit, flow);
+        } else if (instruction.isTerminator()) {
+          unsigned null_successor = 0;
+          uint32_t failed = 0;
+          const bool null_test = NullTestedLast(instruction, &null_successor, &failed);
+          // Each successor also loses the values only the others read.
+          for (unsigned s = 0; s < instruction.getNumSuccessors(); ++s) {
+            const llvm::BasicBlock& successor = *instruction.getSuccessor(s);
+            FlowSpec edge = flow;
+            for (const llvm::Value* value : liveness.DeadOnEdge(instruction, successor)) {
+              edge.Kill(ValueFact(value));
             }
-          } else if (!flow.via_from.empty() || !flow.via_to.empty()) {
-            CopyThrough(instruction, node, flow);
-          } else {
-            AddEdge(node, NextNode(instruction), AddFlow(flow));
+            if (null_test && s == null_successor) {
+              const MemoryObject& object = model_.objects()[failed];
+              std::vector<uint32_t> leaves(object.leaf_count);
+              for (uint32_t i = 0; i < object.leaf_count; ++i) leaves[i] = object.first_leaf + i;
+              for (uint32_t fact : LastFacts(leaves)) edge.Kill(fact);
+            }
+            AddEdge(node, FirstNode(successor), std::move(edge));
           }
+        } else if (!flow.via_from.empty() || !flow.via_to.empty()) {
+          CopyThrough(instruction, node, flow);
+        } else {
+          AddEdge(node, NextNode(instruction), flow);
         }
       }
     }
@@ -1029,6 +1271,12 @@ class ProblemBuilder {
   std::vector<uint32_t> leaf_fact_;
   std::vector<uint32_t> shared_leaf_;  // by shared fact, less one: the leaf it is
   std::vector<uint32_t> old_fact_;     // by leaf: its older objects' fact (kNoFact: none)
+  std::vector<bool> pooled_;           // by leaf: whether it is one of the pool's objects
+  uint32_t pool_fact_ = kNoFact;       // the pool's `pool` fact (kNoFact: no pool)
+  uint32_t held_fact_ = kNoFact;       // and its `pool~held`
+  std::vector<bool> feeds_pool_;       // by fact: a pool object's (the function's own, too)
+  std::vector<std::pair<uint32_t, uint32_t>> pending_writes_;  // AddFlow's, for AddEdge
+  absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> pooled_own_;  // leaves
   absl::flat_hash_map<const llvm::Value*, uint32_t> value_fact_;
   absl::flat_hash_map<const llvm::Function*, uint32_t> copy_fact_;  // CopyThrough's place
   absl::flat_hash_map<const llvm::Function*, uint32_t> procedure_of_;
@@ -1042,6 +1290,51 @@ class ProblemBuilder {
 
 AnalyzedProgram::AnalyzedProgram(std::unique_ptr<Data> data) : data_(std::move(data)) {}
 AnalyzedProgram::~AnalyzedProgram() = default;
+
+bool AnalyzedProgram::Refine(const ifds::Solution& solution) {
+  const auto holds = [&solution](uint32_t node, uint32_t fact) {
+    return std::binary_search(solution.facts.begin(), solution.facts.end(),
+                              std::make_pair(node, fact));
+  };
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> made;  // edge -> the pool facts it makes
+  for (Data::PoolWrite& write : data_->pool_writes) {
+    if (write.made) continue;
+    for (uint32_t fact : write.facts) {
+      if (!holds(write.node, fact)) continue;
+      write.made = true;
+      made[write.edge].push_back(write.fact);
+      break;
+    }
+  }
+  if (made.empty()) return false;
+  ifds::Problem& problem = data_->problem;
+  // In edge order, so that the same solution gives the same problem.
+  std::vector<uint32_t> edges;
+  for (const auto& [edge, facts] : made) edges.push_back(edge);
+  std::sort(edges.begin(), edges.end());
+  for (uint32_t e : edges) {
+    const ifds::FlowView old = problem.flows[problem.edges[e].flow];
+    ifds::Flow flow;
+    flow.identity = old.identity;
+    flow.kills.assign(old.kills.begin(), old.kills.end());
+    flow.gens.assign(old.gens.begin(), old.gens.end());
+    for (uint32_t fact : made[e]) flow.gens.push_back(fact);
+    for (const auto pair : old.pairs) flow.pairs.push_back(pair);
+    flow.Normalize();
+    problem.edges[e].flow = static_cast<uint32_t>(problem.flows.size());
+    problem.flows.push_back(flow);
+  }
+  ++data_->stats.pool_refinements;
+  return true;
+}
+
+absl::StatusOr<ifds::Solution> AnalyzedProgram::Solve(
+    const std::function<absl::StatusOr<ifds::Solution>(const ifds::Problem&)>& solve) {
+  for (;;) {
+    absl::StatusOr<ifds::Solution> solution = solve(data_->problem);
+    if (!solution.ok() || !Refine(*solution)) return solution;
+  }
+}
 
 const ifds::Problem& AnalyzedProgram::problem() const { return data_->problem; }
 const ProgramStats& AnalyzedProgram::stats() const { return data_->stats; }

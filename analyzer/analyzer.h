@@ -46,6 +46,11 @@ struct AnalyzerOptions {
   // location with every destination location; past this many pairs it goes through a place of
   // its own instead (the same findings, a sum of pairs for their product; 0: always).
   uint64_t copy_pairs_limit = 4096;
+  // A write through a pointer that may point to this many objects or more (points-to has lost
+  // track of it) goes to one fact shared by every object such writes reach, the pool, and a
+  // read of any of those objects reads the pool too (docs/analyzer.md, "The pool"). Without it
+  // each such write makes a fact of every object, in every context. 0: never.
+  uint32_t pool_objects = 64;
   // Phase reports ("compiling 3 sources", "points-to", ...) for long runs; may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -100,6 +105,9 @@ struct ProgramStats {
   uint32_t allocation_wrappers = 0;  // functions whose struct allocations are sites of their own
   uint32_t shared_facts = 0;     // facts numbered once for the program
   uint32_t max_private_facts = 0;  // the largest function's own facts
+  uint32_t pooled_objects = 0;  // objects that share the pool (AnalyzerOptions::pool_objects)
+  uint32_t pool_writes = 0;     // places a write may make the pool hold (Refine)
+  uint32_t pool_refinements = 0;  // times Refine changed the problem
   bool readable_fact_names = true;  // false: facts share ids across functions (slots)
   uint64_t flow_pairs = 0;  // kills + gens + pairs over the problem's distinct flow functions
   uint32_t checks = 0;      // places a finding can be reported
@@ -120,10 +128,20 @@ class AnalyzedProgram {
 
   const ifds::Problem& problem() const;
   const ProgramStats& stats() const;
+  // Where a program has a pool (docs/analyzer.md, "The pool"), a write into it makes it hold
+  // only where a solution shows that what it writes holds there. Refine turns the writes this
+  // solution shows into generations of the pool and returns whether the problem changed: if
+  // so, solve it again, until Refine returns false, before reading its findings (each solution
+  // holds every fact of the one before, so this ends; a program without a pool never
+  // changes). Solve does just that with any solver.
+  bool Refine(const ifds::Solution& solution);
+  absl::StatusOr<ifds::Solution> Solve(
+      const std::function<absl::StatusOr<ifds::Solution>(const ifds::Problem&)>& solve);
   // The findings the solution shows, sorted by file, line, column, then variable; one per
   // (place, variable) for uninit and per (place, sink argument) for taint, each with its path;
   // uninit reads whose paths start at the same origin are one finding, at the read nearest the
   // origin, the others its read_again (docs/analyzer.md).
+  // `solution` is one Refine leaves unchanged.
   std::vector<Finding> Findings(const ifds::Solution& solution) const;
 
   struct Data;

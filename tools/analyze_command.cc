@@ -33,6 +33,7 @@ ABSL_DECLARE_FLAG(std::string, compile_commands);
 ABSL_DECLARE_FLAG(std::string, clang);
 ABSL_DECLARE_FLAG(std::string, emit_problem);
 ABSL_DECLARE_FLAG(bool, shared_slots);
+ABSL_DECLARE_FLAG(uint32_t, pool_objects);
 ABSL_DECLARE_FLAG(bool, print_rules);
 ABSL_DECLARE_FLAG(uint64_t, max_findings);
 ABSL_DECLARE_FLAG(bool, summary);
@@ -84,7 +85,8 @@ std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& prob
   }
   return absl::StrFormat(
       "{\"program\":{\"functions\":%d,\"external_functions\":%d,\"ir_instructions\":%d,"
-      "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d,\"allocation_wrappers\":%d},"
+      "\"call_sites\":%d,\"indirect_calls\":%d,\"locations\":%d,\"allocation_wrappers\":%d,"
+      "\"pooled_objects\":%d,\"pool_writes\":%d,\"pool_refinements\":%d},"
       "\"problem\":{\"procedures\":%d,\"nodes\":%d,\"facts\":%d,\"shared_facts\":%d,"
       "\"max_private_facts\":%d,\"readable_fact_names\":%s,\"flows\":%d,\"flow_pairs\":%d,"
       "\"edges\":%d,\"call_sites\":%d,\"checks\":%d},"
@@ -92,7 +94,9 @@ std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& prob
       "\"solver\":%s,\"findings\":%d,\"findings_seconds\":%.6f,"
       "\"busiest_functions\":[%s]}",
       s.functions, s.external_functions, s.ir_instructions, s.call_sites, s.indirect_calls,
-      s.locations, s.allocation_wrappers, problem.procedures.size(), problem.node_count(), problem.fact_count(),
+      s.locations, s.allocation_wrappers, s.pooled_objects, s.pool_writes, s.pool_refinements,
+      problem.procedures.size(),
+      problem.node_count(), problem.fact_count(),
       s.shared_facts, s.max_private_facts, s.readable_fact_names ? "true" : "false",
       problem.flows.size(), s.flow_pairs, problem.edges.size(), problem.call_sites.size(),
       s.checks, s.front_end_seconds, s.points_to_seconds, s.build_seconds, solver_json, findings,
@@ -147,6 +151,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
     options.taint = *std::move(config);
   }
   options.shared_slots = absl::GetFlag(FLAGS_shared_slots);
+  options.pool_objects = absl::GetFlag(FLAGS_pool_objects);
   options.front_end.clang = absl::GetFlag(FLAGS_clang);
   options.front_end.compile_commands = absl::GetFlag(FLAGS_compile_commands);
   for (absl::string_view flag :
@@ -169,6 +174,20 @@ int RunAnalyze(const std::vector<std::string>& files) {
                                                                             : kExitUsage;
   }
   const ifds::Problem& problem = (*program)->problem();
+  options.progress(absl::StrFormat("solving: %d nodes, %d facts", problem.node_count(),
+                                   problem.fact_count()));
+  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(problem, "sluice analyze");
+  // Where writes into the pool hold, the pool is made there: solve again (docs/analyzer.md).
+  while (solved.ok() && (*program)->Refine(solved->solution)) {
+    options.progress(absl::StrFormat("the pool is written in more places: solving again (%d)",
+                                     (*program)->stats().pool_refinements));
+    solved = SolveWithFlags(problem, "sluice analyze");
+  }
+  if (!solved.ok()) {
+    std::fprintf(stderr, "sluice analyze: %s\n", solved.status().ToString().c_str());
+    return ExitCodeOf(solved.status());
+  }
+  // The problem as solved last (what was refined included): it solves to the same solution.
   const std::string emit = absl::GetFlag(FLAGS_emit_problem);
   if (!emit.empty()) {
     const bool binary = emit.size() > 4 && emit.substr(emit.size() - 4) == ".bin";
@@ -178,13 +197,6 @@ int RunAnalyze(const std::vector<std::string>& files) {
       std::fprintf(stderr, "sluice analyze: %s\n", std::string(s.message()).c_str());
       return kExitFailed;
     }
-  }
-  options.progress(absl::StrFormat("solving: %d nodes, %d facts", problem.node_count(),
-                                   problem.fact_count()));
-  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(problem, "sluice analyze");
-  if (!solved.ok()) {
-    std::fprintf(stderr, "sluice analyze: %s\n", solved.status().ToString().c_str());
-    return ExitCodeOf(solved.status());
   }
   // The findings and their paths (a search or a tabulation on the host: docs/analyzer.md).
   const absl::Time finding = absl::Now();
@@ -225,6 +237,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
     std::fprintf(stderr,
                  "program: %u functions (%u external), %llu IR instructions, %u call sites "
                  "(%u indirect calls), %u memory locations, %u allocation wrappers\n"
+                 "pool: %u objects, %u writes into it, solved again %u times\n"
                  "problem: %u procedures, %u nodes, %u facts (%u shared, at most %u per "
                  "function%s), %zu flow functions with %llu flow pairs, %u checks\n"
                  "front end: %.3f s, points-to: %.3f s, problem: %.3f s\n%s"
@@ -232,7 +245,8 @@ int RunAnalyze(const std::vector<std::string>& files) {
                  "(with their paths: %.3f s)\noutput: %.3f s (%s)\n",
                  s.functions, s.external_functions,
                  static_cast<unsigned long long>(s.ir_instructions), s.call_sites,
-                 s.indirect_calls, s.locations, s.allocation_wrappers,
+                 s.indirect_calls, s.locations, s.allocation_wrappers, s.pooled_objects,
+                 s.pool_writes, s.pool_refinements,
                  static_cast<uint32_t>(problem.procedures.size()),
                  problem.node_count(), problem.fact_count(), s.shared_facts, s.max_private_facts,
                  s.readable_fact_names ? "" : ", ids shared across functions", problem.flows.size(),

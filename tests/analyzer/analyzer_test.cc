@@ -443,6 +443,67 @@ int main(int argc, char **argv) {
   EXPECT_TRUE(routed);
 }
 
+// A write through a pointer to many objects goes to the pool: what is stored there is still
+// read from each of those objects, but it is one fact where it was one per object.
+TEST(ProblemTest, AWriteThroughAPointerToManyObjectsGoesToThePoolAndIsStillRead) {
+  TempDir dir;
+  const std::string source = dir.Write("pool.c", R"(int pick(int k) {
+  int x, y, z;
+  x = 1;
+  y = 2;
+  z = 3;
+  int *p = k > 1 ? &x : k > 2 ? &y : &z;
+  int u;
+  if (k > 3) u = 4;
+  *p = u;
+  return y + k;
+}
+int main(int argc, char **argv) {
+  return pick(argc);
+}
+)");
+  struct Run {
+    std::vector<uint32_t> lines;
+    uint64_t path_edges = 0;
+    uint32_t pooled = 0;
+    std::vector<std::string> path;
+  };
+  const auto run = [&](uint32_t pool_objects) {
+    AnalyzerOptions options;
+    options.pool_objects = pool_objects;
+    absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+        AnalyzedProgram::Build({source}, options);
+    EXPECT_TRUE(program.ok()) << program.status();
+    Run out;
+    if (!program.ok()) return out;
+    ifds::ReferenceStats stats;
+    const ifds::Solution solution = ifds::SolveReference((*program)->problem(), &stats);
+    out.path_edges = stats.path_edges;
+    out.pooled = (*program)->stats().pooled_objects;
+    for (const Finding& f : (*program)->Findings(solution)) {
+      out.lines.push_back(f.location.line);
+      for (const Finding::Reread& again : f.read_again) out.lines.push_back(again.location.line);
+      if (f.location.line == 10) {
+        for (const FlowStep& step : f.path) out.path.push_back(step.message);
+      }
+    }
+    std::sort(out.lines.begin(), out.lines.end());
+    return out;
+  };
+  const Run each = run(0);
+  const Run pooled = run(3);
+  const Run spread_less = run(4);
+  // `u` at line 9, and `y` at line 10 where `*p = u` may have written it.
+  EXPECT_THAT(each.lines, ElementsAre(9, 10));
+  EXPECT_THAT(pooled.lines, ElementsAre(9, 10));
+  EXPECT_EQ(each.pooled, 0u);
+  EXPECT_EQ(pooled.pooled, 3u);
+  EXPECT_EQ(spread_less.pooled, 0u);  // `p` points to three objects, not four
+  EXPECT_THAT(pooled.path, ::testing::Contains(HasSubstr("stored into 'one of 3 objects'")));
+  EXPECT_LT(pooled.path_edges, each.path_edges);
+  EXPECT_EQ(spread_less.path_edges, each.path_edges);
+}
+
 // --- paths ---------------------------------------------------------------------------------
 
 // docs/analyzer.md states the bounds of paths, copies and the reads listed again as the code
