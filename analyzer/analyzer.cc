@@ -97,6 +97,8 @@ struct AnalyzedProgram::Data {
 namespace {
 
 constexpr uint32_t kNoFact = ~uint32_t{0};
+// How many writes into the pool one finding's path may go back through (Findings).
+constexpr int kPoolSplices = 8;
 
 // Functions that only read what their pointer arguments point to (uninit: they do not
 // initialize it).
@@ -1470,6 +1472,10 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
   }
   // Each finding's path: the shortest chain of the solution's pairs from the origin.
   const ifds::Witnesses witnesses(data_->problem, solution);
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, const Data::PoolWrite*> pool_write;
+  for (const Data::PoolWrite& write : data_->pool_writes) {
+    if (write.made) pool_write.try_emplace(std::make_pair(write.node, write.fact), &write);
+  }
   uint64_t spent = 0;
   for (Reported& r : out) {
     // A search of the finding's own while the budget lasts (few findings: no pass over the
@@ -1481,6 +1487,25 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
       spent += visited;
     }
     if (r.chain.empty()) r.chain = witnesses.FromTabulation(r.node, r.fact);
+    // A chain that starts where a write made the pool hold (Refine) starts where what it
+    // wrote came from: the chain of that fact there, then the rest.
+    for (int spliced = 0; spliced < kPoolSplices && r.chain.size() >= 2; ++spliced) {
+      const auto write = pool_write.find({r.chain[0].node, r.chain[1].fact});
+      if (write == pool_write.end()) break;
+      std::vector<ifds::WitnessStep> before;
+      for (uint32_t fact : write->second->facts) {
+        if (!holds(write->second->node, fact)) continue;
+        uint64_t visited = 0;
+        before = witnesses.Explain(write->second->node, fact, kPathSearchBudget,
+                                   ifds::Witnesses::kMaxDepth, &visited);
+        spent += visited;
+        if (before.empty()) before = witnesses.FromTabulation(write->second->node, fact);
+        if (!before.empty()) break;
+      }
+      if (before.empty()) break;
+      before.insert(before.end(), r.chain.begin() + 1, r.chain.end());
+      r.chain.swap(before);
+    }
     r.finding.path = data_->Path(r.chain, r.finding);
   }
   // Uninit: one finding per uninitialized origin. Reads whose paths start at the same origin

@@ -190,8 +190,12 @@ TEST_P(ProgramsTest, FindingsEqualTheAnnotationsWithEverySolver) {
   pool.pool_objects = 2;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<AnalyzedProgram> pooled,
                        AnalyzedProgram::Build({path.string()}, pool));
+  ASSERT_OK_AND_ASSIGN(const ifds::Solution pooled_solution,
+                       pooled->Solve([](const ifds::Problem& problem) {
+                         return absl::StatusOr<ifds::Solution>(ifds::SolveReference(problem));
+                       }));
   std::set<uint32_t> pooled_lines;
-  for (const Finding& f : pooled->Findings(ifds::SolveReference(pooled->problem()))) {
+  for (const Finding& f : pooled->Findings(pooled_solution)) {
     pooled_lines.insert(f.location.line);
     for (const Finding::Reread& again : f.read_again) pooled_lines.insert(again.location.line);
   }
