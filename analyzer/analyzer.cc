@@ -589,13 +589,15 @@ class ProblemBuilder {
   // on the way there, though a store has replaced it since, and a store replacing an object's
   // content no longer clears what a write through such a pointer gave it.
 
-  // Whether `leaves` lie in options_.pool_objects objects or more (Leaves sorts them, and an
-  // object's leaves are numbered together, so each object's leaves are adjacent).
+  // Whether `leaves` lie in options_.pool_objects objects or more that may be written (a
+  // constant global has no fact: reading or writing it costs nothing). Leaves sorts them, and
+  // an object's leaves are numbered together, so each object's leaves are adjacent.
   bool Spread(const std::vector<uint32_t>& leaves) const {
     if (options_.pool_objects == 0 || leaves.size() < options_.pool_objects) return false;
     uint32_t objects = 0;
     uint32_t last = ~uint32_t{0};
     for (uint32_t leaf : leaves) {
+      if (ReadOnly(leaf)) continue;
       const uint32_t object = model_.leaves()[leaf].object;
       if (object != last && ++objects >= options_.pool_objects) return true;
       last = object;

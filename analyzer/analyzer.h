@@ -46,10 +46,10 @@ struct AnalyzerOptions {
   // location with every destination location; past this many pairs it goes through a place of
   // its own instead (the same findings, a sum of pairs for their product; 0: always).
   uint64_t copy_pairs_limit = 4096;
-  // A write through a pointer that may point to this many objects or more (points-to has lost
-  // track of it) goes to one fact shared by every object such writes reach, the pool, and a
-  // read of any of those objects reads the pool too (docs/analyzer.md, "The pool"). Without it
-  // each such write makes a fact of every object, in every context. 0: never.
+  // A pointer that may point to this many objects or more that can be written (points-to has
+  // lost track of it) reads and writes the facts those objects share, the pool, rather than
+  // each object's (docs/analyzer.md, "The pool"). Without it each context a function is
+  // analyzed in carries what follows from every such object again. 0: never.
   uint32_t pool_objects = 64;
   // Phase reports ("compiling 3 sources", "points-to", ...) for long runs; may be empty.
   std::function<void(const std::string&)> progress;

@@ -174,8 +174,9 @@ int RunAnalyze(const std::vector<std::string>& files) {
                                                                             : kExitUsage;
   }
   const ifds::Problem& problem = (*program)->problem();
-  options.progress(absl::StrFormat("solving: %d nodes, %d facts", problem.node_count(),
-                                   problem.fact_count()));
+  options.progress(absl::StrFormat("solving: %d nodes, %d facts, a pool of %d objects",
+                                   problem.node_count(), problem.fact_count(),
+                                   (*program)->stats().pooled_objects));
   absl::StatusOr<SolveOutcome> solved = SolveWithFlags(problem, "sluice analyze");
   // Where writes into the pool hold, the pool is made there: solve again (docs/analyzer.md).
   while (solved.ok() && (*program)->Refine(solved->solution)) {

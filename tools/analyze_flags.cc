@@ -22,8 +22,9 @@ ABSL_FLAG(bool, shared_slots, false,
           "analyze: number every function's own facts from one base (as a program too large "
           "for one id per fact is numbered): fewer facts, names by slot");
 ABSL_FLAG(uint32_t, pool_objects, 64,
-          "analyze: a write through a pointer that may point to this many objects or more goes "
-          "to one fact those objects share, the pool (docs/analyzer.md); 0: never");
+          "analyze: a pointer that may point to this many objects or more that can be written "
+          "reads and writes the facts those objects share, the pool (docs/analyzer.md); 0: "
+          "never");
 ABSL_FLAG(bool, print_rules, false, "analyze: print the built-in taint rules (TOML) and exit");
 ABSL_FLAG(uint64_t, max_findings, 0,
           "analyze: list at most this many findings (0: every one); the report still says how "
