@@ -557,11 +557,14 @@ class ProblemBuilder {
   // The facts a pointer reaches with `size` bytes: only the last object's where it is known to
   // point there.
   std::vector<uint32_t> PointerFacts(const llvm::Value* pointer, uint64_t size) const {
+    return PointerFacts(pointer, model_.Leaves(pointer, size));
+  }
+  // The same, of `leaves` the caller has from model_.Leaves(pointer, ...).
+  std::vector<uint32_t> PointerFacts(const llvm::Value* pointer,
+                                     const std::vector<uint32_t>& leaves) const {
     uint32_t object = 0;
     uint64_t offset = 0;
-    return model_.MostRecent(pointer, &object, &offset)
-               ? LastFacts(model_.Leaves(pointer, size))
-               : LeafFacts(model_.Leaves(pointer, size));
+    return model_.MostRecent(pointer, &object, &offset) ? LastFacts(leaves) : LeafFacts(leaves);
   }
   // What a write of `size` bytes through `pointer` replaces (IrModel::StrongLeaves).
   std::vector<uint32_t> StrongFacts(const llvm::Value* pointer, uint64_t size) const {
@@ -589,20 +592,24 @@ class ProblemBuilder {
   // on the way there, though a store has replaced it since, and a store replacing an object's
   // content no longer clears what a write through such a pointer gave it.
 
-  // Whether `leaves` lie in options_.pool_objects objects or more that may be written (a
-  // constant global has no fact: reading or writing it costs nothing). Leaves sorts them, and
-  // an object's leaves are numbered together, so each object's leaves are adjacent.
-  bool Spread(const std::vector<uint32_t>& leaves) const {
-    if (options_.pool_objects == 0 || leaves.size() < options_.pool_objects) return false;
+  // How many objects sorted `leaves` lie in, counting up to `enough` (an object's leaves are
+  // numbered together, so they are adjacent); with `writable`, only objects that may be
+  // written (a constant global has no fact: reading or writing it costs nothing).
+  uint32_t Objects(const std::vector<uint32_t>& leaves, bool writable, uint32_t enough) const {
     uint32_t objects = 0;
     uint32_t last = ~uint32_t{0};
     for (uint32_t leaf : leaves) {
-      if (ReadOnly(leaf)) continue;
+      if (writable && ReadOnly(leaf)) continue;
       const uint32_t object = model_.leaves()[leaf].object;
-      if (object != last && ++objects >= options_.pool_objects) return true;
+      if (object != last && ++objects >= enough) break;
       last = object;
     }
-    return false;
+    return objects;
+  }
+  // Whether `leaves` lie in options_.pool_objects objects or more that may be written.
+  bool Spread(const std::vector<uint32_t>& leaves) const {
+    return options_.pool_objects > 0 && leaves.size() >= options_.pool_objects &&
+           Objects(leaves, /*writable=*/true, options_.pool_objects) >= options_.pool_objects;
   }
 
   // The pool's objects: every leaf some access through a pointer reaches with spread leaves.
@@ -636,15 +643,11 @@ class ProblemBuilder {
         }
       }
     }
-    uint32_t objects = 0;
-    uint32_t last = ~uint32_t{0};
+    std::vector<uint32_t> pooled;
     for (uint32_t leaf = 0; leaf < pooled_.size(); ++leaf) {
-      if (!pooled_[leaf]) continue;
-      const uint32_t object = model_.leaves()[leaf].object;
-      objects += object != last;
-      last = object;
+      if (pooled_[leaf]) pooled.push_back(leaf);
     }
-    data_->stats.pooled_objects = objects;
+    data_->stats.pooled_objects = Objects(pooled, /*writable=*/false, ~uint32_t{0});
   }
 
   std::string PoolLabel() const {
@@ -662,16 +665,20 @@ class ProblemBuilder {
   }
   // The facts a read of `size` bytes through `pointer` reads.
   std::vector<uint32_t> ReadFacts(const llvm::Value* pointer, uint64_t size) const {
-    const std::vector<uint32_t> leaves = model_.Leaves(pointer, size);
+    return ReadFacts(pointer, model_.Leaves(pointer, size));
+  }
+  std::vector<uint32_t> ReadFacts(const llvm::Value* pointer,
+                                  const std::vector<uint32_t>& leaves) const {
     if (SpreadAccess(leaves)) return {pool_fact_, held_fact_};
-    std::vector<uint32_t> facts = PointerFacts(pointer, size);
+    std::vector<uint32_t> facts = PointerFacts(pointer, leaves);
     if (AnyPooled(leaves)) facts.push_back(pool_fact_);
     return facts;
   }
   // The facts a value written through `pointer` goes to: the pool, or each place's own.
   std::vector<uint32_t> WrittenFacts(const llvm::Value* pointer, uint64_t size) const {
-    if (SpreadAccess(model_.Leaves(pointer, size))) return {pool_fact_};
-    return PointerFacts(pointer, size);
+    const std::vector<uint32_t> leaves = model_.Leaves(pointer, size);
+    if (SpreadAccess(leaves)) return {pool_fact_};
+    return PointerFacts(pointer, leaves);
   }
 
   uint64_t SizeOf(llvm::Type* type) const {
@@ -715,13 +722,14 @@ class ProblemBuilder {
   // lists to copy through the function's copy place (the same relation, as a sum).
   void Copy(const llvm::CallBase& call, const llvm::Value* dst, const llvm::Value* src,
             uint64_t length, FlowSpec* flow) {
-    if (SpreadAccess(model_.Leaves(dst, length))) {
-      for (uint32_t from : ReadFacts(src, length)) flow->Pair(from, pool_fact_);
+    const std::vector<uint32_t> sources = model_.Leaves(src, length);
+    const std::vector<uint32_t> destinations = model_.Leaves(dst, length);
+    if (SpreadAccess(destinations)) {
+      for (uint32_t from : ReadFacts(src, sources)) flow->Pair(from, pool_fact_);
       return;
     }
-    const std::vector<uint32_t> sources = model_.Leaves(src, length);
     if (SpreadAccess(sources)) {
-      for (uint32_t to : PointerFacts(dst, length)) {
+      for (uint32_t to : PointerFacts(dst, destinations)) {
         flow->Pair(pool_fact_, to);
         flow->Pair(held_fact_, to);
       }
@@ -729,8 +737,8 @@ class ProblemBuilder {
     }
     const auto place = copy_fact_.find(call.getFunction());
     if (model_.CopiesAllToAll(dst, src) && !call.isTerminator() && place != copy_fact_.end()) {
-      std::vector<uint32_t> from = ReadFacts(src, length);
-      std::vector<uint32_t> to = PointerFacts(dst, length);
+      std::vector<uint32_t> from = ReadFacts(src, sources);
+      std::vector<uint32_t> to = PointerFacts(dst, destinations);
       if (uint64_t{from.size()} * to.size() > options_.copy_pairs_limit) {
         flow->via_from = std::move(from);
         flow->via_to = std::move(to);
@@ -747,7 +755,7 @@ class ProblemBuilder {
       }
     }
     if (AnyPooled(sources)) {
-      for (uint32_t to : PointerFacts(dst, length)) flow->Pair(pool_fact_, to);
+      for (uint32_t to : PointerFacts(dst, destinations)) flow->Pair(pool_fact_, to);
     }
   }
 
@@ -1182,6 +1190,7 @@ class ProblemBuilder {
   }
 
   void BuildEdges() {
+    const uint32_t identity_flow = AddFlow(FlowSpec{});
     for (const llvm::Function* function : model_.functions()) {
       const ifds::Procedure& procedure = problem_.procedures[procedure_of_.at(function)];
       // The function's own facts of the pool's objects feed it while its edges are built.
@@ -1191,13 +1200,13 @@ class ProblemBuilder {
         for (uint32_t fact : LeafFacts(own->second)) feeds_pool_[fact] = on;
       };
       feed(true);
-      BuildFunctionEdges(function, procedure);
+      BuildFunctionEdges(function, procedure, identity_flow);
       feed(false);
     }
   }
 
-  void BuildFunctionEdges(const llvm::Function* function, const ifds::Procedure& procedure) {
-    const uint32_t identity_flow = AddFlow(FlowSpec{});
+  void BuildFunctionEdges(const llvm::Function* function, const ifds::Procedure& procedure,
+                          uint32_t identity_flow) {
     AddEdge(procedure.start, FirstNode(function->getEntryBlock()), identity_flow);
     const ValueLiveness liveness(
         *function, [this](const llvm::Value* v) { return ValueFact(v) != kNoFact; },
