@@ -2,9 +2,11 @@
 #include "sluice/analyzer/analyzer.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -52,6 +54,10 @@ struct AnalyzedProgram::Data {
     uint32_t fact = 0;
     std::vector<uint32_t> facts;
     bool made = false;
+    // Once made: the chain of the fact it writes there in the solution that made it, in which
+    // only writes made before had a part (empty if none was found). A finding's path that
+    // starts at this write starts where that chain does (Findings).
+    std::vector<ifds::WitnessStep> chain;
   };
   std::vector<PoolWrite> pool_writes;
 
@@ -75,6 +81,9 @@ struct AnalyzedProgram::Data {
   // By node, where its flow generates facts: what that says of them ("is declared without a
   // value").
   absl::flat_hash_map<uint32_t, std::string> origins;
+  // By node, a declaration's variable: what its origin names where the fact made is the pool's.
+  absl::flat_hash_map<uint32_t, std::string> declared;
+  uint32_t pool_fact = ~uint32_t{0}, held_fact = ~uint32_t{0};  // the pool's, if it has any
 
   SourceLocation Location(uint32_t node) const {
     SourceLocation location = files[sites[node].file];
@@ -89,16 +98,15 @@ struct AnalyzedProgram::Data {
     const uint32_t k = fact - own.first;
     return fact >= own.first && k < own.labels.size() ? own.labels[k] : kNone;
   }
-  // The steps of `finding`'s path from a witness chain (ifds/witness.h).
-  std::vector<FlowStep> Path(const std::vector<ifds::WitnessStep>& chain,
-                             const Finding& finding) const;
+  // The steps of `finding`'s path from a witness chain (ifds/witness.h). `untraced`: the chain
+  // starts at a write into the pool whose value's own chain was not found.
+  std::vector<FlowStep> Path(const std::vector<ifds::WitnessStep>& chain, const Finding& finding,
+                             bool untraced) const;
 };
 
 namespace {
 
 constexpr uint32_t kNoFact = ~uint32_t{0};
-// How many writes into the pool one finding's path may go back through (Findings).
-constexpr int kPoolSplices = 8;
 
 // Functions that only read what their pointer arguments point to (uninit: they do not
 // initialize it).
@@ -248,6 +256,8 @@ class ProblemBuilder {
       shared_names.push_back("pool");
       held_fact_ = 1 + static_cast<uint32_t>(shared_names.size());
       shared_names.push_back("pool~held");
+      data_->pool_fact = pool_fact_;
+      data_->held_fact = held_fact_;
     }
     // Each function's own facts: its private locals, its arguments, its values.
     absl::flat_hash_map<const llvm::Function*, std::vector<uint32_t>> private_leaves;
@@ -1108,7 +1118,10 @@ class ProblemBuilder {
   // variable it makes).
   void NoteOrigin(const llvm::Instruction& instruction, uint32_t node) {
     if (llvm::isa<llvm::AllocaInst>(instruction)) {
-      if (!taint()) data_->origins[node] = "'%s' is declared without a value";
+      if (!taint()) {
+        data_->origins[node] = "'%s' is declared without a value";
+        data_->declared[node] = model_.SourceName(&instruction);
+      }
       return;
     }
     const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
@@ -1301,6 +1314,35 @@ class ProblemBuilder {
 
 }  // namespace
 
+// Finds chains of a solution's pairs (docs/analyzer.md, "Paths"): searches within a budget
+// for all of them, each one remembered, so that a later one ends where it meets it, and the
+// tabulation.
+class ChainFinder {
+ public:
+  ChainFinder(const ifds::Problem& problem, const ifds::Solution& solution)
+      : witnesses_(problem, solution) {}
+
+  // A search within `budget` pairs and what is left of kPathSearchesBudget.
+  std::vector<ifds::WitnessStep> Search(uint32_t node, uint32_t fact, uint64_t budget) {
+    if (spent_ >= kPathSearchesBudget) return {};
+    uint64_t visited = 0;
+    std::vector<ifds::WitnessStep> chain =
+        witnesses_.Search(node, fact, std::min(budget, kPathSearchesBudget - spent_), &visited);
+    spent_ += visited;
+    witnesses_.Remember(chain);
+    return chain;
+  }
+  std::vector<ifds::WitnessStep> Tabulated(uint32_t node, uint32_t fact) {
+    std::vector<ifds::WitnessStep> chain = witnesses_.FromTabulation(node, fact);
+    witnesses_.Remember(chain);
+    return chain;
+  }
+
+ private:
+  ifds::Witnesses witnesses_;
+  uint64_t spent_ = 0;  // pairs the searches met
+};
+
 AnalyzedProgram::AnalyzedProgram(std::unique_ptr<Data> data) : data_(std::move(data)) {}
 AnalyzedProgram::~AnalyzedProgram() = default;
 
@@ -1320,6 +1362,24 @@ bool AnalyzedProgram::Refine(const ifds::Solution& solution) {
     }
   }
   if (made.empty()) return false;
+  // Where what each write made now writes comes from, while the problem is the one solved.
+  {
+    ChainFinder chains(data_->problem, solution);
+    std::vector<Data::PoolWrite*> now;
+    for (Data::PoolWrite& write : data_->pool_writes) {
+      if (write.made && write.chain.empty()) now.push_back(&write);
+    }
+    const auto find = [&](Data::PoolWrite* write, bool tabulate) {
+      for (uint32_t fact : write->facts) {
+        if (!write->chain.empty()) return;
+        if (!holds(write->node, fact)) continue;
+        write->chain = tabulate ? chains.Tabulated(write->node, fact)
+                                : chains.Search(write->node, fact, kPathSearchBudget);
+      }
+    };
+    for (Data::PoolWrite* write : now) find(write, false);
+    for (Data::PoolWrite* write : now) find(write, true);
+  }
   ifds::Problem& problem = data_->problem;
   // In edge order, so that the same solution gives the same problem.
   std::vector<uint32_t> edges;
@@ -1395,7 +1455,7 @@ bool SamePlace(const SourceLocation& a, const SourceLocation& b) {
 }  // namespace
 
 std::vector<FlowStep> AnalyzedProgram::Data::Path(const std::vector<ifds::WitnessStep>& chain,
-                                                  const Finding& finding) const {
+                                                  const Finding& finding, bool untraced) const {
   std::vector<FlowStep> path;
   const auto add = [&path](SourceLocation location, std::string message) {
     if (!path.empty() && SamePlace(path.back().location, location) &&
@@ -1405,12 +1465,26 @@ std::vector<FlowStep> AnalyzedProgram::Data::Path(const std::vector<ifds::Witnes
     path.push_back({std::move(location), std::move(message)});
   };
   if (chain.size() < 2) return path;
-  // The origin, naming the variable it makes where it says which.
+  // The origin, naming the variable it makes where it says which: a declaration that makes
+  // the pool hold (one of its objects) names its own variable.
   std::string label = Label(chain[1].node, chain[1].fact);
+  std::string pooled;  // the pool's label, where the declaration names its own variable
+  if (const auto variable = declared.find(chain[0].node);
+      variable != declared.end() && !variable->second.empty() &&
+      (chain[1].fact == pool_fact || chain[1].fact == held_fact)) {
+    pooled = std::exchange(label, variable->second);
+  }
   const auto origin = origins.find(chain[0].node);
-  std::string what = origin != origins.end() ? origin->second : "the value starts here";
+  std::string what = untraced ? "stored into '%s' here, from a value whose origin the path "
+                                "search did not find within its bounds"
+                     : origin != origins.end() ? origin->second
+                                               : "the value starts here";
   if (const size_t at = what.find("%s"); at != std::string::npos) {
     what.replace(at, 2, label.empty() ? "the variable" : label);
+  }
+  if (!pooled.empty()) {
+    absl::StrAppend(&what, "; it is ", pooled);
+    label = std::move(pooled);
   }
   add(Location(chain[0].node), std::move(what));
   for (size_t i = 1; i < chain.size(); ++i) {
@@ -1481,43 +1555,40 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
       if (!check.per_fact) break;
     }
   }
-  // Each finding's path: the shortest chain of the solution's pairs from the origin.
-  const ifds::Witnesses witnesses(data_->problem, solution);
+  // Each finding's path: a chain of the solution's pairs from the origin (docs/analyzer.md,
+  // "Paths"). A search of each finding's own while the budget lasts (few findings: no pass over
+  // the whole problem; many: each ends where it meets the way an earlier one found), then the
+  // tabulation with provenance (one pass for all the rest), then, for pairs the tabulation did
+  // not reach, a longer search with what is left of the budget.
+  ChainFinder chains(data_->problem, solution);
+  for (Reported& r : out) r.chain = chains.Search(r.node, r.fact, kPathSearchBudget);
+  for (Reported& r : out) {
+    if (r.chain.empty()) r.chain = chains.Tabulated(r.node, r.fact);
+  }
+  for (Reported& r : out) {
+    if (r.chain.empty()) r.chain = chains.Search(r.node, r.fact, kPathLastSearchBudget);
+  }
+  // A chain that starts where a write made the pool hold (Refine) starts where what it wrote
+  // came from: the chain Refine found for it, then the rest. That chain was found in a solution
+  // only writes made before had a part in, so each step back goes to an earlier write, and the
+  // chain ends at an origin outside the pool, or at a write whose chain was not found.
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, const Data::PoolWrite*> pool_write;
   for (const Data::PoolWrite& write : data_->pool_writes) {
     if (write.made) pool_write.try_emplace(std::make_pair(write.node, write.fact), &write);
   }
-  uint64_t spent = 0;
   for (Reported& r : out) {
-    // A search of the finding's own while the budget lasts (few findings: no pass over the
-    // whole problem), then the tabulation with provenance (one pass for all the rest).
-    if (spent < kPathSearchesBudget) {
-      uint64_t visited = 0;
-      r.chain = witnesses.Explain(r.node, r.fact, kPathSearchBudget, ifds::Witnesses::kMaxDepth,
-                                  &visited);
-      spent += visited;
-    }
-    if (r.chain.empty()) r.chain = witnesses.FromTabulation(r.node, r.fact);
-    // A chain that starts where a write made the pool hold (Refine) starts where what it
-    // wrote came from: the chain of that fact there, then the rest.
-    for (int spliced = 0; spliced < kPoolSplices && r.chain.size() >= 2; ++spliced) {
-      const auto write = pool_write.find({r.chain[0].node, r.chain[1].fact});
+    bool untraced = false;
+    for (size_t back = 0; r.chain.size() >= 2 && back <= data_->pool_writes.size(); ++back) {
+      const auto write = pool_write.find(std::make_pair(r.chain[0].node, r.chain[1].fact));
       if (write == pool_write.end()) break;
-      std::vector<ifds::WitnessStep> before;
-      for (uint32_t fact : write->second->facts) {
-        if (!holds(write->second->node, fact)) continue;
-        uint64_t visited = 0;
-        before = witnesses.Explain(write->second->node, fact, kPathSearchBudget,
-                                   ifds::Witnesses::kMaxDepth, &visited);
-        spent += visited;
-        if (before.empty()) before = witnesses.FromTabulation(write->second->node, fact);
-        if (!before.empty()) break;
-      }
-      if (before.empty()) break;
-      before.insert(before.end(), r.chain.begin() + 1, r.chain.end());
-      r.chain.swap(before);
+      const std::vector<ifds::WitnessStep>& before = write->second->chain;
+      untraced = before.empty();
+      if (untraced) break;
+      std::vector<ifds::WitnessStep> joined = before;
+      joined.insert(joined.end(), r.chain.begin() + 1, r.chain.end());
+      r.chain.swap(joined);
     }
-    r.finding.path = data_->Path(r.chain, r.finding);
+    r.finding.path = data_->Path(r.chain, r.finding, untraced);
   }
   // Uninit: one finding per uninitialized origin. Reads whose paths start at the same origin
   // (one declaration or allocation left without a value, reaching them through copies, calls

@@ -63,9 +63,11 @@ struct SourceLocation {
 };
 
 // How far the searches of each finding's own path may go (docs/analyzer.md, "Paths"): pairs
-// visited for one finding, and for all of them; past that the tabulation gives the rest theirs.
+// visited for one finding, and for all of them; past that the tabulation gives the rest theirs,
+// and a finding it did not reach gets a longer search, within what is left for all.
 inline constexpr uint64_t kPathSearchBudget = 100'000;
-inline constexpr uint64_t kPathSearchesBudget = 2'000'000;
+inline constexpr uint64_t kPathLastSearchBudget = 30'000'000;
+inline constexpr uint64_t kPathSearchesBudget = 100'000'000;
 
 // A place on a finding's path and what happens there.
 struct FlowStep {

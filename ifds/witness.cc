@@ -49,6 +49,13 @@ Witnesses::Witnesses(const Problem& problem, const Solution& solution)
   returning_to_.resize(nodes);
   entering_.resize(nodes);
   site_at_.assign(nodes, kNone);
+  // Each node's first pair, found from the last pair down; a node without pairs begins where
+  // the next one does.
+  pairs_at_.assign(nodes + 1, solution.facts.size());
+  for (uint64_t k = solution.facts.size(); k-- > 0;) {
+    if (solution.facts[k].first < nodes) pairs_at_[solution.facts[k].first] = k;
+  }
+  for (size_t n = nodes; n-- > 0;) pairs_at_[n] = std::min(pairs_at_[n], pairs_at_[n + 1]);
   for (uint32_t e = 0; e < problem.edges.size(); ++e) edges_in_[problem.edges[e].to].push_back(e);
   for (uint32_t c = 0; c < problem.call_sites.size(); ++c) {
     const CallSite& site = problem.call_sites[c];
@@ -61,7 +68,10 @@ Witnesses::Witnesses(const Problem& problem, const Solution& solution)
 }
 
 bool Witnesses::Holds(uint32_t node, uint32_t fact) const {
-  return std::binary_search(solution_.facts.begin(), solution_.facts.end(),
+  if (node + size_t{1} >= pairs_at_.size()) return false;
+  const auto begin = solution_.facts.begin();
+  return std::binary_search(begin + static_cast<ptrdiff_t>(pairs_at_[node]),
+                            begin + static_cast<ptrdiff_t>(pairs_at_[node + 1]),
                             std::make_pair(node, fact));
 }
 
@@ -211,10 +221,24 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64
     }
   } count{visits, visited};
   absl::flat_hash_set<std::tuple<uint32_t, uint32_t, uint32_t>> seen = {{node, fact, 0}};
-  // The origin, once found: the node generating the fact, and the visit it leads to.
+  // The origin, once found: the node generating the fact, and the visit it leads to; or a
+  // remembered chain's pair that leads to it (origin_node kKnown, `known` its place).
+  constexpr uint32_t kKnown = kNone - 1;
   uint32_t origin_node = kNone, origin_next = kNone;
   WitnessStep::Kind origin_kind = WitnessStep::Kind::kEdge;
   uint32_t origin_site = 0;
+  std::pair<uint32_t, uint32_t> known{0, 0};
+  // Whether a remembered chain leads to (m, d), noted in `known`.
+  const auto remembered = [&](uint32_t m, uint32_t d) {
+    const auto it = known_.find(std::make_pair(m, d));
+    if (it == known_.end()) return false;
+    known = it->second;
+    return true;
+  };
+  if (remembered(node, fact)) {
+    const std::vector<WitnessStep>& chain = remembered_[known.first];
+    return std::vector<WitnessStep>(chain.begin(), chain.begin() + known.second + 1);
+  }
 
   for (uint32_t at = 0; at < visits.size() && origin_node == kNone; ++at) {
     if (visits.size() > budget) return {};
@@ -234,6 +258,13 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64
           return;
         }
         if (!Holds(m, d) || !seen.emplace(m, d, frame).second) return;
+        if (frame == 0 && remembered(m, d)) {
+          origin_node = kKnown;
+          origin_next = at;
+          origin_kind = kind;
+          origin_site = site;
+          return;
+        }
         visits.push_back(Visit{m, d, frame, at, kind, site});
       });
     };
@@ -263,8 +294,13 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64
     }
   }
   if (origin_node == kNone) return {};
-  std::vector<WitnessStep> steps = {WitnessStep{WitnessStep::Kind::kOrigin, origin_node,
-                                                kZeroFact, 0}};
+  std::vector<WitnessStep> steps;
+  if (origin_node == kKnown) {
+    const std::vector<WitnessStep>& chain = remembered_[known.first];
+    steps.assign(chain.begin(), chain.begin() + known.second + 1);
+  } else {
+    steps.push_back(WitnessStep{WitnessStep::Kind::kOrigin, origin_node, kZeroFact, 0});
+  }
   WitnessStep::Kind kind = origin_kind;
   uint32_t site = origin_site;
   for (uint32_t at = origin_next; at != kNone; at = visits[at].next) {
@@ -273,6 +309,30 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64
     site = visits[at].call_site;
   }
   return steps;
+}
+
+void Witnesses::Remember(const std::vector<WitnessStep>& chain) {
+  if (chain.size() < 2) return;
+  const auto id = static_cast<uint32_t>(remembered_.size());
+  remembered_.push_back(chain);
+  for (uint32_t k = 1; k < chain.size(); ++k) {
+    known_.try_emplace(std::make_pair(chain[k].node, chain[k].fact), id, k);
+  }
+}
+
+std::vector<WitnessStep> Witnesses::Search(uint32_t node, uint32_t fact, uint64_t budget,
+                                           uint64_t* visited) const {
+  uint64_t spent = 0;
+  std::vector<WitnessStep> chain;
+  for (const uint32_t depth : {0u, 1u, 2u, 4u, kMaxDepth}) {
+    if (spent >= budget) break;
+    uint64_t met = 0;
+    chain = Explain(node, fact, budget - spent, depth, &met);
+    spent += met;
+    if (!chain.empty()) break;
+  }
+  if (visited != nullptr) *visited = spent;
+  return chain;
 }
 
 }  // namespace sluice::ifds

@@ -38,12 +38,30 @@ class Witnesses {
   // call that entered it, at most `max_depth` calls deep (0: it enters no callee it returns
   // from); above the pair's own procedure it may enter from any caller. The pairs a search may
   // visit grow with the depth (a callee's pairs are met once per call chain into it), so a
-  // caller may look shallow first. `visited`, if given, gets how many pairs the search met.
+  // caller may look shallow first (Search). `visited`, if given, gets how many pairs the search
+  // met. A search that meets a pair of a remembered chain may end there (Remember).
   std::vector<WitnessStep> Explain(uint32_t node, uint32_t fact, uint64_t budget,
                                    uint32_t max_depth = kMaxDepth,
                                    uint64_t* visited = nullptr) const;
 
   static constexpr uint32_t kMaxDepth = 8;
+
+  // Keeps `chain` (one Explain, Search or FromTabulation gave) for the searches after it: one
+  // that meets a pair of it in that pair's own procedure or a caller (not inside a callee it
+  // entered from its exit) takes the chain's way from its origin to that pair, and goes on
+  // from there. A prefix of a realizable chain
+  // is realizable, and what a search adds after it returns only from callees it entered, so
+  // the chain is realizable too, if no longer the shortest. Reads of one value in many places
+  // share most of their way back to its origin: each search after the first ends where it
+  // meets that way.
+  void Remember(const std::vector<WitnessStep>& chain);
+
+  // Explain at depths 0, 1, 2, 4 and kMaxDepth in turn, all within one `budget`: the chain of
+  // the shallowest that has one. A value made in the pair's own procedure or a caller is found
+  // at depth 0 without meeting any callee's pairs once per call chain, which most of a deep
+  // search's pairs are.
+  std::vector<WitnessStep> Search(uint32_t node, uint32_t fact, uint64_t budget,
+                                  uint64_t* visited = nullptr) const;
   // A chain ending at (node, fact) from a tabulation of the problem that keeps, for each
   // path edge, the one it was first made from (Reps, Horwitz and Sagiv's algorithm, as the
   // reference solver runs it; built on the first call, at most kMaxTabulatedEdges path edges).
@@ -66,6 +84,8 @@ class Witnesses {
 
   const Problem& problem_;
   const Solution& solution_;
+  // By node: where its pairs begin in solution_.facts (which is sorted), and past the last.
+  std::vector<uint64_t> pairs_at_;
   // By node: the edges into it, the call sites returning to it, and (for a start node) the
   // call sites' callees entering it, as (call site, callee index).
   std::vector<std::vector<uint32_t>> edges_in_;
@@ -85,6 +105,9 @@ class Witnesses {
   mutable std::vector<PathEdge> edges_;
   mutable absl::flat_hash_map<uint64_t, uint32_t> first_at_;  // (node, d2) -> path edge
   mutable bool built_ = false;
+  // Remember: the chains, and where each of their pairs is first met, (chain, step).
+  std::vector<std::vector<WitnessStep>> remembered_;
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, std::pair<uint32_t, uint32_t>> known_;
 };
 
 }  // namespace sluice::ifds

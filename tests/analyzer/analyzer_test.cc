@@ -523,6 +523,46 @@ int main(int argc, char **argv) {
   EXPECT_EQ(spread_less.path_edges, each.path_edges);
 }
 
+// A value written into the pool, read back from it and written again: the second write holds
+// only once the first is made, so the problem is solved three times, and a read after the
+// second goes back through both writes to the declaration left without a value (each write's
+// chain found in the solution that made it). Without those chains the read after the second
+// write would be a finding of its own, starting at that write.
+TEST(ProblemTest, APathThroughThePoolGoesBackThroughEachWriteToItsOrigin) {
+  TempDir dir;
+  const std::string source = dir.Write("pool2.c", R"(int x = 1, y = 2, z = 3, w = 4, v = 5, t = 6;
+int main(int argc, char **argv) {
+  int *p = argc > 1 ? &x : argc > 2 ? &y : &z;
+  int *q = argc > 3 ? &w : argc > 4 ? &v : &t;
+  int u;
+  if (argc > 5) u = 7;
+  *p = u;
+  int m = *p;
+  *q = m;
+  return w;
+}
+)");
+  AnalyzerOptions options;
+  options.pool_objects = 3;
+  absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+      AnalyzedProgram::Build({source}, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<ifds::Solution> solved = (*program)->Solve(
+      [](const ifds::Problem& problem) { return ifds::SolveReference(problem); });
+  ASSERT_TRUE(solved.ok()) << solved.status();
+  EXPECT_EQ((*program)->stats().pooled_objects, 6u);
+  EXPECT_EQ((*program)->stats().pool_refinements, 2u);
+  const std::vector<Finding> findings = (*program)->Findings(*solved);
+  ASSERT_EQ(findings.size(), 1u);
+  const Finding& u = findings[0];
+  EXPECT_EQ(u.location.line, 7u);
+  ASSERT_FALSE(u.path.empty());
+  EXPECT_EQ(u.path.front().message, "'u' is declared without a value");
+  std::vector<uint32_t> again;
+  for (const Finding::Reread& read : u.read_again) again.push_back(read.location.line);
+  EXPECT_THAT(again, ElementsAre(8, 9, 10));  // `*p`, `m` and `w` (read from the pool)
+}
+
 // --- paths ---------------------------------------------------------------------------------
 
 // docs/analyzer.md states the bounds of paths, copies and the reads listed again as the code
@@ -547,6 +587,9 @@ TEST(PathTest, TheDocumentedBoundsAreTheCodes) {
         "at most " + std::to_string(ifds::Witnesses::kMaxDepth) + " calls deep",
         "At most " + thousands(kPathSearchBudget) + " pairs for one finding",
         std::to_string(kPathSearchesBudget / 1'000'000) + " million for all of them",
+        "at most " + std::to_string(kPathLastSearchBudget / 1'000'000) +
+            " million pairs, within what is left of the " +
+            std::to_string(kPathSearchesBudget / 1'000'000) + " million",
         "2^" + std::to_string(std::bit_width(ifds::Witnesses::kMaxTabulatedEdges) - 1) +
             " path edges",
         "in text the first " + std::to_string(kTextRereads),
@@ -555,6 +598,7 @@ TEST(PathTest, TheDocumentedBoundsAreTheCodes) {
     EXPECT_NE(doc.find(stated), std::string::npos) << stated;
   }
   EXPECT_EQ(kPathSearchesBudget % 1'000'000, 0u);
+  EXPECT_EQ(kPathLastSearchBudget % 1'000'000, 0u);
   EXPECT_TRUE(std::has_single_bit(ifds::Witnesses::kMaxTabulatedEdges));
 }
 

@@ -3,6 +3,7 @@
 #include "sluice/ifds/witness.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -96,6 +97,59 @@ TEST(WitnessTest, AChainRunsFromTheGenThroughTheCallThatEnteredTheCallee) {
   EXPECT_TRUE(Witnesses::Realizable({origin, {Kind::kReturn, 2, 1, 1}})) << "began in the callee";
 }
 
+// A search that meets a remembered chain's pair at its own level takes that chain's way from
+// the origin; inside a callee it entered from its exit, where the chain may have entered the
+// callee by another call, it does not.
+TEST(WitnessTest, ASearchEndsWhereItMeetsARememberedChainOnlyOutsideCalleesItEntered) {
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(kProgram, "w.ifds"));
+  const Solution s = SolveReference(p);
+  Witnesses witnesses(p, s);
+  // A way to a at r1 that is not the shortest (m1, m2, then a at c1 and r1), remembered.
+  const std::vector<WitnessStep> around = {
+      {Kind::kOrigin, NodeId(p, "m1"), 0, 0}, {Kind::kEdge, NodeId(p, "m2"), 1, 0},
+      {Kind::kEdge, NodeId(p, "c1"), 1, 0}, {Kind::kEdge, NodeId(p, "r1"), 1, 0}};
+  witnesses.Remember(around);
+  // a at u: back to r1's a (three pairs met), then the remembered way, where a search of its
+  // own needs more; a pair of the chain is its own prefix.
+  EXPECT_TRUE(Witnesses(p, s).Explain(NodeId(p, "u"), 1, 3).empty());
+  EXPECT_EQ(Show(p, witnesses.Explain(NodeId(p, "u"), 1, 3)),
+            "origin m1/0; edge m2/a; edge c1/a; edge r1/a; edge c2/a; edge r2/a; edge u/a; ");
+  EXPECT_EQ(Show(p, witnesses.Explain(NodeId(p, "c1"), 1, 1)),
+            "origin m1/0; edge m2/a; edge c1/a; ");
+  // r1's r, the way through c1's call, remembered: x at p1 and pe is on it, entered from c1.
+  witnesses.Remember(witnesses.Explain(NodeId(p, "r1"), 4, 1000));
+  // r at r2 comes back from c2's call; the search meets pe/x inside the callee it entered
+  // from r2, where the remembered way entered from c1: it must not end there.
+  const std::vector<WitnessStep> r2 = witnesses.Explain(NodeId(p, "r2"), 4, 1000);
+  EXPECT_TRUE(Witnesses::Realizable(r2));
+  EXPECT_EQ(Show(p, r2),
+            "origin m1/0; edge m2/a; edge c1/a; edge r1/a; edge c2/a; call ps/x; edge p1/x; "
+            "edge pe/x; return r2/r; ");
+  // At the callee's own level (no call to return to), it may: x at pe, from c1's way.
+  EXPECT_EQ(Show(p, witnesses.Explain(NodeId(p, "pe"), 3, 1)),
+            "origin m1/0; edge m2/a; edge c1/b; call ps/x; edge p1/x; edge pe/x; ");
+}
+
+// Search looks shallow first: a value made in the pair's own procedure or above is found
+// without going into callees, within a budget a deep search alone would not have.
+TEST(WitnessTest, SearchFindsAShallowChainWithinOneBudgetForAllDepths) {
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(kProgram, "w.ifds"));
+  const Solution s = SolveReference(p);
+  const Witnesses witnesses(p, s);
+  uint64_t visited = 0;
+  EXPECT_EQ(Show(p, witnesses.Search(NodeId(p, "r2"), 4, 1000, &visited)),
+            "origin m1/0; edge m2/a; edge c1/a; edge r1/a; edge c2/a; call ps/x; edge p1/x; "
+            "edge pe/x; return r2/r; ");
+  EXPECT_GT(visited, 0u);
+  // Depth 0 cannot go back into pass() from r2, depth 1 can: the pairs of both are counted.
+  uint64_t shallow = 0, deep = 0;
+  EXPECT_TRUE(witnesses.Explain(NodeId(p, "r2"), 4, 1000, 0, &shallow).empty());
+  EXPECT_FALSE(witnesses.Explain(NodeId(p, "r2"), 4, 1000, 1, &deep).empty());
+  EXPECT_EQ(visited, shallow + deep);
+  // One budget for all depths: what depth 0 met is not met again for free.
+  EXPECT_TRUE(witnesses.Search(NodeId(p, "r2"), 4, shallow + deep - 1).empty());
+}
+
 // On generated problems, every pair of the solution but the zero fact's has a chain, and each
 // chain's steps are pairs of the solution, each reached from the one before by a flow the
 // problem has.
@@ -117,12 +171,20 @@ TEST(WitnessTest, EveryPairOfGeneratedSolutionsHasAChainOfRealFlows) {
       p.flows[flow].Apply(from, &out);
       return std::find(out.begin(), out.end(), to) != out.end();
     };
+    // Searches that each end where they meet the chains found before them.
+    Witnesses remembering(p, s);
     for (const auto& [node, fact] : s.facts) {
-      for (const bool tabulated : {false, true}) {
+      for (const char* way : {"searched", "tabulated", "remembered"}) {
       if (fact == kZeroFact) continue;
-      SCOPED_TRACE(tabulated ? "tabulated" : "searched");
-      const std::vector<WitnessStep> steps = tabulated ? witnesses.FromTabulation(node, fact)
-                                                       : witnesses.Explain(node, fact, 1u << 20);
+      SCOPED_TRACE(way);
+      const std::string_view how = way;
+      std::vector<WitnessStep> steps;
+      if (how == "searched") steps = witnesses.Explain(node, fact, 1u << 20);
+      if (how == "tabulated") steps = witnesses.FromTabulation(node, fact);
+      if (how == "remembered") {
+        steps = remembering.Search(node, fact, 1u << 20);
+        remembering.Remember(steps);
+      }
       ASSERT_GE(steps.size(), 2u) << "seed " << seed << ": no chain for " << p.node_names[node]
                                   << "/" << p.fact_names[fact];
       EXPECT_EQ(steps.front().kind, Kind::kOrigin);
