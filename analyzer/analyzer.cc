@@ -1314,34 +1314,39 @@ class ProblemBuilder {
 
 }  // namespace
 
-// Finds chains of a solution's pairs (docs/analyzer.md, "Paths"): searches within a budget
-// for all of them, each one remembered, so that a later one ends where it meets it, and the
-// tabulation.
-class ChainFinder {
- public:
-  ChainFinder(const ifds::Problem& problem, const ifds::Solution& solution)
-      : witnesses_(problem, solution) {}
-
-  // A search within `budget` pairs and what is left of kPathSearchesBudget.
-  std::vector<ifds::WitnessStep> Search(uint32_t node, uint32_t fact, uint64_t budget) {
-    if (spent_ >= kPathSearchesBudget) return {};
+// Chains of a solution's pairs (docs/analyzer.md, "Paths") for `pairs`, each empty where none
+// was found: a search of each one's own (the shortest chain), then the tabulation for those
+// left, then, for those it did not reach, a longer search, shallow first and ending where it
+// meets a chain found before; kPathSearchesBudget pairs met by all the searches.
+std::vector<std::vector<ifds::WitnessStep>> FindChains(
+    const ifds::Problem& problem, const ifds::Solution& solution,
+    const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+  std::vector<std::vector<ifds::WitnessStep>> chains(pairs.size());
+  ifds::Witnesses witnesses(problem, solution);
+  uint64_t spent = 0;
+  const auto left = [&spent](uint64_t budget) {
+    return std::min(budget, kPathSearchesBudget - std::min(spent, kPathSearchesBudget));
+  };
+  for (size_t k = 0; k < pairs.size() && left(1) > 0; ++k) {
     uint64_t visited = 0;
-    std::vector<ifds::WitnessStep> chain =
-        witnesses_.Search(node, fact, std::min(budget, kPathSearchesBudget - spent_), &visited);
-    spent_ += visited;
-    witnesses_.Remember(chain);
-    return chain;
+    chains[k] = witnesses.Explain(pairs[k].first, pairs[k].second, left(kPathSearchBudget),
+                                  ifds::Witnesses::kMaxDepth, &visited);
+    spent += visited;
   }
-  std::vector<ifds::WitnessStep> Tabulated(uint32_t node, uint32_t fact) {
-    std::vector<ifds::WitnessStep> chain = witnesses_.FromTabulation(node, fact);
-    witnesses_.Remember(chain);
-    return chain;
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    if (chains[k].empty()) chains[k] = witnesses.FromTabulation(pairs[k].first, pairs[k].second);
   }
-
- private:
-  ifds::Witnesses witnesses_;
-  uint64_t spent_ = 0;  // pairs the searches met
-};
+  for (const std::vector<ifds::WitnessStep>& chain : chains) witnesses.Remember(chain);
+  for (size_t k = 0; k < pairs.size() && left(1) > 0; ++k) {
+    if (!chains[k].empty()) continue;
+    uint64_t visited = 0;
+    chains[k] = witnesses.Search(pairs[k].first, pairs[k].second, left(kPathLastSearchBudget),
+                                 &visited);
+    spent += visited;
+    witnesses.Remember(chains[k]);
+  }
+  return chains;
+}
 
 AnalyzedProgram::AnalyzedProgram(std::unique_ptr<Data> data) : data_(std::move(data)) {}
 AnalyzedProgram::~AnalyzedProgram() = default;
@@ -1364,21 +1369,20 @@ bool AnalyzedProgram::Refine(const ifds::Solution& solution) {
   if (made.empty()) return false;
   // Where what each write made now writes comes from, while the problem is the one solved.
   {
-    ChainFinder chains(data_->problem, solution);
     std::vector<Data::PoolWrite*> now;
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;  // each one's first fact that holds
     for (Data::PoolWrite& write : data_->pool_writes) {
-      if (write.made && write.chain.empty()) now.push_back(&write);
-    }
-    const auto find = [&](Data::PoolWrite* write, bool tabulate) {
-      for (uint32_t fact : write->facts) {
-        if (!write->chain.empty()) return;
-        if (!holds(write->node, fact)) continue;
-        write->chain = tabulate ? chains.Tabulated(write->node, fact)
-                                : chains.Search(write->node, fact, kPathSearchBudget);
+      if (!write.made || !write.chain.empty()) continue;
+      for (uint32_t fact : write.facts) {
+        if (!holds(write.node, fact)) continue;
+        now.push_back(&write);
+        pairs.emplace_back(write.node, fact);
+        break;
       }
-    };
-    for (Data::PoolWrite* write : now) find(write, false);
-    for (Data::PoolWrite* write : now) find(write, true);
+    }
+    std::vector<std::vector<ifds::WitnessStep>> chains =
+        FindChains(data_->problem, solution, pairs);
+    for (size_t k = 0; k < now.size(); ++k) now[k]->chain = std::move(chains[k]);
   }
   ifds::Problem& problem = data_->problem;
   // In edge order, so that the same solution gives the same problem.
@@ -1555,18 +1559,13 @@ std::vector<Finding> AnalyzedProgram::Findings(const ifds::Solution& solution) c
       if (!check.per_fact) break;
     }
   }
-  // Each finding's path: a chain of the solution's pairs from the origin (docs/analyzer.md,
-  // "Paths"). A search of each finding's own while the budget lasts (few findings: no pass over
-  // the whole problem; many: each ends where it meets the way an earlier one found), then the
-  // tabulation with provenance (one pass for all the rest), then, for pairs the tabulation did
-  // not reach, a longer search with what is left of the budget.
-  ChainFinder chains(data_->problem, solution);
-  for (Reported& r : out) r.chain = chains.Search(r.node, r.fact, kPathSearchBudget);
-  for (Reported& r : out) {
-    if (r.chain.empty()) r.chain = chains.Tabulated(r.node, r.fact);
-  }
-  for (Reported& r : out) {
-    if (r.chain.empty()) r.chain = chains.Search(r.node, r.fact, kPathLastSearchBudget);
+  // Each finding's path: a chain of the solution's pairs from the origin (FindChains).
+  {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (const Reported& r : out) pairs.emplace_back(r.node, r.fact);
+    std::vector<std::vector<ifds::WitnessStep>> chains =
+        FindChains(data_->problem, solution, pairs);
+    for (size_t k = 0; k < out.size(); ++k) out[k].chain = std::move(chains[k]);
   }
   // A chain that starts where a write made the pool hold (Refine) starts where what it wrote
   // came from: the chain Refine found for it, then the rest. That chain was found in a solution
