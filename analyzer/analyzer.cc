@@ -1491,9 +1491,17 @@ std::vector<FlowStep> AnalyzedProgram::Data::Path(const std::vector<ifds::Witnes
     label = std::move(pooled);
   }
   add(Location(chain[0].node), std::move(what));
+  const auto pooled_fact = [this](uint32_t fact) { return fact == pool_fact || fact == held_fact; };
   for (size_t i = 1; i < chain.size(); ++i) {
     const ifds::WitnessStep& from = chain[i - 1];
     const ifds::WitnessStep& to = chain[i];
+    // What the pool holds, any read anywhere after may see: the calls and returns it is carried
+    // through on its way to the read are no steps (from a write in one call of a function, the
+    // chain may leave it to another caller).
+    if (to.kind != ifds::WitnessStep::Kind::kEdge && pooled_fact(from.fact) &&
+        pooled_fact(to.fact)) {
+      continue;
+    }
     switch (to.kind) {
       case ifds::WitnessStep::Kind::kCall:
         add(Location(from.node),
