@@ -23,6 +23,7 @@
 #include "sluice/analyzer/front_end.h"
 #include "sluice/analyzer/ir_model.h"
 #include "sluice/analyzer/liveness.h"
+#include "sluice/base/heap.h"
 #include "sluice/ifds/text_format.h"
 #include "sluice/ifds/witness.h"
 
@@ -1384,6 +1385,9 @@ bool AnalyzedProgram::Refine(const ifds::Solution& solution) {
         FindChains(data_->problem, solution, pairs);
     for (size_t k = 0; k < now.size(); ++k) now[k]->chain = std::move(chains[k]);
   }
+  // What the searches and the tabulation held goes back to the system before the problem is
+  // solved again, rather than sit in the allocator beside the device's memory.
+  ReleaseFreeHeapMemory();
   ifds::Problem& problem = data_->problem;
   // In edge order, so that the same solution gives the same problem.
   std::vector<uint32_t> edges;
