@@ -936,8 +936,8 @@ class ProblemBuilder {
         for (uint32_t fact : LeafFacts({leaf})) it->second.push_back(fact);
       }
       const std::vector<uint32_t>& accessed = model_.Accessed(*callee);
-      if (pool_fact_ != kNoFact &&
-          std::any_of(accessed.begin(), accessed.end(), [this](uint32_t l) { return pooled_[l]; })) {
+      const auto lost = [this](uint32_t l) { return pooled_[l]; };
+      if (pool_fact_ != kNoFact && std::any_of(accessed.begin(), accessed.end(), lost)) {
         it->second.push_back(pool_fact_);
         it->second.push_back(held_fact_);
       }

@@ -49,11 +49,10 @@ class Witnesses {
   // Keeps `chain` (one Explain, Search or FromTabulation gave) for the searches after it: one
   // that meets a pair of it in that pair's own procedure or a caller (not inside a callee it
   // entered from its exit) takes the chain's way from its origin to that pair, and goes on
-  // from there. A prefix of a realizable chain
-  // is realizable, and what a search adds after it returns only from callees it entered, so
-  // the chain is realizable too, if no longer the shortest. Reads of one value in many places
-  // share most of their way back to its origin: each search after the first ends where it
-  // meets that way.
+  // from there. A prefix of a realizable chain is realizable, and what a search adds after it
+  // returns only from callees it entered, so the chain is realizable too, if no longer the
+  // shortest. Reads of one value in many places share most of their way back to its origin:
+  // each search after the first ends where it meets that way.
   void Remember(const std::vector<WitnessStep>& chain);
 
   // Explain at depths 0, 1, 2, 4 and kMaxDepth in turn, all within one `budget`: the chain of

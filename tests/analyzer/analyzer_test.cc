@@ -428,8 +428,9 @@ int main(int argc, char **argv) {
         AnalyzedProgram::Build({source}, options);
     EXPECT_TRUE(program.ok()) << program.status();
     const ifds::Problem& problem = (*program)->problem();
-    *routed = std::any_of(problem.node_names.begin(), problem.node_names.end(),
-                          [](std::string_view n) { return n.find("~copy") != std::string_view::npos; });
+    *routed = std::any_of(
+        problem.node_names.begin(), problem.node_names.end(),
+        [](std::string_view n) { return n.find("~copy") != std::string_view::npos; });
     std::vector<uint32_t> lines;
     for (const Finding& f : (*program)->Findings(ifds::SolveReference(problem))) {
       lines.push_back(f.location.line);
@@ -870,7 +871,8 @@ TEST(ReportTest, ACutListSaysHowManyThereAreAndTheSummaryCountsThemByFunction) {
             "note: 2 more findings not listed (--max-findings)\n"
             "note: 2 findings in main (src/my tool.c)\n"
             "note: 1 finding in helper (src/my tool.c)\n");
-  const nlohmann::json json = nlohmann::json::parse(FormatJson(Analysis::kTaint, listed, "", extras));
+  const nlohmann::json json =
+      nlohmann::json::parse(FormatJson(Analysis::kTaint, listed, "", extras));
   EXPECT_EQ(json["findings"].size(), 1u);
   EXPECT_EQ(json["total_findings"], 3);
   ASSERT_EQ(json["summary"].size(), 2u);
