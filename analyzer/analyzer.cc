@@ -85,6 +85,7 @@ struct AnalyzedProgram::Data {
   // By node, a declaration's variable: what its origin names where the fact made is the pool's.
   absl::flat_hash_map<uint32_t, std::string> declared;
   uint32_t pool_fact = ~uint32_t{0}, held_fact = ~uint32_t{0};  // the pool's, if it has any
+  bool Pooled(uint32_t fact) const { return fact == pool_fact || fact == held_fact; }
 
   SourceLocation Location(uint32_t node) const {
     SourceLocation location = files[sites[node].file];
@@ -935,9 +936,7 @@ class ProblemBuilder {
         if (object.kind == MemoryObject::Kind::kLocal && object.owner == callee) continue;
         for (uint32_t fact : LeafFacts({leaf})) it->second.push_back(fact);
       }
-      const std::vector<uint32_t>& accessed = model_.Accessed(*callee);
-      const auto lost = [this](uint32_t l) { return pooled_[l]; };
-      if (pool_fact_ != kNoFact && std::any_of(accessed.begin(), accessed.end(), lost)) {
+      if (AnyPooled(model_.Accessed(*callee))) {
         it->second.push_back(pool_fact_);
         it->second.push_back(held_fact_);
       }
@@ -1358,33 +1357,23 @@ bool AnalyzedProgram::Refine(const ifds::Solution& solution) {
                               std::make_pair(node, fact));
   };
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> made;  // edge -> the pool facts it makes
+  std::vector<Data::PoolWrite*> now;                 // the writes made now
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // and the first fact each one writes
   for (Data::PoolWrite& write : data_->pool_writes) {
     if (write.made) continue;
     for (uint32_t fact : write.facts) {
       if (!holds(write.node, fact)) continue;
       write.made = true;
       made[write.edge].push_back(write.fact);
+      now.push_back(&write);
+      pairs.emplace_back(write.node, fact);
       break;
     }
   }
   if (made.empty()) return false;
   // Where what each write made now writes comes from, while the problem is the one solved.
-  {
-    std::vector<Data::PoolWrite*> now;
-    std::vector<std::pair<uint32_t, uint32_t>> pairs;  // each one's first fact that holds
-    for (Data::PoolWrite& write : data_->pool_writes) {
-      if (!write.made || !write.chain.empty()) continue;
-      for (uint32_t fact : write.facts) {
-        if (!holds(write.node, fact)) continue;
-        now.push_back(&write);
-        pairs.emplace_back(write.node, fact);
-        break;
-      }
-    }
-    std::vector<std::vector<ifds::WitnessStep>> chains =
-        FindChains(data_->problem, solution, pairs);
-    for (size_t k = 0; k < now.size(); ++k) now[k]->chain = std::move(chains[k]);
-  }
+  std::vector<std::vector<ifds::WitnessStep>> chains = FindChains(data_->problem, solution, pairs);
+  for (size_t k = 0; k < now.size(); ++k) now[k]->chain = std::move(chains[k]);
   // What the searches and the tabulation held goes back to the system before the problem is
   // solved again, rather than sit in the allocator beside the device's memory.
   ReleaseFreeHeapMemory();
@@ -1478,8 +1467,7 @@ std::vector<FlowStep> AnalyzedProgram::Data::Path(const std::vector<ifds::Witnes
   std::string label = Label(chain[1].node, chain[1].fact);
   std::string pooled;  // the pool's label, where the declaration names its own variable
   if (const auto variable = declared.find(chain[0].node);
-      variable != declared.end() && !variable->second.empty() &&
-      (chain[1].fact == pool_fact || chain[1].fact == held_fact)) {
+      variable != declared.end() && !variable->second.empty() && Pooled(chain[1].fact)) {
     pooled = std::exchange(label, variable->second);
   }
   const auto origin = origins.find(chain[0].node);
@@ -1495,15 +1483,13 @@ std::vector<FlowStep> AnalyzedProgram::Data::Path(const std::vector<ifds::Witnes
     label = std::move(pooled);
   }
   add(Location(chain[0].node), std::move(what));
-  const auto pooled_fact = [this](uint32_t fact) { return fact == pool_fact || fact == held_fact; };
   for (size_t i = 1; i < chain.size(); ++i) {
     const ifds::WitnessStep& from = chain[i - 1];
     const ifds::WitnessStep& to = chain[i];
     // What the pool holds, any read anywhere after may see: the calls and returns it is carried
     // through on its way to the read are no steps (from a write in one call of a function, the
     // chain may leave it to another caller).
-    if (to.kind != ifds::WitnessStep::Kind::kEdge && pooled_fact(from.fact) &&
-        pooled_fact(to.fact)) {
+    if (to.kind != ifds::WitnessStep::Kind::kEdge && Pooled(from.fact) && Pooled(to.fact)) {
       continue;
     }
     switch (to.kind) {
