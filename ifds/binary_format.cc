@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "sluice/base/mapped_buffer.h"
+#include "sluice/base/mapped_file.h"
 #include "sluice/ifds/text_format.h"
 
 namespace sluice::ifds {
@@ -313,6 +314,11 @@ bool NeitherFormat(std::string_view first_piece) {
          first_piece.find('\0') != std::string_view::npos;
 }
 
+absl::Status NeitherFormatError(const std::string& path) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: neither format: binary data without the binary format's magic", path));
+}
+
 constexpr size_t kPiece = size_t{1} << 20;
 
 // Reads `length` bytes of the file `fd` from `offset` into `data`; the bytes read: fewer at the
@@ -375,9 +381,52 @@ absl::StatusOr<Problem> Parse(std::string_view bytes, const std::string& path) {
   return ParseText(bytes, path);
 }
 
+// Whether the file `fd`, whose state was `before`, has another size or time of change now.
+bool ChangedSince(int fd, const struct stat& before) {
+  struct stat after;
+  return fstat(fd, &after) != 0 || after.st_size != before.st_size ||
+         after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+         after.st_mtim.tv_nsec != before.st_mtim.tv_nsec;
+}
+
+// Parses a problem file read in place (MappedFile): nothing is copied, and a text's pages go
+// back as the parser is done with them, to be read again from the system's cache where it reads
+// them twice. The file must not change meanwhile: DataLoss if it did (it shrank under the
+// mapping, or its size or time of change moved).
+absl::StatusOr<Problem> ParseMapped(const MappedFile& file, int fd, const struct stat& before,
+                                    const std::string& path, const LoadOptions& options) {
+  const std::string_view bytes = file.bytes();
+  const std::string_view head = bytes.substr(0, kPiece);
+  const bool binary = head.starts_with(kBinaryMagic);
+  // Released ranges come in order, each from where the last ended: the page that holds
+  // `begin` is all released once `end` is past it.
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const auto release = [&](size_t begin, size_t end) {
+    file.Discard(begin / page * page, end - begin / page * page);
+  };
+  const auto reload = [](size_t, size_t) {};  // the mapping reads the file again itself
+  TextPaging paging{.release = release, .reload = std::nullopt};
+  if (options.reread) paging.reload.emplace(reload);
+  absl::StatusOr<Problem> parsed = binary                ? ParseBinary(bytes, path)
+                                   : NeitherFormat(head) ? NeitherFormatError(path)
+                                                         : ParseText(bytes, path, paging);
+  // Whatever was made of it, a file that changed is not the file that was read.
+  if (file.changed() || ChangedSince(fd, before)) {
+    return absl::DataLossError(absl::StrFormat("%s: the file changed while it was read", path));
+  }
+  return parsed;
+}
+
 }  // namespace
 
 absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options) {
+  return internal::LoadProblem(path, options, [] {});
+}
+
+namespace internal {
+
+absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options,
+                                    absl::FunctionRef<void()> mapped) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: is a directory", path));
@@ -386,10 +435,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: larger than the %d bytes a problem file may have", path, kMaxProblemFileBytes));
   };
-  const auto neither = [&] {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: neither format: binary data without the binary format's magic", path));
-  };
+  const auto neither = [&] { return NeitherFormatError(path); };
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
   // Closed on every way out, an exception's too (the parser's threads may throw bad_alloc).
@@ -398,13 +444,20 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
   });
   struct stat info;
   if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    // A regular file: its size is known, so it is read at once into room of that size.
-    // Memory of its own (MappedBuffer), given back to the system as soon as the problem is
-    // read: the text, about as large as the problem, is never held beside what a solve needs.
     const uint64_t size = static_cast<uint64_t>(info.st_size);
     if (size > kMaxProblemFileBytes) {
       return too_large();
     }
+    // A regular file is read in place where the system maps it, and read otherwise.
+    if (size > 0) {
+      if (absl::StatusOr<MappedFile> file = MappedFile::Map(fd, size); file.ok()) {
+        mapped();
+        return ParseMapped(*file, fd, info, path, options);
+      }
+    }
+    // Its size is known, so it is read at once into room of that size.
+    // Memory of its own (MappedBuffer), given back to the system as soon as the problem is
+    // read: the text, about as large as the problem, is never held beside what a solve needs.
     absl::StatusOr<MappedBuffer> bytes = MappedBuffer::Allocate(size);
     if (!bytes.ok()) {
       return absl::ResourceExhaustedError(
@@ -443,12 +496,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     TextPaging paging{.release = release, .reload = std::nullopt};
     if (options.reread) paging.reload.emplace(reload);
     absl::StatusOr<Problem> parsed = ParseText(text, path, paging);
-    struct stat after;
-    const bool changed = options.reread &&
-                         (!reloaded || fstat(fd, &after) != 0 || after.st_size != info.st_size ||
-                          after.st_mtim.tv_sec != info.st_mtim.tv_sec ||
-                          after.st_mtim.tv_nsec != info.st_mtim.tv_nsec);
-    if (changed) {
+    if (options.reread && (!reloaded || ChangedSince(fd, info))) {
       return absl::DataLossError(
           absl::StrFormat("%s: the file changed while it was read, or could not be read again "
                           "(it is read twice)",
@@ -485,5 +533,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
   }
   return Parse(bytes, path);
 }
+
+}  // namespace internal
 
 }  // namespace sluice::ifds

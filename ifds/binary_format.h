@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "sluice/ifds/problem.h"
 
@@ -28,15 +29,25 @@ inline constexpr uint64_t kMaxProblemFileBytes = uint64_t{4} << 30;
 struct LoadOptions {
   // A text file is read twice, each piece given back once read (TextPaging::reload): the parse
   // holds a few megabytes of the text at a time where it held all of it, for a second reading
-  // from the system's cache. For callers whose peak is the parse (a client of a daemon, which
-  // holds no device memory); the file must not change meanwhile (DataLoss if it does).
+  // from the system's cache (a mapped file's pages fault in again; a file read into memory is
+  // read again). For callers whose peak is the parse (a client of a daemon, which holds no
+  // device memory); the file must not change meanwhile (DataLoss if it does).
   bool reread = false;
 };
 
 // Reads a problem file in either format (the binary magic decides); a pipe works too. Errors
 // carry the file name: NotFound if it cannot be opened, InvalidArgument for a directory, a file
 // past kMaxProblemFileBytes or one that fits neither format, DataLoss if reading fails.
+// A regular file is read in place (MappedFile) where the system maps it; such a file that
+// changes while it is read (its size or time of change moves) is DataLoss too.
 absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options = {});
+
+namespace internal {
+// LoadProblem, calling `mapped` where a regular file is mapped, before it is read: a test's
+// way to change the file under a reader.
+absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options,
+                                    absl::FunctionRef<void()> mapped);
+}  // namespace internal
 
 }  // namespace sluice::ifds
 

@@ -1,6 +1,8 @@
 // The text and binary formats: errors point at file:line:column, round trips keep the
 // solution, and a seeded corpus of mangled inputs never crashes the parsers.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -289,6 +291,48 @@ TEST(LoadProblemTest, ALargeFileReadInRangesIsTheFile) {
     EXPECT_EQ(failed.status(), ParseText(text, path).status());
     EXPECT_THAT(failed.status().message(),
                 HasSubstr(absl::StrFormat(":%d:3: unknown statement", last_line)));
+  }
+}
+
+// A file is read in place (mapped): one that shrinks or is written again while it is read is
+// DataLoss, never a crash or a problem made of two versions of the file.
+TEST(LoadProblemTest, AFileThatChangesWhileItIsReadIsDataLoss) {
+  ASSERT_OK_AND_ASSIGN(Problem generated, Generate({.procedures = 400, .seeds = 2}));
+  const testing::ScopedTempDir dir("sluice-changed");
+  const std::string path = dir.File("changing.ifds");
+  for (const bool binary : {false, true}) {
+    const std::string bytes = binary ? WriteBinary(generated) : WriteText(generated);
+    ASSERT_GT(bytes.size(), size_t{64} << 10);
+    const auto write = [&] {
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      ASSERT_NE(f, nullptr);
+      ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+      ASSERT_EQ(std::fclose(f), 0);
+    };
+    for (const bool reread : {false, true}) {
+      write();
+      ASSERT_OK_AND_ASSIGN(Problem unchanged,
+                           internal::LoadProblem(path, {.reread = reread}, [] {}));
+      EXPECT_EQ(WriteText(unchanged), WriteText(generated));
+      // Cut to a page and a half once mapped: reading past that would raise SIGBUS.
+      const absl::StatusOr<Problem> shrunk =
+          internal::LoadProblem(path, {.reread = reread}, [&] {
+            ASSERT_EQ(truncate(path.c_str(), 6144), 0);
+          });
+      EXPECT_THAT(shrunk, StatusIs(Code::kDataLoss, HasSubstr(path + ": the file changed while "
+                                                              "it was read")))
+          << "binary " << binary << ", reread " << reread;
+      // The same bytes written again, at another time.
+      write();
+      const absl::StatusOr<Problem> rewritten =
+          internal::LoadProblem(path, {.reread = reread}, [&] {
+            const struct timespec times[2] = {{.tv_sec = 1, .tv_nsec = 0},
+                                              {.tv_sec = 1, .tv_nsec = 0}};
+            ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+          });
+      EXPECT_THAT(rewritten, StatusIs(Code::kDataLoss, HasSubstr("changed while it was read")))
+          << "binary " << binary << ", reread " << reread;
+    }
   }
 }
 
