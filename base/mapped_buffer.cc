@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include <utility>
 
@@ -11,10 +12,11 @@
 
 namespace sluice {
 
-absl::StatusOr<MappedBuffer> MappedBuffer::Allocate(size_t bytes) {
+absl::StatusOr<MappedBuffer> MappedBuffer::Allocate(size_t bytes, bool huge_pages) {
   MappedBuffer buffer;
   if (bytes == 0) return buffer;
-  void* data = internal::MapPages(bytes);
+  void* data = huge_pages && bytes >= internal::kHugePageBytes ? internal::MapHugePages(bytes)
+                                                                : internal::MapPages(bytes);
   if (data == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("no memory for a buffer of %d bytes", bytes));
@@ -54,6 +56,23 @@ namespace internal {
 void* MapPages(size_t bytes) {
   void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return data == MAP_FAILED ? nullptr : data;
+}
+
+void* MapHugePages(size_t bytes) {
+  if (bytes > SIZE_MAX - kHugePageBytes) return nullptr;
+  // Mapped a huge page larger, then trimmed to an aligned start: a huge page needs one. The
+  // mapping is committed, as calloc's large blocks are: a host that cannot back it refuses it
+  // here, not at first touch.
+  void* raw = mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + kHugePageBytes - 1) & ~uintptr_t{kHugePageBytes - 1};
+  if (aligned > begin) munmap(raw, aligned - begin);
+  const uintptr_t tail = begin + bytes + kHugePageBytes - (aligned + bytes);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+  return reinterpret_cast<void*>(aligned);
 }
 
 void UnmapPages(void* data, size_t bytes) { munmap(data, bytes); }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sluice/base/heap.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/base/random.h"
 #include "sluice/kernels/cpu_launcher.h"
 
@@ -23,8 +24,7 @@ namespace {
 // buffer a little past a huge-page multiple does not hold most of another huge page. Freed, a
 // mapping goes back to the host at once, where the heap would keep a grown table's old
 // segments. Smaller buffers come from the heap.
-constexpr uint64_t kHugePage = uint64_t{2} << 20;
-constexpr uint64_t kMappedFrom = kHugePage;
+constexpr uint64_t kMappedFrom = internal::kHugePageBytes;
 
 uint64_t MappedBytes(uint64_t bytes) {
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -33,21 +33,7 @@ uint64_t MappedBytes(uint64_t bytes) {
 
 // Zeroed memory (fresh pages, zeroed by the kernel as they are first touched), or nullptr.
 uint8_t* MapHuge(uint64_t bytes) {
-  const uint64_t size = MappedBytes(bytes);
-  // Mapped a huge page larger, then trimmed to an aligned start: a huge page needs one. The
-  // mapping is committed, as calloc's large blocks are: a host that cannot back it refuses it
-  // here (ResourceExhausted), not at first touch.
-  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (begin + kHugePage - 1) & ~uintptr_t{kHugePage - 1};
-  if (aligned > begin) munmap(raw, aligned - begin);
-  const uintptr_t tail = begin + size + kHugePage - (aligned + size);
-  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
-  // Advice only: a host with huge pages off still gets working (small) pages.
-  madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
-  return reinterpret_cast<uint8_t*>(aligned);
+  return static_cast<uint8_t*>(internal::MapHugePages(MappedBytes(bytes)));
 }
 
 }  // namespace

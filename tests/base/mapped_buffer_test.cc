@@ -85,5 +85,23 @@ TEST(MappedBufferTest, AnAbsurdSizeIsResourceExhausted) {
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+TEST(MappedBufferTest, AHugePagedBufferStartsAtAHugePageAndHoldsZeroedBytesLikeAnother) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  constexpr size_t kHuge = internal::kHugePageBytes;
+  for (const size_t bytes : {size_t{1000}, kHuge, 5 * kHuge + 100}) {
+    ASSERT_OK_AND_ASSIGN(MappedBuffer buffer, MappedBuffer::Allocate(bytes, /*huge_pages=*/true));
+    ASSERT_EQ(buffer.size(), bytes);
+    if (bytes >= kHuge) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.data()) % kHuge, 0u);
+    }
+    for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(buffer.data()[i], 0) << i;
+    for (size_t i = 0; i < bytes; ++i) buffer.data()[i] = 1;
+    buffer.Discard(page, 2 * page);
+    for (size_t i = 0; i < bytes; ++i) {
+      ASSERT_EQ(buffer.data()[i], i >= page && i < 3 * page ? 0 : 1) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice
