@@ -177,6 +177,7 @@ class FlowTable {
   void AddKill(uint32_t d) { kills_.push_back(d); }
   void AddGen(uint32_t d) { gens_.push_back(d); }
   void AddPair(uint32_t d, uint32_t t) { pairs_.push_back(PackPair(d, t)); }
+  void AddPackedPair(uint32_t word) { pairs_.push_back(word); }  // a word PackPair made
   void EndFlow(bool identity);
   void Truncate(size_t flows);
   // Room for `flows` flows with `pairs` pairs, `kills` kills and `gens` gens in all.

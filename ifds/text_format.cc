@@ -60,21 +60,54 @@ constexpr std::array<bool, 256> MakeNameStops() {
 }
 constexpr std::array<bool, 256> kNameStops = MakeNameStops();
 
-// The first '}' or newline at or after `at` in `text`, or text.size(): where a flow that begins
-// at `at` ends, if it is on the line. Flows are most of a problem's text: 16 bytes a step.
-size_t FlowEnd(std::string_view text, size_t at) {
+// The first `a` or `b` at or after `at` in `text`, or text.size(), 16 bytes a step. Flows are
+// most of a problem's text: FlowEnd finds where one ends, and a flow's items are found by the
+// ',' or '}' after each.
+template <char A, char B>
+size_t FirstOf(std::string_view text, size_t at) {
   const char* const t = text.data();
 #if defined(__SSE2__)
-  const __m128i close = _mm_set1_epi8('}'), newline = _mm_set1_epi8('\n');
+  const __m128i a = _mm_set1_epi8(A), b = _mm_set1_epi8(B);
   for (; at + 16 <= text.size(); at += 16) {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t + at));
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t + at));
     const auto found = static_cast<uint32_t>(_mm_movemask_epi8(
-        _mm_or_si128(_mm_cmpeq_epi8(b, close), _mm_cmpeq_epi8(b, newline))));
+        _mm_or_si128(_mm_cmpeq_epi8(bytes, a), _mm_cmpeq_epi8(bytes, b))));
     if (found != 0) return at + static_cast<size_t>(std::countr_zero(found));
   }
 #endif
-  while (at < text.size() && t[at] != '}' && t[at] != '\n') ++at;
+  while (at < text.size() && t[at] != A && t[at] != B) ++at;
   return at;
+}
+
+// The first '}' or newline at or after `at` in `text`, or text.size(): where a flow that begins
+// at `at` ends, if it is on the line.
+size_t FlowEnd(std::string_view text, size_t at) { return FirstOf<'}', '\n'>(text, at); }
+
+// The low `bytes` bytes of a word (1 to 8).
+constexpr uint64_t LowBytes(size_t bytes) {
+  return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
+}
+
+// LoadWords where fewer than 16 bytes may be read (the text's very end): copied out first.
+[[gnu::noinline]] void CopyWords(const char* p, size_t size, uint64_t* lo, uint64_t* hi) {
+  char bytes[16] = {};
+  std::memcpy(bytes, p, size);
+  std::memcpy(lo, bytes, 8);
+  std::memcpy(hi, bytes + 8, 8);
+}
+
+// The `size` bytes at `p` (1 to 16) as two words, zero-padded. Where 16 bytes may be read at
+// `p` (`sixteen`), two unaligned loads and masks; else copied out first.
+inline void LoadWords(const char* p, size_t size, bool sixteen, uint64_t* lo, uint64_t* hi) {
+  static_assert(std::endian::native == std::endian::little, "text loads as little-endian");
+  if (sixteen) [[likely]] {
+    std::memcpy(lo, p, 8);
+    std::memcpy(hi, p + 8, 8);
+    *lo &= LowBytes(size);
+    *hi = size > 8 ? *hi & LowBytes(size - 8) : 0;
+    return;
+  }
+  CopyWords(p, size, lo, hi);
 }
 
 // Whether `s` is `word`, a literal: compared in a few instructions, where string_view's
@@ -216,6 +249,48 @@ class FlowTexts {
   uint32_t generation_ = 1;
 };
 
+// The items of flows the fast way has read ('a -> b', 'id', 'kill a', 'gen a'), by their text:
+// from just after the '{' or ',' before one to the ',' or '}' after it, blanks and all. A front
+// end lists the same few pairs in flow after flow (a fact in scope flows to itself along every
+// edge): an item found here costs a scan for its end, two words and one slot, where reading it
+// looks each of its names up. What an item means follows from its text alone (every fact is
+// declared before the second pass), so nothing here is ever stale. Items of at most 16 bytes,
+// a slot per hash of the text; a text found is the same text (its words and size are the key).
+class ItemTexts {
+ public:
+  enum class Kind : uint8_t { kPair, kIdentity, kKill, kGen };
+  struct Item {
+    Kind kind;
+    uint32_t value;  // a pair's word (PackPair), or a kill's or gen's fact
+  };
+  static constexpr size_t kMaxBytes = 16;
+
+  // The item whose text of `size` bytes is the words `lo` and `hi` (LoadWords), if noted.
+  bool Find(uint64_t lo, uint64_t hi, size_t size, Item* item) const {
+    const Slot& slot = slots_[Place(lo, hi, size)];
+    if (slot.lo != lo || slot.hi != hi || slot.size != size) return false;
+    *item = slot.item;
+    return true;
+  }
+  // Notes `item` as that text's (in place of the slot's last).
+  void Note(uint64_t lo, uint64_t hi, size_t size, Item item) {
+    slots_[Place(lo, hi, size)] = Slot{lo, hi, static_cast<uint32_t>(size), item};
+  }
+
+ private:
+  static constexpr int kSlotBits = 9;
+  struct Slot {
+    uint64_t lo = 0, hi = 0;
+    uint32_t size = 0;  // 0: empty (an item has a text)
+    Item item{};
+  };
+  static size_t Place(uint64_t lo, uint64_t hi, size_t size) {
+    const uint64_t mixed = ((lo ^ (hi * 0xff51afd7ed558ccdULL)) + size) * 0x9e3779b97f4a7c15ULL;
+    return static_cast<size_t>(mixed >> (64 - kSlotBits));
+  }
+  std::array<Slot, size_t{1} << kSlotBits> slots_{};
+};
+
 // The second pass reads the text in stretches of about this many bytes (whole lines), several
 // at once on a machine with the cores for it, and adds them to the problem in the text's order.
 constexpr size_t kStretchBytes = size_t{2} << 20;
@@ -241,6 +316,8 @@ struct Stretch {
   // The flows read in the stretch by their text: a flow written again (a front end lists the
   // same facts in scope along many edges) is found, not read again, and its edges share it.
   FlowTexts flow_texts;
+  // The flows' items read by whatever stretches were read here before (kept by clear()).
+  ItemTexts items;
   // Where the fast way stopped: the stretch's end, or the start of a line it does not take.
   Cursor stopped;
 
@@ -445,28 +522,8 @@ class NameIndex {
     if (size == 0 || size > 16) [[unlikely]] {
       return false;
     }
-    static_assert(std::endian::native == std::endian::little, "names load as little-endian");
-    if (in_text && text_end_ - name.data() >= 16) [[likely]] {
-      std::memcpy(lo, name.data(), 8);
-      std::memcpy(hi, name.data() + 8, 8);
-      *lo &= Mask(size);
-      *hi = size > 8 ? *hi & Mask(size - 8) : 0;
-      return true;
-    }
-    return CopiedWords(name, lo, hi);
-  }
-  // Words of a name with fewer than 16 bytes after it, copied out first.
-  [[gnu::noinline]] static bool CopiedWords(std::string_view name, uint64_t* lo, uint64_t* hi) {
-    const size_t size = name.size();
-    char bytes[16] = {};
-    std::memcpy(bytes, name.data(), size);
-    std::memcpy(lo, bytes, 8);
-    std::memcpy(hi, bytes + 8, 8);
+    LoadWords(name.data(), size, in_text && text_end_ - name.data() >= 16, lo, hi);
     return true;
-  }
-  // The low `bytes` bytes of a word (1 to 8).
-  static uint64_t Mask(size_t bytes) {
-    return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
   }
   // The slot a name starts at: its mixed words scaled to the table's size.
   size_t Place(uint64_t lo, uint64_t hi) const {
@@ -575,7 +632,11 @@ class Parser {
                                                     text_.data());
   }
   [[gnu::always_inline]] void FastBlanks(size_t* i) const;
-  bool FastFlow(size_t* i, FlowTable* flows) const;
+  // An item of a flow the fast way reads, at `*i` (after its blanks), into `item`: moves `*i`
+  // past it, or false.
+  bool FastItem(size_t* i, ItemTexts::Item* item) const;
+  // A flow, into `flows`, its items found in `items` or noted there once read.
+  bool FastFlow(size_t* i, FlowTable* flows, ItemTexts* items) const;
 
   // Builder helpers; `i` walks a statement's tokens.
   absl::StatusOr<std::string_view> Name(Tokens s, size_t* i, const char* what) const;
@@ -882,7 +943,47 @@ inline void Parser::FastBlanks(size_t* i) const {
   while (ClassOf(text_[*i]) == kBlank) ++*i;
 }
 
-bool Parser::FastFlow(size_t* at, FlowTable* flows) const {
+bool Parser::FastItem(size_t* at, ItemTexts::Item* item) const {
+  const char* const t = text_.data();
+  size_t i = *at;
+  const std::string_view word = FastName(&i);
+  if (word.empty()) return false;
+  FastBlanks(&i);
+  // A keyword is never followed by '->': before one, "id", "kill" and "gen" are facts.
+  if (t[i] == '-' && t[i + 1] == '>') {
+    i += 2;
+    FastBlanks(&i);
+    uint32_t a, b;
+    const std::string_view target = FastName(&i);
+    uint64_t a_lo, a_hi, b_lo, b_hi;
+    if (fact_index_->Key(word, &a_lo, &a_hi) && fact_index_->Key(target, &b_lo, &b_hi))
+        [[likely]] {
+      // A fact mapped to itself (most pairs a front end lists) is looked up once.
+      if (!fact_index_->FindKey(a_lo, a_hi, &a)) return false;
+      if (a_lo == b_lo && a_hi == b_hi) {
+        b = a;
+      } else if (!fact_index_->FindKey(b_lo, b_hi, &b)) {
+        return false;
+      }
+    } else if (!fact_index_->Find(word, &a) || !fact_index_->Find(target, &b)) {
+      return false;
+    }
+    *item = {ItemTexts::Kind::kPair, PackPair(a, b)};
+  } else if (Is(word, "id")) {
+    *item = {ItemTexts::Kind::kIdentity, 0};
+  } else if (Is(word, "kill") || Is(word, "gen")) {
+    uint32_t d;
+    if (!fact_index_->Find(FastName(&i), &d)) return false;
+    if (word[0] == 'k' && d == kZeroFact) return false;
+    *item = {word[0] == 'k' ? ItemTexts::Kind::kKill : ItemTexts::Kind::kGen, d};
+  } else {
+    return false;
+  }
+  *at = i;
+  return true;
+}
+
+bool Parser::FastFlow(size_t* at, FlowTable* flows, ItemTexts* items) const {
   const char* const t = text_.data();
   size_t i = *at;
   FastBlanks(&i);
@@ -890,53 +991,44 @@ bool Parser::FastFlow(size_t* at, FlowTable* flows) const {
   ++i;
   bool identity = false;
   for (bool first = true;; first = false) {
-    FastBlanks(&i);
-    if (t[i] == '}') {
-      ++i;
-      break;
-    }
-    if (!first) {
-      if (t[i] != ',') return false;
-      ++i;
-      FastBlanks(&i);
-    }
-    const std::string_view word = FastName(&i);
-    if (word.empty()) return false;
-    FastBlanks(&i);
-    // A keyword is never followed by '->': before one, "id", "kill" and "gen" are facts.
-    if (t[i] == '-' && t[i + 1] == '>') {
-      i += 2;
-      FastBlanks(&i);
-      uint32_t a, b;
-      const std::string_view target = FastName(&i);
-      uint64_t a_lo, a_hi, b_lo, b_hi;
-      if (fact_index_->Key(word, &a_lo, &a_hi) && fact_index_->Key(target, &b_lo, &b_hi))
-          [[likely]] {
-        // A fact mapped to itself (most pairs a front end lists) is looked up once.
-        if (!fact_index_->FindKey(a_lo, a_hi, &a)) return false;
-        if (a_lo == b_lo && a_hi == b_hi) {
-          b = a;
-        } else if (!fact_index_->FindKey(b_lo, b_hi, &b)) {
-          return false;
-        }
-      } else if (!fact_index_->Find(word, &a) || !fact_index_->Find(target, &b)) {
-        return false;
+    // The item's text runs to the ',' or '}' after it: no name holds either.
+    const size_t end = FirstOf<',', '}'>(text_, i);
+    if (end >= text_.size()) return false;
+    const size_t size = end - i;
+    const bool noted = size != 0 && size <= ItemTexts::kMaxBytes;
+    uint64_t lo = 0, hi = 0;
+    if (noted) LoadWords(t + i, size, text_.size() - i >= 16, &lo, &hi);
+    ItemTexts::Item item;
+    if (!noted || !items->Find(lo, hi, size, &item)) {
+      size_t j = i;
+      FastBlanks(&j);
+      if (j == end) {
+        // Blanks alone: the empty flow ("{}", "{ }"), or a list the slow way says is wrong.
+        if (!first || t[end] != '}') return false;
+        i = end + 1;
+        break;
       }
-      flows->AddPair(a, b);
-    } else if (Is(word, "id")) {
-      identity = true;
-    } else if (Is(word, "kill") || Is(word, "gen")) {
-      uint32_t d;
-      if (!fact_index_->Find(FastName(&i), &d)) return false;
-      if (word[0] == 'k') {
-        if (d == kZeroFact) return false;
-        flows->AddKill(d);
-      } else {
-        flows->AddGen(d);
-      }
-    } else {
-      return false;
+      if (!FastItem(&j, &item)) return false;
+      FastBlanks(&j);
+      if (j != end) return false;
+      if (noted) items->Note(lo, hi, size, item);
     }
+    switch (item.kind) {
+      case ItemTexts::Kind::kPair:
+        flows->AddPackedPair(item.value);
+        break;
+      case ItemTexts::Kind::kIdentity:
+        identity = true;
+        break;
+      case ItemTexts::Kind::kKill:
+        flows->AddKill(item.value);
+        break;
+      case ItemTexts::Kind::kGen:
+        flows->AddGen(item.value);
+        break;
+    }
+    i = end + 1;
+    if (t[end] == '}') break;
   }
   flows->EndFlow(identity);
   *at = i;
@@ -1000,7 +1092,7 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
       return true;
     }
     // Read, it ends at that '}': no name holds one.
-    if (!FastFlow(&i, &out->flows) || i != close + 1) return false;
+    if (!FastFlow(&i, &out->flows, &out->items) || i != close + 1) return false;
     *id = static_cast<uint32_t>(out->flows.size() - 1);
     read[reads++] = Read{begin, size, hash, *id};
     return true;

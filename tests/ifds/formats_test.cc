@@ -421,6 +421,43 @@ TEST(TextFormatTest, AFlowWrittenAgainIsSharedByItsEdges) {
   for (const Edge& edge : q.edges) ASSERT_LT(edge.flow, q.flows.size());
 }
 
+// The fast way notes the items of the flows it reads by their text and finds them again: an
+// item found means what reading it means, whatever its spacing, its neighbours, its words
+// (texts that differ past their eighth byte, keywords and facts named like them) or its place
+// (the text's last bytes, where fewer than 16 may be read).
+TEST(TextFormatTest, AnItemFoundByItsTextMeansWhatReadingItMeans) {
+  std::string text =
+      "facts v1 v10 v11 id gen kill a_fact_with_a_long_name\n"
+      "procedure m start s exit e\n"
+      "nodes m n1 n2 n3 n4 n5 n6 n7 n8\n"
+      "edge s n1 {gen v1, gen v10, gen id}\n"
+      "edge n1 n2 {v1 -> v10, v10 -> v11, id -> gen}\n"
+      "edge n2 n3 {v1 -> v11, v10 -> v10,id -> kill, kill id}\n"
+      "edge n3 n4 { v1 -> v10 , v11 -> v1, id, gen gen}\n"
+      "edge n4 n5 {v1 -> v11, v10 -> v10, kill v10, gen -> id}\n"
+      "edge n5 n6 {id, v1 -> a_fact_with_a_long_name, a_fact_with_a_long_name -> v11}\n"
+      "edge n6 n7 {id, kill v1, v1->v10}\n"
+      "edge n7 n8 {v1 -> v10, v10 -> v11, id -> gen}\n"
+      "seed s 0\n"
+      "edge n8 e {v1->v10, id}\n";
+  for (size_t k = 0; k < 2; ++k) {
+    ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "in.ifds"));
+    ASSERT_OK_AND_ASSIGN(Problem slowly, internal::ParseTextStatementByStatement(text, "in.ifds"));
+    EXPECT_EQ(WriteText(p), WriteText(slowly));
+    EXPECT_EQ(FormatTsv(p, SolveReference(p), false),
+              FormatTsv(slowly, SolveReference(slowly), false));
+    // Each flow as written: the items of the first edges, found later, are no other items.
+    ASSERT_EQ(p.edges.size(), 9u + k);
+    const FlowView n4_n5 = p.flows[p.edges[4].flow];
+    EXPECT_FALSE(n4_n5.identity);
+    EXPECT_EQ(std::vector<uint32_t>(n4_n5.kills.begin(), n4_n5.kills.end()),
+              std::vector<uint32_t>({2}));
+    EXPECT_EQ(n4_n5.pairs.size(), 3u);
+    // The same items again, the last line's now within 16 bytes of the text's end.
+    text += "edge n8 n1 {v1 -> v11}\n";
+  }
+}
+
 TEST(TextFormatTest, FactsNamedLikeKeywordsWorkInEveryPlace) {
   // Before '->' a word is a fact: "id -> gen" maps the fact id to the fact gen.
   const std::string text =
