@@ -108,16 +108,21 @@ TEST(MappedFileTest, DiscardGivesBackPagesThatReadTheFileAgain) {
   const TestFile file(dir, bytes);
   ASSERT_OK_AND_ASSIGN(const MappedFile mapped, MappedFile::Map(file.fd(), kBytes));
   ReleaseFreeHeapMemory();
+  // The resident set is read from /proc: where there is none (0), only the bytes are checked.
   const uint64_t before = ResidentBytes();
-  if (before == 0) GTEST_SKIP() << "no /proc to read the resident set from";
   uint64_t sum = 0;
   for (size_t i = 0; i < kBytes; i += kPage) sum += static_cast<uint8_t>(mapped.bytes()[i]);
   EXPECT_GT(sum, 0u);
-  EXPECT_GE(ResidentBytes(), before + kBytes / 2);
+  if (before != 0) {
+    EXPECT_GE(ResidentBytes(), before + kBytes / 2);
+  }
   mapped.Discard(0, size_t{1} << 62);  // to the end, clipped
-  EXPECT_LT(ResidentBytes(), before + kBytes / 4);
+  if (before != 0) {
+    EXPECT_LT(ResidentBytes(), before + kBytes / 4);
+  }
   EXPECT_EQ(mapped.bytes(), bytes);
   mapped.Discard(kBytes + kPage, kPage);  // past the end: nothing
+  EXPECT_EQ(mapped.bytes(), bytes);
 }
 
 TEST(MappedFileTest, AtMostTheGuardsTableOfFilesAreMappedAtOnce) {
