@@ -333,7 +333,7 @@ struct Problem {
   std::vector<uint32_t> node_procedure;  // per node
   std::vector<Procedure> procedures;
   FlowTable flows;
-  std::vector<Edge> edges;  // normal edges
+  PageVector<Edge> edges;  // normal edges
   std::vector<CallSite> call_sites;
   std::vector<std::pair<uint32_t, uint32_t>> seeds;  // (procedure start node, fact)
 
@@ -350,7 +350,7 @@ absl::Status Validate(const Problem& problem);
 // The solution: every (node, fact) such that the fact holds at the node on some realizable
 // path from a seed, sorted by node id then fact id.
 struct Solution {
-  std::vector<std::pair<uint32_t, uint32_t>> facts;
+  PageVector<std::pair<uint32_t, uint32_t>> facts;
   friend bool operator==(const Solution&, const Solution&) = default;
 };
 

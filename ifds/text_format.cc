@@ -362,7 +362,7 @@ struct FirstPiece {
   SkipCounts counts;
   bool skipped = false;  // a connecting statement was skipped
   // Every declaration's tokens, and where each begins and where its tokens end.
-  std::vector<Token> tokens;
+  PageVector<Token> tokens;
   struct Declaration {
     Cursor at;
     size_t next;  // the offset past its line
@@ -533,7 +533,7 @@ class NameIndex {
 
   // Twice the slots, every name placed again (the slots hold their words: no name is read).
   void Grow() {
-    std::vector<Slot> old = std::move(slots_);
+    PageVector<Slot> old = std::move(slots_);
     slots_.assign(2 * old.size(), Slot{0, 0, kEmpty});
     for (const Slot& slot : old) {
       if (slot.id == kEmpty) continue;
@@ -544,7 +544,7 @@ class NameIndex {
   }
 
   const char* const text_end_;
-  std::vector<Slot> slots_;
+  PageVector<Slot> slots_;
   size_t used_ = 0;  // slots in use (Insert)
   bool duplicates_ = false;
   Map long_;  // names past 16 bytes, keyed by views of long_names_

@@ -80,6 +80,22 @@ TEST(PageVectorTest, DiscardingElementsGivesBackTheirWholePagesOnly) {
   for (const uint64_t v : small) ASSERT_EQ(v, 7u);
 }
 
+// A PageVector of a huge page and more starts at a huge page's boundary, where the system can
+// back it with huge pages, and stays there as it grows; a smaller large one starts at a page's.
+TEST(PageVectorTest, AnArrayOfAHugePageOrMoreStartsAtAHugePage) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  constexpr size_t kHuge = internal::kHugePageBytes;
+  PageVector<uint32_t> huge(kHuge / sizeof(uint32_t) + 1, 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(huge.data()) % kHuge, 0u);
+  for (const uint32_t v : huge) ASSERT_EQ(v, 3u);
+  huge.resize(3 * huge.size(), 5);  // grown: a huge-page mapping again, the values moved
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(huge.data()) % kHuge, 0u);
+  EXPECT_EQ(huge[kHuge / sizeof(uint32_t)], 3u);
+  EXPECT_EQ(huge.back(), 5u);
+  PageVector<uint8_t> below(PageAllocator<uint8_t>::kMinBytes, 1);  // mapped at a page
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(below.data()) % page, 0u);
+}
+
 TEST(MappedBufferTest, AnAbsurdSizeIsResourceExhausted) {
   absl::StatusOr<MappedBuffer> huge = MappedBuffer::Allocate(size_t{1} << 62);
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted);
