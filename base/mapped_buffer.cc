@@ -77,6 +77,14 @@ void* MapHugePages(size_t bytes) {
 
 void UnmapPages(void* data, size_t bytes) { munmap(data, bytes); }
 
+bool PopulatePages(void* data, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  return bytes == 0 || madvise(data, bytes, MADV_POPULATE_WRITE) == 0;
+#else
+  return false;
+#endif
+}
+
 void DiscardWholePages(const void* begin, const void* end) {
   static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;

@@ -23,8 +23,14 @@ namespace {
 // the kernel backs its whole huge pages with huge pages and the rest with small ones, so a
 // buffer a little past a huge-page multiple does not hold most of another huge page. Freed, a
 // mapping goes back to the host at once, where the heap would keep a grown table's old
-// segments. Smaller buffers come from the heap.
+// segments.
 constexpr uint64_t kMappedFrom = internal::kHugePageBytes;
+// Buffers from 64 KiB to a huge page (a small table's segments, its heads and lists) are
+// mappings too, backed whole as they are made (internal::PopulatePages): the heap zeroed them
+// a 4 KiB fault at a time, most of a small solve's set-up on a virtual machine. They are
+// zeroed whole either way, so they hold no more than before. Smaller buffers come from the
+// heap.
+constexpr uint64_t kPopulatedFrom = uint64_t{64} << 10;
 
 uint64_t MappedBytes(uint64_t bytes) {
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -144,8 +150,16 @@ absl::StatusOr<std::shared_ptr<CpuDevice>> CpuDevice::Create(const Options& opti
 absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {
   absl::Status reserved = memory_.Reserve(bytes, "cpu device memory");
   if (!reserved.ok()) return reserved;
-  // Zeroed either way; calloc's memory is 16-byte aligned, enough for every element type.
-  void* data = bytes >= kMappedFrom ? MapHuge(bytes) : std::calloc(bytes == 0 ? 1 : bytes, 1);
+  void* data = nullptr;
+  if (bytes >= kMappedFrom) {
+    data = MapHuge(bytes);
+  } else if (bytes >= kPopulatedFrom) {
+    data = internal::MapPages(MappedBytes(bytes));
+    if (data != nullptr) internal::PopulatePages(data, MappedBytes(bytes));
+  } else {
+    // Zeroed either way; calloc's memory is 16-byte aligned, enough for every element type.
+    data = std::calloc(bytes == 0 ? 1 : bytes, 1);
+  }
   if (data == nullptr) {
     memory_.Release(bytes);
     return absl::ResourceExhaustedError(
@@ -156,7 +170,7 @@ absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {
 }
 
 void CpuDevice::Free(DeviceBuffer buffer) {
-  if (buffer.bytes >= kMappedFrom) {
+  if (buffer.bytes >= kPopulatedFrom) {
     munmap(buffer.data, MappedBytes(buffer.bytes));
   } else {
     std::free(buffer.data);

@@ -1,9 +1,11 @@
 #include "sluice/base/mapped_buffer.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "sluice/base/heap.h"
@@ -94,6 +96,33 @@ TEST(PageVectorTest, AnArrayOfAHugePageOrMoreStartsAtAHugePage) {
   EXPECT_EQ(huge.back(), 5u);
   PageVector<uint8_t> below(PageAllocator<uint8_t>::kMinBytes, 1);  // mapped at a page
   EXPECT_EQ(reinterpret_cast<uintptr_t>(below.data()) % page, 0u);
+}
+
+// How many of the pages of [data, data + bytes) are resident.
+size_t ResidentPages(void* data, size_t bytes) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((bytes + page - 1) / page);
+  if (mincore(data, bytes, resident.data()) != 0) return 0;
+  size_t count = 0;
+  for (const unsigned char r : resident) count += r & 1;
+  return count;
+}
+
+TEST(MappedBufferTest, PopulatedPagesAreBackedBeforeTheyAreWrittenAndReadZero) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = 64 * page;
+  void* data = internal::MapPages(bytes);
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(ResidentPages(data, bytes), 0u) << "a fresh mapping holds no pages";
+  if (!internal::PopulatePages(data, bytes)) {
+    internal::UnmapPages(data, bytes);
+    GTEST_SKIP() << "the system does not populate pages (Linux before 5.14)";
+  }
+  EXPECT_EQ(ResidentPages(data, bytes), 64u);
+  const auto* bytes_read = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(bytes_read[i], 0) << i;
+  EXPECT_TRUE(internal::PopulatePages(data, 0));
+  internal::UnmapPages(data, bytes);
 }
 
 TEST(MappedBufferTest, AnAbsurdSizeIsResourceExhausted) {

@@ -1,5 +1,8 @@
 #include "sluice/engine/resource_table.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -12,6 +15,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/engine/cpu_device.h"
 #include "tests/testing/status_matchers.h"
 
@@ -205,14 +209,16 @@ TEST_F(ResourceTableTest, FreeAllWhilePinnedDefersUntilUnpinned) {
   EXPECT_EQ(device_->memory().used, 0u);
 }
 
-// Buffers of 4 MiB and more are mapped on their own (for huge pages), the rest come from the
-// heap: on both sides of the line a buffer is zeroed, aligned for every element type, writable to
-// its last byte, and returns its bytes when freed, however often it is reused.
-TEST(CpuDeviceTest, BuffersOnBothSidesOfTheMappedSizeAreZeroedWritableAndReturned) {
+// Buffers of a huge page and more are mapped on their own (for huge pages), those from 64 KiB
+// are mapped and backed at once, the rest come from the heap: in every class a buffer is zeroed,
+// aligned for every element type, writable to its last byte, and returns its bytes when freed,
+// however often it is reused.
+TEST(CpuDeviceTest, BuffersOfEverySizeClassAreZeroedWritableAndReturned) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
                        CpuDevice::Create({.memory_limit = uint64_t{256} << 20, .threads = 1}));
-  const uint64_t sizes[] = {1, (4u << 20) - 1, 4u << 20, (4u << 20) + 12345, (6u << 20) + 8,
-                            uint64_t{96} << 20};
+  const uint64_t sizes[] = {1,         (64u << 10) - 1, 64u << 10,  (64u << 10) + 1,
+                            1u << 20,  (2u << 20) - 1,  2u << 20,   (2u << 20) + 12345,
+                            4u << 20,  (6u << 20) + 8,  uint64_t{96} << 20};
   for (int round = 0; round < 2; ++round) {
     for (uint64_t bytes : sizes) {
       ASSERT_OK_AND_ASSIGN(DeviceBuffer buffer, device->Allocate(bytes));
@@ -227,6 +233,29 @@ TEST(CpuDeviceTest, BuffersOnBothSidesOfTheMappedSizeAreZeroedWritableAndReturne
       device->Free(buffer);
       EXPECT_EQ(device->memory().used, 0u);
     }
+  }
+}
+
+// A buffer from 64 KiB to a huge page is backed whole as it is made, not a page fault at a time
+// as the kernels first write it (where the system populates pages at all).
+TEST(CpuDeviceTest, AMidSizedBufferIsBackedWholeAsItIsMade) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* probe = internal::MapPages(page);
+  ASSERT_NE(probe, nullptr);
+  const bool populates = internal::PopulatePages(probe, page);
+  internal::UnmapPages(probe, page);
+  if (!populates) GTEST_SKIP() << "the system does not populate pages (Linux before 5.14)";
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                       CpuDevice::Create({.memory_limit = uint64_t{256} << 20, .threads = 1}));
+  for (const uint64_t bytes : {uint64_t{64} << 10, uint64_t{1} << 20, (uint64_t{2} << 20) - 1}) {
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer buffer, device->Allocate(bytes));
+    const size_t pages = (bytes + page - 1) / page;
+    std::vector<unsigned char> resident(pages);
+    ASSERT_EQ(mincore(buffer.data, pages * page, resident.data()), 0) << bytes;
+    size_t count = 0;
+    for (const unsigned char r : resident) count += r & 1;
+    EXPECT_EQ(count, pages) << bytes;
+    device->Free(buffer);
   }
 }
 
