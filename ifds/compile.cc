@@ -179,7 +179,7 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   for (const CallSite& c : p.call_sites) ++intra_offsets[c.call + 1];
   for (uint32_t n = 0; n < nodes; ++n) intra_offsets[n + 1] += intra_offsets[n];
   {
-    std::vector<uint32_t> next(intra_offsets, intra_offsets + nodes);
+    PageVector<uint32_t> next(intra_offsets, intra_offsets + nodes);
     const auto place = [&](uint32_t from, uint32_t to, uint32_t flow) {
       const uint32_t e = next[from]++;
       intra_edges[2 * uint64_t{e}] = to;
@@ -192,7 +192,7 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   }
 
   // Call edges: one per (call site, callee), grouped by call node; the id is the position.
-  std::vector<const CallSite*> by_node(nodes, nullptr);
+  PageVector<const CallSite*> by_node(nodes, nullptr);
   for (const CallSite& c : p.call_sites) by_node[c.call] = &c;
   uint32_t* const call_offsets = section[GraphLayout::kCallOffsets];
   uint32_t* call_edge = section[GraphLayout::kCallEdges];

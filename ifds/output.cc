@@ -19,8 +19,8 @@ namespace {
 // Names in bytewise order: order[r] is the index of the name ranked r, rank[i] the rank of
 // names[i].
 struct Ranking {
-  std::vector<uint32_t> order;
-  std::vector<uint32_t> rank;
+  PageVector<uint32_t> order;
+  PageVector<uint32_t> rank;
 };
 
 // A name's first 16 bytes as two big-endian words (zero-padded: names hold no NUL byte), so
@@ -41,7 +41,7 @@ uint64_t BigEndianWord(std::string_view bytes) {
 template <class Names>
 Ranking Rank(const Names& names) {
   Ranking r;
-  std::vector<PrefixKey> keys(names.size());
+  PageVector<PrefixKey> keys(names.size());
   for (uint32_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
     keys[i] = PrefixKey{BigEndianWord(name), BigEndianWord(name.size() > 8 ? name.substr(8) : ""),
@@ -149,7 +149,7 @@ class SortedPairs {
   OutputOrder own_order_;  // (declared before order_, which may refer to it)
   const OutputOrder& order_;
   bool facts_in_name_order_ = false;
-  std::vector<Run> runs_;  // by node rank
+  PageVector<Run> runs_;  // by node rank
   uint64_t pairs_ = 0;
 };
 

@@ -10,6 +10,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
@@ -19,9 +20,9 @@ namespace sluice::ifds {
 // answer costs besides formatting it: a caller whose solve leaves this process's cores idle (a
 // daemon's, a GPU's) may rank them while it runs and hand the writers the order.
 struct OutputOrder {
-  std::vector<uint32_t> node_order;  // [r]: the node ranked r
-  std::vector<uint32_t> node_rank;   // [n]: node n's rank
-  std::vector<uint32_t> fact_order, fact_rank;
+  PageVector<uint32_t> node_order;  // [r]: the node ranked r
+  PageVector<uint32_t> node_rank;   // [n]: node n's rank
+  PageVector<uint32_t> fact_order, fact_rank;
 };
 OutputOrder RankOutput(const Problem& problem);
 

@@ -497,7 +497,7 @@ absl::StatusOr<Solution> Solver::Results() {
   const uint64_t row = std::max<uint64_t>(1, CeilDiv(p_.fact_count(), 32));
   const uint64_t window = std::clamp<uint64_t>(o_.max_result_words / row, 1, 1u << 30);
   Solution solution;
-  std::vector<uint8_t> bytes;
+  PageVector<uint8_t> bytes;
   for (uint64_t first = 0; first < nodes; first += window) {
     const uint64_t count = std::min(window, nodes - first);
     const uint64_t words = count * row;
