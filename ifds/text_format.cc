@@ -897,6 +897,15 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
       return;
     }
     if (!*more) break;
+    // Past a few thousand tokens (a piece of declarations: a front end lists them first), the
+    // room goes straight to a huge page's, where the doubling steps between would each be new
+    // memory touched a page at a time.
+    constexpr size_t kHugeRoom = sluice::internal::kHugePageBytes / sizeof(Token);
+    const size_t need = out->tokens.size() + out->scratch.size();
+    if (need > out->tokens.capacity() && need > kHugeRoom / 16 &&
+        out->tokens.capacity() < kHugeRoom) {
+      out->tokens.reserve(std::max(need, kHugeRoom));
+    }
     out->tokens.insert(out->tokens.end(), out->scratch.begin(), out->scratch.end());
     out->declarations.push_back(FirstPiece::Declaration{at, cursor.i, out->tokens.size()});
   }
