@@ -57,6 +57,11 @@ class RemoteDispatch::Stream::Link final
   bool hold_released = false;
   bool abandoned = false;     // a resume's link given up
   bool done = false;
+  // Set with done: why the link ended, and whether that end is worth resuming the session for
+  // (a resume's link can end after the daemon resumed the session on it, before it became the
+  // session's link: its resume then goes on from here).
+  absl::Status ended;
+  bool resumable_end = false;
 
  private:
   void OnWriteDone(bool ok) override { stream_->OnWriteDone(this, ok); }

@@ -1,6 +1,7 @@
 // RemoteDispatch's stream, resuming: when a resumable session's link breaks, a new link
 // opens the session again and every request whose final reply had not come goes again.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <utility>
 
@@ -12,6 +13,10 @@
 #include "sluice/client/remote/stream.h"
 
 namespace sluice {
+
+namespace internal {
+std::atomic<ResumeAnsweredHook*> resume_answered_hook{nullptr};
+}  // namespace internal
 
 bool RemoteDispatch::Stream::ResumableEndLocked(const grpc::Status& status) const {
   if (resume_token_.empty() || closing_ || stopping_ || !broken_.ok()) return false;
@@ -76,6 +81,30 @@ void RemoteDispatch::Stream::ResumeLocked() {
       return link->open_answered || stopping_ || !broken_.ok();
     };
     mu_.AwaitWithDeadline(absl::Condition(&answered), attempt_until);
+    if (link->open_answered && link->open_status.ok()) {
+      if (internal::ResumeAnsweredHook* hook = internal::resume_answered_hook.load()) {
+        mu_.Unlock();
+        (*hook)([this, link] {
+          absl::MutexLock lock(&mu_);
+          return link->done;
+        });
+        mu_.Lock();
+      }
+    }
+    if (link->open_answered && link->open_status.ok() && link->done) {
+      // The daemon resumed the session on this link, but the link ended before it became the
+      // session's, so its end resumed nothing: the resume goes on, as it would have for the
+      // session's link, the daemon's grace counted again from now.
+      if (!link->resumable_end) {
+        resuming_ = false;
+        BreakLocked(link->ended);
+        return;
+      }
+      lost_ = link->ended;
+      resume_deadline_ = absl::Now() + resume_grace_;
+      backoff = absl::Milliseconds(50);
+      continue;
+    }
     if (link->open_answered && link->open_status.ok()) {
       // Resumed: every request still waiting for its final reply goes again, in order.
       link->ready = true;

@@ -289,13 +289,15 @@ void RemoteDispatch::Stream::OnDone(Link* link, const grpc::Status& status) {
           : absl::Status(refused ? static_cast<absl::StatusCode>(status.error_code())
                                  : absl::StatusCode::kUnavailable,
                          absl::StrFormat("the session ended: %s", status.error_message()));
+  link->ended = why;
+  link->resumable_end = ResumableEndLocked(status);
   if (!link->ready && !link->open_answered) {  // a resume's link that ended first
     link->open_answered = true;
     link->open_status = why;
   }
   if (link != link_) return;
   link_ = nullptr;
-  if (ResumableEndLocked(status)) {
+  if (link->resumable_end) {
     resuming_ = true;
     lost_ = why;
     resume_deadline_ = absl::Now() + resume_grace_;

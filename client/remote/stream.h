@@ -6,6 +6,7 @@
 #ifndef SLUICE_CLIENT_REMOTE_STREAM_H_
 #define SLUICE_CLIENT_REMOTE_STREAM_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -186,6 +188,15 @@ class RemoteDispatch::Stream {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread resumer_;  // started with set_resumable
 };
+
+namespace internal {
+// Tests only: where set, every resume calls it once the daemon has answered the resume's open,
+// before the new link becomes the session's, with the stream's lock released; `ended` says
+// whether that link has ended meanwhile. A test cuts the link there to check that its resume
+// goes on. Null outside tests.
+using ResumeAnsweredHook = absl::AnyInvocable<void(absl::FunctionRef<bool()> ended)>;
+extern std::atomic<ResumeAnsweredHook*> resume_answered_hook;
+}  // namespace internal
 
 }  // namespace sluice
 

@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/token.h"
+#include "sluice/client/remote/stream.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/client/server_info.h"
 #include "sluice/ifds/generator.h"
@@ -135,6 +136,48 @@ TEST(ResumeTest, ASolveWhoseConnectionIsCutMidWindowFinishesWithTheRightAnswer) 
   EXPECT_THAT(daemon->process().Stderr(), HasSubstr("lost its stream"));
   EXPECT_THAT(daemon->process().Stderr(), HasSubstr("resumed from"));
   EXPECT_OK(d->Ping()) << "the session goes on";
+}
+
+// A link cut just as the daemon answers its resume, before the client makes it the session's
+// link: the resume goes on on another link, and the session's requests are answered. (The
+// client used to take the dead link as the session's and wait on it until its calls' deadline:
+// seen once in a full test run, when the third cut of the test above landed 2 ms after a
+// resume.) The client's resume hook holds the moment open: the link is cut there, and the
+// resume goes on only once the link has ended.
+TEST(ResumeTest, ALinkCutAsItsResumeIsAnsweredIsResumedAgain) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TcpProxy> proxy,
+                       TcpProxy::Start(PortOf(daemon->address())));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> d,
+                       RemoteDispatch::Connect({.target = proxy->address(),
+                                                .client_name = "cut-as-resumed",
+                                                .call_timeout = absl::Seconds(30)}));
+  ASSERT_OK_AND_ASSIGN(Resource buffer, d->Allocate(4096));
+  std::vector<uint8_t> bytes(4096);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_OK(d->Upload(buffer, bytes));
+
+  std::atomic<int> answered{0};
+  std::atomic<bool> cut_link_ended{false};
+  internal::ResumeAnsweredHook hook = [&](absl::FunctionRef<bool()> ended) {
+    if (answered.fetch_add(1) != 0) return;  // the resumes after the first go on as usual
+    proxy->CutAll();
+    cut_link_ended = WaitUntil(absl::Seconds(30), [&] { return ended(); });
+  };
+  internal::resume_answered_hook = &hook;
+  struct Unhook {
+    ~Unhook() { internal::resume_answered_hook = nullptr; }
+  } unhook;
+
+  proxy->CutAll();  // the session's link breaks: the client resumes
+  absl::StatusOr<std::vector<uint8_t>> read = d->DownloadRange(buffer, 0, bytes.size());
+  ASSERT_OK(read.status()) << daemon->process().Stderr();
+  EXPECT_EQ(*read, bytes);
+  EXPECT_TRUE(cut_link_ended) << "the first resume's link was cut before it became the session's";
+  EXPECT_GE(answered.load(), 2) << "and another resume followed";
+  EXPECT_GE(d->counters().resumes, 1u);
+  EXPECT_OK(d->Ping());
 }
 
 TEST(ResumeTest, AClientPausedForThirtySecondsFinishesItsSolve) {
