@@ -77,11 +77,11 @@ void DiscardWholePages(const void* begin, const void* end);
 // An allocator whose large arrays (kMinBytes or more) are memory of their own, a mapping each
 // (smaller ones come from the heap): parts of such an array can be given back to the system
 // while the rest is in use (DiscardElements), and all of it goes back when it is freed. Arrays
-// of a huge page and more ask for huge pages (internal::MapHugePages): they are a reader's and a
-// solution's arrays, filled front to back, so a huge page holds at most one partly written
-// huge page more than small ones would (a vector's room past its size is never touched), and
-// filling one takes a fault every 2 MiB rather than every 4 KiB. On a host whose faults are
-// slow that is most of the cost of reading a problem into fresh memory.
+// of a huge page and more ask for huge pages (internal::MapHugePages): they are a reader's, a
+// solution's and an answer's arrays, filled front to back or whole, so an array holds at most
+// one partly written huge page more than with small pages (a vector's room past its size is
+// never touched), and filling one takes a fault every 2 MiB rather than every 4 KiB. On a host
+// whose faults are slow that is most of the cost of reading a problem into fresh memory.
 template <typename T>
 class PageAllocator {
  public:
