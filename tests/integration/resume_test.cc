@@ -1,8 +1,9 @@
 // Sessions that survive a dropped connection, against the real sluiced: a solve whose
 // connection is cut mid-window (through a proxy) finishes with the reference solver's answer;
-// requests whose outcome was unknown are answered from the daemon's record, never run twice;
-// a resume token works only for its own tenant; a stream that still holds the session lets
-// go of it; and a session whose client does not come back is freed after the grace.
+// a session whose resume's link is cut as the daemon answers it resumes again; requests whose
+// outcome was unknown are answered from the daemon's record, never run twice; a resume token
+// works only for its own tenant; a stream that still holds the session lets go of it; and a
+// session whose client does not come back is freed after the grace.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
