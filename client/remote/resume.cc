@@ -81,17 +81,18 @@ void RemoteDispatch::Stream::ResumeLocked() {
       return link->open_answered || stopping_ || !broken_.ok();
     };
     mu_.AwaitWithDeadline(absl::Condition(&answered), attempt_until);
-    if (link->open_answered && link->open_status.ok()) {
-      if (internal::ResumeAnsweredHook* hook = internal::resume_answered_hook.load()) {
-        mu_.Unlock();
-        (*hook)([this, link] {
-          absl::MutexLock lock(&mu_);
-          return link->done;
-        });
-        mu_.Lock();
-      }
+    // An open answered stays answered, with the same status.
+    const bool resumed = link->open_answered && link->open_status.ok();
+    internal::ResumeAnsweredHook* const hook = internal::resume_answered_hook.load();
+    if (resumed && hook != nullptr) {
+      mu_.Unlock();
+      (*hook)([this, link] {
+        absl::MutexLock lock(&mu_);
+        return link->done;
+      });
+      mu_.Lock();
     }
-    if (link->open_answered && link->open_status.ok() && link->done) {
+    if (resumed && link->done) {
       // The daemon resumed the session on this link, but the link ended before it became the
       // session's, so its end resumed nothing: the resume goes on, as it would have for the
       // session's link, the daemon's grace counted again from now.
@@ -105,7 +106,7 @@ void RemoteDispatch::Stream::ResumeLocked() {
       backoff = absl::Milliseconds(50);
       continue;
     }
-    if (link->open_answered && link->open_status.ok()) {
+    if (resumed) {
       // Resumed: every request still waiting for its final reply goes again, in order.
       link->ready = true;
       link_ = link;
