@@ -23,19 +23,31 @@ absl::StatusOr<MappedBuffer> MappedBuffer::Allocate(size_t bytes, bool huge_page
   }
   buffer.data_ = static_cast<uint8_t*>(data);
   buffer.size_ = bytes;
+  buffer.huge_ = huge_pages && bytes >= internal::kHugePageBytes;
   return buffer;
 }
 
 MappedBuffer::MappedBuffer(MappedBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+      huge_(std::exchange(other.huge_, false)) {}
 
 MappedBuffer& MappedBuffer::operator=(MappedBuffer&& other) noexcept {
   if (this != &other) {
-    if (data_ != nullptr) munmap(data_, size_);
+    Unmap();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    huge_ = std::exchange(other.huge_, false);
   }
   return *this;
+}
+
+void MappedBuffer::Unmap() {
+  if (data_ == nullptr) return;
+  if (huge_) {
+    internal::UnmapHugePages(data_, size_);
+  } else {
+    munmap(data_, size_);
+  }
 }
 
 void MappedBuffer::Discard(size_t offset, size_t length) {
@@ -47,9 +59,7 @@ void MappedBuffer::Discard(size_t offset, size_t length) {
                               data_ + (end == size_ ? (size_ + page - 1) / page * page : end));
 }
 
-MappedBuffer::~MappedBuffer() {
-  if (data_ != nullptr) munmap(data_, size_);
-}
+MappedBuffer::~MappedBuffer() { Unmap(); }
 
 namespace internal {
 
@@ -58,21 +68,36 @@ void* MapPages(size_t bytes) {
   return data == MAP_FAILED ? nullptr : data;
 }
 
+namespace {
+// `bytes` up to whole huge pages (false if that does not fit in a size_t).
+bool HugePagesOf(size_t bytes, size_t* rounded) {
+  if (bytes > SIZE_MAX - 2 * kHugePageBytes) return false;
+  *rounded = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  return true;
+}
+}  // namespace
+
 void* MapHugePages(size_t bytes) {
-  if (bytes > SIZE_MAX - kHugePageBytes) return nullptr;
+  size_t whole;
+  if (!HugePagesOf(bytes, &whole)) return nullptr;
   // Mapped a huge page larger, then trimmed to an aligned start: a huge page needs one. The
   // mapping is committed, as calloc's large blocks are: a host that cannot back it refuses it
   // here, not at first touch.
-  void* raw = mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
+  void* raw = mmap(nullptr, whole + kHugePageBytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (begin + kHugePageBytes - 1) & ~uintptr_t{kHugePageBytes - 1};
   if (aligned > begin) munmap(raw, aligned - begin);
-  const uintptr_t tail = begin + bytes + kHugePageBytes - (aligned + bytes);
-  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
-  madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+  const uintptr_t tail = begin + whole + kHugePageBytes - (aligned + whole);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + whole), tail);
+  madvise(reinterpret_cast<void*>(aligned), whole, MADV_HUGEPAGE);
   return reinterpret_cast<void*>(aligned);
+}
+
+void UnmapHugePages(void* data, size_t bytes) {
+  size_t whole;
+  if (data != nullptr && HugePagesOf(bytes, &whole)) munmap(data, whole);
 }
 
 void UnmapPages(void* data, size_t bytes) { munmap(data, bytes); }

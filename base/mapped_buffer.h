@@ -4,6 +4,7 @@
 #ifndef SLUICE_BASE_MAPPED_BUFFER_H_
 #define SLUICE_BASE_MAPPED_BUFFER_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -48,8 +49,11 @@ class MappedBuffer {
   }
 
  private:
+  void Unmap();
+
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool huge_ = false;  // mapped by internal::MapHugePages
 };
 
 namespace internal {
@@ -59,9 +63,12 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // As MapPages, starting at a huge page's boundary and asking for transparent huge pages
 // (advice only: where the system has them off, it maps small pages). Memory written whole
 // takes one fault every 2 MiB where it would take 512; memory touched here and there holds a
-// whole huge page for each touch, so it suits buffers that are written whole. Unmapped by
-// UnmapPages like any other.
+// whole huge page for each touch, so it suits buffers that are written whole. The mapping
+// runs on to the next huge page's boundary, so that its last part is a huge page too (a
+// part past the last boundary could only be small pages); the bytes past `bytes` are never
+// touched unless the last huge page is. Unmapped by UnmapHugePages(data, bytes).
 void* MapHugePages(size_t bytes);
+void UnmapHugePages(void* data, size_t bytes);
 void UnmapPages(void* data, size_t bytes);
 // Backs the pages of [data, data + bytes), a mapping's, now and writable, in one call to the
 // system (MADV_POPULATE_WRITE), rather than at each page's first write: for memory about to be
@@ -104,6 +111,8 @@ class PageAllocator {
   void deallocate(T* data, size_t n) noexcept {
     if (n * sizeof(T) < kMinBytes) {
       std::allocator<T>().deallocate(data, n);
+    } else if (n * sizeof(T) >= internal::kHugePageBytes) {
+      internal::UnmapHugePages(data, n * sizeof(T));
     } else {
       internal::UnmapPages(data, n * sizeof(T));
     }
@@ -116,6 +125,18 @@ class PageAllocator {
 
 template <typename T>
 using PageVector = std::vector<T, PageAllocator<T>>;
+
+// Makes room in `v` for `need` elements, as push_back would, except that past a sixteenth of a
+// huge page's worth the room goes straight to a huge page's: the doubling steps between would
+// each be fresh memory touched a small page at a time. For arrays that grow large as a rule
+// (a reader's), where the room is soon used.
+template <typename T>
+void ReserveHugeRoom(PageVector<T>& v, size_t need) {
+  constexpr size_t kHugeRoom = (internal::kHugePageBytes + sizeof(T) - 1) / sizeof(T);
+  if (need > v.capacity() && need > kHugeRoom / 16 && v.capacity() < kHugeRoom) {
+    v.reserve(std::max(need, kHugeRoom));
+  }
+}
 
 // Gives back the whole pages that elements [first, last) of `v` lie in, where `v`'s array is a
 // mapping of its own (nothing otherwise): they read as zero from then on, and the elements

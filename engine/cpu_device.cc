@@ -170,8 +170,10 @@ absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {
 }
 
 void CpuDevice::Free(DeviceBuffer buffer) {
-  if (buffer.bytes >= kPopulatedFrom) {
-    munmap(buffer.data, MappedBytes(buffer.bytes));
+  if (buffer.bytes >= kMappedFrom) {
+    internal::UnmapHugePages(buffer.data, MappedBytes(buffer.bytes));
+  } else if (buffer.bytes >= kPopulatedFrom) {
+    internal::UnmapPages(buffer.data, MappedBytes(buffer.bytes));
   } else {
     std::free(buffer.data);
   }

@@ -98,6 +98,56 @@ TEST(PageVectorTest, AnArrayOfAHugePageOrMoreStartsAtAHugePage) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(below.data()) % page, 0u);
 }
 
+// Whether every page of [data, data + bytes) is mapped (mincore fails with ENOMEM on a range
+// that is not).
+bool Mapped(const void* data, size_t bytes) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((bytes + page - 1) / page);
+  return mincore(const_cast<void*>(data), bytes, resident.data()) == 0;
+}
+
+// A huge-page mapping runs on to the next huge page's boundary, so that its last part can be a
+// huge page too, and UnmapHugePages takes all of it back.
+TEST(MappedBufferTest, AHugePageMappingEndsAtAHugePageAndIsUnmappedWhole) {
+  constexpr size_t kHuge = internal::kHugePageBytes;
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (const size_t bytes : {kHuge, kHuge + 100, 3 * kHuge - page}) {
+    const size_t whole = (bytes + kHuge - 1) / kHuge * kHuge;
+    auto* data = static_cast<uint8_t*>(internal::MapHugePages(bytes));
+    ASSERT_NE(data, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % kHuge, 0u);
+    EXPECT_TRUE(Mapped(data, whole)) << bytes;
+    data[bytes - 1] = 1;
+    internal::UnmapHugePages(data, bytes);
+    for (size_t at = 0; at < whole; at += page) {
+      ASSERT_FALSE(Mapped(data + at, page)) << bytes << " bytes: page at " << at << " left";
+    }
+  }
+}
+
+// Room made for an array that grows large goes straight to a huge page's once past a
+// sixteenth of one, and only then.
+TEST(PageVectorTest, HugeRoomIsMadeOncePastASixteenthOfAHugePage) {
+  constexpr size_t kRoom = internal::kHugePageBytes / sizeof(uint64_t);
+  PageVector<uint64_t> v;
+  ReserveHugeRoom(v, kRoom / 16);
+  EXPECT_LT(v.capacity(), kRoom);
+  v.push_back(1);
+  ReserveHugeRoom(v, kRoom / 16 + 1);
+  EXPECT_EQ(v.capacity(), kRoom);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % internal::kHugePageBytes, 0u);
+  EXPECT_EQ(v[0], 1u);
+  ReserveHugeRoom(v, kRoom + 1);  // past the huge room: push_back's own growth
+  EXPECT_EQ(v.capacity(), kRoom);
+  // An element type whose size does not divide a huge page still gets a whole one's room.
+  struct Odd {
+    char bytes[40];
+  };
+  PageVector<Odd> odd;
+  ReserveHugeRoom(odd, internal::kHugePageBytes / sizeof(Odd));
+  EXPECT_GE(odd.capacity() * sizeof(Odd), internal::kHugePageBytes);
+}
+
 // How many of the pages of [data, data + bytes) are resident.
 size_t ResidentPages(void* data, size_t bytes) {
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
