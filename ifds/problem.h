@@ -267,6 +267,8 @@ class NameList {
   // `name` may be one of the list's own.
   void push_back(std::string_view name) {
     if (Holds(name)) return push_back(std::string(name));
+    ReserveHugeRoom(bytes_, bytes_.size() + name.size());
+    ReserveHugeRoom(ends_, ends_.size() + 1);
     bytes_.insert(bytes_.end(), name.begin(), name.end());
     ends_.push_back(bytes_.size());
   }
@@ -330,11 +332,11 @@ struct CallSite {
 struct Problem {
   std::vector<std::string> fact_names;  // [0] is the zero fact
   NameList node_names;
-  std::vector<uint32_t> node_procedure;  // per node
-  std::vector<Procedure> procedures;
+  PageVector<uint32_t> node_procedure;  // per node
+  PageVector<Procedure> procedures;
   FlowTable flows;
   PageVector<Edge> edges;  // normal edges
-  std::vector<CallSite> call_sites;
+  PageVector<CallSite> call_sites;
   std::vector<std::pair<uint32_t, uint32_t>> seeds;  // (procedure start node, fact)
 
   uint32_t fact_count() const { return static_cast<uint32_t>(fact_names.size()); }

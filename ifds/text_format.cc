@@ -170,6 +170,21 @@ struct Token {
   uint32_t column;
 };
 
+// The kind of a token whose text is `text`, as NextStatement found it: a name never is "->",
+// nor holds '{', '}' or ','.
+Kind KindOf(std::string_view text) {
+  switch (text[0]) {
+    case '{':
+      return Kind::kOpen;
+    case '}':
+      return Kind::kClose;
+    case ',':
+      return Kind::kComma;
+    default:
+      return text.size() == 2 && text[0] == '-' && text[1] == '>' ? Kind::kArrow : Kind::kName;
+  }
+}
+
 // One statement (one line): its tokens. The text is tokenized once per pass, a statement at a
 // time, so parsing holds one statement's tokens (32 bytes each), not the whole file's: memory
 // beyond the problem itself follows the longest line.
@@ -311,8 +326,8 @@ struct Stretch {
     Cursor at;             // the statement's line
   };
   FlowTable flows;
-  std::vector<Edge> edges;  // their flows index `flows`
-  std::vector<Connection> connections;
+  PageVector<Edge> edges;  // their flows index `flows`
+  PageVector<Connection> connections;
   // The flows read in the stretch by their text: a flow written again (a front end lists the
   // same facts in scope along many edges) is found, not read again, and its edges share it.
   FlowTexts flow_texts;
@@ -361,14 +376,27 @@ struct FirstPiece {
   uint32_t lines = 0;
   SkipCounts counts;
   bool skipped = false;  // a connecting statement was skipped
-  // Every declaration's tokens, and where each begins and where its tokens end.
-  PageVector<Token> tokens;
+  // A declaration's token as the piece keeps it: where it lies on its line (a statement is one
+  // line). Its kind and text follow from the text, its line and column from the declaration's:
+  // 8 bytes a token where a Token is 32, and the declarations of a large problem hold millions
+  // of names.
+  struct Packed {
+    uint32_t offset;  // from the statement's first token
+    uint32_t size;
+  };
+  // Every declaration's tokens, and per declaration where its line and first token begin,
+  // where its tokens end in `tokens`, and the line's number. A statement too long for Packed
+  // (4 GiB) keeps none (packed() is false): it is tokenized again.
+  PageVector<Packed> tokens;
   struct Declaration {
-    Cursor at;
+    size_t line_start;
+    size_t first;
     size_t next;  // the offset past its line
     size_t end;
+    uint32_t line;
+    bool packed() const { return next - first <= UINT32_MAX; }
   };
-  std::vector<Declaration> declarations;
+  PageVector<Declaration> declarations;
   // A statement that does not tokenize, where the piece stops: read again in order, it is the
   // parse's error unless one comes before it.
   std::optional<Cursor> untokenized;
@@ -568,6 +596,7 @@ class Parser {
         index_as_declared_(index_as_declared || !fast),
         terminated_(paging != nullptr && paging->reload.has_value() ? 0 : Terminated(text)) {
     if (index_as_declared_) node_index_.emplace(text);
+    proc_index_.emplace(text);
   }
 
   absl::StatusOr<Problem> Parse();
@@ -710,16 +739,17 @@ class Parser {
   // Where the second pass's stretches begin (line starts, found by the first pass).
   std::vector<Cursor> stretches_;
   Problem problem_;
-  absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_, procs_;
-  // Nodes by name, filled as the first pass declares them; facts by name for the second pass,
-  // built from facts_ once every fact is declared.
+  absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_;
+  // Nodes by name, filled as the first pass declares them (or once all are, by default);
+  // facts by name for the second pass, built from facts_ once every fact is declared;
+  // procedures by name, as each is declared.
   std::optional<NameIndex> node_index_, fact_index_, proc_index_;
   std::optional<std::string> zero_;
   bool facts_declared_ = false;
   // Per node: its call site's index in call_sites, or kNoCallSite; per call site, the line and
   // column of its statement (4 and 8 bytes: a node's call site is rare, its nodes many).
   static constexpr uint32_t kNoCallSite = ~uint32_t{0};
-  std::vector<uint32_t> call_site_index_;
+  PageVector<uint32_t> call_site_index_;
   std::vector<std::pair<uint32_t, uint32_t>> call_site_at_;
   // Adds call site `site`, given at `line`:`column`.
   void AddCallSite(const CallSite& site, uint32_t line, uint32_t column) {
@@ -897,17 +927,27 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
       return;
     }
     if (!*more) break;
-    // Past a few thousand tokens (a piece of declarations: a front end lists them first), the
-    // room goes straight to a huge page's, where the doubling steps between would each be new
-    // memory touched a page at a time.
-    constexpr size_t kHugeRoom = sluice::internal::kHugePageBytes / sizeof(Token);
-    const size_t need = out->tokens.size() + out->scratch.size();
-    if (need > out->tokens.capacity() && need > kHugeRoom / 16 &&
-        out->tokens.capacity() < kHugeRoom) {
-      out->tokens.reserve(std::max(need, kHugeRoom));
+    // A piece of declarations (a front end lists them first) holds many.
+    ReserveHugeRoom(out->tokens, out->tokens.size() + out->scratch.size());
+    ReserveHugeRoom(out->declarations, out->declarations.size() + 1);
+    // The statement's line begins past the last newline before its first token, if the
+    // reading passed one (blank and comment lines), or where the reading began.
+    const auto first = static_cast<size_t>(out->scratch.front().text.data() - text_.data());
+    const void* newline = memrchr(text_.data() + at.i, '\n', first - at.i);
+    const FirstPiece::Declaration d{
+        .line_start = newline == nullptr ? at.line_start
+                                         : static_cast<size_t>(static_cast<const char*>(newline) -
+                                                               text_.data()) + 1,
+        .first = first, .next = cursor.i, .end = 0, .line = out->scratch.front().line};
+    if (d.packed()) {
+      for (const Token& token : out->scratch) {
+        out->tokens.push_back(
+            FirstPiece::Packed{static_cast<uint32_t>(token.text.data() - text_.data() - first),
+                               static_cast<uint32_t>(token.text.size())});
+      }
     }
-    out->tokens.insert(out->tokens.end(), out->scratch.begin(), out->scratch.end());
-    out->declarations.push_back(FirstPiece::Declaration{at, cursor.i, out->tokens.size()});
+    out->declarations.push_back(d);
+    out->declarations.back().end = out->tokens.size();
   }
   out->lines = cursor.line - 1;
 }
@@ -932,9 +972,26 @@ absl::Status Parser::FirstPass(
     skipped_unread_ = skipped_unread_ || piece.skipped;
     size_t first = 0;
     for (const FirstPiece::Declaration& d : piece.declarations) {
-      for (size_t t = first; t < d.end; ++t) piece.tokens[t].line += lines;
-      const Tokens tokens = Tokens(piece.tokens).subspan(first, d.end - first);
-      if (absl::Status s = declare(in_file(d.at), d.next, tokens); !s.ok()) return s;
+      const Cursor at{.i = d.line_start, .line = d.line + lines, .line_start = d.line_start};
+      Statement& tokens = piece.scratch;
+      tokens.clear();
+      if (d.packed()) {
+        // Columns as NextStatement counts them (wrapping past 4 GiB as it does).
+        const auto column = static_cast<uint32_t>(d.first - d.line_start + 1);
+        for (size_t t = first; t < d.end; ++t) {
+          const FirstPiece::Packed token = piece.tokens[t];
+          const std::string_view text = text_.substr(d.first + token.offset, token.size);
+          tokens.push_back(Token{KindOf(text), text, at.line, column + token.offset});
+        }
+      } else {
+        // Tokenized cleanly by the piece's reader, so again here.
+        Cursor again = at;
+        if (!NextStatement(&again, &tokens).ok()) {
+          return absl::InternalError(
+              absl::StrFormat("%s:%d: the reader's two ways disagree", file_, at.line));
+        }
+      }
+      if (absl::Status s = declare(at, d.next, tokens); !s.ok()) return s;
       first = d.end;
     }
     if (piece.untokenized.has_value()) {
@@ -1101,6 +1158,7 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
   const std::string_view head = FastName(&i);
   const auto connection = [&](Stretch::Kind kind, uint32_t node, uint32_t other,
                               uint32_t flow, uint32_t return_flow) {
+    ReserveHugeRoom(out->connections, out->connections.size() + 1);
     out->connections.push_back(
         Stretch::Connection{kind, node, other, flow, return_flow, column, *cursor});
   };
@@ -1144,6 +1202,7 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
         problem_.node_procedure[a] != problem_.node_procedure[b]) {
       return refuse();
     }
+    ReserveHugeRoom(out->edges, out->edges.size() + 1);
     out->edges.push_back(Edge{a, b, f});
   } else if (Is(head, "call")) {
     const std::string_view call = name();
@@ -1357,11 +1416,7 @@ absl::StatusOr<uint32_t> Parser::Proc(Tokens s, size_t* i) const {
   absl::StatusOr<std::string_view> name = Name(s, i, "a procedure");
   if (!name.ok()) return name.status();
   uint32_t id;
-  if (connecting_) {
-    if (proc_index_->Find(*name, &id)) return id;
-  } else if (auto it = procs_.find(*name); it != procs_.end()) {
-    return it->second;
-  }
+  if (proc_index_->Find(*name, &id)) return id;
   return Error(s[*i - 1], absl::StrFormat("unknown procedure '%s'", *name));
 }
 
@@ -1483,11 +1538,10 @@ absl::Status Parser::Declare(Tokens s) {
   if (Is(head, "procedure")) {
     absl::StatusOr<std::string_view> name = Name(s, &i, "a procedure name");
     if (!name.ok()) return name.status();
-    if (procs_.contains(*name)) {
+    const uint32_t id = static_cast<uint32_t>(problem_.procedures.size());
+    if (!proc_index_->Insert(*name, id)) {
       return Error(s[1], absl::StrFormat("procedure '%s' is declared twice", *name));
     }
-    const uint32_t id = static_cast<uint32_t>(problem_.procedures.size());
-    procs_.emplace(Own(*name), id);
     Procedure proc{.name = std::string(*name)};
     if (absl::Status k = Keyword(s, &i, "start"); !k.ok()) return k;
     if (i >= s.size() || s[i].kind != Kind::kName) return Name(s, &i, "a start node").status();
@@ -1632,7 +1686,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   const auto declare = [&](const Cursor& at, size_t next, Tokens tokens) -> absl::Status {
     unread_until_ = at.i;
     if (tokens[0].kind != Kind::kName) return Error(tokens[0], "expected a statement");
-    if (Is(tokens[0].text, "nodes") && tokens.size() > 1 && !procs_.contains(tokens[1].text)) {
+    if (Is(tokens[0].text, "nodes") && tokens.size() > 1 && !proc_index_->Contains(tokens[1].text)) {
       later.emplace_back(at, next);
       return absl::OkStatus();
     }
@@ -1687,15 +1741,6 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     problem_.edges.reserve(counts_.edges);
     problem_.call_sites.reserve(counts_.calls);
     problem_.flows.reserve(flows, counts_.arrows);
-  }
-  // Procedures by name for the second pass (which may give the text back as it goes: the
-  // index holds its own copies of names).
-  {
-    std::vector<std::string> names;
-    names.reserve(problem_.procedures.size());
-    for (const Procedure& proc : problem_.procedures) names.push_back(proc.name);
-    proc_index_.emplace(names, text_);
-    procs_.clear();
   }
   // Second pass over the same text (it tokenized cleanly the first time).
   connecting_ = true;
