@@ -38,8 +38,15 @@ uint64_t MappedBytes(uint64_t bytes) {
 }
 
 // Zeroed memory (fresh pages, zeroed by the kernel as they are first touched), or nullptr.
+// A buffer's part past its last huge page boundary stays small pages: a table is touched here
+// and there, and a whole huge page for a few bytes of its end is memory held for nothing.
 uint8_t* MapHuge(uint64_t bytes) {
-  return static_cast<uint8_t*>(internal::MapHugePages(MappedBytes(bytes)));
+  auto* data = static_cast<uint8_t*>(internal::MapHugePages(MappedBytes(bytes)));
+  const uint64_t whole = bytes / internal::kHugePageBytes * internal::kHugePageBytes;
+  if (data != nullptr && whole < MappedBytes(bytes)) {
+    madvise(data + whole, internal::kHugePageBytes, MADV_NOHUGEPAGE);
+  }
+  return data;
 }
 
 }  // namespace

@@ -326,7 +326,7 @@ struct Stretch {
     Cursor at;             // the statement's line
   };
   FlowTable flows;
-  PageVector<Edge> edges;  // their flows index `flows`
+  std::vector<Edge> edges;  // their flows index `flows`
   PageVector<Connection> connections;
   // The flows read in the stretch by their text: a flow written again (a front end lists the
   // same facts in scope along many edges) is found, not read again, and its edges share it.
@@ -1202,7 +1202,6 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
         problem_.node_procedure[a] != problem_.node_procedure[b]) {
       return refuse();
     }
-    ReserveHugeRoom(out->edges, out->edges.size() + 1);
     out->edges.push_back(Edge{a, b, f});
   } else if (Is(head, "call")) {
     const std::string_view call = name();

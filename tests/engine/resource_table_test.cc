@@ -259,5 +259,27 @@ TEST(CpuDeviceTest, AMidSizedBufferIsBackedWholeAsItIsMade) {
   }
 }
 
+// A large buffer's end past its last huge page boundary is not made a huge page by a touch: a
+// table is written here and there, and its last bytes would hold a whole huge page. (Where the
+// system gives no huge pages at all, a touch backs one small page either way.)
+TEST(CpuDeviceTest, ALargeBuffersEndPastItsLastHugePageIsBackedASmallPageAtATime) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  constexpr uint64_t kHuge = internal::kHugePageBytes;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                       CpuDevice::Create({.memory_limit = uint64_t{256} << 20, .threads = 1}));
+  for (const uint64_t bytes : {kHuge + 100, 3 * kHuge + 5 * page}) {
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer buffer, device->Allocate(bytes));
+    buffer.data[bytes - 1] = 1;
+    const uint64_t whole = bytes / kHuge * kHuge;
+    std::vector<unsigned char> resident(kHuge / page);
+    ASSERT_EQ(mincore(buffer.data + whole, kHuge, resident.data()), 0) << bytes;
+    size_t count = 0;
+    for (const unsigned char r : resident) count += r & 1;
+    EXPECT_EQ(count, 1u) << bytes;
+    EXPECT_EQ(buffer.data[bytes - 1], 1);
+    device->Free(buffer);
+  }
+}
+
 }  // namespace
 }  // namespace sluice
