@@ -69,10 +69,12 @@ void* MapPages(size_t bytes) {
 }
 
 namespace {
-// `bytes` up to whole huge pages (false if that does not fit in a size_t).
-bool HugePagesOf(size_t bytes, size_t* rounded) {
+// The length MapHugePages maps for `bytes` (false if it does not fit in a size_t): up to whole
+// huge pages where the part past the last boundary is half a huge page or more, else `bytes`.
+bool HugePagesOf(size_t bytes, size_t* mapped) {
   if (bytes > SIZE_MAX - 2 * kHugePageBytes) return false;
-  *rounded = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  const size_t tail = bytes & (kHugePageBytes - 1);
+  *mapped = tail >= kHugePageBytes / 2 ? bytes - tail + kHugePageBytes : bytes;
   return true;
 }
 }  // namespace

@@ -63,10 +63,11 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // As MapPages, starting at a huge page's boundary and asking for transparent huge pages
 // (advice only: where the system has them off, it maps small pages). Memory written whole
 // takes one fault every 2 MiB where it would take 512; memory touched here and there holds a
-// whole huge page for each touch, so it suits buffers that are written whole. The mapping
-// runs on to the next huge page's boundary, so that its last part is a huge page too (a
-// part past the last boundary could only be small pages); the bytes past `bytes` are never
-// touched unless the last huge page is. Unmapped by UnmapHugePages(data, bytes).
+// whole huge page for each touch, so it suits buffers that are written whole. Where the part
+// past the last huge page boundary is half a huge page or more, the mapping runs on to the
+// next boundary, so that this part is a huge page too (past the last boundary it could only
+// be small pages, a fault each): at most half a huge page more is held for 256 faults or more
+// saved. Unmapped by UnmapHugePages(data, bytes).
 void* MapHugePages(size_t bytes);
 void UnmapHugePages(void* data, size_t bytes);
 void UnmapPages(void* data, size_t bytes);

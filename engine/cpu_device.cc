@@ -44,7 +44,7 @@ uint8_t* MapHuge(uint64_t bytes) {
   auto* data = static_cast<uint8_t*>(internal::MapHugePages(MappedBytes(bytes)));
   const uint64_t whole = bytes / internal::kHugePageBytes * internal::kHugePageBytes;
   if (data != nullptr && whole < MappedBytes(bytes)) {
-    madvise(data + whole, internal::kHugePageBytes, MADV_NOHUGEPAGE);
+    madvise(data + whole, MappedBytes(bytes) - whole, MADV_NOHUGEPAGE);
   }
   return data;
 }

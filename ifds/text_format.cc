@@ -322,12 +322,13 @@ struct Stretch {
     uint32_t other;        // the return site, the callee's procedure, or the seed's fact
     uint32_t flow;         // into `flows`: the call-to-return flow, or the call flow
     uint32_t return_flow;  // a callee's return flow
-    uint32_t column;       // of the statement's first word
-    Cursor at;             // the statement's line
+    uint32_t line;         // the statement's, and where it begins
+    size_t line_start;
+    Cursor at() const { return Cursor{.i = line_start, .line = line, .line_start = line_start}; }
   };
   FlowTable flows;
   std::vector<Edge> edges;  // their flows index `flows`
-  PageVector<Connection> connections;
+  std::vector<Connection> connections;
   // The flows read in the stretch by their text: a flow written again (a front end lists the
   // same facts in scope along many edges) is found, not read again, and its edges share it.
   FlowTexts flow_texts;
@@ -687,6 +688,13 @@ class Parser {
                                                     text_.data());
   }
   [[gnu::always_inline]] void FastBlanks(size_t* i) const;
+  // The column of the first word on the line that begins at `line_start` (a line the fast way
+  // read: its text is there until its stretch is added).
+  uint32_t ColumnOfFirstWord(size_t line_start) const {
+    size_t i = line_start;
+    FastBlanks(&i);
+    return static_cast<uint32_t>(i - line_start + 1);
+  }
   // An item of a flow the fast way reads, at `*i` (after its blanks), into `item`: moves `*i`
   // past it, or false.
   bool FastItem(size_t* i, ItemTexts::Item* item) const;
@@ -738,6 +746,20 @@ class Parser {
   bool connecting_ = false;
   // Where the second pass's stretches begin (line starts, found by the first pass).
   std::vector<Cursor> stretches_;
+  // What the first pass counted in each stretch, to size what the second pass reads there.
+  std::vector<SkipCounts> stretch_counts_;
+  // Room in `out` for what the first pass counted in stretch j, of `bytes` bytes, where that
+  // is no more than twice its bytes (the counts are of lines nobody has read yet): a stretch's
+  // lists take their size once, not a fresh allocation for each doubling.
+  void MakeRoom(size_t j, size_t bytes, Stretch* out) const {
+    if (j >= stretch_counts_.size()) return;
+    const SkipCounts& c = stretch_counts_[j];
+    const uint64_t connections = c.calls + c.callees;
+    if (c.edges * sizeof(Edge) + connections * sizeof(Stretch::Connection) <= 2 * bytes) {
+      out->edges.reserve(c.edges);
+      out->connections.reserve(connections);
+    }
+  }
   Problem problem_;
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_;
   // Nodes by name, filled as the first pass declares them (or once all are, by default);
@@ -967,7 +989,11 @@ absl::Status Parser::FirstPass(
       return at;
     };
     // Where a stretch of the second pass begins (the first at the text's start, if empty).
-    if (!piece.empty || k == 0) stretches_.push_back(in_file(piece.begin));
+    if (!piece.empty || k == 0) {
+      stretches_.push_back(in_file(piece.begin));
+      stretch_counts_.emplace_back();
+    }
+    stretch_counts_.back() += piece.counts;
     counts_ += piece.counts;
     skipped_unread_ = skipped_unread_ || piece.skipped;
     size_t first = 0;
@@ -1154,13 +1180,11 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
     return t[i] == '\n';
   };
   FastBlanks(&i);
-  const auto column = static_cast<uint32_t>(i - cursor->line_start + 1);
   const std::string_view head = FastName(&i);
   const auto connection = [&](Stretch::Kind kind, uint32_t node, uint32_t other,
                               uint32_t flow, uint32_t return_flow) {
-    ReserveHugeRoom(out->connections, out->connections.size() + 1);
-    out->connections.push_back(
-        Stretch::Connection{kind, node, other, flow, return_flow, column, *cursor});
+    out->connections.push_back(Stretch::Connection{kind, node, other, flow, return_flow,
+                                                   cursor->line, cursor->line_start});
   };
   // A flow is found by its text among the stretch's flows, or read into the stretch's table.
   // A line the fast way does not take leaves no flow behind, and the texts of those it read
@@ -1270,7 +1294,7 @@ const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
         if (call_site_index_[c.node] != kNoCallSite) return &c;
         AddCallSite(CallSite{.call = c.node, .return_site = c.other,
                              .call_to_return_flow = base + c.flow},
-                    c.at.line, c.column);
+                    c.line, ColumnOfFirstWord(c.line_start));
         break;
       case Stretch::Kind::kCallee:
         if (call_site_index_[c.node] == kNoCallSite) return &c;
@@ -1321,6 +1345,7 @@ absl::Status Parser::SecondPass() {
                               [&](size_t j, Stretch& stretch) {
                                 try {
                                   Reload(stretches_[j].i, end_of(j));
+                                  MakeRoom(j, end_of(j) - stretches_[j].i, &stretch);
                                   ReadStretch(stretches_[j], end_of(j), &stretch);
                                 } catch (const std::bad_alloc&) {
                                   // Read none of it here: it is read again as it is added,
@@ -1336,11 +1361,11 @@ absl::Status Parser::SecondPass() {
       if (const Stretch::Connection* refused = Commit(*stretch)) {
         // The slow way reads it, and says what is wrong as a statement-by-statement reading
         // would: the problem is as that reading would have it here.
-        Cursor at = refused->at;
+        Cursor at = refused->at();
         absl::StatusOr<bool> more = slow(&at);
         if (!more.ok()) return more.status();
         return absl::InternalError(
-            absl::StrFormat("%s:%d: the reader's two ways disagree", file_, refused->at.line));
+            absl::StrFormat("%s:%d: the reader's two ways disagree", file_, refused->line));
       }
       // The fast way stopped short of the stretch's end at a line the slow way reads; then the
       // rest of the stretch, here.

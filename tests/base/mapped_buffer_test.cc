@@ -106,12 +106,13 @@ bool Mapped(const void* data, size_t bytes) {
   return mincore(const_cast<void*>(data), bytes, resident.data()) == 0;
 }
 
-// A huge-page mapping runs on to the next huge page's boundary, so that its last part can be a
-// huge page too, and UnmapHugePages takes all of it back.
+// A huge-page mapping whose last part is half a huge page or more runs on to the next huge
+// page's boundary, so that this part can be a huge page too; a shorter last part is mapped as
+// it is. UnmapHugePages takes all of it back.
 TEST(MappedBufferTest, AHugePageMappingEndsAtAHugePageAndIsUnmappedWhole) {
   constexpr size_t kHuge = internal::kHugePageBytes;
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (const size_t bytes : {kHuge, kHuge + 100, 3 * kHuge - page}) {
+  for (const size_t bytes : {kHuge, kHuge + kHuge / 2, 3 * kHuge - page}) {
     const size_t whole = (bytes + kHuge - 1) / kHuge * kHuge;
     auto* data = static_cast<uint8_t*>(internal::MapHugePages(bytes));
     ASSERT_NE(data, nullptr);
@@ -123,6 +124,14 @@ TEST(MappedBufferTest, AHugePageMappingEndsAtAHugePageAndIsUnmappedWhole) {
       ASSERT_FALSE(Mapped(data + at, page)) << bytes << " bytes: page at " << at << " left";
     }
   }
+  // A short last part: mapped to its last page only.
+  const size_t bytes = kHuge + kHuge / 2 - page;
+  auto* data = static_cast<uint8_t*>(internal::MapHugePages(bytes));
+  ASSERT_NE(data, nullptr);
+  EXPECT_TRUE(Mapped(data, bytes));
+  EXPECT_FALSE(Mapped(data + bytes, page));
+  internal::UnmapHugePages(data, bytes);
+  EXPECT_FALSE(Mapped(data, page));
 }
 
 // Room made for an array that grows large goes straight to a huge page's once past a

@@ -267,12 +267,13 @@ TEST(CpuDeviceTest, ALargeBuffersEndPastItsLastHugePageIsBackedASmallPageAtATime
   constexpr uint64_t kHuge = internal::kHugePageBytes;
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
                        CpuDevice::Create({.memory_limit = uint64_t{256} << 20, .threads = 1}));
-  for (const uint64_t bytes : {kHuge + 100, 3 * kHuge + 5 * page}) {
+  for (const uint64_t bytes : {kHuge + 100, 3 * kHuge + kHuge / 2 + 5 * page}) {
     ASSERT_OK_AND_ASSIGN(DeviceBuffer buffer, device->Allocate(bytes));
     buffer.data[bytes - 1] = 1;
     const uint64_t whole = bytes / kHuge * kHuge;
-    std::vector<unsigned char> resident(kHuge / page);
-    ASSERT_EQ(mincore(buffer.data + whole, kHuge, resident.data()), 0) << bytes;
+    const uint64_t end = (bytes + page - 1) / page * page;
+    std::vector<unsigned char> resident((end - whole) / page);
+    ASSERT_EQ(mincore(buffer.data + whole, end - whole, resident.data()), 0) << bytes;
     size_t count = 0;
     for (const unsigned char r : resident) count += r & 1;
     EXPECT_EQ(count, 1u) << bytes;

@@ -75,6 +75,10 @@ TEST(TextFormatTest, ErrorsNameFileLineAndColumn) {
             "in.ifds:2:19: node 's' is declared twice");
   EXPECT_EQ(ErrorOf("procedure m start s exit e\ncall s returns e {}\n"),
             "in.ifds:2:1: call site 's' has no 'callee'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\n\n \t call s returns e {}\n"),
+            "in.ifds:3:4: call site 's' has no 'callee'");
+  EXPECT_EQ(ErrorOf("procedure m start s exit e\n# a comment\n  nodes m a b\n  nodes m a\n"),
+            "in.ifds:4:11: node 'a' is declared twice");
   EXPECT_EQ(ErrorOf("ifds 2\n"), "in.ifds:1:6: unsupported format version '2' (this reader knows 1)");
   EXPECT_EQ(ErrorOf("procedure m start s exit e\nedge s e {id}\x01\n"),
             "in.ifds:2:14: unexpected character '\\x01'");
