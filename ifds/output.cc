@@ -165,14 +165,20 @@ class BlockWriter {
   }
   void Put(std::string_view bytes) { block_.append(bytes); }
   void Put(char c) { block_.push_back(c); }
-  // Any length: in pieces of at most a block.
+  // Any length: in pieces of at most a block. Bytes of a quarter block or more go to the sink
+  // as they are (after what is gathered), in blocks of their own: copied into the block, the
+  // answer's pieces would be copied twice.
   absl::Status Write(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const size_t piece = std::min(bytes.size(), kOutputBlockBytes);
-      if (absl::Status s = Reserve(piece); !s.ok()) return s;
-      Put(bytes.substr(0, piece));
-      bytes.remove_prefix(piece);
+    if (bytes.size() >= kOutputBlockBytes / 4) {
+      if (absl::Status s = Flush(); !s.ok()) return s;
+      while (bytes.size() >= kOutputBlockBytes / 4) {
+        const size_t piece = std::min(bytes.size(), kOutputBlockBytes);
+        if (absl::Status s = sink_(bytes.substr(0, piece)); !s.ok()) return s;
+        bytes.remove_prefix(piece);
+      }
     }
+    if (absl::Status s = Reserve(bytes.size()); !s.ok()) return s;
+    Put(bytes);
     return absl::OkStatus();
   }
   absl::Status Flush() {
@@ -264,23 +270,29 @@ namespace internal {
 
 absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero,
                       const OutputPieces& options, OutputSink sink, const OutputOrder* order) {
+  // Each fact's part of a line, "\tNAME\n", made once: facts are few, pairs many.
+  std::vector<std::string> fact_tsv(p.fact_names.size());
+  for (size_t d = 0; d < fact_tsv.size(); ++d) fact_tsv[d] = absl::StrCat("\t", p.fact_names[d], "\n");
   const SortedPairs pairs(p, s, include_zero, order);
   BlockWriter out(sink);
   const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
     std::vector<uint32_t> scratch;
     for (uint32_t r = begin; r < end; ++r) {
       pairs.Prefetch(r + kPrefetchAhead);
+      if (pairs.PairCount(r) == 0) continue;
       const std::string_view node = pairs.Node(r);
-      for (uint32_t fact : pairs.Facts(r, &scratch)) {
-        const std::string_view name = p.fact_names[fact];
-        const size_t at = piece->size();
-        piece->resize(at + node.size() + name.size() + 2);
-        char* to = piece->data() + at;
+      const std::span<const uint32_t> facts = pairs.Facts(r, &scratch);
+      // A node's lines sized at once, then written in place.
+      size_t bytes = facts.size() * node.size();
+      for (const uint32_t fact : facts) bytes += fact_tsv[fact].size();
+      const size_t at = piece->size();
+      piece->resize(at + bytes);
+      char* to = piece->data() + at;
+      for (const uint32_t fact : facts) {
         std::memcpy(to, node.data(), node.size());
         to += node.size();
-        *to++ = '\t';
-        std::memcpy(to, name.data(), name.size());
-        to[name.size()] = '\n';
+        std::memcpy(to, fact_tsv[fact].data(), fact_tsv[fact].size());
+        to += fact_tsv[fact].size();
       }
     }
   };
