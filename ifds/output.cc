@@ -26,6 +26,8 @@ struct Ranking {
 // A name's first 16 bytes as two big-endian words (zero-padded: names hold no NUL byte), so
 // that most comparisons are of integers in one array rather than of strings all over memory.
 struct PrefixKey {
+  PrefixKey() {}  // left unset: every key is set before it is read
+  PrefixKey(uint64_t h, uint64_t l, uint32_t i) : high(h), low(l), index(i) {}
   uint64_t high, low;
   uint32_t index;
 };
@@ -40,35 +42,72 @@ uint64_t BigEndianWord(std::string_view bytes) {
 
 template <class Names>
 Ranking Rank(const Names& names) {
-  Ranking r;
-  PageVector<PrefixKey> keys(names.size());
-  for (uint32_t i = 0; i < names.size(); ++i) {
-    const std::string_view name = names[i];
-    keys[i] = PrefixKey{BigEndianWord(name), BigEndianWord(name.size() > 8 ? name.substr(8) : ""),
-                        i};
-  }
+  const size_t n = names.size();
+  PageVector<PrefixKey> keys(n);
+  const auto fill = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const std::string_view name = names[i];
+      keys[i] = PrefixKey(BigEndianWord(name),
+                          BigEndianWord(name.size() > 8 ? name.substr(8) : ""),
+                          static_cast<uint32_t>(i));
+    }
+  };
   const auto before = [&](const PrefixKey& a, const PrefixKey& b) {
     if (a.high != b.high) return a.high < b.high;
     if (a.low != b.low) return a.low < b.low;
     return names[a.index] < names[b.index];  // 16 bytes alike: the rest decides
   };
-  // Many names are sorted in two halves side by side, then merged: the answer is written once
-  // the solve is done, when the cores have nothing else to do.
+  Ranking r;
+  r.order.resize(n);
+  r.rank.resize(n);
+  // Merges sorted runs [a, a_end) and [b, b_end) (no name is in both) into ranks from `at` on.
+  const auto merge = [&](const PrefixKey* a, const PrefixKey* a_end, const PrefixKey* b,
+                         const PrefixKey* b_end, size_t at) {
+    const auto put = [&](const PrefixKey& key) {
+      r.order[at] = key.index;
+      r.rank[key.index] = static_cast<uint32_t>(at++);
+    };
+    while (a != a_end && b != b_end) put(before(*b, *a) ? *b++ : *a++);
+    while (a != a_end) put(*a++);
+    while (b != b_end) put(*b++);
+  };
+  // Many names are made keys and sorted in two halves side by side, then merged side by side,
+  // a half of the ranks each: the answer is written once the solve is done, when the cores
+  // have nothing else to do.
   constexpr size_t kHalvesFrom = size_t{1} << 16;
-  if (keys.size() >= kHalvesFrom && std::thread::hardware_concurrency() > 1) {
-    const auto middle = keys.begin() + static_cast<ptrdiff_t>(keys.size() / 2);
-    std::thread first([&] { std::sort(keys.begin(), middle, before); });
-    std::sort(middle, keys.end(), before);
-    first.join();
-    std::inplace_merge(keys.begin(), middle, keys.end(), before);
-  } else {
+  if (n < kHalvesFrom || std::thread::hardware_concurrency() < 2) {
+    fill(0, n);
     std::sort(keys.begin(), keys.end(), before);
+    merge(keys.data(), keys.data() + n, nullptr, nullptr, 0);
+    return r;
   }
-  r.order.resize(names.size());
-  for (uint32_t i = 0; i < keys.size(); ++i) r.order[i] = keys[i].index;
-  keys = {};
-  r.rank.resize(names.size());
-  for (uint32_t i = 0; i < r.order.size(); ++i) r.rank[r.order[i]] = i;
+  const size_t middle = n / 2;
+  const PrefixKey* const a = keys.data();
+  const PrefixKey* const b = keys.data() + middle;
+  const size_t a_size = middle, b_size = n - middle;
+  std::thread first([&] {
+    fill(0, middle);
+    std::sort(keys.begin(), keys.begin() + static_cast<ptrdiff_t>(middle), before);
+  });
+  fill(middle, n);
+  std::sort(keys.begin() + static_cast<ptrdiff_t>(middle), keys.end(), before);
+  first.join();
+  // The first `ranks` ranks take `from_a` keys of the first half and the rest of the second's:
+  // the fewest of the first half's such that its next key comes after the second's last taken.
+  const size_t ranks = n / 2;
+  size_t low = ranks > b_size ? ranks - b_size : 0, high = std::min(ranks, a_size);
+  while (low < high) {
+    const size_t i = low + (high - low) / 2;
+    if (before(a[i], b[ranks - i - 1])) {
+      low = i + 1;
+    } else {
+      high = i;
+    }
+  }
+  const size_t from_a = low, from_b = ranks - low;
+  std::thread lower([&] { merge(a, a + from_a, b, b + from_b, 0); });
+  merge(a + from_a, a + a_size, b + from_b, b + b_size, ranks);
+  lower.join();
   return r;
 }
 

@@ -628,6 +628,50 @@ TEST(OutputTest, AnyPiecesOnAnyThreadsRankedAheadOrNotWriteTheAnswerThePlainOrde
   }
 }
 
+// Many names are ranked in two halves, sorted and merged side by side: the order is the
+// names' bytewise order whatever their sizes, and the ranks its inverse. Names that share
+// their first 16 bytes, or are prefixes of each other, are among them.
+TEST(OutputTest, ManyNamesAreRankedInTheirBytewiseOrder) {
+  std::mt19937_64 random(29);
+  Problem p;
+  std::vector<std::string> names;
+  for (size_t count : {size_t{100000}, size_t{65537}}) {
+    names.clear();
+    p.node_names = {};
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t word = random();
+      switch (word % 4) {
+        case 0:  // short, with a shared start
+          names.push_back(absl::StrCat("p", word % 5000, ".", i));
+          break;
+        case 1:  // past 16 bytes, alike in its first 16
+          names.push_back(absl::StrCat("a_long_shared_prefix.", word % 100, "#", i));
+          break;
+        case 2:  // a prefix of others, or 16 bytes exactly
+          names.push_back(absl::StrFormat("%016d", i));
+          break;
+        default:  // bytes past ASCII
+          names.push_back(absl::StrCat("\xc3\xa9", word % 1000, "_", i));
+          break;
+      }
+    }
+    for (const std::string& name : names) p.node_names.push_back(name);
+    p.fact_names = {"0", "b", "a"};
+    const OutputOrder order = RankOutput(p);
+    std::vector<uint32_t> expected(count);
+    for (uint32_t i = 0; i < count; ++i) expected[i] = i;
+    std::sort(expected.begin(), expected.end(),
+              [&](uint32_t x, uint32_t y) { return names[x] < names[y]; });
+    ASSERT_EQ(order.node_order.size(), count);
+    for (size_t r = 0; r < count; ++r) {
+      ASSERT_EQ(order.node_order[r], expected[r]) << count << " names, rank " << r;
+      ASSERT_EQ(order.node_rank[expected[r]], r) << count << " names, rank " << r;
+    }
+    EXPECT_THAT(std::vector<uint32_t>(order.fact_order.begin(), order.fact_order.end()),
+                ::testing::ElementsAre(0, 2, 1));
+  }
+}
+
 TEST(OutputTest, ASinksErrorStopsTheWriterAndIsItsAnswer) {
   GeneratorOptions options;
   options.seed = 12;
