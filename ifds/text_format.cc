@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <new>
 #include <optional>
 #include <system_error>
@@ -424,43 +425,96 @@ class NameIndex {
   using Map = absl::flat_hash_map<std::string_view, uint32_t, NameHash>;
 
   // `names[i]` has id i; `text` is where the names looked up lie (a name in it is read in
-  // place). A name given twice makes duplicates() true (the index is then incomplete).
+  // place). A name given twice makes duplicates() true (the index is then incomplete). Many
+  // names are placed on up to `threads` threads, each filling a part of the table.
   template <class Names>
-  NameIndex(const Names& names, std::string_view text)
+  NameIndex(const Names& names, std::string_view text, unsigned threads = 1)
       : text_end_(text.data() + text.size()) {
     // At most 3/4 full; a slot is found by multiplying, so any size will do.
     slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
-    // In batches, each batch's slots fetched before any is written: the table is larger than
-    // the caches, and its slots are far apart.
-    constexpr uint32_t kBatch = 16;
-    struct Key {
-      uint64_t lo, hi;
-      size_t at;
-    };
-    std::array<Key, kBatch> keys;
-    for (uint32_t first = 0; first < names.size(); first += kBatch) {
-      const uint32_t count = std::min<uint32_t>(kBatch, names.size() - first);
-      for (uint32_t k = 0; k < count; ++k) {
-        Key& key = keys[k];
-        if (!Words(names[first + k], &key.lo, &key.hi, /*in_text=*/false)) {
+    // The table in parts, one a thread: a thread places the names whose slot lies in its part
+    // and puts aside those whose probe would run past it, placed here once all are done (with
+    // names past 16 bytes). Each thread writes and reads its own part only.
+    constexpr size_t kPartsFrom = size_t{1} << 16;
+    const size_t parts =
+        names.size() >= kPartsFrom ? std::clamp<size_t>(threads, 1, 8) : size_t{1};
+    std::vector<std::vector<uint32_t>> aside(parts);
+    std::vector<uint8_t> twice(parts, 0);
+    const auto place_part = [&](size_t part) {
+      const size_t begin = slots_.size() * part / parts;
+      const size_t end = slots_.size() * (part + 1) / parts;
+      // In batches, each batch's slots fetched before any is written: the table is larger
+      // than the caches, and its slots are far apart.
+      constexpr uint32_t kBatch = 16;
+      std::array<Placing, kBatch> keys;
+      for (uint32_t first = 0; first < names.size(); first += kBatch) {
+        const uint32_t count = std::min<uint32_t>(kBatch, names.size() - first);
+        for (uint32_t k = 0; k < count; ++k) {
+          Placing& key = keys[k];
           key.at = kLong;
-          continue;
+          if (!Words(names[first + k], &key.lo, &key.hi, /*in_text=*/false)) {
+            if (part == 0) aside[0].push_back(first + k);
+            continue;
+          }
+          const size_t at = Place(key.lo, key.hi);
+          if (at < begin || at >= end) continue;  // another part's
+          key.at = at;
+          __builtin_prefetch(&slots_[at], 1);
         }
-        key.at = Place(key.lo, key.hi);
-        __builtin_prefetch(&slots_[key.at], 1);
+        for (uint32_t k = 0; k < count; ++k) {
+          if (keys[k].at == kLong) continue;
+          size_t at = keys[k].at;
+          for (; at < end && slots_[at].id != kEmpty; ++at) {
+            if (slots_[at].lo == keys[k].lo && slots_[at].hi == keys[k].hi) twice[part] = 1;
+          }
+          if (at == end) {
+            aside[part].push_back(first + k);
+          } else {
+            slots_[at] = Slot{keys[k].lo, keys[k].hi, first + k};
+          }
+        }
       }
-      for (uint32_t k = 0; k < count; ++k) {
-        const uint32_t id = first + k;
-        if (keys[k].at == kLong) {
+    };
+    // What a worker throws (bad_alloc) is thrown here once every worker is done.
+    std::vector<std::exception_ptr> failed(parts);
+    std::vector<std::thread> workers;
+    for (size_t part = 1; part < parts; ++part) {
+      try {
+        workers.emplace_back([&, part] {
+          try {
+            place_part(part);
+          } catch (...) {
+            failed[part] = std::current_exception();
+          }
+        });
+      } catch (const std::system_error&) {
+        break;  // its part on this thread
+      }
+    }
+    try {
+      place_part(0);
+      for (size_t part = workers.size() + 1; part < parts; ++part) place_part(part);
+    } catch (...) {
+      failed[0] = std::current_exception();
+    }
+    for (std::thread& worker : workers) worker.join();
+    for (const std::exception_ptr& f : failed) {
+      if (f != nullptr) std::rethrow_exception(f);
+    }
+    for (size_t part = 0; part < parts; ++part) {
+      duplicates_ = duplicates_ || twice[part] != 0;
+      for (const uint32_t id : aside[part]) {
+        uint64_t lo, hi;
+        if (!Words(names[id], &lo, &hi, /*in_text=*/false)) {
           long_names_.emplace_back(names[id]);
           duplicates_ = duplicates_ || !long_.emplace(long_names_.back(), id).second;
           continue;
         }
-        size_t at = keys[k].at;
+        size_t at = Place(lo, hi);
         for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
-          if (slots_[at].lo == keys[k].lo && slots_[at].hi == keys[k].hi) duplicates_ = true;
+          if (slots_[at].lo == lo && slots_[at].hi == hi) duplicates_ = true;
         }
-        slots_[at] = Slot{keys[k].lo, keys[k].hi, id};
+        slots_[at] = Slot{lo, hi, id};
       }
     }
   }
@@ -535,6 +589,10 @@ class NameIndex {
   struct Slot {
     uint64_t lo, hi;
     uint32_t id;
+  };
+  struct Placing {
+    uint64_t lo, hi;
+    size_t at;  // its slot, or kLong where another part or the end places it
   };
   // A name past 16 bytes (or none): its id from the map of long names.
   [[gnu::noinline]] bool FindLong(std::string_view name, uint32_t* id) const {
@@ -1750,7 +1808,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     // Every node at once, into an index of the right size (no growing, and its slots fetched
     // in batches). A name declared twice makes Parse read the text again as declared, to say
     // where.
-    node_index_.emplace(problem_.node_names, text_);
+    node_index_.emplace(problem_.node_names, text_, threads_);
     if (node_index_->duplicates()) return absl::InvalidArgumentError("a node is declared twice");
   }
   call_site_index_.assign(problem_.node_names.size(), kNoCallSite);

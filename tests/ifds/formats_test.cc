@@ -225,6 +225,47 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
   }
 }
 
+// Many nodes are indexed on several threads, each filling a part of the index: every node is
+// found, wherever its slot falls, and a node declared twice is the error a statement-by-
+// statement reading gives, whichever parts its two names fall in, short names or long.
+TEST(TextFormatTest, ManyNodesIndexedOnManyThreadsAreEachFoundOnce) {
+  constexpr int kNodes = 70000;
+  std::string text = "ifds 1\nfacts a\nprocedure p start s exit e\n";
+  std::string edges;
+  std::string previous = "s";
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string node = i % 97 == 0 ? absl::StrCat("a_node_past_sixteen_bytes_", i)
+                                         : absl::StrCat("n", i);
+    absl::StrAppend(&text, "nodes p ", node, "\n");
+    absl::StrAppend(&edges, "edge ", previous, " ", node, i % 2 == 0 ? " {id}\n" : " {a -> a}\n");
+    previous = node;
+  }
+  absl::StrAppend(&edges, "edge ", previous, " e {id}\n");
+  const std::string body = edges + "seed s 0\n";
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"every node once", text + body},
+      {"a short name twice", text + "nodes p n65000\n" + body},
+      {"a long name twice", text + "nodes p a_node_past_sixteen_bytes_97\n" + body},
+      {"the first name again last", text + "nodes p n1\n" + body},
+  };
+  for (const auto& [what, variant] : variants) {
+    const absl::StatusOr<Problem> one = internal::ParseTextStatementByStatement(variant, "m.ifds");
+    if (what == "every node once") {
+      ASSERT_OK(one.status());
+    } else {
+      EXPECT_THAT(one.status().message(), HasSubstr("is declared twice")) << what;
+    }
+    for (const unsigned threads : {1u, 2u, 5u}) {
+      const absl::StatusOr<Problem> read =
+          internal::ParseTextOverwritingConsumed(variant, "m.ifds", 0, threads);
+      ASSERT_EQ(read.status(), one.status()) << what << " on " << threads << " threads";
+      if (one.ok()) {
+        ASSERT_EQ(WriteText(*read), WriteText(*one)) << what;
+      }
+    }
+  }
+}
+
 // What the first pass counts unread only sizes the second pass's lists when the text could
 // hold them: a flood of bare statements fails at its first line, as it always did.
 TEST(TextFormatTest, LinesCountedUnreadDoNotSizeMoreThanTheTextCouldHold) {
