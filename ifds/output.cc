@@ -311,7 +311,9 @@ absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero,
                       const OutputPieces& options, OutputSink sink, const OutputOrder* order) {
   // Each fact's part of a line, "\tNAME\n", made once: facts are few, pairs many.
   std::vector<std::string> fact_tsv(p.fact_names.size());
-  for (size_t d = 0; d < fact_tsv.size(); ++d) fact_tsv[d] = absl::StrCat("\t", p.fact_names[d], "\n");
+  for (size_t d = 0; d < fact_tsv.size(); ++d) {
+    fact_tsv[d] = absl::StrCat("\t", p.fact_names[d], "\n");
+  }
   const SortedPairs pairs(p, s, include_zero, order);
   BlockWriter out(sink);
   const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {

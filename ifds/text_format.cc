@@ -1768,7 +1768,8 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   const auto declare = [&](const Cursor& at, size_t next, Tokens tokens) -> absl::Status {
     unread_until_ = at.i;
     if (tokens[0].kind != Kind::kName) return Error(tokens[0], "expected a statement");
-    if (Is(tokens[0].text, "nodes") && tokens.size() > 1 && !proc_index_->Contains(tokens[1].text)) {
+    if (Is(tokens[0].text, "nodes") && tokens.size() > 1 &&
+        !proc_index_->Contains(tokens[1].text)) {
       later.emplace_back(at, next);
       return absl::OkStatus();
     }
