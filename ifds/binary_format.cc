@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "sluice/base/mapped_buffer.h"
 #include "sluice/base/mapped_file.h"
+#include "sluice/base/status_macros.h"
 #include "sluice/ifds/text_format.h"
 
 namespace sluice::ifds {
@@ -389,6 +390,14 @@ bool ChangedSince(int fd, const struct stat& before) {
          after.st_mtim.tv_nsec != before.st_mtim.tv_nsec;
 }
 
+// Tells LoadOptions::flows_read of every flow of a problem read whole (a binary file, a pipe).
+absl::StatusOr<Problem> TellFlowsRead(absl::StatusOr<Problem> parsed,
+                                      const LoadOptions& options) {
+  if (!parsed.ok() || !options.flows_read || parsed->flows.empty()) return parsed;
+  RETURN_IF_ERROR(options.flows_read(parsed->flows, 0, parsed->flows.size()));
+  return parsed;
+}
+
 // Parses a problem file read in place (MappedFile): nothing is copied, and a text's pages go
 // back as the parser is done with them, to be read again from the system's cache where it reads
 // them twice. The file must not change meanwhile: DataLoss if it did (it shrank under the
@@ -407,7 +416,8 @@ absl::StatusOr<Problem> ParseMapped(const MappedFile& file, int fd, const struct
   const auto reload = [](size_t, size_t) {};  // the mapping reads the file again itself
   TextPaging paging{.release = release, .reload = std::nullopt};
   if (options.reread) paging.reload.emplace(reload);
-  absl::StatusOr<Problem> parsed = binary                ? ParseBinary(bytes, path)
+  if (options.flows_read) paging.flows_read.emplace(options.flows_read);
+  absl::StatusOr<Problem> parsed = binary ? TellFlowsRead(ParseBinary(bytes, path), options)
                                    : NeitherFormat(head) ? NeitherFormatError(path)
                                                          : ParseText(bytes, path, paging);
   // Whatever was made of it, a file that changed is not the file that was read.
@@ -477,7 +487,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     }
     const std::string_view text(data, *got);
     if (NeitherFormat(std::string_view(data, head)) || binary) {
-      return binary ? ParseBinary(text, path) : neither();
+      return binary ? TellFlowsRead(ParseBinary(text, path), options) : neither();
     }
     // The text goes back to the system as the parser is done with it, whole pages at a time:
     // it is never held whole beside the whole problem. Read twice (options.reread), little of
@@ -495,6 +505,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     };
     TextPaging paging{.release = release, .reload = std::nullopt};
     if (options.reread) paging.reload.emplace(reload);
+    if (options.flows_read) paging.flows_read.emplace(options.flows_read);
     absl::StatusOr<Problem> parsed = ParseText(text, path, paging);
     if (options.reread && (!reloaded || ChangedSince(fd, info))) {
       return absl::DataLossError(
@@ -531,7 +542,7 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     }
     if (got < kPiece) break;  // the end
   }
-  return Parse(bytes, path);
+  return TellFlowsRead(Parse(bytes, path), options);
 }
 
 }  // namespace internal

@@ -4,6 +4,7 @@
 #ifndef SLUICE_IFDS_BINARY_FORMAT_H_
 #define SLUICE_IFDS_BINARY_FORMAT_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,11 @@ struct LoadOptions {
   // read again). For callers whose peak is the parse (a client of a daemon, which holds no
   // device memory); the file must not change meanwhile (DataLoss if it does).
   bool reread = false;
+  // Where set, told of the problem's flows once each, in order (see TextPaging::flows_read),
+  // as a text file's parser is done with them, or at once once a binary file or a pipe is
+  // read: a caller may take their lists elsewhere as the file is read (StagedFlowLists). An
+  // error stops the reading, which returns it.
+  std::function<absl::Status(FlowTable& flows, size_t first, size_t last)> flows_read;
 };
 
 // Reads a problem file in either format (the binary magic decides); a pipe works too. Errors

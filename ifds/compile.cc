@@ -37,7 +37,7 @@ constexpr size_t kFlowsPerRelease = size_t{1} << 15;
 // Writes the headers and lists of range `r` of `ranges` of the flows (the ranges split them
 // evenly) into their sections, telling `flows_compiled` of each piece written.
 void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections& section,
-                const FlowsCompiled& flows_compiled) {
+                const FlowsCompiled& flows_compiled, size_t lists_elsewhere) {
   const size_t first = flows.size() * r / ranges, last = flows.size() * (r + 1) / ranges;
   const FlowTable::Begins begins = flows.begins(first);
   auto kill_at = static_cast<uint32_t>(begins.kills), gen_at = static_cast<uint32_t>(begins.gens),
@@ -52,12 +52,15 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
     *header++ = kill_at | (view.identity ? GraphLayout::kIdentityBit : 0);
     *header++ = gen_at;
     *header++ = pair_at;
-    std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
+    if (f >= lists_elsewhere) {
+      std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
+      std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
+      // The problem's words are the device's (PackPair), sorted: the kernels binary-search
+      // them.
+      std::copy(view.pairs.words().begin(), view.pairs.words().end(), pairs + pair_at);
+    }
     kill_at += static_cast<uint32_t>(view.kills.size());
-    std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
     gen_at += static_cast<uint32_t>(view.gens.size());
-    // The problem's words are the device's (PackPair), sorted: the kernels binary-search them.
-    std::copy(view.pairs.words().begin(), view.pairs.words().end(), pairs + pair_at);
     pair_at += static_cast<uint32_t>(view.pairs.size());
     if (flows_compiled && (f + 1 - untold == kFlowsPerRelease || f + 1 == last)) {
       flows_compiled(untold, f + 1);
@@ -69,7 +72,8 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
 }  // namespace
 
 absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
-                                        const FlowsCompiled& flows_compiled) {
+                                        const FlowsCompiled& flows_compiled,
+                                        size_t lists_elsewhere) {
   const uint32_t nodes = p.node_count();
   // The device packs nodes, procedures and call edges into 31 bits of a tuple.
   if (nodes > kMaxId || p.procedures.size() > kMaxId) {
@@ -157,14 +161,16 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   const size_t ranges = FlowRanges(flows.size(), threads);
   for (size_t r = 1; r < ranges; ++r) {
     try {
-      writers.threads.emplace_back([&section, &flows, &flows_compiled, r, ranges] {
-        WriteFlows(flows, r, ranges, section, flows_compiled);
+      writers.threads.emplace_back([&section, &flows, &flows_compiled, r, ranges,
+                                    lists_elsewhere] {
+        WriteFlows(flows, r, ranges, section, flows_compiled, lists_elsewhere);
       });
     } catch (const std::system_error&) {
-      WriteFlows(flows, r, ranges, section, flows_compiled);  // no thread for it: written here
+      // No thread for it: written here.
+      WriteFlows(flows, r, ranges, section, flows_compiled, lists_elsewhere);
     }
   }
-  WriteFlows(flows, 0, ranges, section, flows_compiled);
+  WriteFlows(flows, 0, ranges, section, flows_compiled, lists_elsewhere);
   uint32_t* const past_last =
       section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{flows.size()};
   past_last[0] = static_cast<uint32_t>(flows.kill_count());

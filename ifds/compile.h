@@ -41,9 +41,13 @@ using FlowsCompiled = std::function<void(size_t first, size_t last)>;
 
 // `problem` must pass Validate. ResourceExhausted if the image would not fit 32-bit offsets.
 // The flows are written on `threads` threads (0: one per core, for problems large enough to
-// gain from it); the image is the same on any number.
+// gain from it); the image is the same on any number. The lists of flows [0, lists_elsewhere)
+// are elsewhere (StagedFlowLists: the problem holds their sizes alone): their places in the
+// kills', gens' and pairs' sections, from each section's start, are left unwritten (and
+// untouched: no memory of the image's is taken for them) for their owner to fill.
 absl::StatusOr<CompiledProblem> Compile(const Problem& problem, unsigned threads = 0,
-                                        const FlowsCompiled& flows_compiled = nullptr);
+                                        const FlowsCompiled& flows_compiled = nullptr,
+                                        size_t lists_elsewhere = 0);
 
 }  // namespace sluice::ifds
 

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "absl/strings/str_format.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice::ifds {
 namespace {
@@ -169,6 +170,14 @@ void FlowTable::Release(size_t first, size_t last) {
   DiscardElements(pair_end_, first, last - 1);
 }
 
+void FlowTable::ReleaseLists(size_t first, size_t last) {
+  if (first >= last) return;
+  const Begins from = begins(first), to = begins(last);
+  DiscardElements(kills_, from.kills, to.kills);
+  DiscardElements(gens_, from.gens, to.gens);
+  DiscardElements(pairs_, from.pairs, to.pairs);
+}
+
 FlowView FlowTable::operator[](size_t f) const {
   const uint64_t kill_begin = f == 0 ? 0 : kill_end_[f - 1];
   const uint64_t gen_begin = f == 0 ? 0 : gen_end_[f - 1];
@@ -180,7 +189,31 @@ FlowView FlowTable::operator[](size_t f) const {
       PairList(absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin))};
 }
 
-absl::Status Validate(const Problem& p) {
+absl::Status ValidateFlows(const Problem& p, size_t first, size_t last) {
+  const uint64_t facts = p.fact_names.size();
+  for (size_t k = first; k < last && k < p.flows.size(); ++k) {
+    const FlowView f = p.flows[k];
+    if (!f.Normalized()) return absl::InvalidArgumentError("a flow function is not normalized");
+    for (uint32_t d : f.kills) {
+      if (d >= facts) return absl::InvalidArgumentError("a flow function kills an unknown fact");
+    }
+    for (uint32_t d : f.gens) {
+      if (d >= facts) {
+        return absl::InvalidArgumentError("a flow function generates an unknown fact");
+      }
+    }
+    for (const auto& [a, b] : f.pairs) {
+      if (a >= facts || b >= facts) {
+        return absl::InvalidArgumentError("a flow function maps an unknown fact");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validate(const Problem& p) { return Validate(p, 0); }
+
+absl::Status Validate(const Problem& p, size_t flows_checked) {
   const uint64_t facts = p.fact_names.size();
   const uint64_t nodes = p.node_names.size();
   if (facts == 0) return absl::InvalidArgumentError("a problem needs at least the zero fact");
@@ -212,20 +245,7 @@ absl::Status Validate(const Problem& p) {
           absl::StrFormat("procedure %s: start and exit must be its own nodes", proc.name));
     }
   }
-  for (const FlowView f : p.flows) {
-    if (!f.Normalized()) return absl::InvalidArgumentError("a flow function is not normalized");
-    for (uint32_t d : f.kills) {
-      if (d >= facts) return absl::InvalidArgumentError("a flow function kills an unknown fact");
-    }
-    for (uint32_t d : f.gens) {
-      if (d >= facts) return absl::InvalidArgumentError("a flow function generates an unknown fact");
-    }
-    for (const auto& [a, b] : f.pairs) {
-      if (a >= facts || b >= facts) {
-        return absl::InvalidArgumentError("a flow function maps an unknown fact");
-      }
-    }
-  }
+  RETURN_IF_ERROR(ValidateFlows(p, flows_checked, p.flows.size()));
   const uint64_t flows = p.flows.size();
   for (const Edge& e : p.edges) {
     if (e.from >= nodes || e.to >= nodes || e.flow >= flows) {

@@ -190,6 +190,14 @@ class FlowTable {
   // Safe beside reads of other flows and beside Release of ranges that do not overlap, on
   // other threads: a range's last flow keeps its ends, which the next range's first reads.
   void Release(size_t first, size_t last);
+  // As Release, for the lists only: flows [first, last) keep their identity flags and their
+  // lists' sizes (the views' spans are their own), and their entries must not be read again.
+  // For lists taken elsewhere (a device's copy, see StagedFlowLists) before they are compiled.
+  void ReleaseLists(size_t first, size_t last);
+  // Every flow's entries of each kind, flow after flow (flow f's from begins(f) on).
+  absl::Span<const uint32_t> kill_entries() const { return kills_; }
+  absl::Span<const uint32_t> gen_entries() const { return gens_; }
+  absl::Span<const uint32_t> pair_entries() const { return pairs_; }  // words (PackPair)
 
   size_t size() const { return identity_.size(); }
   // Where flow f's lists begin in the table's kills, gens and pairs: the entries of every flow
@@ -348,6 +356,11 @@ struct Problem {
 // most one call site per node, callees listed, seeds at procedure starts. InvalidArgument
 // naming the first violation.
 absl::Status Validate(const Problem& problem);
+// Validate's checks of flows [first, last) alone (normalized, naming existing facts), and
+// Validate without reading flows [0, flows_checked), which ValidateFlows has checked (their
+// lists may be gone since: FlowTable::ReleaseLists). The same errors as Validate's.
+absl::Status ValidateFlows(const Problem& problem, size_t first, size_t last);
+absl::Status Validate(const Problem& problem, size_t flows_checked);
 
 // The solution: every (node, fact) such that the fact holds at the node on some realizable
 // path from a seed, sorted by node id then fact id.

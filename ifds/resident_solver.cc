@@ -87,6 +87,8 @@ class Solver {
 
  private:
   absl::Status Init();
+  // Puts the compiled problem in graph_: the image's bytes, and the staged lists.
+  absl::Status Upload(CompiledProblem* compiled);
   // A window: `prefix_` (the first window's seeding, or what a growth left to do),
   // then up to `iterations` iterations.
   absl::Status Window(uint32_t iterations);
@@ -171,10 +173,16 @@ absl::Status Solver::Init() {
         "an initial capacity of %d slots is more than a table may have (%d)",
         o_.initial_capacity, kMaxTableSlots));
   }
+  const size_t staged = o_.staged == nullptr ? 0 : o_.staged->flows();
+  if (staged > p_.flows.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the lists of %d flows are staged, and the problem has %d", staged, p_.flows.size()));
+  }
+  if (o_.staged != nullptr) RETURN_IF_ERROR(o_.staged->Flush(p_.flows));
   absl::StatusOr<CompiledProblem> compiling;
   {
     PhaseTimer timer(&phases_.compile_seconds);
-    compiling = Compile(p_, /*threads=*/0, o_.flows_compiled);
+    compiling = Compile(p_, /*threads=*/0, o_.flows_compiled, staged);
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
   phases_.upload_bytes = compiled.words().size() * 4;
@@ -226,6 +234,7 @@ absl::Status Solver::Init() {
                                          : std::max<uint64_t>(slots / 8, 64));
   }
   ASSIGN_OR_RETURN(graph_, buffers_.Allocate(compiled.words().size() * 4));
+  RETURN_IF_ERROR(Upload(&compiled));
   ASSIGN_OR_RETURN(state_, buffers_.Allocate(S::kSlots * 4));
   const uint64_t call_bits =
       std::min(uint64_t{compiled.call_edges} * p_.fact_count(), o_.max_call_bits);
@@ -244,16 +253,51 @@ absl::Status Solver::Init() {
   // travels; the first window seeds.
   prefix_.push_back(Step{&seed_, bindings_, std::nullopt});
   prefix_.push_back(Step{&advance_, bindings_, std::nullopt});
+  return absl::OkStatus();
+}
+
+absl::Status Solver::Upload(CompiledProblem* compiled) {
+  // The staged lists' places, the first entries of the kills', gens' and pairs' sections, are
+  // filled on the device (in bytes of the image: [skip[l].first, skip[l].second)).
+  std::array<uint64_t, StagedFlowLists::kNumLists> starts{};
+  std::array<std::pair<size_t, size_t>, StagedFlowLists::kNumLists> skip{};
+  if (o_.staged != nullptr) {
+    static_assert(k::GraphLayout::kGens == k::GraphLayout::kKills + 1 &&
+                  k::GraphLayout::kPairs == k::GraphLayout::kKills + 2);
+    for (int l = 0; l < StagedFlowLists::kNumLists; ++l) {
+      const uint32_t section = k::GraphLayout::kKills + l;
+      starts[l] = compiled->words()[k::GraphLayout::kSectionTable + 2 * section];
+      const auto list = static_cast<StagedFlowLists::List>(l);
+      skip[l] = {4 * starts[l], 4 * (starts[l] + o_.staged->entries(list))};
+    }
+  }
   // The image goes up a piece at a time, each piece given back to the system once it is on
   // the device: this process never holds the whole image beside a whole copy of it (the CPU
   // device's memory is this process's own).
-  const size_t piece_bytes = UploadPieceBytes(compiled.buffer.size());
-  for (size_t at = 0; at < compiled.buffer.size(); at += piece_bytes) {
-    const size_t n = std::min(piece_bytes, compiled.buffer.size() - at);
-    const RangedUpload piece{graph_, at, absl::MakeConstSpan(compiled.buffer.data() + at, n)};
-    RETURN_IF_ERROR(d_.UploadAtMany({&piece, 1}));
-    compiled.buffer.Discard(at, n);
+  const size_t size = compiled->buffer.size();
+  const size_t piece_bytes = UploadPieceBytes(size);
+  std::vector<RangedUpload> pieces;
+  for (size_t at = 0; at < size; at += piece_bytes) {
+    const size_t end = at + std::min(piece_bytes, size - at);
+    // The piece, less the staged lists' places (in order, apart).
+    pieces.clear();
+    size_t from = at;
+    for (const auto& [skip_begin, skip_end] : skip) {
+      if (skip_begin >= skip_end || skip_end <= from || skip_begin >= end) continue;
+      if (skip_begin > from) {
+        pieces.push_back(RangedUpload{
+            graph_, from, absl::MakeConstSpan(compiled->buffer.data() + from, skip_begin - from)});
+      }
+      from = std::min(skip_end, end);
+    }
+    if (from < end) {
+      pieces.push_back(RangedUpload{
+          graph_, from, absl::MakeConstSpan(compiled->buffer.data() + from, end - from)});
+    }
+    if (!pieces.empty()) RETURN_IF_ERROR(d_.UploadAtMany(pieces));
+    compiled->buffer.Discard(at, end - at);
   }
+  if (o_.staged != nullptr) RETURN_IF_ERROR(o_.staged->CopyInto(graph_, starts));
   return absl::OkStatus();
 }
 

@@ -27,6 +27,7 @@
 #include "absl/types/span.h"
 #include "sluice/base/heap.h"
 #include "sluice/base/ordered_work.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice::ifds {
 namespace {
@@ -778,6 +779,18 @@ class Parser {
   const size_t release_step_;
   // Whether the text is read twice (TextPaging::reload).
   bool Rereading() const { return paging_ != nullptr && paging_->reload.has_value(); }
+  // Tells TextPaging::flows_read of the flows added since it was last told, checked first.
+  absl::Status TellFlowsRead() {
+    if (paging_ == nullptr || !paging_->flows_read.has_value()) return absl::OkStatus();
+    const size_t last = problem_.flows.size();
+    if (flows_told_ == last) return absl::OkStatus();
+    if (absl::Status v = ValidateFlows(problem_, flows_told_, last); !v.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: %s", file_, v.message()));
+    }
+    RETURN_IF_ERROR((*paging_->flows_read)(problem_.flows, flows_told_, last));
+    flows_told_ = last;
+    return absl::OkStatus();
+  }
   // Tells paging_ of bytes [begin, end) released, or to be read again (clipped to the text).
   void Release(size_t begin, size_t end) const {
     end = std::min(end, text_.size());
@@ -819,6 +832,7 @@ class Parser {
     }
   }
   Problem problem_;
+  size_t flows_told_ = 0;  // the flows TextPaging::flows_read has been told of
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_;
   // Nodes by name, filled as the first pass declares them (or once all are, by default);
   // facts by name for the second pass, built from facts_ once every fact is declared;
@@ -1436,6 +1450,7 @@ absl::Status Parser::SecondPass() {
     }
     reader.Release(j);
     give_back(end);
+    RETURN_IF_ERROR(TellFlowsRead());
   }
   return absl::OkStatus();
 }
@@ -1837,7 +1852,8 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
                                                  problem_.node_names[c.call]));
     }
   }
-  if (absl::Status v = Validate(problem_); !v.ok()) {
+  RETURN_IF_ERROR(TellFlowsRead());
+  if (absl::Status v = Validate(problem_, flows_told_); !v.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s", file_, v.message()));
   }
   return std::move(problem_);

@@ -18,7 +18,7 @@ namespace sluice::ifds {
 // being `filename`. Never crashes on any input; the result passes Validate.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename);
 
-// How a caller holds the text as the parser goes.
+// How a caller holds the text, and the problem's flows, as the parser goes.
 struct TextPaging {
   // Told of bytes [begin, end) the parser reads no more unless it reloads them first: their
   // memory may go back. Each pass tells of its ranges in order, each beginning where the last
@@ -31,6 +31,14 @@ struct TextPaging {
   // pass reads the text in order and releases each piece once it has read it; the second
   // reloads each stretch it reads. The text is read twice, and little of it held at once.
   std::optional<absl::FunctionRef<void(size_t begin, size_t end)>> reload;
+  // Where set, told of flows [first, last) of `flows` (the problem's) as the parser is done with
+  // them, on the thread that called it: each flow once, in order, the first range from 0, the
+  // last ending at the problem's last flow, each range checked as Validate checks flows. The
+  // caller may take their lists elsewhere and give them back (FlowTable::ReleaseLists): the
+  // parser reads them no more, and the problem it returns then holds the flows' sizes alone.
+  // An error stops the parse, which returns it.
+  std::optional<absl::FunctionRef<absl::Status(FlowTable& flows, size_t first, size_t last)>>
+      flows_read;
 };
 inline constexpr size_t kReleaseStepBytes = size_t{4} << 20;
 // As ParseText, for text the caller gives back as the parser goes: the same result and errors.

@@ -18,6 +18,7 @@
 #include "sluice/client/resident_dispatch.h"
 #include "sluice/ifds/compile.h"
 #include "sluice/ifds/problem.h"
+#include "sluice/ifds/staged_flows.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
 ABSL_DECLARE_FLAG(std::string, backend);
@@ -74,13 +75,17 @@ struct ReadPhase {
 // `flows_compiled` as each range of its flows is in the image (ResidentOptions::flows_compiled).
 // `cores_idle`, if set, runs once the resident solver has uploaded the problem, where its
 // device is not this process's cores (a daemon's, a GPU's): the caller may give them work
-// while the solve runs, reading `problem`'s names only.
+// while the solve runs, reading `problem`'s names only. `opened`, if set, is the dispatcher
+// to solve on (else OpenDispatch's), and `staged` the lists of the problem's flows already on
+// it (ResidentOptions::staged).
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command,
                                             const ReadPhase& read = {},
                                             const std::function<void()>& compiled = {},
                                             const ifds::FlowsCompiled& flows_compiled = {},
-                                            const std::function<void()>& cores_idle = {});
+                                            const std::function<void()>& cores_idle = {},
+                                            OpenedDispatch* opened = nullptr,
+                                            ifds::StagedFlowLists* staged = nullptr);
 // "N MiB at R MB/s" for `bytes` moved in `seconds`.
 std::string Rate(uint64_t bytes, double seconds);
 

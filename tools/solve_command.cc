@@ -55,7 +55,9 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command, const ReadPhase& read,
                                             const std::function<void()>& compiled,
                                             const ifds::FlowsCompiled& flows_compiled,
-                                            const std::function<void()>& cores_idle) {
+                                            const std::function<void()>& cores_idle,
+                                            OpenedDispatch* opened,
+                                            ifds::StagedFlowLists* staged) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
   // The read phase, when the problem was read from a file (a front end reports its own).
@@ -80,9 +82,15 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
     AddSolutionStats(&outcome);
     return outcome;
   }
-  absl::StatusOr<OpenedDispatch> opened = OpenDispatch(command);
-  if (!opened.ok()) return opened.status();
+  std::optional<OpenedDispatch> own;
+  if (opened == nullptr) {
+    absl::StatusOr<OpenedDispatch> opening = OpenDispatch(command);
+    if (!opening.ok()) return opening.status();
+    own = *std::move(opening);
+    opened = &*own;
+  }
   ifds::ResidentOptions options;
+  options.staged = staged;
   options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
   options.compiled = compiled;
   options.flows_compiled = flows_compiled;
@@ -173,7 +181,30 @@ int RunSolve(const std::string& path) {
   // twice there rather than held whole (LoadOptions::reread). In-process the device's memory
   // is this process's, its peak the solve, and the second reading would only cost time.
   const bool remote = !absl::GetFlag(FLAGS_server).empty();
-  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path, {.reread = remote});
+  // Nor does it hold the flows' lists, most of a problem a front end writes: its session opens
+  // first, and they go to the daemon as the parser is done with them (StagedFlowLists).
+  std::optional<OpenedDispatch> opened;
+  std::optional<ifds::StagedFlowLists> staged;
+  ifds::LoadOptions load{.reread = remote};
+  absl::Status staging = absl::OkStatus();
+  if (remote && solver == "resident") {
+    absl::StatusOr<OpenedDispatch> opening = OpenDispatch("sluice solve");
+    if (!opening.ok()) {
+      std::fprintf(stderr, "sluice solve: %s\n", opening.status().ToString().c_str());
+      return kExitFailed;
+    }
+    opened = *std::move(opening);
+    staged.emplace(*opened->dispatch);
+    load.flows_read = [&](ifds::FlowTable& flows, size_t first, size_t last) {
+      staging = staged->Take(flows, first, last);
+      return staging;
+    };
+  }
+  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path, load);
+  if (!staging.ok()) {
+    std::fprintf(stderr, "sluice solve: %s\n", staging.ToString().c_str());
+    return ExitCodeOf(staging);
+  }
   if (!problem.ok()) {
     std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());
     return kExitUsage;
@@ -208,7 +239,8 @@ int RunSolve(const std::string& path) {
     }
   };
   absl::StatusOr<SolveOutcome> solved =
-      SolveWithFlags(*problem, "sluice solve", read, compiled, flows_compiled, cores_idle);
+      SolveWithFlags(*problem, "sluice solve", read, compiled, flows_compiled, cores_idle,
+                     opened.has_value() ? &*opened : nullptr, staged ? &*staged : nullptr);
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());

@@ -16,6 +16,8 @@
 #include "sluice/ifds/output.h"
 #include "sluice/ifds/reference_solver.h"
 #include "sluice/ifds/resident_solver.h"
+#include "sluice/ifds/staged_flows.h"
+#include "sluice/ifds/text_format.h"
 #include "sluice/kernels/ifds.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/unstructured_problem.h"
@@ -320,6 +322,130 @@ TEST_P(DifferentialTest, UploadedIsCalledOnceWithTheProblemOnTheDeviceBeforeAnyW
   EXPECT_THAT(calls, ::testing::ElementsAre("compiled", "uploaded", "window"));
   ASSERT_OK_AND_ASSIGN(CompiledProblem compiled, Compile(problem));
   EXPECT_GE(device_bytes_then, compiled.buffer.size());
+}
+
+// Lists staged on the device as a problem is read (StagedFlowLists), of any first flows, in
+// chunks and batches of any size, are copied into the places a compile writes them in: the
+// device then holds the image a host compile makes, word for word, the host's image never
+// touched those places, and no chunk is left.
+TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
+  std::vector<Problem> problems;
+  const std::vector<GeneratorOptions> shapes = Shapes();
+  // Identity with gens, relation-heavy, default (kills, gens and pairs), front-end-shaped.
+  for (const size_t k : {0, 1, 3, 4, 10}) {
+    ASSERT_OK_AND_ASSIGN(problems.emplace_back(), Generate(shapes[k]));
+  }
+  ASSERT_OK_AND_ASSIGN(problems.emplace_back(), Generate({.seed = 3, .procedures = 200,
+                                                          .facts = 32,
+                                                          .front_end_shape = true}));
+  uint64_t kills = 0, gens = 0;
+  for (const Problem& p : problems) {
+    kills += p.flows.kill_count();
+    gens += p.flows.gen_count();
+  }
+  ASSERT_GT(kills, 0u);
+  ASSERT_GT(gens, 0u);
+  for (const Problem& p : problems) {
+    ASSERT_OK_AND_ASSIGN(const CompiledProblem whole, Compile(p));
+    const absl::Span<const uint32_t> expected = whole.words();
+    for (const auto& [chunk, batch] : std::vector<std::pair<uint64_t, uint64_t>>{
+             {1, 1}, {7, 5}, {64, 1000}, {StagedFlowLists::kDefaultChunkWords, 1}}) {
+      for (const size_t staged_flows : {p.flows.size(), p.flows.size() / 2, size_t{0}}) {
+        const std::string where = absl::StrCat(p.flows.size(), " flows, chunk ", chunk,
+                                               ", batch ", batch, ", ", staged_flows, " staged");
+        Problem q = p;
+        StagedFlowLists staged(*dispatch_, chunk, batch);
+        for (size_t f = 0; f < staged_flows; f += 3) {  // a few at a time, as a parser tells
+          ASSERT_OK(staged.Take(q.flows, f, std::min(f + 3, staged_flows)));
+        }
+        ASSERT_OK(staged.Flush(q.flows));
+        ASSERT_OK_AND_ASSIGN(CompiledProblem image, Compile(q, 0, nullptr, staged_flows));
+        ASSERT_EQ(image.words().size(), expected.size()) << where;
+        EXPECT_EQ(image.reach.intra, whole.reach.intra) << where;
+        EXPECT_EQ(image.reach.calls, whole.reach.calls) << where;
+        EXPECT_EQ(image.reach.returns, whole.reach.returns) << where;
+        std::array<uint64_t, StagedFlowLists::kNumLists> starts;
+        for (int l = 0; l < StagedFlowLists::kNumLists; ++l) {
+          const auto list = static_cast<StagedFlowLists::List>(l);
+          starts[l] = image.words()[GraphLayout::kSectionTable + 2 * (GraphLayout::kKills + l)];
+          const auto places = image.words().subspan(starts[l], staged.entries(list));
+          EXPECT_TRUE(std::all_of(places.begin(), places.end(), [](uint32_t w) { return w == 0; }))
+              << where << ": list " << l << " written on the host";
+        }
+        ASSERT_OK_AND_ASSIGN(Resource graph, dispatch_->Allocate(image.buffer.size()));
+        const RangedUpload upload{graph, 0, absl::MakeConstSpan(image.buffer.data(),
+                                                                image.buffer.size())};
+        ASSERT_OK(dispatch_->UploadAtMany({&upload, 1}));
+        ASSERT_OK(staged.CopyInto(graph, starts));
+        std::vector<uint32_t> device(expected.size());
+        const ReadRange read{graph, 0, 4 * device.size()};
+        const absl::Span<uint8_t> into(reinterpret_cast<uint8_t*>(device.data()), read.length);
+        ASSERT_OK(dispatch_->DownloadRangesIntoSpans({&read, 1}, {&into, 1}));
+        EXPECT_TRUE(std::equal(device.begin(), device.end(), expected.begin())) << where;
+        ASSERT_OK(dispatch_->Free(graph));
+        EXPECT_EQ(dispatch_->device().memory().used, 0u) << where;
+      }
+    }
+  }
+}
+
+// A problem read with its lists staged as the parser tells of its flows solves as it does
+// whole, its lists given back as they went and its flows freed once compiled (as `sluice solve
+// --server` does), on problems of every shape; every chunk is freed.
+TEST_P(DifferentialTest, ASolveOfListsStagedAsTheTextIsReadAgreesWithReference) {
+  const std::vector<GeneratorOptions> shapes = Shapes();
+  const auto keep = [](size_t, size_t) {};
+  for (size_t k = 0; k < shapes.size(); k += 10) {
+    ASSERT_OK_AND_ASSIGN(const Problem generated, Generate(shapes[k]));
+    const std::string text = WriteText(generated);
+    ASSERT_OK_AND_ASSIGN(const Problem plain, ParseText(text, "s.ifds"));
+    // Small chunks and batches: many of each.
+    StagedFlowLists staged(*dispatch_, 5 + k, 3 + k);
+    TextPaging paging{.release = keep, .reload = std::nullopt};
+    const auto take = [&](FlowTable& flows, size_t first, size_t last) {
+      return staged.Take(flows, first, last);
+    };
+    paging.flows_read.emplace(take);
+    ASSERT_OK_AND_ASSIGN(Problem read, ParseText(text, "s.ifds", paging));
+    EXPECT_EQ(staged.flows(), plain.flows.size()) << "seed " << shapes[k].seed;
+    ResidentOptions options;
+    options.staged = &staged;
+    options.compiled = [&] {
+      read.flows = {};
+      read.edges = {};
+      read.call_sites = {};
+    };
+    ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, read, options));
+    ASSERT_EQ(got, SolveReference(plain)) << "seed " << shapes[k].seed;
+    EXPECT_EQ(dispatch_->device().memory().used, 0u) << "seed " << shapes[k].seed;
+  }
+}
+
+// Staged lists take ranges in order only, and are copied once all are on the device; a solve
+// of a problem with fewer flows than were staged is refused before it allocates anything.
+TEST_P(DifferentialTest, StagedListsRefuseRangesOutOfOrderAndAnotherProblemsSolve) {
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate({.seed = 2, .procedures = 20}));
+  ASSERT_GT(p.flows.size(), 4u);
+  StagedFlowLists staged(*dispatch_, 16, uint64_t{1} << 30);  // sent by Flush only
+  EXPECT_THAT(staged.Take(p.flows, 1, 2), StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK(staged.Take(p.flows, 0, 2));
+  EXPECT_THAT(staged.Take(p.flows, 0, 3), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(staged.Take(p.flows, 2, p.flows.size() + 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK(staged.Take(p.flows, 2, p.flows.size()));
+  EXPECT_FALSE(staged.flushed());
+  ASSERT_OK_AND_ASSIGN(Resource graph, dispatch_->Allocate(4096));
+  EXPECT_THAT(staged.CopyInto(graph, {0, 0, 0}), StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK(dispatch_->Free(graph));
+  EXPECT_EQ(dispatch_->device().memory().used, 0u) << "nothing sent before Flush";
+
+  ASSERT_OK_AND_ASSIGN(const Problem smaller, Generate({.seed = 2, .procedures = 1}));
+  ASSERT_LT(smaller.flows.size(), p.flows.size());
+  ResidentOptions options;
+  options.staged = &staged;
+  EXPECT_THAT(SolveResident(*dispatch_, smaller, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("staged")));
+  EXPECT_EQ(dispatch_->device().memory().used, 0u);
 }
 
 TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {

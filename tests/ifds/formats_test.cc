@@ -276,6 +276,88 @@ TEST(TextFormatTest, LinesCountedUnreadDoNotSizeMoreThanTheTextCouldHold) {
   EXPECT_EQ(ErrorOf(arrows), "in.ifds:1:5: expected a node");
 }
 
+// TextPaging::flows_read is told of every flow once, in order, a stretch's at a time, and the
+// parser reads no flow's lists once told: given back there, the problem keeps the flows a
+// reading without it has, their sizes and identity flags, while the hook saw their lists. Its
+// error stops the parse with it. LoadProblem tells a text file's flows as it reads them, and a
+// binary file's at once.
+TEST(TextFormatTest, FlowsAreToldOnceInOrderAndNotReadAgain) {
+  ASSERT_OK_AND_ASSIGN(const Problem generated, Generate({.seed = 5, .procedures = 3000,
+                                                          .facts = 32, .front_end_shape = true}));
+  const std::string text = WriteText(generated);
+  ASSERT_GT(text.size(), size_t{6} << 20);  // stretches of 2 MiB
+  ASSERT_OK_AND_ASSIGN(const Problem plain, ParseText(text, "f.ifds"));
+  FlowTable seen;  // the lists as they were told
+  std::vector<std::pair<size_t, size_t>> ranges;
+  const auto told = [&](FlowTable& flows, size_t first, size_t last) -> absl::Status {
+    ranges.emplace_back(first, last);
+    for (size_t f = first; f < last; ++f) seen.push_back(flows[f]);
+    flows.ReleaseLists(first, last);
+    return absl::OkStatus();
+  };
+  const auto keep = [](size_t, size_t) {};
+  const auto check_ranges = [&](size_t at_least) {
+    EXPECT_GE(ranges.size(), at_least);
+    size_t next = 0;
+    for (const auto& [first, last] : ranges) {
+      EXPECT_EQ(first, next);
+      EXPECT_LT(first, last);
+      next = last;
+    }
+    EXPECT_EQ(next, plain.flows.size());
+    EXPECT_EQ(seen, plain.flows);
+  };
+  TextPaging paging{.release = keep, .reload = std::nullopt};
+  paging.flows_read.emplace(told);
+  ASSERT_OK_AND_ASSIGN(const Problem read, ParseText(text, "f.ifds", paging));
+  check_ranges(3);
+  ASSERT_EQ(read.flows.size(), plain.flows.size());
+  EXPECT_EQ(read.edges.size(), plain.edges.size());
+  EXPECT_EQ(read.node_names, plain.node_names);
+  size_t zeroed = 0, with_pairs = 0;
+  for (size_t f = 0; f < plain.flows.size(); ++f) {
+    const FlowView a = read.flows[f], b = plain.flows[f];
+    ASSERT_EQ(a.identity, b.identity) << f;
+    ASSERT_EQ(a.kills.size(), b.kills.size()) << f;
+    ASSERT_EQ(a.gens.size(), b.gens.size()) << f;
+    ASSERT_EQ(a.pairs.size(), b.pairs.size()) << f;
+    if (b.pairs.empty()) continue;
+    ++with_pairs;
+    // Given back whole pages at a time: the lists inside them read as zeros now.
+    zeroed += std::all_of(a.pairs.words().begin(), a.pairs.words().end(),
+                          [](uint32_t w) { return w == 0; });
+  }
+  EXPECT_GT(zeroed, with_pairs * 9 / 10);
+
+  int calls = 0;
+  const auto refuse = [&](FlowTable&, size_t, size_t) {
+    ++calls;
+    return absl::ResourceExhaustedError("no room for the lists");
+  };
+  TextPaging refusing{.release = keep, .reload = std::nullopt};
+  refusing.flows_read.emplace(refuse);
+  EXPECT_THAT(ParseText(text, "f.ifds", refusing),
+              StatusIs(Code::kResourceExhausted, HasSubstr("no room for the lists")));
+  EXPECT_EQ(calls, 1);
+
+  const testing::ScopedTempDir dir("sluice-told");
+  for (const bool binary : {false, true}) {
+    const std::string path = dir.File(binary ? "told.bin" : "told.ifds");
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    const std::string bytes = binary ? WriteBinary(plain) : text;
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    ASSERT_EQ(std::fclose(f), 0);
+    for (const bool reread : {false, true}) {
+      ranges.clear();
+      seen = {};
+      ASSERT_OK(LoadProblem(path, {.reread = reread, .flows_read = told}).status());
+      check_ranges(binary ? 1 : 3);
+      EXPECT_EQ(ranges.size() == 1, binary);
+    }
+  }
+}
+
 // A pipe is read a whole megabyte before the reader decides the input is no problem file: a
 // NUL byte anywhere in it is found however the writer's pieces arrive.
 TEST(LoadProblemTest, APipesFirstMegabyteIsCheckedWhole) {

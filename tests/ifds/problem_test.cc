@@ -123,4 +123,30 @@ TEST(FlowTableTest, APairIsOneWordSortedAsItsFactsAndAFactPastTheLimitIsStillRef
   EXPECT_TRUE(Validate(p).ok()) << Validate(p);
 }
 
+// Flows checked on their own (ValidateFlows, as a reader checks them before it gives their
+// lists away) fail as Validate does; Validate told they were checked reads them no more.
+TEST(FlowTableTest, FlowsCheckedOnTheirOwnFailAsValidateDoesAndAreNotReadAgain) {
+  Problem p;
+  p.fact_names = {"0", "a", "b"};
+  Flow good;
+  good.pairs = {{1, 2}};
+  Flow bad;
+  bad.gens = {7};  // no such fact
+  p.flows.push_back(good);
+  p.flows.push_back(bad);
+  p.flows.push_back(good);
+  const absl::Status whole = Validate(p);
+  EXPECT_EQ(whole.message(), "a flow function generates an unknown fact");
+  EXPECT_EQ(ValidateFlows(p, 1, 2), whole);
+  EXPECT_TRUE(ValidateFlows(p, 0, 1).ok());
+  EXPECT_TRUE(ValidateFlows(p, 2, 3).ok());
+  EXPECT_EQ(Validate(p, 1), whole);
+  EXPECT_TRUE(Validate(p, 2).ok()) << Validate(p, 2);
+  // The lists given away keep the flows' sizes and flags.
+  p.flows.ReleaseLists(0, 3);
+  EXPECT_EQ(p.flows.size(), 3u);
+  EXPECT_EQ(p.flows[1].gens.size(), 1u);
+  EXPECT_EQ(p.flows[2].pairs.size(), 1u);
+}
+
 }  // namespace sluice::ifds
