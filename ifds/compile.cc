@@ -37,8 +37,11 @@ constexpr size_t kFlowsPerRelease = size_t{1} << 15;
 // Writes the headers and lists of range `r` of `ranges` of the flows (the ranges split them
 // evenly) into their sections, telling `flows_compiled` of each piece written.
 void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections& section,
-                const FlowsCompiled& flows_compiled, size_t lists_elsewhere) {
-  const size_t first = flows.size() * r / ranges, last = flows.size() * (r + 1) / ranges;
+                const FlowsCompiled& flows_compiled, size_t elsewhere) {
+  // Flows elsewhere have their places left as they are (a range's first flow past them reads
+  // the last one's ends, which the problem keeps: FlowTable::Release).
+  const size_t last = flows.size() * (r + 1) / ranges;
+  const size_t first = std::min(last, std::max(flows.size() * r / ranges, elsewhere));
   const FlowTable::Begins begins = flows.begins(first);
   auto kill_at = static_cast<uint32_t>(begins.kills), gen_at = static_cast<uint32_t>(begins.gens),
        pair_at = static_cast<uint32_t>(begins.pairs);
@@ -52,15 +55,12 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
     *header++ = kill_at | (view.identity ? GraphLayout::kIdentityBit : 0);
     *header++ = gen_at;
     *header++ = pair_at;
-    if (f >= lists_elsewhere) {
-      std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
-      std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
-      // The problem's words are the device's (PackPair), sorted: the kernels binary-search
-      // them.
-      std::copy(view.pairs.words().begin(), view.pairs.words().end(), pairs + pair_at);
-    }
+    std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
     kill_at += static_cast<uint32_t>(view.kills.size());
+    std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
     gen_at += static_cast<uint32_t>(view.gens.size());
+    // The problem's words are the device's (PackPair), sorted: the kernels binary-search them.
+    std::copy(view.pairs.words().begin(), view.pairs.words().end(), pairs + pair_at);
     pair_at += static_cast<uint32_t>(view.pairs.size());
     if (flows_compiled && (f + 1 - untold == kFlowsPerRelease || f + 1 == last)) {
       flows_compiled(untold, f + 1);
@@ -73,7 +73,12 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
 
 absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
                                         const FlowsCompiled& flows_compiled,
-                                        size_t lists_elsewhere) {
+                                        const FlowsElsewhere& elsewhere) {
+  if (elsewhere.count > p.flows.size() || elsewhere.outputs.size() < elsewhere.count) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d flows are elsewhere, with %d outputs, and the problem has %d", elsewhere.count,
+        elsewhere.outputs.size(), p.flows.size()));
+  }
   const uint32_t nodes = p.node_count();
   // The device packs nodes, procedures and call edges into 31 bits of a tuple.
   if (nodes > kMaxId || p.procedures.size() > kMaxId) {
@@ -161,16 +166,15 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   const size_t ranges = FlowRanges(flows.size(), threads);
   for (size_t r = 1; r < ranges; ++r) {
     try {
-      writers.threads.emplace_back([&section, &flows, &flows_compiled, r, ranges,
-                                    lists_elsewhere] {
-        WriteFlows(flows, r, ranges, section, flows_compiled, lists_elsewhere);
+      writers.threads.emplace_back([&section, &flows, &flows_compiled, r, ranges, &elsewhere] {
+        WriteFlows(flows, r, ranges, section, flows_compiled, elsewhere.count);
       });
     } catch (const std::system_error&) {
       // No thread for it: written here.
-      WriteFlows(flows, r, ranges, section, flows_compiled, lists_elsewhere);
+      WriteFlows(flows, r, ranges, section, flows_compiled, elsewhere.count);
     }
   }
-  WriteFlows(flows, 0, ranges, section, flows_compiled, lists_elsewhere);
+  WriteFlows(flows, 0, ranges, section, flows_compiled, elsewhere.count);
   uint32_t* const past_last =
       section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{flows.size()};
   past_last[0] = static_cast<uint32_t>(flows.kill_count());
@@ -239,7 +243,11 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   // The facts flow f can yield (CompiledProblem::Reach), read from its header and the next's.
   const uint32_t* const header = section[GraphLayout::kFlowHeaders];
   const uint64_t id_yield = std::min<uint64_t>(p.fact_count(), 64);
-  const auto yield = [&](uint32_t f) {
+  const auto yield = [&](uint32_t f) -> uint64_t {
+    if (f < elsewhere.count) {
+      const uint32_t outputs = elsewhere.outputs[f];
+      return ((outputs >> 31) != 0 ? id_yield : 0) + (outputs & 0x7fffffffu);
+    }
     const uint32_t* const h = header + kHeaderWords * uint64_t{f};
     const bool identity = (h[0] & GraphLayout::kIdentityBit) != 0;
     return (identity ? id_yield : 0) + (h[kHeaderWords + 1] - h[1]) +

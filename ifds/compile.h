@@ -39,15 +39,24 @@ struct CompiledProblem {
 // the image's are never both whole.
 using FlowsCompiled = std::function<void(size_t first, size_t last)>;
 
+// Flows [0, count) of a problem are elsewhere (StagedFlowLists): the problem holds their
+// count alone. `outputs[f]` is what flow f yields besides the identity's (its gens and pairs),
+// its identity flag in the top bit (StagedFlowLists::outputs).
+struct FlowsElsewhere {
+  size_t count = 0;
+  absl::Span<const uint32_t> outputs;
+};
+
 // `problem` must pass Validate. ResourceExhausted if the image would not fit 32-bit offsets.
 // The flows are written on `threads` threads (0: one per core, for problems large enough to
-// gain from it); the image is the same on any number. The lists of flows [0, lists_elsewhere)
-// are elsewhere (StagedFlowLists: the problem holds their sizes alone): their places in the
-// kills', gens' and pairs' sections, from each section's start, are left unwritten (and
-// untouched: no memory of the image's is taken for them) for their owner to fill.
+// gain from it); the image is the same on any number. The places of flows `elsewhere` (their
+// headers, kills, gens and pairs, from each section's start) are left unwritten, and
+// untouched (no memory of the image's is taken for them), for their owner to fill; their
+// outputs stand in for them in `reach`. InvalidArgument if there are fewer outputs than such
+// flows, or more such flows than the problem has.
 absl::StatusOr<CompiledProblem> Compile(const Problem& problem, unsigned threads = 0,
                                         const FlowsCompiled& flows_compiled = nullptr,
-                                        size_t lists_elsewhere = 0);
+                                        const FlowsElsewhere& elsewhere = {});
 
 }  // namespace sluice::ifds
 

@@ -170,14 +170,6 @@ void FlowTable::Release(size_t first, size_t last) {
   DiscardElements(pair_end_, first, last - 1);
 }
 
-void FlowTable::ReleaseLists(size_t first, size_t last) {
-  if (first >= last) return;
-  const Begins from = begins(first), to = begins(last);
-  DiscardElements(kills_, from.kills, to.kills);
-  DiscardElements(gens_, from.gens, to.gens);
-  DiscardElements(pairs_, from.pairs, to.pairs);
-}
-
 FlowView FlowTable::operator[](size_t f) const {
   const uint64_t kill_begin = f == 0 ? 0 : kill_end_[f - 1];
   const uint64_t gen_begin = f == 0 ? 0 : gen_end_[f - 1];

@@ -190,10 +190,6 @@ class FlowTable {
   // Safe beside reads of other flows and beside Release of ranges that do not overlap, on
   // other threads: a range's last flow keeps its ends, which the next range's first reads.
   void Release(size_t first, size_t last);
-  // As Release, for the lists only: flows [first, last) keep their identity flags and their
-  // lists' sizes (the views' spans are their own), and their entries must not be read again.
-  // For lists taken elsewhere (a device's copy, see StagedFlowLists) before they are compiled.
-  void ReleaseLists(size_t first, size_t last);
   // Every flow's entries of each kind, flow after flow (flow f's from begins(f) on).
   absl::Span<const uint32_t> kill_entries() const { return kills_; }
   absl::Span<const uint32_t> gen_entries() const { return gens_; }

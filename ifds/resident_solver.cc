@@ -182,7 +182,10 @@ absl::Status Solver::Init() {
   absl::StatusOr<CompiledProblem> compiling;
   {
     PhaseTimer timer(&phases_.compile_seconds);
-    compiling = Compile(p_, /*threads=*/0, o_.flows_compiled, staged);
+    compiling = Compile(p_, /*threads=*/0, o_.flows_compiled,
+                        {.count = staged,
+                         .outputs = o_.staged != nullptr ? o_.staged->outputs()
+                                                         : absl::Span<const uint32_t>()});
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
   phases_.upload_bytes = compiled.words().size() * 4;
@@ -257,18 +260,17 @@ absl::Status Solver::Init() {
 }
 
 absl::Status Solver::Upload(CompiledProblem* compiled) {
-  // The staged lists' places, the first entries of the kills', gens' and pairs' sections, are
-  // filled on the device (in bytes of the image: [skip[l].first, skip[l].second)).
+  // The staged flows' places, the first words of the sections of flow headers, kills, gens
+  // and pairs, are filled on the device (in bytes of the image: [skip[l].first,
+  // skip[l].second)).
   std::array<uint64_t, StagedFlowLists::kNumLists> starts{};
   std::array<std::pair<size_t, size_t>, StagedFlowLists::kNumLists> skip{};
   if (o_.staged != nullptr) {
-    static_assert(k::GraphLayout::kGens == k::GraphLayout::kKills + 1 &&
-                  k::GraphLayout::kPairs == k::GraphLayout::kKills + 2);
     for (int l = 0; l < StagedFlowLists::kNumLists; ++l) {
-      const uint32_t section = k::GraphLayout::kKills + l;
+      const uint32_t section = k::GraphLayout::kFlowHeaders + l;
       starts[l] = compiled->words()[k::GraphLayout::kSectionTable + 2 * section];
       const auto list = static_cast<StagedFlowLists::List>(l);
-      skip[l] = {4 * starts[l], 4 * (starts[l] + o_.staged->entries(list))};
+      skip[l] = {4 * starts[l], 4 * (starts[l] + o_.staged->words(list))};
     }
   }
   // The image goes up a piece at a time, each piece given back to the system once it is on

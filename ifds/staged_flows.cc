@@ -6,8 +6,23 @@
 #include "absl/strings/str_format.h"
 #include "sluice/base/status_macros.h"
 #include "sluice/kernels/basic.h"
+#include "sluice/kernels/ifds.h"
 
 namespace sluice::ifds {
+namespace {
+
+using kernels::ifds::GraphLayout;
+// The lists are the sections from the flows' headers on, in order.
+constexpr bool ListIsSection(StagedFlowLists::List list, GraphLayout::Section section) {
+  return static_cast<uint32_t>(section) ==
+         static_cast<uint32_t>(GraphLayout::kFlowHeaders) + static_cast<uint32_t>(list);
+}
+static_assert(ListIsSection(StagedFlowLists::kKills, GraphLayout::kKills) &&
+              ListIsSection(StagedFlowLists::kGens, GraphLayout::kGens) &&
+              ListIsSection(StagedFlowLists::kPairs, GraphLayout::kPairs) &&
+              StagedFlowLists::kNumLists == 4);
+
+}  // namespace
 
 StagedFlowLists::StagedFlowLists(ResidentDispatch& dispatch, uint64_t chunk_words,
                                  uint64_t batch_words)
@@ -18,38 +33,55 @@ StagedFlowLists::StagedFlowLists(ResidentDispatch& dispatch, uint64_t chunk_word
 
 absl::Status StagedFlowLists::Take(FlowTable& flows, size_t first, size_t last) {
   if (copied_) {
-    return absl::FailedPreconditionError("the staged lists were copied already");
+    return absl::FailedPreconditionError("the staged flows were copied already");
   }
   if (first != taken_ || last < first || last > flows.size()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "flows [%d, %d) of %d do not follow the %d taken", first, last, flows.size(), taken_));
   }
   const FlowTable::Begins end = flows.begins(last);
-  entries_ = {end.kills, end.gens, end.pairs};
+  words_ = {GraphLayout::kFlowHeaderWords * uint64_t{last}, end.kills, end.gens, end.pairs};
   taken_ = last;
   uint64_t waiting = 0;
-  for (int l = 0; l < kNumLists; ++l) waiting += entries_[l] - sent_entries_[l];
+  for (int l = 0; l < kNumLists; ++l) waiting += words_[l] - sent_words_[l];
   if (waiting < batch_words_) return absl::OkStatus();
   const uint64_t from = sent_;
   RETURN_IF_ERROR(Send(flows));
-  flows.ReleaseLists(from, last);
+  flows.Release(from, last);
   return absl::OkStatus();
 }
 
 absl::Status StagedFlowLists::Flush(const FlowTable& flows) {
   if (flushed()) return absl::OkStatus();
-  if (flows.size() < taken_ || flows.begins(taken_).pairs != entries_[kPairs] ||
-      flows.begins(taken_).kills != entries_[kKills] ||
-      flows.begins(taken_).gens != entries_[kGens]) {
+  const FlowTable::Begins end = flows.begins(std::min<size_t>(taken_, flows.size()));
+  if (flows.size() < taken_ || end.kills != words_[kKills] || end.gens != words_[kGens] ||
+      end.pairs != words_[kPairs]) {
     return absl::FailedPreconditionError("the flows flushed are not the flows taken");
   }
   return Send(flows);
 }
 
 absl::Status StagedFlowLists::Send(const FlowTable& flows) {
+  // The flows' headers as a compile writes them, and what each yields.
+  headers_.clear();
+  ReserveHugeRoom(outputs_, taken_);
+  for (uint64_t f = sent_; f < taken_; ++f) {
+    const FlowTable::Begins b = flows.begins(f), next = flows.begins(f + 1);
+    const bool identity = flows[f].identity;
+    headers_.push_back(static_cast<uint32_t>(b.kills) |
+                       (identity ? GraphLayout::kIdentityBit : 0));
+    headers_.push_back(static_cast<uint32_t>(b.gens));
+    headers_.push_back(static_cast<uint32_t>(b.pairs));
+    const uint64_t yields = (next.gens - b.gens) + (next.pairs - b.pairs);
+    outputs_.push_back(static_cast<uint32_t>(std::min<uint64_t>(yields, 0x7fffffff)) |
+                       (identity ? uint32_t{1} << 31 : 0));
+  }
   const std::array<absl::Span<const uint32_t>, kNumLists> lists = {
-      flows.kill_entries(), flows.gen_entries(), flows.pair_entries()};
-  // In requests of about a batch each: a whole problem's lists told at once (a binary file)
+      absl::MakeConstSpan(headers_), flows.kill_entries(), flows.gen_entries(),
+      flows.pair_entries()};
+  // The headers being sent begin at the first flow not yet sent.
+  const std::array<uint64_t, kNumLists> origin = {sent_words_[kHeaders], 0, 0, 0};
+  // In requests of about a batch each: a whole problem's flows told at once (a binary file)
   // are not one message.
   std::vector<RangedUpload> uploads;
   uint64_t request_words = 0;
@@ -62,17 +94,17 @@ absl::Status StagedFlowLists::Send(const FlowTable& flows) {
   };
   for (int l = 0; l < kNumLists; ++l) {
     std::vector<Chunk>& chunks = chunks_[l];
-    for (uint64_t w = sent_entries_[l]; w < entries_[l];) {
+    for (uint64_t w = sent_words_[l]; w < words_[l];) {
       if (chunks.empty() || w == chunks.back().first + chunks.back().words) {
         const uint64_t words = std::min(
-            chunk_words_, chunks.empty() ? entries_[l] - w : 2 * chunks.back().words);
+            chunk_words_, chunks.empty() ? words_[l] - w : 2 * chunks.back().words);
         ASSIGN_OR_RETURN(Resource buffer, buffers_.Allocate(words * 4));
         chunks.push_back(Chunk{buffer, w, words});
       }
       const Chunk& chunk = chunks.back();
       const uint64_t at = w - chunk.first;
-      const uint64_t n = std::min({chunk.words - at, entries_[l] - w, batch_words_});
-      const absl::Span<const uint32_t> words = lists[l].subspan(w, n);
+      const uint64_t n = std::min({chunk.words - at, words_[l] - w, batch_words_});
+      const absl::Span<const uint32_t> words = lists[l].subspan(w - origin[l], n);
       uploads.push_back(RangedUpload{
           chunk.buffer, at * 4,
           absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(words.data()), n * 4)});
@@ -82,7 +114,7 @@ absl::Status StagedFlowLists::Send(const FlowTable& flows) {
     }
   }
   RETURN_IF_ERROR(send());
-  sent_entries_ = entries_;
+  sent_words_ = words_;
   sent_ = taken_;
   return absl::OkStatus();
 }
@@ -90,7 +122,7 @@ absl::Status StagedFlowLists::Send(const FlowTable& flows) {
 absl::Status StagedFlowLists::CopyInto(const Resource& graph,
                                        const std::array<uint64_t, kNumLists>& starts) {
   if (!flushed() || copied_) {
-    return absl::FailedPreconditionError("the staged lists are not all on the device");
+    return absl::FailedPreconditionError("the staged flows are not all on the device");
   }
   copied_ = true;
   // A copy a chunk, the bindings each its chunk and the graph.
@@ -98,7 +130,7 @@ absl::Status StagedFlowLists::CopyInto(const Resource& graph,
   std::vector<std::array<Resource, 2>> bindings;
   for (int l = 0; l < kNumLists; ++l) {
     for (const Chunk& chunk : chunks_[l]) {
-      const uint64_t count = std::min(chunk.words, entries_[l] - chunk.first);
+      const uint64_t count = std::min(chunk.words, words_[l] - chunk.first);
       programs.push_back(
           Program::Of(kernels::kCopyRangeU32Kernel, {0, starts[l] + chunk.first, count}));
       bindings.push_back({chunk.buffer, graph});

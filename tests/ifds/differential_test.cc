@@ -324,10 +324,10 @@ TEST_P(DifferentialTest, UploadedIsCalledOnceWithTheProblemOnTheDeviceBeforeAnyW
   EXPECT_GE(device_bytes_then, compiled.buffer.size());
 }
 
-// Lists staged on the device as a problem is read (StagedFlowLists), of any first flows, in
-// chunks and batches of any size, are copied into the places a compile writes them in: the
-// device then holds the image a host compile makes, word for word, the host's image never
-// touched those places, and no chunk is left.
+// Flows staged on the device as a problem is read (StagedFlowLists), any first ones, in chunks
+// and batches of any size, are copied into the places a compile writes them in: the device
+// then holds the image a host compile makes, word for word, the host's image never touched
+// those places, what they yield sizes the tables as before, and no chunk is left.
 TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
   std::vector<Problem> problems;
   const std::vector<GeneratorOptions> shapes = Shapes();
@@ -359,7 +359,8 @@ TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
           ASSERT_OK(staged.Take(q.flows, f, std::min(f + 3, staged_flows)));
         }
         ASSERT_OK(staged.Flush(q.flows));
-        ASSERT_OK_AND_ASSIGN(CompiledProblem image, Compile(q, 0, nullptr, staged_flows));
+        ASSERT_OK_AND_ASSIGN(CompiledProblem image,
+                             Compile(q, 0, nullptr, {staged_flows, staged.outputs()}));
         ASSERT_EQ(image.words().size(), expected.size()) << where;
         EXPECT_EQ(image.reach.intra, whole.reach.intra) << where;
         EXPECT_EQ(image.reach.calls, whole.reach.calls) << where;
@@ -367,8 +368,9 @@ TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
         std::array<uint64_t, StagedFlowLists::kNumLists> starts;
         for (int l = 0; l < StagedFlowLists::kNumLists; ++l) {
           const auto list = static_cast<StagedFlowLists::List>(l);
-          starts[l] = image.words()[GraphLayout::kSectionTable + 2 * (GraphLayout::kKills + l)];
-          const auto places = image.words().subspan(starts[l], staged.entries(list));
+          const uint32_t section = GraphLayout::kFlowHeaders + l;
+          starts[l] = image.words()[GraphLayout::kSectionTable + 2 * section];
+          const auto places = image.words().subspan(starts[l], staged.words(list));
           EXPECT_TRUE(std::all_of(places.begin(), places.end(), [](uint32_t w) { return w == 0; }))
               << where << ": list " << l << " written on the host";
         }
@@ -389,8 +391,8 @@ TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
   }
 }
 
-// A problem read with its lists staged as the parser tells of its flows solves as it does
-// whole, its lists given back as they went and its flows freed once compiled (as `sluice solve
+// A problem read with its flows staged as the parser tells of them solves as it does whole,
+// its flows given back as they went and the rest freed once compiled (as `sluice solve
 // --server` does), on problems of every shape; every chunk is freed.
 TEST_P(DifferentialTest, ASolveOfListsStagedAsTheTextIsReadAgreesWithReference) {
   const std::vector<GeneratorOptions> shapes = Shapes();
@@ -421,8 +423,8 @@ TEST_P(DifferentialTest, ASolveOfListsStagedAsTheTextIsReadAgreesWithReference) 
   }
 }
 
-// Staged lists take ranges in order only, and are copied once all are on the device; a solve
-// of a problem with fewer flows than were staged is refused before it allocates anything.
+// Staged flows are taken in order only, and copied once all are on the device; a solve of a
+// problem with fewer flows than were staged is refused before it allocates anything.
 TEST_P(DifferentialTest, StagedListsRefuseRangesOutOfOrderAndAnotherProblemsSolve) {
   ASSERT_OK_AND_ASSIGN(Problem p, Generate({.seed = 2, .procedures = 20}));
   ASSERT_GT(p.flows.size(), 4u);
@@ -435,7 +437,8 @@ TEST_P(DifferentialTest, StagedListsRefuseRangesOutOfOrderAndAnotherProblemsSolv
   ASSERT_OK(staged.Take(p.flows, 2, p.flows.size()));
   EXPECT_FALSE(staged.flushed());
   ASSERT_OK_AND_ASSIGN(Resource graph, dispatch_->Allocate(4096));
-  EXPECT_THAT(staged.CopyInto(graph, {0, 0, 0}), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(staged.CopyInto(graph, {0, 0, 0, 0}),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   ASSERT_OK(dispatch_->Free(graph));
   EXPECT_EQ(dispatch_->device().memory().used, 0u) << "nothing sent before Flush";
 
