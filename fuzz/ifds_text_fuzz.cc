@@ -2,7 +2,9 @@
 // crashes, and what it accepts writes back to text that parses to the same problem. Read in
 // small stretches on two threads with the text given back and reloaded as it goes (a client's
 // reading, LoadOptions::reread), and read statement by statement without the fast way, it
-// gives the same answer.
+// gives the same answer. Told of its flows as it reads them (TextPaging::flows_read, as a
+// client that sends them to a daemon is), it tells of each once, in order, and fails where it
+// fails without that.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +19,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::StatusOr<sluice::ifds::Problem> reread =
       sluice::ifds::internal::ParseTextOverwritingConsumed(text, "fuzz.ifds", 64, 2, true);
   if (reread.status() != problem.status()) std::abort();
+  sluice::ifds::FlowTable told;
+  const auto tell = [&](sluice::ifds::FlowTable& flows, size_t first, size_t last) {
+    if (first != told.size() || last <= first || last > flows.size()) std::abort();
+    for (size_t f = first; f < last; ++f) told.push_back(flows[f]);
+    flows.Release(first, last);
+    return absl::OkStatus();
+  };
+  const absl::StatusOr<sluice::ifds::Problem> telling =
+      sluice::ifds::internal::ParseTextOverwritingConsumed(text, "fuzz.ifds", 64, 2, false, tell);
+  if (telling.status() != problem.status()) std::abort();
+  // Read in the same stretches, it made the same flows (a flow written again in a stretch is
+  // shared there).
+  if (problem.ok() && (told != reread->flows || telling->flows.size() != told.size())) {
+    std::abort();
+  }
   // The statement-by-statement reading, with none of the fast way's shortcuts: the same
   // answer, or the same error at the same place.
   const absl::StatusOr<sluice::ifds::Problem> slow =

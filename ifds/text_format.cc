@@ -1898,10 +1898,10 @@ absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
   return Parser(text, filename, /*fast=*/false).Parse();
 }
 
-absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
-                                                     std::string_view filename,
-                                                     size_t stretch_bytes, unsigned threads,
-                                                     bool reread) {
+absl::StatusOr<Problem> ParseTextOverwritingConsumed(
+    std::string_view text, std::string_view filename, size_t stretch_bytes, unsigned threads,
+    bool reread,
+    std::optional<absl::FunctionRef<absl::Status(FlowTable&, size_t, size_t)>> flows_read) {
   // Read twice, the text is not there at first: the parser reloads every byte it reads.
   std::string copy = reread ? std::string(text.size(), '\0') : std::string(text);
   const auto overwrite = [&](size_t begin, size_t end) {
@@ -1913,7 +1913,7 @@ absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
               text.begin() + static_cast<ptrdiff_t>(end),
               copy.begin() + static_cast<ptrdiff_t>(begin));
   };
-  TextPaging paging{.release = overwrite, .reload = std::nullopt};
+  TextPaging paging{.release = overwrite, .reload = std::nullopt, .flows_read = flows_read};
   if (reread) paging.reload.emplace(restore);
   return Parser(copy, filename, /*fast=*/true, &paging, /*release_step=*/1,
                 stretch_bytes != 0 ? stretch_bytes : kStretchBytes, threads)

@@ -55,10 +55,12 @@ absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
 // releases too): a parser that read them in between would see bytes that are no text. The
 // passes read stretches of `stretch_bytes` (0: as ParseText does) on `threads` threads (0: one
 // per core). Tests compare it with the others.
-absl::StatusOr<Problem> ParseTextOverwritingConsumed(std::string_view text,
-                                                     std::string_view filename,
-                                                     size_t stretch_bytes = 0,
-                                                     unsigned threads = 0, bool reread = false);
+// With `flows_read`, the parser tells it of the flows as TextPaging::flows_read says.
+absl::StatusOr<Problem> ParseTextOverwritingConsumed(
+    std::string_view text, std::string_view filename, size_t stretch_bytes = 0,
+    unsigned threads = 0, bool reread = false,
+    std::optional<absl::FunctionRef<absl::Status(FlowTable&, size_t, size_t)>> flows_read =
+        std::nullopt);
 }  // namespace internal
 
 // Writes `problem` (which must pass Validate) in the text format. ParseText reads it back to an
