@@ -178,7 +178,10 @@ absl::Status Solver::Init() {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the lists of %d flows are staged, and the problem has %d", staged, p_.flows.size()));
   }
-  if (o_.staged != nullptr) RETURN_IF_ERROR(o_.staged->Flush(p_.flows));
+  if (o_.staged != nullptr && !o_.staged->flushed()) {
+    return absl::FailedPreconditionError(
+        "the staged flows are not all on the device (StagedFlowLists::Flush)");
+  }
   absl::StatusOr<CompiledProblem> compiling;
   {
     PhaseTimer timer(&phases_.compile_seconds);

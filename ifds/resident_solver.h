@@ -73,9 +73,9 @@ struct ResidentOptions {
   // there (FlowTable::Release). May be empty.
   FlowsCompiled flows_compiled;
   // The problem's first flows, on the device already (StagedFlowLists, which took them as the
-  // problem was read; the problem need not hold more of them than their count): they are
-  // copied into the compiled problem there, where compiling would have written them, and
-  // their chunks freed. May be null.
+  // problem was read and was flushed; the problem need not hold more of them than their
+  // count): they are copied into the compiled problem there, where compiling would have
+  // written them, and their chunks freed. May be null.
   StagedFlowLists* staged = nullptr;
   // Called once the compiled problem is on the device and the host's copy given back, before
   // the first window: the host holds no more of the solve until its results. May be empty.

@@ -51,14 +51,17 @@ absl::Status StagedFlowLists::Take(FlowTable& flows, size_t first, size_t last) 
   return absl::OkStatus();
 }
 
-absl::Status StagedFlowLists::Flush(const FlowTable& flows) {
+absl::Status StagedFlowLists::Flush(FlowTable& flows) {
   if (flushed()) return absl::OkStatus();
   const FlowTable::Begins end = flows.begins(std::min<size_t>(taken_, flows.size()));
   if (flows.size() < taken_ || end.kills != words_[kKills] || end.gens != words_[kGens] ||
       end.pairs != words_[kPairs]) {
     return absl::FailedPreconditionError("the flows flushed are not the flows taken");
   }
-  return Send(flows);
+  const uint64_t from = sent_;
+  RETURN_IF_ERROR(Send(flows));
+  flows.Release(from, taken_);
+  return absl::OkStatus();
 }
 
 absl::Status StagedFlowLists::Send(const FlowTable& flows) {

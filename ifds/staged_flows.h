@@ -31,9 +31,14 @@ class StagedFlowLists {
  public:
   // A chunk is a device buffer of at most this many words (4 MiB): a list's first is as large
   // as what it first holds, and each next twice the last, so that a small problem's lists take
-  // little more than their size. Lists are sent once this many words wait (and by Flush).
+  // little more than their size. Flows are sent once this many words of them wait (1 MiB),
+  // and by Flush: a batch is a round trip, and gives its flows' memory back (a flush of every
+  // core's TLB), while the parser waits and reads ahead, and a daemon on the same host takes
+  // it through shared memory, that much of which stays in this process. 4 MiB batches read a
+  // 1M-path-edge problem's text (docs/benchmarks.md) at a peak 11 MB higher (68 MB against
+  // 57) and the 5M one's 2-3 MB higher, for up to 0.05 s of its 0.5.
   static constexpr uint64_t kDefaultChunkWords = uint64_t{1} << 20;
-  static constexpr uint64_t kDefaultBatchWords = uint64_t{1} << 20;
+  static constexpr uint64_t kDefaultBatchWords = uint64_t{1} << 18;
   // The lists, as the compiled problem's sections kFlowHeaders to kPairs, in that order.
   enum List { kHeaders, kKills, kGens, kPairs, kNumLists };
 
@@ -52,14 +57,19 @@ class StagedFlowLists {
   // memory, a lost session): the taken flows are then in no defined place.
   absl::Status Take(FlowTable& flows, size_t first, size_t last);
   // Sends the flows still waiting, read from `flows` (the table Take was given, which may have
-  // moved since: the problem read). Then every flow taken is on the device.
-  absl::Status Flush(const FlowTable& flows);
+  // moved since: the problem read), and gives them back. Then every flow taken is on the
+  // device, and `flows` holds their count alone.
+  absl::Status Flush(FlowTable& flows);
 
   // Flows taken, and the words of each list they make.
   uint64_t flows() const { return taken_; }
   uint64_t words(List list) const { return words_[list]; }
-  // Whether every flow taken is on the device (Flush).
+  // Whether every flow taken is on the device (Flush), and the bytes sent so far.
   bool flushed() const { return sent_ == taken_; }
+  uint64_t sent_bytes() const {
+    return 4 * (sent_words_[kHeaders] + sent_words_[kKills] + sent_words_[kGens] +
+                sent_words_[kPairs]);
+  }
   // Per flow sent, the facts it yields besides the identity's (its gens and pairs, at most
   // 2^31 - 1), with its identity flag in the top bit: what sizing a solve's tables reads of it
   // (CompiledProblem::reach).

@@ -69,6 +69,9 @@ struct SolveOutcome {
 struct ReadPhase {
   double seconds = 0;
   uint64_t bytes = 0;
+  // The bytes of the problem's flows sent to a daemon as they were read (StagedFlowLists),
+  // within those seconds.
+  uint64_t sent_bytes = 0;
 };
 // `compiled`, if set, runs once the resident solver has compiled the problem (see
 // ResidentOptions::compiled): where the caller owns `problem`, it may free its structure;

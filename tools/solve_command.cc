@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "sluice/base/byte_size.h"
 #include "sluice/base/heap.h"
 #include "sluice/ifds/binary_format.h"
 #include "sluice/ifds/output.h"
@@ -29,6 +30,9 @@ ABSL_FLAG(std::string, format, "",
           "sarif or json");
 ABSL_FLAG(bool, stats, false, "solve, analyze: print statistics on stderr");
 ABSL_FLAG(bool, include_zero, false, "solve: also list the zero fact");
+ABSL_FLAG(sluice::ByteSize, send_flows_from, sluice::ByteSize{uint64_t{64} << 20},
+          "solve --server: send a problem file's flows to the daemon as they are read when the "
+          "file has this many bytes or more (0: any file), rather than once it is compiled");
 ABSL_FLAG(uint64_t, initial_capacity, 0,
           "solve: slots of every device table at the start (0: sized from the problem)");
 
@@ -61,9 +65,11 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
   // The read phase, when the problem was read from a file (a front end reports its own).
+  const std::string sent_text =
+      read.sent_bytes > 0 ? ", its flows sent as read: " + HumanBytes(read.sent_bytes) : "";
   const std::string read_text =
-      read.seconds > 0 ? absl::StrFormat("read %.3f s (%s), ", read.seconds,
-                                         Rate(read.bytes, read.seconds))
+      read.seconds > 0 ? absl::StrFormat("read %.3f s (%s%s), ", read.seconds,
+                                         Rate(read.bytes, read.seconds), sent_text)
                        : "";
   const absl::Time start = absl::Now();
   if (solver == "reference") {
@@ -149,12 +155,14 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "\"peak_device_bytes\":%d,"
       "\"seconds\":%.6f,\"phase_seconds\":{\"read\":%.6f,\"setup\":%.6f,\"compile\":%.6f,"
       "\"upload\":%.6f,\"windows\":%.6f,\"growth\":%.6f,\"results\":%.6f},"
-      "\"read_bytes\":%d,\"upload_bytes\":%d,\"download_bytes\":%d",
+      "\"read_bytes\":%d,\"flows_sent_as_read_bytes\":%d,\"upload_bytes\":%d,"
+      "\"download_bytes\":%d",
       std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
       stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
       stats.peak_device_bytes, seconds, read.seconds, stats.setup_seconds, stats.compile_seconds,
       stats.setup_seconds - stats.compile_seconds, stats.window_seconds, stats.growth_seconds,
-      stats.results_seconds, read.bytes, stats.upload_bytes, stats.download_bytes);
+      stats.results_seconds, read.bytes, read.sent_bytes, stats.upload_bytes,
+      stats.download_bytes);
   AddSolutionStats(&outcome);
   return outcome;
 }
@@ -176,18 +184,25 @@ int RunSolve(const std::string& path) {
                  static_cast<unsigned long long>(ifds::kMaxTableSlots));
     return kExitUsage;
   }
-  const absl::Time reading = absl::Now();
   // A client of a daemon holds no device memory, so its peak is the parse: the text is read
   // twice there rather than held whole (LoadOptions::reread). In-process the device's memory
   // is this process's, its peak the solve, and the second reading would only cost time.
   const bool remote = !absl::GetFlag(FLAGS_server).empty();
-  // Nor does it hold the flows' lists, most of a problem a front end writes: its session opens
-  // first, and they go to the daemon as the parser is done with them (StagedFlowLists).
+  // Nor does it hold the flows of a large file, most of a problem a front end writes: its
+  // session opens first, and they go to the daemon as the parser is done with them
+  // (StagedFlowLists; the read's time counts their sending). That costs a few megabytes of
+  // its own (the session's, memory shared with a daemon on the same host, the text read ahead
+  // while a batch goes), which a small problem's flows do not repay (--send_flows_from): the
+  // 27 MB text of a 1M-path-edge problem peaked at 56-59 MB that way, and at 54 MB read before
+  // the session opened and sent once compiled (docs/benchmarks.md).
+  std::error_code no_size;
+  const uint64_t file_bytes = std::filesystem::file_size(path, no_size);
   std::optional<OpenedDispatch> opened;
   std::optional<ifds::StagedFlowLists> staged;
   ifds::LoadOptions load{.reread = remote};
   absl::Status staging = absl::OkStatus();
-  if (remote && solver == "resident") {
+  if (remote && solver == "resident" && !no_size &&
+      file_bytes >= absl::GetFlag(FLAGS_send_flows_from).bytes) {
     absl::StatusOr<OpenedDispatch> opening = OpenDispatch("sluice solve");
     if (!opening.ok()) {
       std::fprintf(stderr, "sluice solve: %s\n", opening.status().ToString().c_str());
@@ -200,7 +215,9 @@ int RunSolve(const std::string& path) {
       return staging;
     };
   }
+  const absl::Time reading = absl::Now();
   absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path, load);
+  if (staged.has_value() && problem.ok()) staging = staged->Flush(problem->flows);
   if (!staging.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", staging.ToString().c_str());
     return ExitCodeOf(staging);
@@ -210,9 +227,8 @@ int RunSolve(const std::string& path) {
     return kExitUsage;
   }
   ReadPhase read{.seconds = absl::ToDoubleSeconds(absl::Now() - reading)};
-  std::error_code no_size;
-  read.bytes = std::filesystem::file_size(path, no_size);
-  if (no_size) read.bytes = 0;  // not a regular file (a pipe): its bytes are not known
+  read.bytes = no_size ? 0 : file_bytes;  // a pipe's bytes are not known
+  if (staged.has_value()) read.sent_bytes = staged->sent_bytes();
   // The parser's own tables are gone: what the heap kept of them goes back to the system.
   ReleaseFreeHeapMemory();
   // Once the problem is compiled only its names (for the answer), counts and seeds are needed:

@@ -349,7 +349,8 @@ TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
     ASSERT_OK_AND_ASSIGN(const CompiledProblem whole, Compile(p));
     const absl::Span<const uint32_t> expected = whole.words();
     for (const auto& [chunk, batch] : std::vector<std::pair<uint64_t, uint64_t>>{
-             {1, 1}, {7, 5}, {64, 1000}, {StagedFlowLists::kDefaultChunkWords, 1}}) {
+             {1, 1}, {7, 5}, {64, 1000}, {StagedFlowLists::kDefaultChunkWords, 1},
+             {StagedFlowLists::kDefaultChunkWords, StagedFlowLists::kDefaultBatchWords}}) {
       for (const size_t staged_flows : {p.flows.size(), p.flows.size() / 2, size_t{0}}) {
         const std::string where = absl::StrCat(p.flows.size(), " flows, chunk ", chunk,
                                                ", batch ", batch, ", ", staged_flows, " staged");
@@ -410,6 +411,7 @@ TEST_P(DifferentialTest, ASolveOfListsStagedAsTheTextIsReadAgreesWithReference) 
     paging.flows_read.emplace(take);
     ASSERT_OK_AND_ASSIGN(Problem read, ParseText(text, "s.ifds", paging));
     EXPECT_EQ(staged.flows(), plain.flows.size()) << "seed " << shapes[k].seed;
+    ASSERT_OK(staged.Flush(read.flows));
     ResidentOptions options;
     options.staged = &staged;
     options.compiled = [&] {
@@ -423,8 +425,9 @@ TEST_P(DifferentialTest, ASolveOfListsStagedAsTheTextIsReadAgreesWithReference) 
   }
 }
 
-// Staged flows are taken in order only, and copied once all are on the device; a solve of a
-// problem with fewer flows than were staged is refused before it allocates anything.
+// Staged flows are taken in order only, and copied (and solved) once all are on the device
+// (Flush); a solve of a problem with fewer flows than were staged is refused before it
+// allocates anything.
 TEST_P(DifferentialTest, StagedListsRefuseRangesOutOfOrderAndAnotherProblemsSolve) {
   ASSERT_OK_AND_ASSIGN(Problem p, Generate({.seed = 2, .procedures = 20}));
   ASSERT_GT(p.flows.size(), 4u);
@@ -441,14 +444,20 @@ TEST_P(DifferentialTest, StagedListsRefuseRangesOutOfOrderAndAnotherProblemsSolv
               StatusIs(absl::StatusCode::kFailedPrecondition));
   ASSERT_OK(dispatch_->Free(graph));
   EXPECT_EQ(dispatch_->device().memory().used, 0u) << "nothing sent before Flush";
+  ResidentOptions options;
+  options.staged = &staged;
+  EXPECT_THAT(SolveResident(*dispatch_, p, options),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("Flush")));
+  EXPECT_EQ(dispatch_->device().memory().used, 0u);
+  ASSERT_OK(staged.Flush(p.flows));
+  const uint64_t chunks = dispatch_->device().memory().used;
+  EXPECT_GT(chunks, 0u);
 
   ASSERT_OK_AND_ASSIGN(const Problem smaller, Generate({.seed = 2, .procedures = 1}));
   ASSERT_LT(smaller.flows.size(), p.flows.size());
-  ResidentOptions options;
-  options.staged = &staged;
   EXPECT_THAT(SolveResident(*dispatch_, smaller, options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("staged")));
-  EXPECT_EQ(dispatch_->device().memory().used, 0u);
+  EXPECT_EQ(dispatch_->device().memory().used, chunks);
 }
 
 TEST_P(DifferentialTest, TinyInitialCapacitiesForceEveryGrowthPathAndChangeNothing) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,6 +129,50 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
   EXPECT_THAT(json.out, ::testing::ContainsRegex("\"upload_bytes\":[1-9][0-9]*,\"download_bytes\":[1-9]"));
   const ProgramRun by_reference = Sluice({"solve", example, "--solver=reference", "--stats"});
   EXPECT_THAT(by_reference.err, ::testing::ContainsRegex("phases: read [0-9.]+ s .*, solve"));
+}
+
+// With --send-flows-from at or below a file's size, its flows go to the daemon as they are
+// read, a megabyte at a time (the stats say how many bytes): the answer is the one a solve
+// that sends them with the compiled problem gives, for a text read in several stretches and a
+// binary file (whose flows go once it is read). A smaller file's go with the compiled problem.
+TEST_F(IfdsRemoteTest, FlowsSentAsTheFileIsReadGiveTheSameAnswer) {
+  const ScopedTempDir dir("sluice-send");
+  const std::string text = dir.File("fe.ifds"), binary = dir.File("fe.bin");
+  const std::vector<std::string> gen = {"gen", "--front-end-shape", "--facts=32",
+                                        "--procedures=3000", "--seed=5"};
+  std::vector<std::string> args = gen;
+  args.push_back("--out=" + text);
+  ASSERT_EQ(Sluice(args).exit_code, 0);
+  args.back() = "--out=" + binary;
+  args.push_back("--binary");
+  ASSERT_EQ(Sluice(args).exit_code, 0);
+  ASSERT_GT(std::filesystem::file_size(text), uint64_t{6} << 20);  // stretches of 2 MiB
+  const ProgramRun local = Sluice({"solve", text});
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  for (const std::string& file : {text, binary}) {
+    for (const std::string from : {"0", "64M"}) {
+      SCOPED_TRACE(file + ", --send-flows-from=" + from);
+      const ProgramRun remote =
+          Sluice({"solve", file, "--server=" + daemon_->address(), "--send-flows-from=" + from,
+                  "--stats", "--format=json", "--out=" + dir.File("answer.json")});
+      ASSERT_EQ(remote.exit_code, 0) << remote.err;
+      EXPECT_EQ(remote.err.find("its flows sent as read") != std::string::npos, from == "0")
+          << remote.err;
+      std::ifstream answer(dir.File("answer.json"));
+      const std::string json((std::istreambuf_iterator<char>(answer)), {});
+      const std::smatch sent = [&] {
+        std::smatch m;
+        std::regex_search(json, m, std::regex("\"flows_sent_as_read_bytes\":([0-9]+)"));
+        return m;
+      }();
+      ASSERT_FALSE(sent.empty()) << json.substr(json.size() - 600);
+      // The flows are most of the compiled problem: sent as read, more than a batch of them.
+      EXPECT_EQ(std::stoull(sent[1]) > (uint64_t{1} << 20), from == "0") << sent[1];
+      const ProgramRun tsv = Sluice({"solve", file, "--server=" + daemon_->address(),
+                                     "--send-flows-from=" + from});
+      EXPECT_EQ(tsv.out, local.out);
+    }
+  }
 }
 
 TEST_F(IfdsRemoteTest, ASolveBeyondTheSessionQuotaFailsWithItsCodeAndTheDaemonCarriesOn) {
