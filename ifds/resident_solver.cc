@@ -280,7 +280,9 @@ absl::Status Solver::Upload(CompiledProblem* compiled) {
   // the device: this process never holds the whole image beside a whole copy of it (the CPU
   // device's memory is this process's own).
   const size_t size = compiled->buffer.size();
-  const size_t piece_bytes = UploadPieceBytes(size);
+  size_t host_bytes = size;  // what goes up from the image
+  for (const auto& [skip_begin, skip_end] : skip) host_bytes -= skip_end - skip_begin;
+  const size_t piece_bytes = UploadPieceBytes(host_bytes);
   std::vector<RangedUpload> pieces;
   for (size_t at = 0; at < size; at += piece_bytes) {
     const size_t end = at + std::min(piece_bytes, size - at);
