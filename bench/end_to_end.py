@@ -145,7 +145,7 @@ def main():
                     client_stats = read_stats(client_answer)
                     if client_stats["solution_digest"] != stats["solution_digest"]:
                         raise RuntimeError("the daemon's answer is not the in-process one")
-                    clients.append((client_rss, client_stats["upload_bytes"]))
+                    clients.append((client_rss, client_stats["compiled_bytes"]))
     finally:
         for path in (problem, answer, stderr, client_answer):
             if os.path.exists(path):

@@ -191,7 +191,7 @@ absl::Status Solver::Init() {
                                                          : absl::Span<const uint32_t>()});
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
-  phases_.upload_bytes = compiled.words().size() * 4;
+  phases_.compiled_bytes = compiled.words().size() * 4;
   const uint64_t call_sites = p_.call_sites.size();
   if (o_.compiled) o_.compiled();  // p_'s flows, edges and call sites may be gone from here
   const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
@@ -302,6 +302,7 @@ absl::Status Solver::Upload(CompiledProblem* compiled) {
           graph_, from, absl::MakeConstSpan(compiled->buffer.data() + from, end - from)});
     }
     if (!pieces.empty()) RETURN_IF_ERROR(d_.UploadAtMany(pieces));
+    for (const RangedUpload& piece : pieces) phases_.upload_bytes += piece.bytes.size();
     compiled->buffer.Discard(at, end - at);
   }
   if (o_.staged != nullptr) RETURN_IF_ERROR(o_.staged->CopyInto(graph_, starts));
@@ -681,6 +682,7 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     stats->growth_seconds = phases_.growth_seconds;
     stats->results_seconds = phases_.results_seconds;
     stats->compile_seconds = phases_.compile_seconds;
+    stats->compiled_bytes = phases_.compiled_bytes;
     stats->upload_bytes = phases_.upload_bytes;
     stats->download_bytes = phases_.download_bytes;
     stats->iterations = state_words_[S::kIteration];

@@ -102,10 +102,12 @@ struct ResidentStats {
   double window_seconds = 0;
   double growth_seconds = 0;
   double results_seconds = 0;
-  // Within set-up: compiling the problem to the device's layout (the rest allocates the tables
-  // and uploads the compiled problem, upload_bytes of it). Within results: download_bytes read
-  // back (the marks' counts and the listed pairs).
+  // Within set-up: compiling the problem to the device's layout, compiled_bytes of it (the
+  // rest allocates the tables and uploads the compiled problem, upload_bytes of it: all of it
+  // but what was staged, ResidentOptions::staged). Within results: download_bytes read back
+  // (the marks' counts and the listed pairs).
   double compile_seconds = 0;
+  uint64_t compiled_bytes = 0;
   uint64_t upload_bytes = 0;
   uint64_t download_bytes = 0;
 };

@@ -155,14 +155,14 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "\"peak_device_bytes\":%d,"
       "\"seconds\":%.6f,\"phase_seconds\":{\"read\":%.6f,\"setup\":%.6f,\"compile\":%.6f,"
       "\"upload\":%.6f,\"windows\":%.6f,\"growth\":%.6f,\"results\":%.6f},"
-      "\"read_bytes\":%d,\"flows_sent_as_read_bytes\":%d,\"upload_bytes\":%d,"
-      "\"download_bytes\":%d",
+      "\"read_bytes\":%d,\"flows_sent_as_read_bytes\":%d,\"compiled_bytes\":%d,"
+      "\"upload_bytes\":%d,\"download_bytes\":%d",
       std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
       stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
       stats.peak_device_bytes, seconds, read.seconds, stats.setup_seconds, stats.compile_seconds,
       stats.setup_seconds - stats.compile_seconds, stats.window_seconds, stats.growth_seconds,
-      stats.results_seconds, read.bytes, read.sent_bytes, stats.upload_bytes,
-      stats.download_bytes);
+      stats.results_seconds, read.bytes, read.sent_bytes, stats.compiled_bytes,
+      stats.upload_bytes, stats.download_bytes);
   AddSolutionStats(&outcome);
   return outcome;
 }
