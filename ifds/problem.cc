@@ -114,14 +114,21 @@ FlowTable::Lists FlowTable::Extend(bool identity, size_t kills, size_t gens, siz
                absl::MakeSpan(pairs_.data() + pairs_.size() - pairs, pairs)};
 }
 
+void NameList::CheckBytes(uint64_t bytes) {
+  if (bytes > std::numeric_limits<uint32_t>::max()) throw std::bad_array_new_length();
+}
+
 void NameList::Set(size_t i, std::string_view name) {
   if (Holds(name)) return Set(i, std::string(name));
   const uint64_t begin = i == 0 ? 0 : ends_[i - 1];
   const uint64_t old_size = ends_[i] - begin;
+  CheckBytes(uint64_t{bytes_.size()} - old_size + name.size());
   bytes_.erase(bytes_.begin() + static_cast<ptrdiff_t>(begin),
                bytes_.begin() + static_cast<ptrdiff_t>(begin + old_size));
   bytes_.insert(bytes_.begin() + static_cast<ptrdiff_t>(begin), name.begin(), name.end());
-  for (size_t j = i; j < ends_.size(); ++j) ends_[j] = ends_[j] - old_size + name.size();
+  for (size_t j = i; j < ends_.size(); ++j) {
+    ends_[j] = static_cast<uint32_t>(ends_[j] - old_size + name.size());
+  }
 }
 
 void FlowTable::EndFlow(bool identity) {

@@ -248,10 +248,12 @@ class FlowTable {
   PageVector<uint32_t> pairs_;  // words (PackPair)
 };
 
-// Names, each a view of one array of their bytes: 8 bytes of index a name beside its bytes,
+// Names, each a view of one array of their bytes: 4 bytes of index a name beside its bytes,
 // where a vector of strings takes 32 (and an allocation past 15 bytes). A problem's node names
 // are most of the memory a solve holds besides the device's, and are read back only to write
-// the answer.
+// the answer. Their bytes are fewer than 2^32 in all (a problem file's are: it has at most
+// 4 GiB): a name past that is refused as memory is (std::bad_array_new_length, a bad_alloc,
+// which every reader turns into its message).
 class NameList {
  public:
   using value_type = std::string_view;
@@ -271,10 +273,11 @@ class NameList {
   // `name` may be one of the list's own.
   void push_back(std::string_view name) {
     if (Holds(name)) return push_back(std::string(name));
+    CheckBytes(uint64_t{bytes_.size()} + name.size());
     ReserveHugeRoom(bytes_, bytes_.size() + name.size());
     ReserveHugeRoom(ends_, ends_.size() + 1);
     bytes_.insert(bytes_.end(), name.begin(), name.end());
-    ends_.push_back(bytes_.size());
+    ends_.push_back(static_cast<uint32_t>(bytes_.size()));
   }
   void emplace_back(std::string_view name) { push_back(name); }
   void pop_back() {
@@ -295,6 +298,8 @@ class NameList {
   friend bool operator==(const NameList&, const NameList&) = default;
 
  private:
+  // Refuses a list of more bytes than its ends count (see the class comment).
+  static void CheckBytes(uint64_t bytes);
   // Whether `name`'s bytes are in the list's own array (which an insertion may move).
   bool Holds(std::string_view name) const {
     return !bytes_.empty() && std::less_equal<const char*>()(bytes_.data(), name.data()) &&
@@ -302,7 +307,7 @@ class NameList {
   }
 
   PageVector<char> bytes_;
-  PageVector<uint64_t> ends_;  // where each name's bytes end; they begin where the last's end
+  PageVector<uint32_t> ends_;  // where each name's bytes end; they begin where the last's end
 };
 
 struct Procedure {
