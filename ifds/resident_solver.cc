@@ -176,7 +176,7 @@ absl::Status Solver::Init() {
   const size_t staged = o_.staged == nullptr ? 0 : o_.staged->flows();
   if (staged > p_.flows.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "the lists of %d flows are staged, and the problem has %d", staged, p_.flows.size()));
+        "%d flows are staged, and the problem has %d", staged, p_.flows.size()));
   }
   if (o_.staged != nullptr && !o_.staged->flushed()) {
     return absl::FailedPreconditionError(

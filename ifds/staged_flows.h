@@ -72,11 +72,11 @@ class StagedFlowLists {
   }
   // Per flow sent, the facts it yields besides the identity's (its gens and pairs, at most
   // 2^31 - 1), with its identity flag in the top bit: what sizing a solve's tables reads of it
-  // (CompiledProblem::reach).
+  // (CompiledProblem::reach). Empty once copied.
   absl::Span<const uint32_t> outputs() const { return outputs_; }
 
   // Copies every list into `graph` at `starts` (its sections', in words), then frees the
-  // chunks; the flows must be flushed. Errors of the dispatcher.
+  // chunks and the outputs; the flows must be flushed. Errors of the dispatcher.
   absl::Status CopyInto(const Resource& graph, const std::array<uint64_t, kNumLists>& starts);
 
  private:

@@ -380,6 +380,7 @@ TEST_P(DifferentialTest, StagedListsMakeTheImageACompileMakes) {
                                                                 image.buffer.size())};
         ASSERT_OK(dispatch_->UploadAtMany({&upload, 1}));
         ASSERT_OK(staged.CopyInto(graph, starts));
+        EXPECT_TRUE(staged.outputs().empty()) << where << ": held once copied";
         std::vector<uint32_t> device(expected.size());
         const ReadRange read{graph, 0, 4 * device.size()};
         const absl::Span<uint8_t> into(reinterpret_cast<uint8_t*>(device.data()), read.length);
