@@ -188,6 +188,12 @@ FlowView FlowTable::operator[](size_t f) const {
       PairList(absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin))};
 }
 
+void FreeCompiledParts(Problem* problem) {
+  problem->flows = FlowTable();
+  PageVector<Edge>().swap(problem->edges);
+  PageVector<CallSite>().swap(problem->call_sites);
+}
+
 absl::Status ValidateFlows(const Problem& p, size_t first, size_t last) {
   const uint64_t facts = p.fact_names.size();
   for (size_t k = first; k < last && k < p.flows.size(); ++k) {

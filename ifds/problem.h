@@ -352,6 +352,11 @@ struct Problem {
   uint32_t node_count() const { return static_cast<uint32_t>(node_names.size()); }
 };
 
+// Gives back the flows, edges and call sites, memory and all (assigning `{}` to a vector keeps
+// its memory): a solver that has compiled the problem reads its names, counts and seeds alone
+// (ResidentOptions::compiled).
+void FreeCompiledParts(Problem* problem);
+
 // Checks every structural rule: ids in range, at least the zero fact, flows normalized and
 // naming existing facts, edges within one procedure, return sites in the call's procedure, at
 // most one call site per node, callees listed, seeds at procedure starts. InvalidArgument

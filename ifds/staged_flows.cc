@@ -146,7 +146,7 @@ absl::Status StagedFlowLists::CopyInto(const Resource& graph,
     }
     RETURN_IF_ERROR(dispatch_.DispatchSequenceReadRangesInto(steps, {}, {}));
   }
-  outputs_ = {};
+  PageVector<uint32_t>().swap(outputs_);  // its memory too
   for (std::vector<Chunk>& chunks : chunks_) {
     for (const Chunk& chunk : chunks) RETURN_IF_ERROR(buffers_.Free(chunk.buffer));
     chunks.clear();

@@ -234,9 +234,7 @@ int RunSolve(const std::string& path) {
   // Once the problem is compiled only its names (for the answer), counts and seeds are needed:
   // the rest goes back to the system before the compiled form is uploaded.
   const auto compiled = [&] {
-    problem->flows = {};
-    problem->edges = {};
-    problem->call_sites = {};
+    ifds::FreeCompiledParts(&*problem);
     ReleaseFreeHeapMemory();
   };
   // And its flows go back a range at a time as they are compiled: the problem's flows and the

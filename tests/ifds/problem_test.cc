@@ -123,6 +123,24 @@ TEST(FlowTableTest, APairIsOneWordSortedAsItsFactsAndAFactPastTheLimitIsStillRef
   EXPECT_TRUE(Validate(p).ok()) << Validate(p);
 }
 
+// What only compiling reads goes back whole, memory and all: assigning `{}` to a vector
+// would keep it.
+TEST(FlowTableTest, ThePartsACompileReadsAreFreedMemoryAndAll) {
+  Problem p;
+  p.fact_names = {"0"};
+  Flow flow;
+  flow.pairs = {{0, 0}};
+  for (int k = 0; k < 1000; ++k) p.flows.push_back(flow);
+  p.edges.resize(1000);
+  p.call_sites.resize(100);
+  p.call_sites[7].callees.resize(3);
+  FreeCompiledParts(&p);
+  EXPECT_EQ(p.flows.size(), 0u);
+  EXPECT_EQ(p.flows.pair_count(), 0u);
+  EXPECT_EQ(p.edges.capacity(), 0u);
+  EXPECT_EQ(p.call_sites.capacity(), 0u);
+}
+
 // Flows checked on their own (ValidateFlows, as a reader checks them before it gives their
 // lists away) fail as Validate does; Validate told they were checked reads them no more.
 TEST(FlowTableTest, FlowsCheckedOnTheirOwnFailAsValidateDoesAndAreNotReadAgain) {
