@@ -36,7 +36,7 @@ struct LoadOptions {
   bool reread = false;
   // Where set, told of the problem's flows once each, in order (see TextPaging::flows_read),
   // as a text file's parser is done with them, or at once once a binary file or a pipe is
-  // read: a caller may take their lists elsewhere as the file is read (StagedFlowLists). An
+  // read: a caller may take them elsewhere as the file is read (StagedFlowLists). An
   // error stops the reading, which returns it.
   std::function<absl::Status(FlowTable& flows, size_t first, size_t last)> flows_read;
 };

@@ -363,8 +363,8 @@ void FreeCompiledParts(Problem* problem);
 // naming the first violation.
 absl::Status Validate(const Problem& problem);
 // Validate's checks of flows [first, last) alone (normalized, naming existing facts), and
-// Validate without reading flows [0, flows_checked), which ValidateFlows has checked (their
-// lists may be gone since: FlowTable::ReleaseLists). The same errors as Validate's.
+// Validate without reading flows [0, flows_checked), which ValidateFlows has checked (they
+// may be gone since: FlowTable::Release). The same errors as Validate's.
 absl::Status ValidateFlows(const Problem& problem, size_t first, size_t last);
 absl::Status Validate(const Problem& problem, size_t flows_checked);
 

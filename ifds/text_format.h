@@ -34,9 +34,9 @@ struct TextPaging {
   // Where set, told of flows [first, last) of `flows` (the problem's) as the parser is done with
   // them, on the thread that called it: each flow once, in order, the first range from 0, the
   // last ending at the problem's last flow, each range checked as Validate checks flows. The
-  // caller may take their lists elsewhere and give them back (FlowTable::ReleaseLists): the
-  // parser reads them no more, and the problem it returns then holds the flows' sizes alone.
-  // An error stops the parse, which returns it.
+  // caller may take them elsewhere and give them back (FlowTable::Release): the parser reads
+  // them no more, and the problem it returns then holds the flows' count alone. An error
+  // stops the parse, which returns it.
   std::optional<absl::FunctionRef<absl::Status(FlowTable& flows, size_t first, size_t last)>>
       flows_read;
 };
