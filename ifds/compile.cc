@@ -22,6 +22,8 @@ static_assert(GraphLayout::PackPair(2, 3) == PackPair(2, 3) &&
                   GraphLayout::PackPair(kMaxFacts - 1, 1) == PackPair(kMaxFacts - 1, 1),
               "a problem's pairs are copied to the device as they are");
 
+static_assert(kHeaderWords == 3, "FlowHeader's words");
+
 // The flows are written in this many ranges, each on a thread: `threads` of them, or without
 // it one per core when there are enough flows to be worth a thread.
 size_t FlowRanges(size_t flows, unsigned threads) {
@@ -52,9 +54,9 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
   size_t untold = first;  // the first flow written and not yet told of
   for (size_t f = first; f < last; ++f) {
     const FlowView view = flows[f];
-    *header++ = kill_at | (view.identity ? GraphLayout::kIdentityBit : 0);
-    *header++ = gen_at;
-    *header++ = pair_at;
+    const std::array<uint32_t, kHeaderWords> words =
+        FlowHeader({.kills = kill_at, .gens = gen_at, .pairs = pair_at}, view.identity);
+    header = std::copy(words.begin(), words.end(), header);
     std::copy(view.kills.begin(), view.kills.end(), kills + kill_at);
     kill_at += static_cast<uint32_t>(view.kills.size());
     std::copy(view.gens.begin(), view.gens.end(), gens + gen_at);
@@ -70,6 +72,11 @@ void WriteFlows(const FlowTable& flows, size_t r, size_t ranges, const Sections&
 }
 
 }  // namespace
+
+std::array<uint32_t, 3> FlowHeader(const FlowTable::Begins& begins, bool identity) {
+  return {static_cast<uint32_t>(begins.kills) | (identity ? GraphLayout::kIdentityBit : 0),
+          static_cast<uint32_t>(begins.gens), static_cast<uint32_t>(begins.pairs)};
+}
 
 absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
                                         const FlowsCompiled& flows_compiled,

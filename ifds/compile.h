@@ -4,6 +4,7 @@
 #ifndef SLUICE_IFDS_COMPILE_H_
 #define SLUICE_IFDS_COMPILE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -38,6 +39,10 @@ struct CompiledProblem {
 // may give them back as the image grows (FlowTable::Release), so that the problem's flows and
 // the image's are never both whole.
 using FlowsCompiled = std::function<void(size_t first, size_t last)>;
+
+// The header of a flow whose kills, gens and pairs begin at `begins` in their sections, as the
+// compiled problem holds it (GraphLayout::kFlowHeaders: the identity flag in the kills' word).
+std::array<uint32_t, 3> FlowHeader(const FlowTable::Begins& begins, bool identity);
 
 // Flows [0, count) of a problem are elsewhere (StagedFlowLists): the problem holds their
 // count alone. `outputs[f]` is what flow f yields besides the identity's (its gens and pairs),

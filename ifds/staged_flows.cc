@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "sluice/base/status_macros.h"
+#include "sluice/ifds/compile.h"
 #include "sluice/kernels/basic.h"
 #include "sluice/kernels/ifds.h"
 
@@ -68,16 +69,15 @@ absl::Status StagedFlowLists::Send(const FlowTable& flows) {
   // The flows' headers as a compile writes them, and what each yields.
   headers_.clear();
   ReserveHugeRoom(outputs_, taken_);
+  FlowTable::Begins b = flows.begins(sent_);
   for (uint64_t f = sent_; f < taken_; ++f) {
-    const FlowTable::Begins b = flows.begins(f), next = flows.begins(f + 1);
+    const FlowTable::Begins next = flows.begins(f + 1);
     const bool identity = flows[f].identity;
-    headers_.push_back(static_cast<uint32_t>(b.kills) |
-                       (identity ? GraphLayout::kIdentityBit : 0));
-    headers_.push_back(static_cast<uint32_t>(b.gens));
-    headers_.push_back(static_cast<uint32_t>(b.pairs));
+    for (const uint32_t word : FlowHeader(b, identity)) headers_.push_back(word);
     const uint64_t yields = (next.gens - b.gens) + (next.pairs - b.pairs);
     outputs_.push_back(static_cast<uint32_t>(std::min<uint64_t>(yields, 0x7fffffff)) |
                        (identity ? uint32_t{1} << 31 : 0));
+    b = next;
   }
   const std::array<absl::Span<const uint32_t>, kNumLists> lists = {
       absl::MakeConstSpan(headers_), flows.kill_entries(), flows.gen_entries(),
