@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "sluice/base/mapped_buffer.h"
 #include "sluice/base/mapped_file.h"
 #include "sluice/base/status_macros.h"
+#include "sluice/base/thread_pool.h"
 #include "sluice/ifds/text_format.h"
 
 namespace sluice::ifds {
@@ -29,6 +32,23 @@ namespace {
 
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kHasNames = 1;
+
+constexpr size_t kFlowsPerPiece = internal::kBinaryFlowsPerPiece;
+
+// Calls read(first, last) over ranges that cover [0, pieces), on every core where there are
+// pieces for more than one; on this thread alone if the system gives no threads.
+void OnCores(size_t pieces, absl::FunctionRef<void(uint64_t, uint64_t)> read) {
+  if (pieces > 1) {
+    std::optional<ThreadPool> pool;
+    try {
+      pool.emplace();
+    } catch (const std::system_error&) {
+      // Read here.
+    }
+    if (pool.has_value()) return pool->ParallelFor(pieces, 1, read);
+  }
+  read(0, pieces);
+}
 
 enum Count {
   kFacts, kNodes, kProcedures, kFlows, kEdges, kCallSites, kCallees, kSeeds,
@@ -54,10 +74,12 @@ void PutName(std::string* out, std::string_view name) {
 class Reader {
  public:
   Reader(std::string_view bytes, std::string_view file) : bytes_(bytes), file_(file) {}
-  absl::Status Error(const std::string& what) const {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: byte %d: %s", file_, position_, what));
+  absl::Status Error(const std::string& what) const { return ErrorAt(position_, what); }
+  // An error found at byte `at`, read before.
+  absl::Status ErrorAt(size_t at, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: byte %d: %s", file_, at, what));
   }
+  size_t position() const { return position_; }
   bool U32(uint32_t* v) { return Raw(v, 4); }
   bool U64(uint64_t* v) { return Raw(v, 8); }
   // Fills `out` with the next words, checked once: false (nothing read) if there are too few.
@@ -66,20 +88,6 @@ class Reader {
     if (out.empty()) return true;  // (an empty span's data may be null, which memcpy may not take)
     std::memcpy(out.data(), bytes_.data() + position_, 4 * out.size());
     position_ += 4 * out.size();
-    return true;
-  }
-  // As U32s, for pairs of words, each pair packed in one (PackPair).
-  bool U32Pairs(absl::Span<uint32_t> out) {
-    if (out.size() > left() / 8) return false;
-    const char* at = bytes_.data() + position_;
-    for (uint32_t& word : out) {
-      uint32_t a, b;
-      std::memcpy(&a, at, 4);
-      std::memcpy(&b, at + 4, 4);
-      word = PackPair(a, b);
-      at += 8;
-    }
-    position_ += 8 * out.size();
     return true;
   }
   bool Bytes(size_t n, std::string_view* out) {
@@ -200,7 +208,6 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   }
 
   Problem p;
-  uint32_t v = 0;
   p.node_procedure.resize(n[kNodes]);
   in.U32s(absl::MakeSpan(p.node_procedure));
   p.procedures.resize(n[kProcedures]);
@@ -209,36 +216,66 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
     in.U32(&q.exit);
   }
   // The flows' headers are checked first (flags, and sizes against the totals, which the
-  // file's size bounds), then read again as each flow's lists are read into the problem's
-  // table in place.
-  Reader headers = in;
+  // file's size bounds), noting where each piece of kFlowsPerPiece flows has its lists begin.
+  // Then the pieces' lists are read into the problem's table in place, a piece at a time on
+  // every core, each piece checked there as Validate checks flows.
+  const size_t flow_count = n[kFlows];
+  const size_t headers_at = in.position();
+  std::string_view headers;
+  if (!in.Bytes(16 * flow_count, &headers)) return in.Error("truncated flow headers");
+  std::vector<FlowTable::Begins> piece_begins;
+  piece_begins.reserve(flow_count / kFlowsPerPiece + 1);
   uint64_t kills = 0, gens = 0, pairs = 0;
-  for (size_t f = 0; f < n[kFlows]; ++f) {
-    in.U32(&v);
-    if (v > 1) return in.Error("flow identity flag must be 0 or 1");
-    uint32_t size = 0;
-    in.U32(&size);
-    kills += size;
-    in.U32(&size);
-    gens += size;
-    in.U32(&size);
-    pairs += size;
+  for (size_t f = 0; f < flow_count; ++f) {
+    if (f % kFlowsPerPiece == 0) piece_begins.push_back({kills, gens, pairs});
+    uint32_t header[4];
+    std::memcpy(header, headers.data() + 16 * f, sizeof(header));
+    if (header[0] > 1) {
+      return in.ErrorAt(headers_at + 16 * f + 4, "flow identity flag must be 0 or 1");
+    }
+    kills += header[1];
+    gens += header[2];
+    pairs += header[3];
   }
   if (kills != n[kKills] || gens != n[kGens] || pairs != n[kPairs]) {
     return in.Error("flow sizes disagree with the header's totals");
   }
-  p.flows.reserve(n[kFlows], pairs, kills, gens);
-  for (size_t f = 0; f < n[kFlows]; ++f) {
-    uint32_t identity = 0, kill_count = 0, gen_count = 0, pair_count = 0;
-    headers.U32(&identity);
-    headers.U32(&kill_count);
-    headers.U32(&gen_count);
-    headers.U32(&pair_count);
-    const FlowTable::Lists lists = p.flows.Extend(identity == 1, kill_count, gen_count, pair_count);
-    in.U32s(lists.kills);
-    in.U32s(lists.gens);
-    in.U32Pairs(lists.pairs);
-  }
+  std::string_view lists;
+  if (!in.Bytes(4 * (kills + gens) + 8 * pairs, &lists)) return in.Error("truncated flows");
+  p.flows.Resize(flow_count, kills, gens, pairs);
+  std::vector<uint8_t> piece_valid(piece_begins.size(), 0);
+  const auto read_pieces = [&](uint64_t first_piece, uint64_t last_piece) {
+    for (uint64_t k = first_piece; k < last_piece; ++k) {
+      FlowTable::Begins at = piece_begins[k];
+      const char* from = lists.data() + 4 * (at.kills + at.gens) + 8 * at.pairs;
+      const size_t first = k * kFlowsPerPiece;
+      const size_t last = std::min(flow_count, first + kFlowsPerPiece);
+      for (size_t f = first; f < last; ++f) {
+        uint32_t header[4];
+        std::memcpy(header, headers.data() + 16 * f, sizeof(header));
+        const FlowTable::Lists to =
+            p.flows.Fill(f, header[0] == 1, at, header[1], header[2], header[3]);
+        for (const absl::Span<uint32_t> list : {to.kills, to.gens}) {
+          if (list.empty()) continue;  // (its data may be null, which memcpy may not take)
+          std::memcpy(list.data(), from, 4 * list.size());
+          from += 4 * list.size();
+        }
+        for (uint32_t& word : to.pairs) {
+          uint32_t fact[2];
+          std::memcpy(fact, from, sizeof(fact));
+          word = PackPair(fact[0], fact[1]);
+          from += sizeof(fact);
+        }
+        at.kills += header[1];
+        at.gens += header[2];
+        at.pairs += header[3];
+      }
+      piece_valid[k] = ValidateFlows(p.flows, n[kFacts], first, last).ok() ? 1 : 0;
+    }
+  };
+  OnCores(piece_begins.size(), read_pieces);
+  const bool flows_valid =
+      std::all_of(piece_valid.begin(), piece_valid.end(), [](uint8_t v) { return v != 0; });
   p.edges.resize(n[kEdges]);
   for (Edge& e : p.edges) {
     in.U32(&e.from);
@@ -275,15 +312,34 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
       // (Abseil's string hash: std::string_view keys would take std::hash, slower.)
       absl::flat_hash_set<absl::string_view> seen;
       seen.reserve(count);
-      for (uint64_t i = 0; i < count; ++i) {
-        uint32_t length = 0;
-        std::string_view name;
-        if (!in.U32(&length) || !in.Bytes(length, &name)) return in.Error("truncated names");
-        if (!IsValidName(name)) return in.Error("a name holds characters names may not");
-        if (!seen.insert(absl::string_view(name.data(), name.size())).second) {
-          return in.Error(absl::StrFormat("the name '%s' is used twice", name));
+      // Read a batch at a time, each batch's places in the set (far apart, past the caches)
+      // fetched before any is added; each name checked in order, its error placed where it
+      // ends, as if read alone.
+      constexpr size_t kBatch = 16;
+      std::array<absl::string_view, kBatch> batch;
+      std::array<size_t, kBatch> ends;
+      for (uint64_t first = 0; first < count; first += kBatch) {
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(kBatch, count - first));
+        size_t read = 0;
+        for (; read < want; ++read) {
+          uint32_t length = 0;
+          std::string_view name;
+          if (!in.U32(&length) || !in.Bytes(length, &name)) break;
+          batch[read] = absl::string_view(name.data(), name.size());
+          ends[read] = in.position();
+          seen.prefetch(batch[read]);
         }
-        names->emplace_back(name);
+        for (size_t k = 0; k < read; ++k) {
+          const std::string_view name(batch[k].data(), batch[k].size());
+          if (!IsValidName(name)) {
+            return in.ErrorAt(ends[k], "a name holds characters names may not");
+          }
+          if (!seen.insert(batch[k]).second) {
+            return in.ErrorAt(ends[k], absl::StrFormat("the name '%s' is used twice", name));
+          }
+          names->emplace_back(name);
+        }
+        if (read < want) return in.Error("truncated names");
       }
       return absl::OkStatus();
     };
@@ -301,7 +357,9 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
     for (size_t q = 0; q < p.procedures.size(); ++q) p.procedures[q].name = absl::StrCat("p", q);
   }
   if (in.left() != 0) return in.Error("trailing bytes after the problem");
-  if (absl::Status s = Validate(p); !s.ok()) {
+  // Flows already checked are not read again; where one failed, Validate reads them all, to
+  // give the error it gives for the problem as a whole.
+  if (absl::Status s = Validate(p, flows_valid ? p.flows.size() : 0); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s", filename, s.message()));
   }
   return p;

@@ -49,6 +49,9 @@ struct LoadOptions {
 absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options = {});
 
 namespace internal {
+// ParseBinary reads a file's flows this many at a time, the pieces on every core.
+inline constexpr size_t kBinaryFlowsPerPiece = size_t{1} << 14;
+
 // LoadProblem, calling `mapped` where a regular file is mapped, before it is read: a test's
 // way to change the file under a reader.
 absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& options,

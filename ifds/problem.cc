@@ -154,6 +154,28 @@ void FlowTable::Truncate(size_t flows) {
   pairs_.resize(b.pairs);
 }
 
+void FlowTable::Resize(size_t flows, uint64_t kills, uint64_t gens, uint64_t pairs) {
+  CheckEntries(kills, gens, pairs);
+  identity_.resize(flows);
+  kill_end_.resize(flows);
+  gen_end_.resize(flows);
+  pair_end_.resize(flows);
+  kills_.resize(kills);
+  gens_.resize(gens);
+  pairs_.resize(pairs);
+}
+
+FlowTable::Lists FlowTable::Fill(size_t f, bool identity, const Begins& at, uint32_t kills,
+                                 uint32_t gens, uint32_t pairs) {
+  identity_[f] = identity ? 1 : 0;
+  kill_end_[f] = static_cast<uint32_t>(at.kills + kills);
+  gen_end_[f] = static_cast<uint32_t>(at.gens + gens);
+  pair_end_[f] = static_cast<uint32_t>(at.pairs + pairs);
+  return Lists{absl::MakeSpan(kills_.data() + at.kills, kills),
+               absl::MakeSpan(gens_.data() + at.gens, gens),
+               absl::MakeSpan(pairs_.data() + at.pairs, pairs)};
+}
+
 void FlowTable::reserve(size_t flows, size_t pairs, size_t kills, size_t gens) {
   identity_.reserve(flows);
   kill_end_.reserve(flows);
@@ -195,9 +217,12 @@ void FreeCompiledParts(Problem* problem) {
 }
 
 absl::Status ValidateFlows(const Problem& p, size_t first, size_t last) {
-  const uint64_t facts = p.fact_names.size();
-  for (size_t k = first; k < last && k < p.flows.size(); ++k) {
-    const FlowView f = p.flows[k];
+  return ValidateFlows(p.flows, p.fact_names.size(), first, last);
+}
+
+absl::Status ValidateFlows(const FlowTable& flows, uint64_t facts, size_t first, size_t last) {
+  for (size_t k = first; k < last && k < flows.size(); ++k) {
+    const FlowView f = flows[k];
     if (!f.Normalized()) return absl::InvalidArgumentError("a flow function is not normalized");
     for (uint32_t d : f.kills) {
       if (d >= facts) return absl::InvalidArgumentError("a flow function kills an unknown fact");

@@ -204,6 +204,15 @@ class FlowTable {
   Begins begins(size_t f) const {
     return f == 0 ? Begins{} : Begins{kill_end_[f - 1], gen_end_[f - 1], pair_end_[f - 1]};
   }
+  // For a reader that knows every flow's sizes before it reads their lists (a binary file):
+  // Resize makes the table, which must be empty, `flows` flows long with these many entries
+  // in all, and Fill sets each flow in place, in any order, on several threads at once (each
+  // filling flows of its own). Fill gives flow f, whose lists begin at `at` (the entries of the
+  // flows before it) and take these sizes, its flag and ends, and returns its lists' room for
+  // the caller to fill. No flow may be read before it is filled.
+  void Resize(size_t flows, uint64_t kills, uint64_t gens, uint64_t pairs);
+  Lists Fill(size_t f, bool identity, const Begins& at, uint32_t kills, uint32_t gens,
+             uint32_t pairs);
   bool empty() const { return identity_.empty(); }
   FlowView operator[](size_t f) const;
   // Entries of every flow: kills, gens and pairs.
@@ -366,6 +375,8 @@ absl::Status Validate(const Problem& problem);
 // Validate without reading flows [0, flows_checked), which ValidateFlows has checked (they
 // may be gone since: FlowTable::Release). The same errors as Validate's.
 absl::Status ValidateFlows(const Problem& problem, size_t first, size_t last);
+// As ValidateFlows, for flows [first, last) of `flows` in a problem of `facts` facts.
+absl::Status ValidateFlows(const FlowTable& flows, uint64_t facts, size_t first, size_t last);
 absl::Status Validate(const Problem& problem, size_t flows_checked);
 
 // The solution: every (node, fact) such that the fact holds at the node on some realizable

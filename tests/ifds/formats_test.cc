@@ -861,6 +861,146 @@ TEST(BinaryFormatTest, RejectsTruncationLiesAndGarbageWithSpecificMessages) {
   EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("x.bin: byte"));
 }
 
+// Where a binary file's sections begin, from the counts in its header (docs/ifds-format.md):
+// the magic, version and flags, eleven counts, then the arrays and the names.
+struct BinaryLayout {
+  enum { kFacts, kNodes, kProcedures, kFlows, kEdges, kCallSites, kCallees, kSeeds, kKills,
+         kGens, kPairs, kCounts };
+  uint64_t n[kCounts];
+  size_t node_procedure, flow_headers, lists, edges, names;
+
+  explicit BinaryLayout(const std::string& bytes) {
+    std::memcpy(n, bytes.data() + 16, sizeof(n));
+    node_procedure = 16 + sizeof(n);
+    flow_headers = node_procedure + 4 * n[kNodes] + 8 * n[kProcedures];
+    lists = flow_headers + 16 * n[kFlows];
+    edges = lists + 4 * (n[kKills] + n[kGens]) + 8 * n[kPairs];
+    names = edges + 12 * n[kEdges] + 16 * n[kCallSites] + 12 * n[kCallees] + 8 * n[kSeeds];
+  }
+  // Where the record of node k's name (a length word, then its bytes) begins: past the
+  // facts' names and the nodes' before it.
+  size_t NodeRecord(const Problem& p, size_t k) const {
+    size_t at = names;
+    for (std::string_view f : p.fact_names) at += 4 + f.size();
+    for (size_t j = 0; j < k; ++j) at += 4 + p.node_names[j].size();
+    return at;
+  }
+};
+
+void PutWord(std::string* bytes, size_t at, uint32_t word) {
+  std::memcpy(bytes->data() + at, &word, 4);
+}
+
+std::string MessageOf(const absl::StatusOr<Problem>& parsed) {
+  return parsed.ok() ? "" : std::string(parsed.status().message());
+}
+
+TEST(BinaryFormatTest, AFileOfManyPiecesOfFlowsReadsAsItWasWritten) {
+  GeneratorOptions o;
+  o.procedures = 2500;
+  o.front_end_shape = true;
+  o.facts = 24;
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate(o));
+  // Read on every core, in pieces: several and a part.
+  ASSERT_GT(p.flows.size(), 3 * internal::kBinaryFlowsPerPiece);
+  ASSERT_NE(p.flows.size() % internal::kBinaryFlowsPerPiece, 0u);
+  for (const bool names : {true, false}) {
+    const std::string bytes = WriteBinary(p, names);
+    ASSERT_OK_AND_ASSIGN(Problem read, ParseBinary(bytes, "b.bin"));
+    EXPECT_EQ(WriteBinary(read, names), bytes);
+    EXPECT_TRUE(read.flows == p.flows);
+  }
+}
+
+TEST(BinaryFormatTest, AnErrorInTheNamesSaysTheByteWhereItsNameEnds) {
+  // 50 nodes: the names are read 16 at a time, and each is checked as if read alone.
+  std::string text = "facts a b\nprocedure main start s exit e\nnodes main";
+  for (int k = 1; k <= 48; ++k) absl::StrAppend(&text, " n", k);
+  absl::StrAppend(&text, "\nedge s e {a -> b}\nseed s 0\n");
+  ASSERT_OK_AND_ASSIGN(const Problem p, ParseText(text, "in.ifds"));
+  const BinaryLayout layout(WriteBinary(p));
+  // Where node k's record ends.
+  const auto end_of = [&](size_t k) { return layout.NodeRecord(p, k + 1); };
+  for (const size_t k : {1, 15, 16, 17, 31, 32, 40, 49}) {
+    SCOPED_TRACE(k);
+    Problem twice = p;
+    twice.node_names.Set(k, p.node_names[k - 1]);
+    EXPECT_EQ(MessageOf(ParseBinary(WriteBinary(twice), "x.bin")),
+              absl::StrFormat("x.bin: byte %d: the name '%s' is used twice", end_of(k),
+                              p.node_names[k - 1]));
+    Problem spaced = p;
+    spaced.node_names.Set(k, std::string(p.node_names[k]) + " x");
+    const BinaryLayout spaced_layout(WriteBinary(spaced));
+    EXPECT_EQ(MessageOf(ParseBinary(WriteBinary(spaced), "x.bin")),
+              absl::StrFormat("x.bin: byte %d: a name holds characters names may not",
+                              spaced_layout.NodeRecord(spaced, k + 1)));
+    // Cut in its length word, the record is unread; cut in its bytes, its length is read.
+    const std::string whole = WriteBinary(p);
+    const size_t record = layout.NodeRecord(p, k);
+    EXPECT_EQ(MessageOf(ParseBinary(whole.substr(0, record + 2), "x.bin")),
+              absl::StrFormat("x.bin: byte %d: truncated names", record));
+    EXPECT_EQ(MessageOf(ParseBinary(whole.substr(0, record + 4 + p.node_names[k].size() - 1),
+                                    "x.bin")),
+              absl::StrFormat("x.bin: byte %d: truncated names", record + 4));
+  }
+  // The first error in the file's order is the one said, within a batch of names too.
+  Problem both = p;
+  both.node_names.Set(20, "bad name");
+  both.node_names.Set(25, p.node_names[24]);
+  EXPECT_THAT(MessageOf(ParseBinary(WriteBinary(both), "x.bin")),
+              HasSubstr("a name holds characters names may not"));
+  const std::string cut = WriteBinary(both);
+  EXPECT_THAT(MessageOf(ParseBinary(cut.substr(0, BinaryLayout(cut).NodeRecord(both, 26) + 1),
+                                    "x.bin")),
+              HasSubstr("a name holds characters names may not"));
+}
+
+TEST(BinaryFormatTest, AFlowsErrorInALaterPieceIsTheErrorValidateGives) {
+  GeneratorOptions o;
+  o.procedures = 2500;
+  o.front_end_shape = true;
+  o.facts = 24;
+  ASSERT_OK_AND_ASSIGN(const Problem p, Generate(o));
+  ASSERT_GT(p.flows.size(), 3 * internal::kBinaryFlowsPerPiece);
+  const std::string good = WriteBinary(p);
+  const BinaryLayout layout(good);
+  // A flag past 1, in the third piece: the byte after the flag.
+  const size_t flagged = 2 * internal::kBinaryFlowsPerPiece + 5;
+  std::string bytes = good;
+  PutWord(&bytes, layout.flow_headers + 16 * flagged, 2);
+  EXPECT_EQ(MessageOf(ParseBinary(bytes, "x.bin")),
+            absl::StrFormat("x.bin: byte %d: flow identity flag must be 0 or 1",
+                            layout.flow_headers + 16 * flagged + 4));
+  // A flow of the third piece with its first two pairs swapped: not normalized.
+  size_t f = 2 * internal::kBinaryFlowsPerPiece + 7;
+  while (p.flows[f].pairs.size() < 2) ++f;
+  ASSERT_LT(f, p.flows.size());
+  const FlowTable::Begins at = p.flows.begins(f);
+  const size_t pairs_at = layout.lists + 4 * (at.kills + at.gens) + 8 * at.pairs +
+                          4 * (p.flows[f].kills.size() + p.flows[f].gens.size());
+  std::string unsorted = good;
+  std::swap_ranges(unsorted.begin() + static_cast<ptrdiff_t>(pairs_at),
+                   unsorted.begin() + static_cast<ptrdiff_t>(pairs_at + 8),
+                   unsorted.begin() + static_cast<ptrdiff_t>(pairs_at + 8));
+  EXPECT_EQ(MessageOf(ParseBinary(unsorted, "x.bin")),
+            "x.bin: a flow function is not normalized");
+  // Validate's checks before the flows' come first, and those after them come after.
+  std::string earlier = unsorted;
+  const uint32_t start = p.procedures[0].start;
+  PutWord(&earlier, layout.node_procedure + 4 * start, p.node_procedure[start] == 0 ? 1 : 0);
+  EXPECT_THAT(MessageOf(ParseBinary(earlier, "x.bin")),
+              HasSubstr("start and exit must be its own nodes"));
+  std::string later = unsorted;
+  const Edge& e = p.edges[0];
+  uint32_t elsewhere = 0;
+  while (p.node_procedure[elsewhere] == p.node_procedure[e.from]) ++elsewhere;
+  PutWord(&later, layout.edges + 4, elsewhere);
+  EXPECT_EQ(MessageOf(ParseBinary(later, "x.bin")), "x.bin: a flow function is not normalized");
+  later = good;
+  PutWord(&later, layout.edges + 4, elsewhere);
+  EXPECT_THAT(MessageOf(ParseBinary(later, "x.bin")), HasSubstr("crosses procedures"));
+}
+
 // Mangles `input` a few bytes at a time: flips, inserts, deletes, truncations, duplications.
 std::string Mangle(const std::string& input, std::mt19937_64& rng) {
   std::string s = input;
