@@ -1,5 +1,6 @@
 #include "sluice/server/session_protocol.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -30,8 +31,10 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
   // Until it runs, a request holds its message, counted in its client's share: a large one (an
   // execute of many steps, a read of many ranges) reserves it first, as an upload does; a
   // small one is charged (the stream reads no more while the share has no room). A cancel
-  // acts on arrival.
-  const uint64_t bytes = request.ByteSizeLong();
+  // acts on arrival. What is counted is the memory the parsed message holds, which may be
+  // many times its size on the wire: an empty step or range takes 2 bytes there and a message
+  // of its own here.
+  const uint64_t bytes = std::max<uint64_t>(request.ByteSizeLong(), request.SpaceUsedLong());
   TransferBudget::Hold hold;
   if (bytes > kCheapBytes && spec->cancel != OpCancel::kNever) {
     absl::StatusOr<TransferBudget::Hold> reserved =

@@ -12,6 +12,17 @@
 #include "sluice/server/ops/op_table.h"
 
 namespace sluice {
+namespace {
+
+// The memory a chunk of an upload holds in its list: a place in the list (twice over: a list
+// grows by doubling) and its bytes where the place does not hold them.
+uint64_t HeldBytes(const std::string& chunk) {
+  const char* const place = reinterpret_cast<const char*>(&chunk);
+  const bool in_place = chunk.data() >= place && chunk.data() < place + sizeof(chunk);
+  return 2 * sizeof(std::string) + (in_place ? 0 : chunk.capacity());
+}
+
+}  // namespace
 
 bool UploadAssembly::Take(v1::SessionRequest& request, std::vector<Job>* jobs) {
   const bool is_upload = request.op_case() == v1::SessionRequest::kUpload;
@@ -51,6 +62,7 @@ absl::Status UploadAssembly::CheckFirstMessage(const v1::UploadRequest& first, P
                         state.limits.max_ranges));
   }
   up.ranges = RangesFromProto(first.ranges());
+  up.held = up.ranges.capacity() * sizeof(RangeRef);
   up.expected = TotalLength(up.ranges);
   if (up.expected > state.limits.max_request_bytes) {
     return absl::ResourceExhaustedError(
@@ -62,8 +74,8 @@ absl::Status UploadAssembly::CheckFirstMessage(const v1::UploadRequest& first, P
         up.ranges, [&state](uint64_t handle) { return state.QueuedSize(handle); }));
   }
   if (up.expected > kCheapBytes) {
-    // The data is reserved as it arrives.
-    ASSIGN_OR_RETURN(up.hold, state.Transfers().Reserve(0, "an upload"));
+    // Its ranges are reserved now, its data as it arrives.
+    ASSIGN_OR_RETURN(up.hold, state.Transfers().Reserve(up.held, "an upload"));
   }
   return absl::OkStatus();
 }
@@ -115,12 +127,14 @@ void UploadAssembly::Accept(v1::SessionRequest& request, std::vector<Job>* jobs)
                jobs, !last);
   }
   if (n > 0) {
+    const uint64_t held = HeldBytes(chunk.data());
     if (up.expected > kCheapBytes) {
-      if (absl::Status held = up.hold.Extend(n, "an upload"); !held.ok()) {
-        return End(std::move(held), jobs, !last);
+      if (absl::Status room = up.hold.Extend(held, "an upload"); !room.ok()) {
+        return End(std::move(room), jobs, !last);
       }
     }
     up.received += n;
+    up.held += held;
     up.chunks.push_back(std::move(*chunk.mutable_data()));
   }
   if (last) End(absl::OkStatus(), jobs, /*more_may_follow=*/false);
@@ -142,8 +156,8 @@ void UploadAssembly::End(absl::Status error, std::vector<Job>* jobs, bool more_m
   }
   Job job = NewJob(*state_, *FindOp(v1::SessionRequest::kUpload), up.id);
   job.cheap = up.expected <= kCheapBytes;
-  job.staged = up.shared.has_value() ? 0 : up.received;  // shared memory is the client's
-  // Its data's reservation waits with it; a small upload's data is charged now.
+  job.staged = up.held;  // (of shared memory, which is the client's, only its ranges)
+  // Its reservation waits with it; what a small upload holds is charged now.
   job.hold = std::move(up.hold);
   if (job.hold.bytes() < job.staged) job.hold = state_->Transfers().Charge(job.staged);
   job.run = [state = state_, up = std::move(up)](Responses* out) { Write(*state, up, out); };

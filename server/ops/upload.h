@@ -43,7 +43,10 @@ class UploadAssembly {
     uint64_t expected = 0;
     uint64_t received = 0;
     std::vector<std::string> chunks;
-    TransferBudget::Hold hold;  // the daemon's memory for the bytes received
+    // The memory it holds: its ranges, and its chunks with their places in `chunks`
+    // (HeldBytes), more than the bytes received where it comes in many small chunks.
+    uint64_t held = 0;
+    TransferBudget::Hold hold;  // the daemon's memory for what it holds
     std::optional<v1::SharedSpan> shared;  // the data is there instead (shared memory)
   };
 

@@ -191,7 +191,9 @@ TEST_F(SessionProtocolTest, AnUploadInChunksIsReadBackInChunks) {
   }
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_FALSE(jobs[0].cheap);  // over 64 KiB: a transfer that queues
-  EXPECT_EQ(jobs[0].staged, bytes);
+  // Its data, its range and its chunks' places in the list.
+  EXPECT_GE(jobs[0].staged, bytes);
+  EXPECT_LE(jobs[0].staged, bytes + 1024);
   const Responses uploaded = RunAll(std::move(jobs));
   ASSERT_EQ(uploaded.size(), 1u);
   EXPECT_EQ(CodeOf(uploaded[0]), Code::kOk);
@@ -223,6 +225,52 @@ TEST_F(SessionProtocolTest, AReadOfMoreThanAWindowStreamsWindowByWindow) {
   EXPECT_TRUE(out.back().last());
   EXPECT_EQ(CodeOf(out.back()), Code::kOk);
   EXPECT_EQ(DataOf(out, 3), std::string(bytes, '\0'));  // a new buffer reads as zeros
+}
+
+TEST_F(SessionProtocolTest, AQueuedRequestCountsTheMemoryItsParsedMessageHolds) {
+  OpenSession();
+  // 100,000 empty steps, or ranges: 2 bytes each on the wire, a message each once parsed.
+  v1::SessionRequest execute;
+  execute.set_id(2);
+  for (int k = 0; k < 100000; ++k) execute.mutable_execute()->add_prefix();
+  v1::SessionRequest read;
+  read.set_id(3);
+  for (int k = 0; k < 100000; ++k) read.mutable_read()->add_ranges();
+  for (const v1::SessionRequest& request : {execute, read}) {
+    const uint64_t held = request.SpaceUsedLong();
+    ASSERT_GT(held, 10 * request.ByteSizeLong());
+    std::vector<SessionProtocol::Job> jobs = Accept(request);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_GE(jobs[0].hold.bytes(), held);
+    EXPECT_GE(jobs[0].staged, held);
+  }
+}
+
+TEST_F(SessionProtocolTest, AnUploadCountsItsRangesAndEachChunksPlaceBesideItsData) {
+  OpenSession(/*chunk_size=*/64 << 10);
+  ASSERT_EQ(CodeOf(Call(Allocate(2, 1 << 20, 0x70)).back()), Code::kOk);
+  // A chunk of one byte holds a string's place in the list (twice: the list doubles): counted
+  // so, not as its one byte, for a small upload and a large one alike.
+  for (const uint64_t bytes : {uint64_t{4096}, uint64_t{200000}}) {
+    SCOPED_TRACE(bytes);
+    std::vector<SessionProtocol::Job> jobs = Accept(UploadFirst(3, 0x70, bytes, "x", false));
+    for (uint64_t at = 1; at < bytes; ++at) {
+      for (auto& job : Accept(UploadMore(3, "x", at + 1 == bytes))) {
+        jobs.push_back(std::move(job));
+      }
+    }
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_GE(jobs[0].hold.bytes(), bytes * 2 * sizeof(std::string));
+    EXPECT_EQ(jobs[0].hold.bytes(), jobs[0].staged);
+    EXPECT_EQ(CodeOf(RunAll(std::move(jobs)).back()), Code::kOk);
+  }
+  // 65,536 ranges of no bytes: the list of ranges is counted though there is no data.
+  v1::SessionRequest ranges = UploadFirst(4, 0x70, 0, "", true);
+  const v1::Range none = ranges.upload().ranges(0);
+  for (int k = 1; k < 65536; ++k) *ranges.mutable_upload()->add_ranges() = none;
+  std::vector<SessionProtocol::Job> jobs = Accept(ranges);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_GE(jobs[0].hold.bytes(), 65536 * sizeof(RangeRef));
 }
 
 TEST_F(SessionProtocolTest, RequestsBeforeAnOpenAreRefused) {
