@@ -511,17 +511,17 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     close(*f);
   });
   struct stat info;
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+  // A regular file that says it has no bytes may have some (those of /proc): it is read to
+  // its end, as a pipe is.
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
     const uint64_t size = static_cast<uint64_t>(info.st_size);
     if (size > kMaxProblemFileBytes) {
       return too_large();
     }
     // A regular file is read in place where the system maps it, and read otherwise.
-    if (size > 0) {
-      if (absl::StatusOr<MappedFile> file = MappedFile::Map(fd, size); file.ok()) {
-        mapped();
-        return ParseMapped(*file, fd, info, path, options);
-      }
+    if (absl::StatusOr<MappedFile> file = MappedFile::Map(fd, size); file.ok()) {
+      mapped();
+      return ParseMapped(*file, fd, info, path, options);
     }
     // Its size is known, so it is read at once into room of that size.
     // Memory of its own (MappedBuffer), given back to the system as soon as the problem is

@@ -106,8 +106,8 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
   // Every size is checked before anything is generated, in 64 bits, so no option can wrap or
   // run the generator out of memory.
   if (o.procedures == 0) return absl::InvalidArgumentError("at least one procedure");
-  if (uint64_t{o.facts} + 1 >= kMaxFacts) {
-    return absl::InvalidArgumentError(absl::StrFormat("at most %d facts", kMaxFacts - 2));
+  if (uint64_t{o.facts} + 1 > kMaxFacts) {  // the zero fact besides
+    return absl::InvalidArgumentError(absl::StrFormat("at most %d facts", kMaxFacts - 1));
   }
   // Bodies average nodes_per_procedure nodes and are at most twice that long.
   const uint64_t body = 2 * uint64_t{o.nodes_per_procedure} + 1;

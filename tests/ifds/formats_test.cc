@@ -386,6 +386,20 @@ TEST(LoadProblemTest, APipesFirstMegabyteIsCheckedWhole) {
 // A large file is read in ranges on several threads: what they read is the file, byte for byte
 // and in order (a last line's error names the same line and column), wherever the ranges'
 // ends fall.
+TEST(LoadProblemTest, AFileThatSaysItHasNoBytesIsReadToItsEnd) {
+  // A file of /proc says so and has some: they are read, as a pipe's are, and are no problem.
+  const absl::StatusOr<Problem> status = LoadProblem("/proc/self/status");
+  EXPECT_THAT(status, StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(std::string(status.status().message()), HasSubstr("/proc/self/status:1:1:"));
+  // A file that has none is the empty problem, as ever.
+  const testing::ScopedTempDir dir("sluice-empty");
+  const std::string empty = dir.File("empty.ifds");
+  std::FILE* f = std::fopen(empty.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  EXPECT_EQ(LoadProblem(empty).status(), ParseText("", empty).status());
+}
+
 TEST(LoadProblemTest, ALargeFileReadInRangesIsTheFile) {
   ASSERT_OK_AND_ASSIGN(Problem generated, Generate({.procedures = 12, .seeds = 2}));
   const std::vector<std::string> lines = absl::StrSplit(WriteText(generated), '\n');
@@ -830,6 +844,15 @@ TEST(SolutionDigestTest, EqualSolutionsShareADigestAndAnyChangedPairChangesIt) {
   for (const Solution* other : {&fact_changed, &node_changed, &shorter, &swapped}) {
     EXPECT_NE(SolutionDigest(*other), SolutionDigest(a));
   }
+}
+
+TEST(GeneratorTest, MakesAsManyFactsAsAProblemMayHave) {
+  // Every fact a pair may name: the zero fact and kMaxFacts - 1 more.
+  ASSERT_OK_AND_ASSIGN(Problem p, Generate({.procedures = 2, .facts = kMaxFacts - 1,
+                                            .front_end_shape = true}));
+  EXPECT_EQ(p.fact_count(), kMaxFacts);
+  EXPECT_OK(Validate(p));
+  EXPECT_THAT(Generate({.facts = kMaxFacts}), StatusIs(Code::kInvalidArgument));
 }
 
 TEST(BinaryFormatTest, ANamelessFileMayHaveMoreFactsThanWords) {

@@ -252,7 +252,8 @@ TEST_F(IfdsRemoteTest, AbsurdSizesAndNonProblemFilesAreUsageErrorsNotCrashes) {
   EXPECT_EQ(zero_facts.exit_code, 0) << zero_facts.err;
   ASSERT_OK(ifds::ParseText(zero_facts.out, "gen").status());
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
-      {{"gen", "--facts=4294967295"}, "at most 65533 facts"},
+      {{"gen", "--facts=4294967295"}, "at most 65534 facts"},
+      {{"gen", "--facts=65535"}, "at most 65534 facts"},
       {{"gen", "--max-callees=4000000000", "--call-density=1"}, "max_callees must be 1 to"},
       {{"gen", "--procedures=1000000000"}, "can exceed the generator's"},
       {{"gen", "--facts=60000", "--gen-rate=1", "--procedures=1000"}, "flow-function entries"},
