@@ -46,8 +46,9 @@ ResourceTable::~ResourceTable() {
 
 void ResourceTable::ReleaseMemory(const Entry& entry) {
   device_->Free(entry.buffer);
-  bytes_ -= entry.buffer.bytes;
-  if (options_.shared_quota != nullptr) options_.shared_quota->Release(entry.buffer.bytes);
+  const uint64_t counted = Counted(entry.buffer.bytes);
+  bytes_ -= counted;
+  if (options_.shared_quota != nullptr) options_.shared_quota->Release(counted);
 }
 
 namespace {
@@ -60,6 +61,7 @@ absl::Status HandleInUseError(uint64_t handle) {
 }  // namespace
 
 absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes, uint64_t chosen) {
+  const uint64_t counted = Counted(bytes);
   {
     absl::MutexLock lock(&mu_);
     if (chosen != 0 && (live_.contains(chosen) || deferred_.contains(chosen))) {
@@ -69,27 +71,28 @@ absl::StatusOr<uint64_t> ResourceTable::Allocate(uint64_t bytes, uint64_t chosen
       return absl::ResourceExhaustedError(
           absl::StrFormat("session holds the most buffers allowed (%d)", options_.max_buffers));
     }
-    if (bytes > options_.memory_quota || bytes_ > options_.memory_quota - bytes) {
+    if (counted > options_.memory_quota || bytes_ > options_.memory_quota - counted) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "session memory quota: %d bytes requested, %d of %d in use", bytes, bytes_,
+          "session memory quota: %d bytes requested%s, %d of %d in use", bytes,
+          counted == bytes ? "" : absl::StrFormat(" (a buffer counts %d)", counted), bytes_,
           options_.memory_quota));
     }
     if (options_.shared_quota != nullptr) {
       const std::string& quota = options_.shared_quota->name();
       RETURN_IF_ERROR(options_.shared_quota->Reserve(
-          bytes, quota.empty() ? "the client's memory quota" : quota.c_str()));
+          counted, quota.empty() ? "the client's memory quota" : quota.c_str()));
     }
     // Reserve the bytes and the buffer slot now, so that concurrent allocations cannot
     // overshoot either limit together.
-    bytes_ += bytes;
+    bytes_ += counted;
     ++allocating_;
   }
   absl::StatusOr<DeviceBuffer> buffer = device_->Allocate(bytes);
   absl::MutexLock lock(&mu_);
   --allocating_;
   if (!buffer.ok()) {
-    bytes_ -= bytes;
-    if (options_.shared_quota != nullptr) options_.shared_quota->Release(bytes);
+    bytes_ -= counted;
+    if (options_.shared_quota != nullptr) options_.shared_quota->Release(counted);
     if (options_.discreet && absl::IsResourceExhausted(buffer.status())) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the device has no room for %d more bytes now (its memory is shared with other "

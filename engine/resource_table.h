@@ -5,6 +5,7 @@
 #ifndef SLUICE_ENGINE_RESOURCE_TABLE_H_
 #define SLUICE_ENGINE_RESOURCE_TABLE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -80,7 +81,12 @@ class ResourceTable {
   size_t FreeAll();
 
   size_t buffer_count() const;
-  uint64_t bytes_in_use() const;  // includes buffers whose free is deferred
+  uint64_t bytes_in_use() const;  // includes buffers whose free is deferred, as counted
+
+  // A buffer counts at least this many bytes against the quotas: however small, it holds the
+  // device's smallest allocation (CUDA's 512 bytes) and its entry here.
+  static constexpr uint64_t kMinCountedBytes = 512;
+  static uint64_t Counted(uint64_t bytes) { return std::max(bytes, kMinCountedBytes); }
 
  private:
   struct Entry {

@@ -15,7 +15,14 @@ void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies,
   for (const grpc::ByteBuffer& reply : replies) size += reply.Length();
   absl::MutexLock lock(&mu_);
   last_completed_ = std::max(last_completed_, id);
+  if (auto again = entries_.find(id); again != entries_.end()) {
+    Forget(again->second);  // an id given twice: the last replies stand
+  } else if (entries_.size() >= kMaxEntries) {
+    Forget(entries_.begin()->second);
+    entries_.erase(entries_.begin());
+  }
   Entry entry;
+  entry.entry = budget.Charge(kEntryBytes);
   entry.read_only = read_only;
   if (read_only) {
     // A read is run again instead (see Resend): nothing of its replies is held.
@@ -97,6 +104,11 @@ uint64_t ReplyRecord::last_completed() const {
 uint64_t ReplyRecord::bytes() const {
   absl::MutexLock lock(&mu_);
   return bytes_;
+}
+
+size_t ReplyRecord::entries() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
 }
 
 // ---- ResumableSessions ------------------------------------------------------------------------

@@ -37,12 +37,18 @@ namespace sluice {
 // larger ones (an execute's reads) up to kMaxBytes in all, reserved from that budget, the
 // oldest forgotten first.
 // A request whose replies cannot be kept is remembered as completed without them: sent again,
-// it is answered DATA_LOSS. Thread-safe.
+// it is answered DATA_LOSS. Each request remembered costs an entry, charged to the budget as
+// kEntryBytes; past kMaxEntries the oldest are forgotten whole (DATA_LOSS too if sent again),
+// so a client that never settles holds a bounded record however many pings it sends.
+// Thread-safe.
 class ReplyRecord {
  public:
   static constexpr uint64_t kMaxBytes = uint64_t{64} << 20;
   static constexpr uint64_t kSmallBytes = uint64_t{64} << 10;
   static constexpr uint64_t kMaxSmallBytes = uint64_t{1} << 20;
+  static constexpr size_t kMaxEntries = size_t{1} << 16;
+  // An entry's memory, about: a node of the map with its key and Entry.
+  static constexpr uint64_t kEntryBytes = 160;
 
   // What a resent request `id` gets.
   struct Answer {
@@ -60,11 +66,13 @@ class ReplyRecord {
   Answer Resend(uint64_t id) const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t last_completed() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t entries() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
     std::vector<grpc::ByteBuffer> replies;
     TransferBudget::Hold hold;
+    TransferBudget::Hold entry;  // kEntryBytes, for the entry itself
     bool kept = true;
     bool read_only = false;
     bool small = false;  // charged, never refused

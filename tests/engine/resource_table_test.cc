@@ -23,6 +23,7 @@ namespace sluice {
 namespace {
 
 using ::sluice::testing::StatusIs;
+using ::testing::HasSubstr;
 using Code = absl::StatusCode;
 
 class ResourceTableTest : public ::testing::Test {
@@ -91,7 +92,7 @@ TEST_F(ResourceTableTest, AChosenHandleIsTakenUnlessTheTableHoldsIt) {
   const uint64_t used = device_->memory().used;
   EXPECT_THAT(table.Allocate(32, chosen), StatusIs(Code::kAlreadyExists));
   EXPECT_EQ(device_->memory().used, used) << "a refused allocation must hold no memory";
-  EXPECT_EQ(table.bytes_in_use(), 16u);
+  EXPECT_EQ(table.bytes_in_use(), ResourceTable::kMinCountedBytes);  // 16 bytes count 512
   {
     // Freed while pinned, the handle still names memory: it is not handed out again yet.
     ASSERT_OK_AND_ASSIGN(ResourceTable::Pins pins, table.Pin(std::vector<uint64_t>{chosen}));
@@ -115,13 +116,36 @@ TEST_F(ResourceTableTest, PinOfAnUnknownHandlePinsNothingAndSaysWhich) {
 }
 
 TEST_F(ResourceTableTest, QuotaAndBufferLimitAreResourceExhausted) {
-  ResourceTable table(device_.get(), {.memory_quota = 100, .max_buffers = 3});
-  ASSERT_OK(table.Allocate(60).status());
-  EXPECT_THAT(table.Allocate(41), StatusIs(Code::kResourceExhausted));
-  ASSERT_OK(table.Allocate(40).status());
+  ResourceTable table(device_.get(), {.memory_quota = 2048, .max_buffers = 3});
+  ASSERT_OK(table.Allocate(1000).status());
+  EXPECT_THAT(table.Allocate(1049), StatusIs(Code::kResourceExhausted));
+  ASSERT_OK(table.Allocate(536).status());
+  ASSERT_OK(table.Allocate(0).status());  // counts 512: the quota is full
+  EXPECT_THAT(table.Allocate(0), StatusIs(Code::kResourceExhausted, HasSubstr("most buffers")));
+  EXPECT_EQ(table.bytes_in_use(), 2048u);
+}
+
+TEST_F(ResourceTableTest, ABufferCountsAtLeastTheSmallestAllocationAgainstEveryQuota) {
+  // However small, a buffer holds the device's smallest allocation and an entry: an empty
+  // one counts 512 bytes, in the session's quota and the client's.
+  const uint64_t each = ResourceTable::kMinCountedBytes;
+  auto client = std::make_shared<MemoryAccountant>(100 * each);
+  ResourceTable table(device_.get(), {.memory_quota = 10 * each, .shared_quota = client});
+  std::vector<uint64_t> handles;
+  for (int k = 0; k < 10; ++k) {
+    ASSERT_OK_AND_ASSIGN(uint64_t h, table.Allocate(k % 2 == 0 ? 0 : 1));
+    handles.push_back(h);
+  }
+  EXPECT_EQ(table.bytes_in_use(), 10 * each);
+  EXPECT_EQ(client->used(), 10 * each);
+  EXPECT_THAT(table.Allocate(0), StatusIs(Code::kResourceExhausted,
+                                          HasSubstr("0 bytes requested (a buffer counts 512)")));
+  ASSERT_OK(table.Free(handles.back()));
+  EXPECT_EQ(client->used(), 9 * each);
   ASSERT_OK(table.Allocate(0).status());
-  EXPECT_THAT(table.Allocate(0), StatusIs(Code::kResourceExhausted));
-  EXPECT_EQ(table.bytes_in_use(), 100u);
+  ResourceTable other(device_.get(), {.shared_quota = client});
+  for (int k = 0; k < 90; ++k) ASSERT_OK(other.Allocate(0).status());
+  EXPECT_THAT(other.Allocate(0), StatusIs(Code::kResourceExhausted));
 }
 
 TEST_F(ResourceTableTest, ADiscreetTableSaysNothingOfOtherSessionsUseOfTheDevice) {

@@ -25,6 +25,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/log.h"
+#include "sluice/engine/resource_table.h"
+#include "sluice/server/grpc/resumable_sessions.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
@@ -282,6 +284,40 @@ TEST_F(DocsTest, EveryLogRateTheDocsStateIsTheOneTheLogKeeps) {
     }
   }
   EXPECT_GE(stated, 3) << "daemon.md and operations.md state the rate";
+}
+
+TEST_F(DocsTest, TheLeastABufferCountsIsTheOneTheQuotasCount) {
+  // "a buffer counts at least 512 bytes": ResourceTable::kMinCountedBytes.
+  const std::regex least("buffer\\s+counts\\s+at\\s+least\\s+([0-9]+)\\s+bytes");
+  int stated = 0;
+  for (const auto& [path, page] : *pages_) {
+    for (std::sregex_iterator it(page.begin(), page.end(), least), end; it != end; ++it) {
+      ++stated;
+      EXPECT_EQ((*it)[1].str(), std::to_string(ResourceTable::kMinCountedBytes))
+          << path << ": " << it->str();
+    }
+  }
+  const std::string proto = ReadFile(kRoot / "proto/sluice/v1/sluice.proto");
+  for (std::sregex_iterator it(proto.begin(), proto.end(), least), end; it != end; ++it) {
+    ++stated;
+    EXPECT_EQ((*it)[1].str(), std::to_string(ResourceTable::kMinCountedBytes)) << it->str();
+  }
+  EXPECT_GE(stated, 2) << "daemon.md and sluice.proto state it";
+}
+
+TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
+  // "each request it remembers counts 160 bytes ..., and it remembers the last 65536 at most".
+  const std::regex bound("remembers\\s+counts\\s+([0-9]+)\\s+bytes[^.]*?the\\s+last\\s+"
+                         "([0-9]+)\\s+at\\s+most");
+  int stated = 0;
+  for (const auto& [path, page] : *pages_) {
+    for (std::sregex_iterator it(page.begin(), page.end(), bound), end; it != end; ++it) {
+      ++stated;
+      EXPECT_EQ((*it)[1].str(), std::to_string(ReplyRecord::kEntryBytes)) << path;
+      EXPECT_EQ((*it)[2].str(), std::to_string(ReplyRecord::kMaxEntries)) << path;
+    }
+  }
+  EXPECT_GE(stated, 1) << "daemon.md states it";
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
