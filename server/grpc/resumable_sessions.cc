@@ -22,7 +22,7 @@ void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies,
     entries_.erase(entries_.begin());
   }
   Entry entry;
-  entry.entry = budget.Charge(kEntryBytes);
+  if (entries_.size() >= kFreeEntries) entry.entry = budget.Charge(kEntryBytes);
   entry.read_only = read_only;
   if (read_only) {
     // A read is run again instead (see Resend): nothing of its replies is held.
@@ -201,6 +201,11 @@ absl::StatusOr<ResumableSessions::Parked> ResumableSessions::Take(const std::str
   {
     auto it = entries_.find(token);
     if (it == entries_.end() || it->second.owner != owner || dropping_) return not_found;
+    if (it->second.resume_waits) {
+      return absl::UnavailableError(
+          "another stream is resuming this session now; resume again once it has");
+    }
+    it->second.resume_waits = true;
     if (!it->second.parked.has_value() && !it->second.letting_go &&
         it->second.holder != nullptr) {
       // Under the lock, so that the holder cannot park and go meanwhile (LetGo does not block
@@ -215,6 +220,7 @@ absl::StatusOr<ResumableSessions::Parked> ResumableSessions::Take(const std::str
   };
   mu_.AwaitWithDeadline(absl::Condition(&parked), deadline);
   auto it = entries_.find(token);
+  if (it != entries_.end()) it->second.resume_waits = false;
   if (it == entries_.end() || it->second.owner != owner || dropping_) return not_found;
   if (!it->second.parked.has_value()) {
     return absl::UnavailableError(absl::StrFormat(

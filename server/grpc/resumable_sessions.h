@@ -37,9 +37,10 @@ namespace sluice {
 // larger ones (an execute's reads) up to kMaxBytes in all, reserved from that budget, the
 // oldest forgotten first.
 // A request whose replies cannot be kept is remembered as completed without them: sent again,
-// it is answered DATA_LOSS. Each request remembered costs an entry, charged to the budget as
+// it is answered DATA_LOSS. Each request remembered costs an entry: kFreeEntries of them are
+// part of what any session costs the daemon, and each past those is charged to the budget as
 // kEntryBytes; past kMaxEntries the oldest are forgotten whole (DATA_LOSS too if sent again),
-// so a client that never settles holds a bounded record however many pings it sends.
+// so a client that never settles holds a bounded record, counted, however many pings it sends.
 // Thread-safe.
 class ReplyRecord {
  public:
@@ -47,6 +48,7 @@ class ReplyRecord {
   static constexpr uint64_t kSmallBytes = uint64_t{64} << 10;
   static constexpr uint64_t kMaxSmallBytes = uint64_t{1} << 20;
   static constexpr size_t kMaxEntries = size_t{1} << 16;
+  static constexpr size_t kFreeEntries = 256;
   // An entry's memory, about: a node of the map with its key and Entry.
   static constexpr uint64_t kEntryBytes = 160;
 
@@ -72,7 +74,7 @@ class ReplyRecord {
   struct Entry {
     std::vector<grpc::ByteBuffer> replies;
     TransferBudget::Hold hold;
-    TransferBudget::Hold entry;  // kEntryBytes, for the entry itself
+    TransferBudget::Hold entry;  // kEntryBytes for the entry itself, past kFreeEntries
     bool kept = true;
     bool read_only = false;
     bool small = false;  // charged, never refused
@@ -127,7 +129,9 @@ class ResumableSessions final : public StreamWatch::Watched {
   // Takes the session `token` names for a new stream of `owner` (held by `holder` from now
   // on), waiting up to `wait` for a stream that still holds it to let go. NotFound when no
   // session of `owner` is under `token` (the same for another tenant's token: nothing is
-  // revealed); Unavailable when the old stream did not let go in time.
+  // revealed); Unavailable when the old stream did not let go in time, and at once when
+  // another stream waits to resume it already (one waits at a time: the wait takes a thread
+  // of the daemon's, which a client's many resumes must not take from other clients).
   absl::StatusOr<Parked> Take(const std::string& token, const std::string& owner,
                               Holder* holder, absl::Duration wait) ABSL_LOCKS_EXCLUDED(mu_);
   // Frees every parked session, and from now on frees what is parked at once (a drain).
@@ -155,6 +159,7 @@ class ResumableSessions final : public StreamWatch::Watched {
     std::optional<Parked> parked;    // set while it waits
     absl::Time expires = absl::InfiniteFuture();  // parked: when its grace ends
     bool letting_go = false;         // asked to let go for a resume
+    bool resume_waits = false;       // a stream waits in Take to resume it
   };
   // Frees `parked` off the caller's thread (freeing buffers may wait for the device), logging
   // that each closed for `why`.

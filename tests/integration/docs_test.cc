@@ -306,15 +306,17 @@ TEST_F(DocsTest, TheLeastABufferCountsIsTheOneTheQuotasCount) {
 }
 
 TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
-  // "each request it remembers counts 160 bytes ..., and it remembers the last 65536 at most".
-  const std::regex bound("remembers\\s+counts\\s+([0-9]+)\\s+bytes[^.]*?the\\s+last\\s+"
-                         "([0-9]+)\\s+at\\s+most");
+  // "each request it remembers beyond 256 at once counts 160 bytes ..., and it remembers the
+  // last 65536 at most".
+  const std::regex bound("remembers\\s+beyond\\s+([0-9]+)\\s+at\\s+once\\s+counts\\s+"
+                         "([0-9]+)\\s+bytes[^.]*?the\\s+last\\s+([0-9]+)\\s+at\\s+most");
   int stated = 0;
   for (const auto& [path, page] : *pages_) {
     for (std::sregex_iterator it(page.begin(), page.end(), bound), end; it != end; ++it) {
       ++stated;
-      EXPECT_EQ((*it)[1].str(), std::to_string(ReplyRecord::kEntryBytes)) << path;
-      EXPECT_EQ((*it)[2].str(), std::to_string(ReplyRecord::kMaxEntries)) << path;
+      EXPECT_EQ((*it)[1].str(), std::to_string(ReplyRecord::kFreeEntries)) << path;
+      EXPECT_EQ((*it)[2].str(), std::to_string(ReplyRecord::kEntryBytes)) << path;
+      EXPECT_EQ((*it)[3].str(), std::to_string(ReplyRecord::kMaxEntries)) << path;
     }
   }
   EXPECT_GE(stated, 1) << "daemon.md states it";
