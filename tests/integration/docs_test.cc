@@ -130,6 +130,16 @@ std::set<std::string> OtherFlags() {
   return flags;
 }
 
+// Each match of `re` in `text`: its groups, the whole match first.
+std::vector<std::vector<std::string>> Statements(const std::string& text, const std::regex& re) {
+  std::vector<std::vector<std::string>> statements;
+  for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it) {
+    std::vector<std::string>& groups = statements.emplace_back();
+    for (const std::ssub_match& group : *it) groups.push_back(group.str());
+  }
+  return statements;
+}
+
 class DocsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { pages_ = new std::map<std::string, std::string>(Pages()); }
@@ -148,6 +158,17 @@ class DocsTest : public ::testing::Test {
       }
     }
     return named;
+  }
+  // Every (page, groups) where a match of `re`, anywhere in the page, has those groups.
+  static std::vector<std::pair<std::string, std::vector<std::string>>> Stated(
+      const std::regex& re) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> stated;
+    for (const auto& [path, page] : *pages_) {
+      for (std::vector<std::string>& groups : Statements(page, re)) {
+        stated.emplace_back(path, std::move(groups));
+      }
+    }
+    return stated;
   }
 
   static std::map<std::string, std::string>* pages_;
@@ -275,34 +296,26 @@ TEST_F(DocsTest, EveryMetricTheDocsNameIsExportedAtSluicedsMetrics) {
 TEST_F(DocsTest, EveryLogRateTheDocsStateIsTheOneTheLogKeeps) {
   // "a burst of 20 lines, then 2 a second": base/log.h's kLogBurst and kLogPerSecond.
   const std::regex rate("burst\\s+of\\s+([0-9]+)(\\s+lines)?,?\\s+(and\\s+)?then\\s+([0-9]+)");
-  int stated = 0;
-  for (const auto& [path, page] : *pages_) {
-    for (std::sregex_iterator it(page.begin(), page.end(), rate), end; it != end; ++it) {
-      ++stated;
-      EXPECT_EQ((*it)[1].str(), std::to_string(kLogBurst)) << path << ": " << it->str();
-      EXPECT_EQ((*it)[4].str(), std::to_string(kLogPerSecond)) << path << ": " << it->str();
-    }
+  const auto stated = Stated(rate);
+  for (const auto& [path, said] : stated) {
+    EXPECT_EQ(said[1], std::to_string(kLogBurst)) << path << ": " << said[0];
+    EXPECT_EQ(said[4], std::to_string(kLogPerSecond)) << path << ": " << said[0];
   }
-  EXPECT_GE(stated, 3) << "daemon.md and operations.md state the rate";
+  EXPECT_GE(stated.size(), 3u) << "daemon.md and operations.md state the rate";
 }
 
 TEST_F(DocsTest, TheLeastABufferCountsIsTheOneTheQuotasCount) {
   // "a buffer counts at least 512 bytes": ResourceTable::kMinCountedBytes.
   const std::regex least("buffer\\s+counts\\s+at\\s+least\\s+([0-9]+)\\s+bytes");
-  int stated = 0;
-  for (const auto& [path, page] : *pages_) {
-    for (std::sregex_iterator it(page.begin(), page.end(), least), end; it != end; ++it) {
-      ++stated;
-      EXPECT_EQ((*it)[1].str(), std::to_string(ResourceTable::kMinCountedBytes))
-          << path << ": " << it->str();
-    }
+  auto stated = Stated(least);
+  for (std::vector<std::string>& said :
+       Statements(ReadFile(kRoot / "proto/sluice/v1/sluice.proto"), least)) {
+    stated.emplace_back("sluice.proto", std::move(said));
   }
-  const std::string proto = ReadFile(kRoot / "proto/sluice/v1/sluice.proto");
-  for (std::sregex_iterator it(proto.begin(), proto.end(), least), end; it != end; ++it) {
-    ++stated;
-    EXPECT_EQ((*it)[1].str(), std::to_string(ResourceTable::kMinCountedBytes)) << it->str();
+  for (const auto& [path, said] : stated) {
+    EXPECT_EQ(said[1], std::to_string(ResourceTable::kMinCountedBytes)) << path << ": " << said[0];
   }
-  EXPECT_GE(stated, 2) << "daemon.md and sluice.proto state it";
+  EXPECT_GE(stated.size(), 2u) << "daemon.md and sluice.proto state it";
 }
 
 TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
@@ -310,16 +323,13 @@ TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
   // last 65536 at most".
   const std::regex bound("remembers\\s+beyond\\s+([0-9]+)\\s+at\\s+once\\s+counts\\s+"
                          "([0-9]+)\\s+bytes[^.]*?the\\s+last\\s+([0-9]+)\\s+at\\s+most");
-  int stated = 0;
-  for (const auto& [path, page] : *pages_) {
-    for (std::sregex_iterator it(page.begin(), page.end(), bound), end; it != end; ++it) {
-      ++stated;
-      EXPECT_EQ((*it)[1].str(), std::to_string(ReplyRecord::kFreeEntries)) << path;
-      EXPECT_EQ((*it)[2].str(), std::to_string(ReplyRecord::kEntryBytes)) << path;
-      EXPECT_EQ((*it)[3].str(), std::to_string(ReplyRecord::kMaxEntries)) << path;
-    }
+  const auto stated = Stated(bound);
+  for (const auto& [path, said] : stated) {
+    EXPECT_EQ(said[1], std::to_string(ReplyRecord::kFreeEntries)) << path;
+    EXPECT_EQ(said[2], std::to_string(ReplyRecord::kEntryBytes)) << path;
+    EXPECT_EQ(said[3], std::to_string(ReplyRecord::kMaxEntries)) << path;
   }
-  EXPECT_GE(stated, 1) << "daemon.md states it";
+  EXPECT_GE(stated.size(), 1u) << "daemon.md states it";
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
