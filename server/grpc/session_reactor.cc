@@ -534,33 +534,47 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
   {
     std::shared_ptr<ReplyRecord> record;
     uint64_t resume_point = 0;
+    std::optional<uint64_t> last_id;
     {
       absl::MutexLock lock(&mu_);
       record = record_;
       resume_point = resume_point_;
+      last_id = last_request_id_;
+      if (record != nullptr && !job.open && (!last_id.has_value() || job.id > *last_id)) {
+        last_request_id_ = job.id;
+      }
     }
-    if (record != nullptr && job.id <= resume_point && !job.open) {
+    // Answers the request with `status` alone, not running it.
+    const auto answer = [&](const absl::Status& status) {
+      SessionProtocol::Responses reply(1);
+      reply[0].set_id(job.id);
+      reply[0].set_last(true);
+      ToProto(status, reply[0].mutable_status());
+      serialized.resize(1);
+      bool own = false;
+      grpc::SerializationTraits<v1::SessionResponse>::Serialize(reply[0], &serialized[0], &own);
+      protocol_.Skip(job);
+      answered = true;
+    };
+    if (record != nullptr && !job.open && last_id.has_value() && job.id <= *last_id) {
+      // Its replies would be recorded under an id already answered, or sent again it would be
+      // taken for one that ran: refused, never run.
+      answer(absl::InvalidArgumentError(absl::StrFormat(
+          "request id %d does not increase: a resumable session's request ids must increase "
+          "(the last on this stream was %d)",
+          job.id, *last_id)));
+    } else if (record != nullptr && job.id <= resume_point && !job.open) {
       // Sent again after a resume: never run twice.
-      ReplyRecord::Answer answer = record->Resend(job.id);
-      if (answer.kind != ReplyRecord::Answer::kRun) {
-        if (answer.kind == ReplyRecord::Answer::kReplay) {
-          serialized = std::move(answer.replies);
-        } else {
-          SessionProtocol::Responses lost(1);
-          lost[0].set_id(job.id);
-          lost[0].set_last(true);
-          ToProto(absl::DataLossError(absl::StrFormat(
-                      "request %d completed before the stream broke, but its replies were not "
-                      "kept (over %d bytes, or not settled): its outcome is unknown",
-                      job.id, ReplyRecord::kMaxBytes)),
-                  lost[0].mutable_status());
-          serialized.resize(1);
-          bool own = false;
-          grpc::SerializationTraits<v1::SessionResponse>::Serialize(lost[0], &serialized[0],
-                                                                  &own);
-        }
+      ReplyRecord::Answer again = record->Resend(job.id);
+      if (again.kind == ReplyRecord::Answer::kReplay) {
+        serialized = std::move(again.replies);
         protocol_.Skip(job);
         answered = true;
+      } else if (again.kind == ReplyRecord::Answer::kLost) {
+        answer(absl::DataLossError(absl::StrFormat(
+            "request %d completed before the stream broke, but its replies were not kept (over "
+            "%d bytes, or not settled): its outcome is unknown",
+            job.id, ReplyRecord::kMaxBytes)));
       }
     }
   }

@@ -251,6 +251,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   std::string token_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ReplyRecord> record_ ABSL_GUARDED_BY(mu_);
   uint64_t resume_point_ ABSL_GUARDED_BY(mu_) = 0;
+  // The id of this stream's last request in a resumable session (its open aside): the next must
+  // be larger.
+  std::optional<uint64_t> last_request_id_ ABSL_GUARDED_BY(mu_);
   bool let_go_ ABSL_GUARDED_BY(mu_) = false;  // another stream resumes the session
   // The stream was ended for itself (evicted before its open finished), not its session.
   bool stream_only_end_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,7 +1,8 @@
 // Sessions that survive a dropped connection, against the real sluiced: a solve whose
 // connection is cut mid-window (through a proxy) finishes with the reference solver's answer;
 // a session whose resume's link is cut as the daemon answers it resumes again; requests whose
-// outcome was unknown are answered from the daemon's record, never run twice; a resume token
+// outcome was unknown are answered from the daemon's record, never run twice, and one whose id
+// does not increase is refused; a resume token
 // works only for its own tenant; a stream that still holds the session lets go of it; and a
 // session whose client does not come back is freed after the grace.
 #include <signal.h>
@@ -253,16 +254,31 @@ TEST(ResumeTest, RequestsCompletedBeforeTheBreakAreAnsweredFromTheRecordNotRunAg
   EXPECT_EQ(Word(again), 2u) << "the add of request 4 ran once";
   // A new request runs as usual.
   ASSERT_OK(second.Call(add, 11));
-  ASSERT_OK_AND_ASSIGN(std::string after, second.Read(word, 0, 4));
+  second.SetNextId(12);
+  ASSERT_OK_AND_ASSIGN(std::string after, second.Read(word, 0, 4));  // id 12
   EXPECT_EQ(Word(after), 3u);
-  // A request the client had settled and sends again is not run either: its outcome is
-  // unknown to the daemon by then (DATA_LOSS), never a second run.
   v1::SessionRequest settled = AddOne(word);
   settled.set_settled_through(11);
   ASSERT_OK(second.Call(settled, 13));
-  EXPECT_THAT(second.Call(add, 3), StatusIs(Code::kDataLoss, HasSubstr("outcome is unknown")));
-  ASSERT_OK_AND_ASSIGN(std::string last, second.Read(word, 0, 4));
-  EXPECT_EQ(Word(last), 4u);
+  // Ids must increase: a request whose id does not is refused, never run (its replies would
+  // be recorded under an id already answered).
+  EXPECT_THAT(second.Call(add, 13), StatusIs(Code::kInvalidArgument, HasSubstr("increase")));
+  EXPECT_THAT(second.Call(add, 7), StatusIs(Code::kInvalidArgument, HasSubstr("increase")));
+  second.SetNextId(14);
+  ASSERT_OK_AND_ASSIGN(std::string last, second.Read(word, 0, 4));  // id 14
+  EXPECT_EQ(Word(last), 4u) << "the adds refused did not run";
+  second.Cancel();  // lost again
+
+  // A request the client had settled and sends again is not run either: its outcome is
+  // unknown to the daemon by then (DATA_LOSS), never a second run.
+  RawSession third(daemon->address());
+  third.SetNextId(20);
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse again_resumed,
+                       third.OpenResumable(opened.resume_token()));
+  EXPECT_EQ(again_resumed.last_completed_id(), 14u);
+  EXPECT_THAT(third.Call(add, 3), StatusIs(Code::kDataLoss, HasSubstr("outcome is unknown")));
+  ASSERT_OK_AND_ASSIGN(std::string end, third.Read(word, 0, 4));  // id 21
+  EXPECT_EQ(Word(end), 4u);
 }
 
 TEST(ResumeTest, AStreamThatStillHoldsTheSessionLetsGoOfIt) {
