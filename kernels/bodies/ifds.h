@@ -547,17 +547,25 @@ struct Results {
 };
 template <uint32_t S>
 struct ResultsPass {
+  // The word of `marks` that holds the pair of path edge `key`: false when its node is another
+  // window's (`*word` is then `kOtherWindow`) or its fact does not fit a row.
+  static constexpr uint64_t kOtherWindow = ~uint64_t{0};
+  SLUICE_HD static bool WordOf(const KernelArgs& a, const DeviceSpan<uint32_t>& marks,
+                               uint64_t key, uint64_t* word) {
+    const uint64_t n = Top(key), d2 = Mid(key);
+    const uint64_t first = a.param[ResultWindow::kFirstNode];
+    *word = kOtherWindow;
+    if (n < first || n - first >= a.param[ResultWindow::kNodes]) return false;
+    const uint64_t row = a.param[ResultWindow::kWordsPerNode];
+    *word = (n - first) * row + d2 / 32;
+    return d2 < 32 * row && marks.Contains(*word);
+  }
   // Marks the pair of path edge `key`; false when its fact does not fit a row.
   SLUICE_HD static bool Mark(const KernelArgs& a, const DeviceSpan<uint32_t>& marks,
                              uint64_t key) {
-    const uint64_t n = Top(key), d2 = Mid(key);
-    const uint64_t first = a.param[ResultWindow::kFirstNode];
-    if (n < first || n - first >= a.param[ResultWindow::kNodes]) return true;  // another window
-    const uint64_t row = a.param[ResultWindow::kWordsPerNode];
-    if (d2 >= 32 * row) return false;
-    const uint64_t word = (n - first) * row + d2 / 32;
-    if (!marks.Contains(word)) return false;
-    const uint32_t bit = 1u << (d2 % 32);
+    uint64_t word;
+    if (!WordOf(a, marks, key, &word)) return word == kOtherWindow;
+    const uint32_t bit = 1u << (Mid(key) % 32);
     // Most pairs are marked already (a pair is the end of many path edges): read first.
     if ((atomics::Load(&marks[word]) & bit) == 0) atomics::FetchOr(&marks[word], bit);
     return true;
@@ -569,13 +577,23 @@ struct ResultsPass {
       a.RaiseStatus(Results::kResultState, kStatusIndexOutOfBounds);
     }
   }
+  // The table is read in order, the marks at random (a bitmap larger than the caches, at
+  // scale): each key's word is prefetched and marked kDepth keys later.
   static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
     const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
     const DeviceSpan<uint32_t> marks = a.As<uint32_t>(Results::kMarks);
     bool ok = true;
+    Staggered<uint64_t> queue;
+    const auto mark = [&](uint64_t key) { ok = Mark(a, marks, key) && ok; };
     for (uint64_t t = begin; t < end && table.Contains(t); ++t) {
-      if (table[t] != kEmpty) ok = Mark(a, marks, table[t]) && ok;
+      const uint64_t key = table[t];
+      if (key == kEmpty) continue;
+      uint64_t word;
+      const void* probe = &table[t];  // a key of another window: nothing to fetch
+      if (WordOf(a, marks, key, &word)) probe = &marks[word];
+      queue.Push(key, probe, mark);
     }
+    queue.Drain(mark);
     if (!ok) a.RaiseStatus(Results::kResultState, kStatusIndexOutOfBounds);
   }
 };

@@ -1,6 +1,8 @@
 // The IFDS bodies' encodings and the calls bitmap, checked on their own (the differential tests
 // check the solver they make up).
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -66,12 +68,14 @@ TEST(IfdsBodiesTest, CallsPastTheBitmapAreMadeEveryTime) {
 }
 
 // Runs ifds_results' passes, then ifds_results_list's, on one index at a time (as a GPU's
-// threads do), over the window `params` of `segment0` (the other segments empty).
+// threads do), over the window `params` of `segment0` (the other segments empty); with
+// `by_ranges` the marking pass runs as the CPU launcher runs it, in ranges of `range` indexes.
 struct ResultsRun {
   std::vector<uint32_t> marks, counts, state = {0, 0};
   std::vector<uint64_t> out;
 
-  ResultsRun(std::vector<uint64_t>& segment0, const std::vector<uint64_t>& params) {
+  ResultsRun(std::vector<uint64_t>& segment0, const std::vector<uint64_t>& params,
+             bool by_ranges = false, uint64_t range = 1000) {
     const uint64_t words = params[ResultWindow::kNodes] * params[ResultWindow::kWordsPerNode];
     const uint64_t blocks = ResultWindow::Blocks(words);
     marks.assign(words, 0);
@@ -84,7 +88,14 @@ struct ResultsRun {
         BindingView{reinterpret_cast<uint8_t*>(counts.data()), 4 * counts.size()};
     a.binding[Results::kResultState] = BindingView{reinterpret_cast<uint8_t*>(state.data()), 8};
     for (size_t i = 0; i < params.size(); ++i) a.param[i] = params[i];
-    for (uint64_t t = 0; t < segment0.size(); ++t) ResultsPass<0>::Run(a, t, segment0.size());
+    if (by_ranges) {
+      for (uint64_t t = 0; t < segment0.size(); t += range) {
+        ResultsPass<0>::RunRange(a, t, std::min<uint64_t>(t + range, segment0.size()),
+                                 segment0.size());
+      }
+    } else {
+      for (uint64_t t = 0; t < segment0.size(); ++t) ResultsPass<0>::Run(a, t, segment0.size());
+    }
     for (uint64_t b = 0; b < blocks; ++b) ResultsCount::Run(a, b, blocks);
     ResultsOffsets::Run(a, 0, 1);
     out.assign(state[1], 0);
@@ -98,7 +109,9 @@ struct ResultsRun {
   }
 };
 
-TEST(IfdsBodiesTest, ResultsAreTheWindowsDistinctPairsInOrder) {
+class IfdsResultsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(IfdsResultsTest, ResultsAreTheWindowsDistinctPairsInOrder) {
   // Rows of 3 words (facts up to 95), a window of nodes 10 to 1509: 4500 words, three blocks.
   std::vector<uint64_t> segment = {kEmpty,
                                    PackPe(1, 12, 95),
@@ -110,7 +123,7 @@ TEST(IfdsBodiesTest, ResultsAreTheWindowsDistinctPairsInOrder) {
                                    PackPe(0, 700, 31),
                                    PackPe(0, 700, 32),
                                    kEmpty};
-  const ResultsRun run(segment, {10, 1500, 3});
+  const ResultsRun run(segment, {10, 1500, 3}, GetParam(), 3);
   EXPECT_EQ(run.state[0], 0u) << "no fact past its row";
   EXPECT_EQ(run.state[1], 5u);
   EXPECT_EQ(run.counts.back(), 5u);
@@ -119,13 +132,39 @@ TEST(IfdsBodiesTest, ResultsAreTheWindowsDistinctPairsInOrder) {
   EXPECT_EQ(run.out, expected);
 }
 
-TEST(IfdsBodiesTest, AFactPastItsRowIsReportedNotMarked) {
+TEST_P(IfdsResultsTest, AFactPastItsRowIsReportedNotMarked) {
   std::vector<uint64_t> segment = {PackPe(0, 3, 32), PackPe(0, 4, 1)};  // rows of one word
-  const ResultsRun run(segment, {0, 8, 1});
+  const ResultsRun run(segment, {0, 8, 1}, GetParam());
   EXPECT_EQ(run.state[0], kStatusIndexOutOfBounds);
   EXPECT_EQ(run.state[1], 1u);
   EXPECT_EQ(run.out, std::vector<uint64_t>{(4u << 16) | 1});
 }
+
+// The CPU's ranges mark each key many keys after they read it (its word fetched first): they
+// must mark what the threads mark, and report what they report, whatever the ranges' edges.
+TEST_P(IfdsResultsTest, ManyKeysInRangesMarkWhatOneThreadAKeyMarks) {
+  std::mt19937_64 random(20261206);
+  std::vector<uint64_t> segment(20000, kEmpty);
+  for (uint64_t& key : segment) {
+    if (random() % 4 == 0) continue;
+    // Nodes 0 to 2999, the window 500 to 2499; facts up to 70, rows of 2 words (64 facts).
+    key = PackPe(random() % 40, random() % 3000, random() % 71);
+  }
+  for (const uint64_t range : {1, 7, 16, 17, 4096, 20000}) {
+    const ResultsRun threads(segment, {500, 2000, 2});
+    const ResultsRun ranges(segment, {500, 2000, 2}, GetParam(), range);
+    EXPECT_EQ(ranges.state, threads.state) << range;
+    EXPECT_EQ(ranges.marks, threads.marks) << range;
+    EXPECT_EQ(ranges.out, threads.out) << range;
+    EXPECT_EQ(threads.state[0], kStatusIndexOutOfBounds) << "facts 64 to 70 do not fit";
+    EXPECT_GT(threads.out.size(), 5000u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreadsOrRanges, IfdsResultsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Ranges" : "Threads";
+                         });
 
 }  // namespace
 }  // namespace sluice::kernels::ifds
