@@ -578,12 +578,12 @@ struct ResultsPass {
     }
   }
   // The table is read in order, the marks at random (a bitmap larger than the caches, at
-  // scale): each key's word is prefetched and marked kDepth keys later.
+  // scale): each key's word is prefetched and marked 32 keys later (16: 20% slower at 5M).
   static void RunRange(const KernelArgs& a, uint64_t begin, uint64_t end, uint64_t) {
     const DeviceSpan<uint64_t> table = a.As<uint64_t>(Results::kSegment0 + static_cast<int>(S));
     const DeviceSpan<uint32_t> marks = a.As<uint32_t>(Results::kMarks);
     bool ok = true;
-    Staggered<uint64_t> queue;
+    Staggered<uint64_t, 32> queue;
     const auto mark = [&](uint64_t key) { ok = Mark(a, marks, key) && ok; };
     for (uint64_t t = begin; t < end && table.Contains(t); ++t) {
       const uint64_t key = table[t];

@@ -150,7 +150,7 @@ TEST_P(IfdsResultsTest, ManyKeysInRangesMarkWhatOneThreadAKeyMarks) {
     // Nodes 0 to 2999, the window 500 to 2499; facts up to 70, rows of 2 words (64 facts).
     key = PackPe(random() % 40, random() % 3000, random() % 71);
   }
-  for (const uint64_t range : {1, 7, 16, 17, 4096, 20000}) {
+  for (const uint64_t range : {1, 7, 31, 32, 33, 4096, 20000}) {
     const ResultsRun threads(segment, {500, 2000, 2});
     const ResultsRun ranges(segment, {500, 2000, 2}, GetParam(), range);
     EXPECT_EQ(ranges.state, threads.state) << range;
