@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "sluice/base/log.h"
 #include "sluice/server/metrics.h"
 #include "sluice/server/ops/op_table.h"
@@ -52,6 +54,60 @@ void SessionProtocol::Accept(v1::SessionRequest& request, std::vector<Job>* jobs
   job.staged = bytes;
   job.hold = std::move(hold);
   jobs->push_back(std::move(job));
+}
+
+void SessionProtocol::Refuse(v1::SessionRequest& head, absl::Status why,
+                             std::vector<Job>* jobs) {
+  if (uploads_.Take(head, jobs, why)) return;
+  jobs->push_back(RefusalJob(head.id(), head.op_case(), std::move(why)));
+}
+
+std::optional<v1::SessionRequest> SessionProtocol::HeadOf(
+    google::protobuf::io::ZeroCopyInputStream* in) {
+  using google::protobuf::io::CodedInputStream;
+  constexpr uint32_t kVarint = 0, kLengthDelimited = 2;
+  v1::SessionRequest head;
+  CodedInputStream coded(in);
+  const auto skip = [&coded](uint32_t tag) {
+    return google::protobuf::internal::WireFormatLite::SkipField(&coded, tag);
+  };
+  for (uint32_t tag; (tag = coded.ReadTag()) != 0;) {
+    const uint32_t field = tag >> 3;
+    uint64_t value;
+    if (field == v1::SessionRequest::kIdFieldNumber && (tag & 7) == kVarint) {
+      if (!coded.ReadVarint64(&value)) return std::nullopt;
+      head.set_id(value);
+    } else if (field == v1::SessionRequest::kSettledThroughFieldNumber && (tag & 7) == kVarint) {
+      if (!coded.ReadVarint64(&value)) return std::nullopt;
+      head.set_settled_through(value);
+    } else if (field >= v1::SessionRequest::kOpenFieldNumber &&
+               field <= v1::SessionRequest::kCancelFieldNumber &&
+               (tag & 7) == kLengthDelimited) {
+      // The operation: the last one given is the one a parse keeps. Its message is read only
+      // for an upload's `last`, merged as a parse merges an operation given twice.
+      uint32_t length;
+      if (!coded.ReadVarint32(&length)) return std::nullopt;
+      const CodedInputStream::Limit limit = coded.PushLimit(static_cast<int>(length));
+      const google::protobuf::FieldDescriptor* op =
+          v1::SessionRequest::descriptor()->FindFieldByNumber(static_cast<int>(field));
+      head.GetReflection()->MutableMessage(&head, op);  // the oneof's case, kept if it was set
+      for (uint32_t inner; (inner = coded.ReadTag()) != 0;) {
+        if (field == v1::SessionRequest::kUploadFieldNumber &&
+            inner >> 3 == v1::UploadRequest::kLastFieldNumber && (inner & 7) == kVarint) {
+          if (!coded.ReadVarint64(&value)) return std::nullopt;
+          head.mutable_upload()->set_last(value != 0);
+        } else if (!skip(inner)) {
+          return std::nullopt;
+        }
+      }
+      if (!coded.ConsumedEntireMessage()) return std::nullopt;
+      coded.PopLimit(limit);
+    } else if (!skip(tag)) {
+      return std::nullopt;
+    }
+  }
+  if (!coded.ConsumedEntireMessage()) return std::nullopt;
+  return head;
 }
 
 // ---- Job path ---------------------------------------------------------------------------------

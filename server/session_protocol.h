@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "google/protobuf/io/zero_copy_stream.h"
 #include "sluice/engine/session_manager.h"
 #include "sluice/engine/transfer_budget.h"
 #include "sluice/server/metrics.h"
@@ -61,6 +62,14 @@ class SessionProtocol {
   // (an upload awaiting chunks, a discarded chunk), one, or two (an interrupted upload's reply,
   // then the interrupting request's job).
   void Accept(v1::SessionRequest& request, std::vector<Job>* jobs);
+  // A request refused before it was parsed (it would hold more than its client's share has
+  // room for): `head` is what HeadOf read of it, and its reply is `why`. An upload it begins or
+  // goes on with ends there, as one refused at a chunk does.
+  void Refuse(v1::SessionRequest& head, absl::Status why, std::vector<Job>* jobs);
+  // The id, settled_through and operation of the request in `in` (an upload's `last` too),
+  // read without parsing the rest: what Refuse needs. nullopt when the bytes are not a
+  // well-formed message.
+  static std::optional<v1::SessionRequest> HeadOf(google::protobuf::io::ZeroCopyInputStream* in);
   // The stream's input ended: an unfinished upload gets its reply.
   void EndOfInput(std::vector<Job>* jobs) { uploads_.EndOfInput(jobs); }
   // Whether an upload awaits its next message.

@@ -4,10 +4,12 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "grpcpp/support/proto_buffer_reader.h"
 #include "sluice/base/log.h"
 #include "sluice/base/status_macros.h"
 #include "sluice/proto/codec.h"
 #include "sluice/server/grpc/reply_codec.h"
+#include "sluice/server/parsed_size.h"
 
 namespace sluice {
 
@@ -140,6 +142,15 @@ bool SessionReactor::RoomTick() {
 
 // ---- gRPC reactions -------------------------------------------------------------------------
 
+namespace {
+
+const ParsedSize& RequestSizes() {
+  static const ParsedSize* const sizes = new ParsedSize(v1::SessionRequest::descriptor());
+  return *sizes;
+}
+
+}  // namespace
+
 void SessionReactor::OnReadDone(bool ok) {
   bool malformed = false;
   std::vector<SessionProtocol::Job> jobs;
@@ -149,12 +160,28 @@ void SessionReactor::OnReadDone(bool ok) {
     // Before its session opens, a stream reads one message at a time (ContinueLocked), so
     // whether it is open cannot change under this read.
     absl::Status unopened_refusal;
+    // What a message larger than kSizedFromBytes holds once parsed, read before it is parsed:
+    // it may be many times its size (an empty step is 2 bytes on the wire and an object
+    // parsed). nullopt for bytes that are not a message.
+    std::optional<uint64_t> parsed_bytes;
+    bool sized = false;
+    if (read_buffer_.Length() > kSizedFromBytes &&
+        read_buffer_.Length() <= (protocol_.open() ? SIZE_MAX : kMaxUnopenedMessageBytes)) {
+      grpc::ProtoBufferReader reader(&read_buffer_);
+      parsed_bytes = RequestSizes().Of(&reader);
+      sized = true;
+    }
     if (!protocol_.open()) {
       if (read_buffer_.Length() > kMaxUnopenedMessageBytes) {
         unopened_refusal = absl::ResourceExhaustedError(absl::StrFormat(
             "a message of %d bytes before the stream's session is open: until it opens, a "
             "stream's messages hold at most %d bytes",
             read_buffer_.Length(), kMaxUnopenedMessageBytes));
+      } else if (parsed_bytes.has_value() && *parsed_bytes > kMaxUnopenedMessageBytes) {
+        unopened_refusal = absl::ResourceExhaustedError(absl::StrFormat(
+            "a message of %d bytes that holds up to %d once parsed, before the stream's session "
+            "is open: until it opens, a stream's messages hold at most %d bytes, parsed too",
+            read_buffer_.Length(), *parsed_bytes, kMaxUnopenedMessageBytes));
       } else if (++unopened_messages_ > kMaxUnopenedMessages) {
         unopened_refusal = absl::ResourceExhaustedError(absl::StrFormat(
             "%d messages on a stream whose session is not open: open it first (until then, a "
@@ -174,10 +201,43 @@ void SessionReactor::OnReadDone(bool ok) {
       Perform(actions);
       return;
     }
-    malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
-                                                                          &request_)
-                     .ok();
-    if (!malformed) {
+    // A large parse is reserved in its client's share while it is made (the request then
+    // counts what it holds, in Accept); one the share has no room for is refused unparsed.
+    TransferBudget::Hold parsing;
+    absl::Status refused;
+    if (sized && !parsed_bytes.has_value()) {
+      malformed = true;  // bytes the parse refuses too
+      read_buffer_.Clear();
+    } else if (parsed_bytes.has_value() && *parsed_bytes > kCheapBytes && protocol_.open()) {
+      absl::StatusOr<TransferBudget::Hold> room =
+          protocol_.Transfers().Reserve(*parsed_bytes, "a request's parsed message");
+      if (room.ok()) {
+        parsing = *std::move(room);
+      } else {
+        refused = absl::ResourceExhaustedError(absl::StrFormat(
+            "a request of %d bytes, which holds up to %d once parsed, was refused unparsed: %s",
+            read_buffer_.Length(), *parsed_bytes, room.status().message()));
+      }
+    }
+    if (!refused.ok()) {
+      std::optional<v1::SessionRequest> head;
+      {
+        grpc::ProtoBufferReader reader(&read_buffer_);
+        head = SessionProtocol::HeadOf(&reader);
+      }
+      read_buffer_.Clear();
+      if (head.has_value()) {
+        protocol_.Refuse(*head, std::move(refused), &jobs);
+      } else {
+        malformed = true;
+      }
+    } else if (!malformed) {
+      malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
+                                                                            &request_)
+                       .ok();
+      parsing.Release();  // Accept counts it from here
+    }
+    if (!malformed && refused.ok()) {
       if (request_.settled_through() != 0) {
         std::shared_ptr<ReplyRecord> record;
         {

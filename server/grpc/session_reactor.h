@@ -51,9 +51,12 @@ struct StreamTimeouts {
 // budget and so to the daemon's: a stream whose client is at its share reads no message and
 // starts no job while replies of its own wait to be sent, until room appears (RoomWatch), so
 // a client with many streams holds its share and at most one message and one job's replies
-// more per stream. Before its session is open, a stream reads one message of at most
-// kMaxUnopenedMessageBytes at a time, kMaxUnopenedMessages in all, and no more while
-// kUnopenedReplyBytes of replies wait (proto/contract.h).
+// more per stream. A message of more than kSizedFromBytes has what it will hold once parsed
+// (ParsedSize) reserved in its client's share before it is parsed, and is refused unparsed
+// (RESOURCE_EXHAUSTED) where there is no room. Before its session is open, a stream reads one
+// message of at most kMaxUnopenedMessageBytes at a time, holding at most as much parsed,
+// kMaxUnopenedMessages in all, and no more while kUnopenedReplyBytes of replies wait
+// (proto/contract.h).
 struct StreamBounds {
   static constexpr uint32_t kQueuedRequests = 16;
   static constexpr uint64_t kQueuedBytes = uint64_t{64} << 20;
@@ -63,10 +66,11 @@ struct StreamBounds {
   // (one of more than 64 KiB is reserved instead) and the replies of one request (a ping's
   // echo, at most kMaxPingPayload, and its framing).
   static constexpr uint64_t kPastShareBytes = 2 * ((uint64_t{64} << 10) + 1024);
-  // What a stream that has not opened its session may hold: the message it read, and the
-  // replies it waits behind.
+  // What a stream that has not opened its session may hold: the message it read, as much
+  // again parsed (one that would hold more is refused unparsed), and the replies it waits
+  // behind.
   static constexpr uint64_t kUnopenedStreamBytes =
-      kMaxUnopenedMessageBytes + kUnopenedReplyBytes + kMaxUnopenedPingPayload + 1024;
+      2 * kMaxUnopenedMessageBytes + kUnopenedReplyBytes + kMaxUnopenedPingPayload + 1024;
 };
 
 class SessionReactor;

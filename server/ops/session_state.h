@@ -45,6 +45,10 @@ using Responses = std::vector<v1::SessionResponse>;
 // transport's thread when the session has nothing else queued: copying a few bytes is no device
 // wait. Transfers this small need no share of the daemon's transfer budget either.
 inline constexpr uint64_t kCheapBytes = 64 << 10;
+// A message of more bytes than this has what it will hold once parsed reserved before it is
+// parsed (server/parsed_size.h): one of at most this many holds at most kCheapBytes parsed,
+// whatever its shape, and is counted once parsed.
+inline constexpr uint64_t kSizedFromBytes = 1 << 10;
 
 // A complete logical request, ready to run in order.
 struct Job {

@@ -24,7 +24,8 @@ uint64_t HeldBytes(const std::string& chunk) {
 
 }  // namespace
 
-bool UploadAssembly::Take(v1::SessionRequest& request, std::vector<Job>* jobs) {
+bool UploadAssembly::Take(v1::SessionRequest& request, std::vector<Job>* jobs,
+                          absl::Status refused) {
   const bool is_upload = request.op_case() == v1::SessionRequest::kUpload;
   if (is_upload && discarding_ == request.id() && request.upload().ranges_size() == 0 &&
       !(upload_.has_value() && upload_->id == request.id())) {
@@ -39,6 +40,14 @@ bool UploadAssembly::Take(v1::SessionRequest& request, std::vector<Job>* jobs) {
         jobs, /*more_may_follow=*/true);
   }
   if (!is_upload) return false;
+  if (!refused.ok()) {
+    if (!upload_.has_value()) {
+      if (discarding_ == request.id()) discarding_.reset();  // a new upload with this id
+      upload_ = Pending{.id = request.id()};
+    }
+    End(std::move(refused), jobs, /*more_may_follow=*/!request.upload().last());
+    return true;
+  }
   Accept(request, jobs);
   return true;
 }

@@ -30,7 +30,11 @@ class UploadAssembly {
   // Takes the next message of the stream, in arrival order. Returns true when it was an
   // upload's (appending to `jobs` the upload's job or refusal once it ends), false when it is
   // another request's, for the caller to handle (after the reply of an upload it interrupted).
-  bool Take(v1::SessionRequest& request, std::vector<Job>* jobs);
+  // With `refused` not OK the message was refused unparsed (`request` holds its id and
+  // operation only, and an upload's `last`): the upload it begins or goes on with ends with
+  // that refusal.
+  bool Take(v1::SessionRequest& request, std::vector<Job>* jobs,
+            absl::Status refused = absl::OkStatus());
   // The stream's input ended: an unfinished upload gets its reply.
   void EndOfInput(std::vector<Job>* jobs);
   // Whether an upload awaits its next message.

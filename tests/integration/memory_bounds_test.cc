@@ -31,6 +31,8 @@
 namespace sluice::testing {
 namespace {
 
+using ::testing::HasSubstr;
+
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // A line of /proc/PID/status ("VmRSS", "VmHWM"), in bytes; 0 when absent.
@@ -144,6 +146,70 @@ TEST(MemoryBoundsTest, StreamsThatNeverOpenHoldLittleAndWhatTheyHeldGoesBack) {
     in_use = info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
     return in_use == 0;
   })) << in_use << " bytes still counted";
+}
+
+// A request of many empty elements is 2 bytes an element on the wire and an object each
+// parsed: about 6 MB that would hold hundreds of MB. It is sized before it is parsed and, past
+// its client's share, refused unparsed, the session going on; an upload that begins so is
+// answered once, its later chunks dropped; and before an open such a message ends the stream.
+TEST(MemoryBoundsTest, ARequestThatWouldHoldMoreThanItsClientsShareParsedIsRefusedUnparsed) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_request_bytes=16M",
+                                             "--client_transfer_bytes=32M"}));
+  const pid_t pid = daemon->process().pid();
+  RawSession session(daemon->address());
+  ASSERT_OK(session.Open().status());
+  ASSERT_OK(session.Ping());
+  const uint64_t before = ProcStatusBytes(pid, "VmHWM");
+  ASSERT_GT(before, 0u);
+  constexpr int kElements = 3 << 20;
+  v1::SessionRequest steps;
+  for (int i = 0; i < kElements; ++i) steps.mutable_execute()->add_prefix();
+  ASSERT_LT(steps.ByteSizeLong(), 7 * kMiB);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(session.Call(steps, session.NextId()),
+                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("refused unparsed")));
+  }
+  v1::SessionRequest ranges;
+  for (int i = 0; i < kElements; ++i) ranges.mutable_upload()->add_ranges();
+  const uint64_t upload_id = session.NextId();
+  ranges.set_id(upload_id);
+  ASSERT_TRUE(session.Send(ranges));
+  v1::SessionRequest chunk;
+  chunk.set_id(upload_id);
+  chunk.mutable_upload()->set_data("later data");
+  chunk.mutable_upload()->set_last(true);
+  ASSERT_TRUE(session.Send(chunk));
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse refused, session.Await(upload_id));
+  EXPECT_EQ(refused.status().code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(refused.status().message(), HasSubstr("refused unparsed"));
+  // The next reply is the ping's: the upload's chunk was dropped, not answered.
+  const uint64_t ping_id = session.NextId();
+  v1::SessionRequest ping = Ping(8);
+  ping.set_id(ping_id);
+  ASSERT_TRUE(session.Send(ping));
+  v1::SessionResponse next;
+  ASSERT_TRUE(session.Next(&next));
+  EXPECT_EQ(next.id(), ping_id);
+  EXPECT_EQ(next.status().code(), 0) << next.status().message();
+  const uint64_t peak = ProcStatusBytes(pid, "VmHWM");
+  std::cerr << "[ measured ] peak RSS " << before / kMiB << " MiB before, " << peak / kMiB
+            << " MiB after four requests that would hold "
+            << kElements * (steps.execute().prefix(0).SpaceUsedLong() + 8) / kMiB
+            << " MiB each parsed\n";
+  EXPECT_LE(peak, before + 64 * kMiB);
+
+  // Before an open: a message within the size allowed, holding far more parsed.
+  RawSession unopened(daemon->address());
+  v1::SessionRequest small;
+  for (int i = 0; i < 30000; ++i) small.mutable_execute()->add_prefix();
+  ASSERT_LE(small.ByteSizeLong(), kMaxUnopenedMessageBytes);
+  ASSERT_TRUE(unopened.Send(small));
+  const grpc::Status ended = unopened.AwaitEnd();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(ended.error_message(), HasSubstr("once parsed"));
+  ASSERT_OK(session.Ping());
 }
 
 TEST(MemoryBoundsTest, TwelveStreamsThatNeverReadHoldTheirClientsShareWithinWhatIsPublished) {
