@@ -417,25 +417,28 @@ struct FirstPiece {
   }
 };
 
-// Names to ids for the second pass, where every statement looks several up: a name of at most
-// 16 bytes is two words (zero-padded: names hold no NUL byte) in an open-addressed table, found
-// with one multiply and one cache line, never reading the name's declaration; longer names are
-// in a map of their own.
+// Names to ids for the second pass, where every statement looks several up, in an
+// open-addressed table of 16-byte slots: a name's key and its id. A name of at most 12 bytes is
+// its own key, its bytes in a word and a half (zero-padded: names hold no NUL byte), found with
+// one multiply and one cache line, never reading the name's declaration. A longer one's key is
+// a 64-bit hash of its bytes and a mark no shorter name's key has; a slot whose key matches is
+// confirmed by reading the name itself (`names[id]`, where a front end declares a procedure's
+// nodes side by side, as its edges name them). A front end's names are often longer than 12
+// bytes: they take no map, no copy and no slot larger than the others.
 class NameIndex {
  public:
-  using Map = absl::flat_hash_map<std::string_view, uint32_t, NameHash>;
-
-  // `names[i]` has id i; `text` is where the names looked up lie (a name in it is read in
-  // place). A name given twice makes duplicates() true (the index is then incomplete). Many
-  // names are placed on up to `threads` threads, each filling a part of the table.
+  // `names[i]` has id i, and `names` outlives the index; `text` is where the names looked up
+  // lie (a name in it is read in place). A name given twice makes duplicates() true (the index
+  // is then incomplete). Many names are placed on up to `threads` threads, each filling a part
+  // of the table.
   template <class Names>
   NameIndex(const Names& names, std::string_view text, unsigned threads = 1)
-      : text_end_(text.data() + text.size()) {
+      : text_end_(text.data() + text.size()), names_(&names), name_at_(&NameAt<Names>) {
     // At most 3/4 full; a slot is found by multiplying, so any size will do.
     slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
     // The table in parts, one a thread: a thread places the names whose slot lies in its part
-    // and puts aside those whose probe would run past it, placed here once all are done (with
-    // names past 16 bytes). Each thread writes and reads its own part only.
+    // and puts aside those whose probe would run past it, placed here once all are done. Each
+    // thread writes and reads its own part only.
     constexpr size_t kPartsFrom = size_t{1} << 16;
     const size_t parts =
         names.size() >= kPartsFrom ? std::clamp<size_t>(threads, 1, 8) : size_t{1};
@@ -452,26 +455,24 @@ class NameIndex {
         const uint32_t count = std::min<uint32_t>(kBatch, names.size() - first);
         for (uint32_t k = 0; k < count; ++k) {
           Placing& key = keys[k];
-          key.at = kLong;
-          if (!Words(names[first + k], &key.lo, &key.hi, /*in_text=*/false)) {
-            if (part == 0) aside[0].push_back(first + k);
+          key.key = KeyOf(names[first + k], /*in_text=*/false);
+          key.at = Place(key.key);
+          if (key.at < begin || key.at >= end) {
+            key.at = kElsewhere;  // another part's
             continue;
           }
-          const size_t at = Place(key.lo, key.hi);
-          if (at < begin || at >= end) continue;  // another part's
-          key.at = at;
-          __builtin_prefetch(&slots_[at], 1);
+          __builtin_prefetch(&slots_[key.at], 1);
         }
         for (uint32_t k = 0; k < count; ++k) {
-          if (keys[k].at == kLong) continue;
+          if (keys[k].at == kElsewhere) continue;
           size_t at = keys[k].at;
           for (; at < end && slots_[at].id != kEmpty; ++at) {
-            if (slots_[at].lo == keys[k].lo && slots_[at].hi == keys[k].hi) twice[part] = 1;
+            if (Same(slots_[at], keys[k].key, names[first + k])) twice[part] = 1;
           }
           if (at == end) {
             aside[part].push_back(first + k);
           } else {
-            slots_[at] = Slot{keys[k].lo, keys[k].hi, first + k};
+            slots_[at] = Slot{keys[k].key.lo, keys[k].key.hi, first + k};
           }
         }
       }
@@ -505,58 +506,55 @@ class NameIndex {
     for (size_t part = 0; part < parts; ++part) {
       duplicates_ = duplicates_ || twice[part] != 0;
       for (const uint32_t id : aside[part]) {
-        uint64_t lo, hi;
-        if (!Words(names[id], &lo, &hi, /*in_text=*/false)) {
-          long_names_.emplace_back(names[id]);
-          duplicates_ = duplicates_ || !long_.emplace(long_names_.back(), id).second;
-          continue;
-        }
-        size_t at = Place(lo, hi);
+        const SlotKey key = KeyOf(names[id], /*in_text=*/false);
+        size_t at = Place(key);
         for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
-          if (slots_[at].lo == lo && slots_[at].hi == hi) duplicates_ = true;
+          if (Same(slots_[at], key, names[id])) duplicates_ = true;
         }
-        slots_[at] = Slot{lo, hi, id};
+        slots_[at] = Slot{key.lo, key.hi, id};
       }
     }
   }
 
-  // An empty index, for names added one by one (Insert).
-  explicit NameIndex(std::string_view text) : text_end_(text.data() + text.size()) {
+  // An empty index, for names added one by one (Insert): `names[i]` is the name inserted with
+  // id i once Insert returns, and `names` outlives the index.
+  template <class Names>
+  NameIndex(std::string_view text, const Names* names)
+      : text_end_(text.data() + text.size()), names_(names), name_at_(&NameAt<Names>) {
     slots_.assign(16, Slot{0, 0, kEmpty});
   }
 
   // Adds `name` (in the text) with `id`; false (nothing added) if the name is there already.
   bool Insert(std::string_view name, uint32_t id) {
-    uint64_t lo, hi;
-    if (!Words(name, &lo, &hi)) {
-      if (long_.contains(name)) return false;
-      long_names_.emplace_back(name);  // its own copy: the text may be given back
-      long_.emplace(long_names_.back(), id);
-      return true;
-    }
     if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
-    size_t at = Place(lo, hi);
+    const SlotKey key = KeyOf(name);
+    size_t at = Place(key);
     for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
-      if (slots_[at].lo == lo && slots_[at].hi == hi) return false;
+      if (Same(slots_[at], key, name)) return false;
     }
-    slots_[at] = Slot{lo, hi, id};
+    slots_[at] = Slot{key.lo, key.hi, id};
     ++used_;
     return true;
   }
 
   bool duplicates() const { return duplicates_; }
 
-  // The words a name of at most 16 bytes is kept by (false for a longer one or none): two
-  // such names are the same exactly when their words are.
+  // The words a name of at most 12 bytes is kept by (false for a longer one): two such names
+  // are the same exactly when their words are.
   [[gnu::always_inline]] bool Key(std::string_view name, uint64_t* lo, uint64_t* hi) const {
-    return Words(name, lo, hi);
+    if (name.size() > kWholeBytes) return false;
+    const SlotKey key = ShortKey(name, /*in_text=*/true);
+    *lo = key.lo;
+    *hi = key.hi;
+    return true;
   }
-  // The id of the name whose words are `lo` and `hi`, if any.
+  // The id of the name of at most 12 bytes whose words are `lo` and `hi`, if any.
   [[gnu::always_inline]] bool FindKey(uint64_t lo, uint64_t hi, uint32_t* id) const {
-    for (size_t at = Place(lo, hi);; at = at + 1 == slots_.size() ? 0 : at + 1) {
+    const SlotKey key{lo, static_cast<uint32_t>(hi)};
+    for (size_t at = Place(key);; at = at + 1 == slots_.size() ? 0 : at + 1) {
       const Slot& slot = slots_[at];
       if (slot.id == kEmpty) return false;
-      if (slot.lo == lo && slot.hi == hi) {
+      if (slot.lo == key.lo && slot.hi == key.hi) {
         *id = slot.id;
         return true;
       }
@@ -564,10 +562,7 @@ class NameIndex {
   }
 
   // Starts fetching the slot where `name` would be, for a Find of it a little later.
-  void Prefetch(std::string_view name) const {
-    uint64_t lo, hi;
-    if (Words(name, &lo, &hi)) __builtin_prefetch(&slots_[Place(lo, hi)]);
-  }
+  void Prefetch(std::string_view name) const { __builtin_prefetch(&slots_[Place(KeyOf(name))]); }
 
   bool Contains(std::string_view name) const {
     uint32_t id;
@@ -577,66 +572,113 @@ class NameIndex {
   // The id of `name`, if any. Inlined where the readers look names up (a fact a few times a
   // line): the call and its saved registers were a third of a lookup.
   [[gnu::always_inline]] bool Find(std::string_view name, uint32_t* id) const {
-    uint64_t lo, hi;
-    if (!Words(name, &lo, &hi)) [[unlikely]] {
+    if (name.size() > kWholeBytes) [[unlikely]] {
       return FindLong(name, id);
     }
-    return FindKey(lo, hi, id);
+    const SlotKey key = ShortKey(name, /*in_text=*/true);
+    return FindKey(key.lo, key.hi, id);
   }
 
  private:
   static constexpr uint32_t kEmpty = ~uint32_t{0};
-  static constexpr size_t kLong = ~size_t{0};
+  static constexpr size_t kElsewhere = ~size_t{0};
+  // A name of at most this many bytes is its own key.
+  static constexpr size_t kWholeBytes = 12;
+  // The high half of a longer name's key: a shorter one's is 0 (8 bytes or fewer) or has its
+  // ninth byte, never NUL, in its low byte.
+  static constexpr uint32_t kLongMark = 0x100;
+  struct SlotKey {
+    uint64_t lo;
+    uint32_t hi;
+  };
   struct Slot {
-    uint64_t lo, hi;
+    uint64_t lo;
+    uint32_t hi;
     uint32_t id;
   };
+  static_assert(sizeof(Slot) == 16);
   struct Placing {
-    uint64_t lo, hi;
-    size_t at;  // its slot, or kLong where another part or the end places it
+    SlotKey key;
+    size_t at;  // its slot, or kElsewhere where another part or the end places it
   };
-  // A name past 16 bytes (or none): its id from the map of long names.
-  [[gnu::noinline]] bool FindLong(std::string_view name, uint32_t* id) const {
-    auto it = long_.find(name);
-    if (it == long_.end()) return false;
-    *id = it->second;
-    return true;
+  template <class Names>
+  static std::string_view NameAt(const void* names, uint32_t id) {
+    return (*static_cast<const Names*>(names))[id];
   }
-  // The name's bytes in two words. A name in the text with 16 bytes after its start (every
-  // name but those at the very end) is loaded in two unaligned words and masked, with no copy.
-  [[gnu::always_inline]] bool Words(std::string_view name, uint64_t* lo, uint64_t* hi,
-                                    bool in_text = true) const {
-    const size_t size = name.size();
-    if (size == 0 || size > 16) [[unlikely]] {
-      return false;
+  // A name of at most 12 bytes as its key. One in the text with 16 bytes after its start
+  // (every name but those at the very end) is loaded in two unaligned words and masked, with
+  // no copy.
+  [[gnu::always_inline]] SlotKey ShortKey(std::string_view name, bool in_text) const {
+    uint64_t lo = 0, hi = 0;
+    if (!name.empty()) {
+      LoadWords(name.data(), name.size(), in_text && text_end_ - name.data() >= 16, &lo, &hi);
     }
-    LoadWords(name.data(), size, in_text && text_end_ - name.data() >= 16, lo, hi);
-    return true;
+    return {lo, static_cast<uint32_t>(hi)};
   }
-  // The slot a name starts at: its mixed words scaled to the table's size.
-  size_t Place(uint64_t lo, uint64_t hi) const {
-    const uint64_t mixed = (lo ^ (hi * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL;
+  // A longer name's key: a hash of its bytes, 8 at a time.
+  static SlotKey LongKey(std::string_view name) {
+    uint64_t h = name.size() * 0x9e3779b97f4a7c15ULL;
+    size_t i = 0;
+    for (; i + 8 <= name.size(); i += 8) {
+      uint64_t word;
+      std::memcpy(&word, name.data() + i, 8);
+      h = std::rotl((h ^ word) * 0xff51afd7ed558ccdULL, 29);
+    }
+    if (i < name.size()) {
+      uint64_t word = 0;
+      std::memcpy(&word, name.data() + i, name.size() - i);
+      h = std::rotl((h ^ word) * 0xff51afd7ed558ccdULL, 29);
+    }
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return {h, kLongMark};
+  }
+  SlotKey KeyOf(std::string_view name, bool in_text = true) const {
+    return name.size() > kWholeBytes ? LongKey(name) : ShortKey(name, in_text);
+  }
+  // Whether `slot` holds `name`, whose key is `key`: for a longer name, its key and then the
+  // name itself.
+  bool Same(const Slot& slot, const SlotKey& key, std::string_view name) const {
+    if (slot.lo != key.lo || slot.hi != key.hi) return false;
+    return key.hi != kLongMark || name_at_(names_, slot.id) == name;
+  }
+  [[gnu::noinline]] bool FindLong(std::string_view name, uint32_t* id) const {
+    const SlotKey key = LongKey(name);
+    for (size_t at = Place(key);; at = at + 1 == slots_.size() ? 0 : at + 1) {
+      const Slot& slot = slots_[at];
+      if (slot.id == kEmpty) return false;
+      if (Same(slot, key, name)) {
+        *id = slot.id;
+        return true;
+      }
+    }
+  }
+  // The slot a key starts at: its words mixed and scaled to the table's size.
+  size_t Place(const SlotKey& key) const {
+    const uint64_t mixed = (key.lo ^ (uint64_t{key.hi} * 0xff51afd7ed558ccdULL)) *
+                           0x9e3779b97f4a7c15ULL;
     return static_cast<size_t>((static_cast<unsigned __int128>(mixed) * slots_.size()) >> 64);
   }
 
-  // Twice the slots, every name placed again (the slots hold their words: no name is read).
+  // Twice the slots, every name placed again (the slots hold their keys: no name is read).
   void Grow() {
     PageVector<Slot> old = std::move(slots_);
     slots_.assign(2 * old.size(), Slot{0, 0, kEmpty});
     for (const Slot& slot : old) {
       if (slot.id == kEmpty) continue;
-      size_t at = Place(slot.lo, slot.hi);
+      size_t at = Place(SlotKey{slot.lo, slot.hi});
       while (slots_[at].id != kEmpty) at = at + 1 == slots_.size() ? 0 : at + 1;
       slots_[at] = slot;
     }
   }
 
   const char* const text_end_;
+  const void* const names_;
+  std::string_view (*const name_at_)(const void* names, uint32_t id);
   PageVector<Slot> slots_;
   size_t used_ = 0;  // slots in use (Insert)
   bool duplicates_ = false;
-  Map long_;  // names past 16 bytes, keyed by views of long_names_
-  std::deque<std::string> long_names_;  // (a deque: its strings never move)
 };
 
 class Parser {
@@ -655,8 +697,8 @@ class Parser {
         threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
         index_as_declared_(index_as_declared || !fast),
         terminated_(paging != nullptr && paging->reload.has_value() ? 0 : Terminated(text)) {
-    if (index_as_declared_) node_index_.emplace(text);
-    proc_index_.emplace(text);
+    if (index_as_declared_) node_index_.emplace(text, &problem_.node_names);
+    proc_index_.emplace(text, &procedure_names_);
   }
 
   absl::StatusOr<Problem> Parse();
@@ -832,6 +874,12 @@ class Parser {
     }
   }
   Problem problem_;
+  // The procedures' names by id, for proc_index_.
+  struct ProcedureNames {
+    const PageVector<Procedure>* procedures;
+    std::string_view operator[](size_t i) const { return (*procedures)[i].name; }
+  };
+  const ProcedureNames procedure_names_{&problem_.procedures};
   size_t flows_told_ = 0;  // the flows TextPaging::flows_read has been told of
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_;
   // Nodes by name, filled as the first pass declares them (or once all are, by default);

@@ -267,6 +267,103 @@ TEST(TextFormatTest, ManyNodesIndexedOnManyThreadsAreEachFoundOnce) {
 }
 
 // What the first pass counts unread only sizes the second pass's lists when the text could
+
+// A name of at most 12 bytes is its own key in the index; a longer one is found by a hash of
+// its bytes and then read. Names of every size from 1 to 40 bytes, many alike in their first
+// 8, 12 or 16 bytes or prefixes of each other, for nodes, procedures and facts: each is found
+// as itself (the problem solves as the same problem with short names does), on any number of
+// threads and as a statement-by-statement reading finds it, and one given twice or one not
+// declared is the error that reading gives.
+TEST(TextFormatTest, NamesOfEverySizeAreFoundAsThemselves) {
+  constexpr int kNodes = 70000;  // past the size the index is filled on many threads from
+  std::mt19937_64 random(41);
+  // The long name of short name i: a shared start of 0 to 36 bytes and i's digits, so that
+  // names of the same size differ in their last bytes only.
+  const auto long_name = [](const std::string& kind, int i) {
+    const size_t shared = static_cast<size_t>(i) % 37;
+    return kind + std::string(shared, 'x') + "_" + std::to_string(i);
+  };
+  std::string names_text[2], edges_text[2];
+  constexpr int kFacts = 40;
+  for (int named = 0; named < 2; ++named) {
+    const auto fact = [&](int k) { return named ? long_name("f", k) : absl::StrCat("v", k); };
+    const auto node = [&](int i) { return named ? long_name("n", i) : absl::StrCat("n", i); };
+    const auto proc = [&](int k) { return named ? long_name("p", k) : absl::StrCat("p", k); };
+    std::string& text = names_text[named];
+    text = "ifds 1\nfacts";
+    for (int k = 1; k < kFacts; ++k) absl::StrAppend(&text, " ", fact(k));
+    text += "\n";
+    for (int k = 0; k < 4; ++k) {
+      absl::StrAppend(&text, "procedure ", proc(k), " start ", proc(k), ".s exit ", proc(k),
+                      ".e\n");
+    }
+    for (int i = 0; i < kNodes; ++i) absl::StrAppend(&text, "nodes ", proc(i % 4), " ", node(i), "\n");
+  }
+  // The same edges and flows for both, by index.
+  for (int i = 0; i + 4 < kNodes; ++i) {
+    const int from = i, to = i + 4;  // in one procedure
+    const int a = 1 + static_cast<int>(random() % (kFacts - 1));
+    const int b = 1 + static_cast<int>(random() % (kFacts - 1));
+    for (int named = 0; named < 2; ++named) {
+      const auto fact = [&](int k) { return named ? long_name("f", k) : absl::StrCat("v", k); };
+      const auto node = [&](int n) { return named ? long_name("n", n) : absl::StrCat("n", n); };
+      absl::StrAppend(&edges_text[named], "edge ", node(from), " ", node(to), " {",
+                      i % 3 == 0 ? "id, " : "", fact(a), " -> ", fact(b), ", gen ", fact(b),
+                      i % 5 == 0 ? absl::StrCat(", kill ", fact(a)) : "", "}\n");
+    }
+  }
+  for (int named = 0; named < 2; ++named) {
+    const auto proc = [&](int k) { return named ? long_name("p", k) : absl::StrCat("p", k); };
+    const auto node = [&](int n) { return named ? long_name("n", n) : absl::StrCat("n", n); };
+    for (int k = 0; k < 4; ++k) {
+      absl::StrAppend(&edges_text[named], "edge ", proc(k), ".s ", node(k), " {id}\nedge ",
+                      node(kNodes - 4 + k), " ", proc(k), ".e {id}\nseed ", proc(k), ".s 0\n");
+    }
+  }
+  const std::string short_text = names_text[0] + edges_text[0];
+  const std::string long_text = names_text[1] + edges_text[1];
+  ASSERT_OK_AND_ASSIGN(const Problem short_names, ParseText(short_text, "s.ifds"));
+  const Solution expected = SolveReference(short_names);
+  ASSERT_GT(expected.facts.size(), size_t{kNodes});
+
+  // Names given twice, each alike in its first bytes to others, and names never declared.
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"every name once", long_text},
+      {"a 13-byte node twice", names_text[1] + "nodes " + long_name("p", 0) + " " +
+                                   long_name("n", 46) + "\n" + edges_text[1]},
+      {"a 40-byte node twice", names_text[1] + "nodes " + long_name("p", 0) + " " +
+                                   long_name("n", 36) + "\n" + edges_text[1]},
+      {"a 12-byte node twice", names_text[1] + "nodes " + long_name("p", 0) + " " +
+                                   long_name("n", 9) + "\n" + edges_text[1]},
+      {"a long procedure twice", names_text[1] + "procedure " + long_name("p", 3) +
+                                     " start q.s exit q.e\n" + edges_text[1]},
+      {"an undeclared node alike in its first 36 bytes",
+       long_text + "edge " + long_name("n", 36) + " " + long_name("n", 36) + "a {id}\n"},
+      {"an undeclared fact alike in its first 16 bytes",
+       long_text + "edge " + long_name("n", 16) + " " + long_name("n", 20) + " {" +
+           long_name("f", 16) + "a -> " + long_name("f", 16) + "}\n"},
+  };
+  for (const auto& [what, variant] : variants) {
+    const absl::StatusOr<Problem> one = internal::ParseTextStatementByStatement(variant, "m.ifds");
+    if (what == "every name once") {
+      ASSERT_OK(one.status());
+      EXPECT_EQ(SolveReference(*one), expected);
+    } else if (what.find("twice") != std::string::npos) {
+      EXPECT_THAT(one.status().message(), HasSubstr("is declared twice")) << what;
+    } else {
+      EXPECT_THAT(one.status().message(), HasSubstr("unknown")) << what;
+    }
+    for (const unsigned threads : {1u, 2u, 5u}) {
+      const absl::StatusOr<Problem> read =
+          internal::ParseTextOverwritingConsumed(variant, "m.ifds", 0, threads);
+      ASSERT_EQ(read.status(), one.status()) << what << " on " << threads << " threads";
+      if (one.ok()) {
+        EXPECT_EQ(SolveReference(*read), expected) << what << " on " << threads << " threads";
+        EXPECT_EQ(WriteText(*read), WriteText(*one)) << what;
+      }
+    }
+  }
+}
 // hold them: a flood of bare statements fails at its first line, as it always did.
 TEST(TextFormatTest, LinesCountedUnreadDoNotSizeMoreThanTheTextCouldHold) {
   std::string calls;
