@@ -9,7 +9,8 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   (the process, start to exit), host_share (the wall time outside the fixed point),
   parse_mb_per_s (read_bytes over the read phase), peak_rss_bytes and
   rss_bytes_per_path_edge (the resident run's peak RSS), reference_wall_seconds and
-  resident_over_reference_ratio (end to end: the reference's wall time over the resident's).
+  resident_over_reference_ratio (end to end: the reference's wall time over the resident's),
+  front_end_names (1 where GEN_ARGS name it so: `sluice gen --front-end-names`).
   With --sluiced, the same problem is also solved as a client of that daemon (on a Unix
   socket in WORK_DIR, started and stopped here), its answer checked against the in-process
   one: client_peak_rss_bytes (the median of the repeats), compiled_bytes (the compiled
@@ -179,6 +180,8 @@ def main():
     figures["flow_pairs_per_path_edge"] = pairs / edges
     figures["text_bytes_per_path_edge"] = figures["read_bytes"] / edges
     figures["resident_over_reference_ratio"] = figures["reference_wall_seconds"] / wall
+    # 1 where the problem's procedures and nodes are named as a C front end names them.
+    figures["front_end_names"] = 1 if "--front-end-names" in gen else 0
     if clients:
         clients.sort()
         client_rss, compiled = clients[len(clients) // 2]

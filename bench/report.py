@@ -131,15 +131,18 @@ def summary(results, stamp):
                  if k.startswith("e2e_") and k.endswith(".path_edges"))
     if e2e:
         lines += ["", "`sluice solve` end to end (in-process, CPU device) on problems shaped as a "
-                  "front end emits them (`sluice gen --front-end-shape --facts=32`), medians:", "",
+                  "front end emits them (`sluice gen --front-end-shape --facts=32`; front-end "
+                  "names: with `--front-end-names`, as `sluice analyze` names procedures and "
+                  "nodes), medians:", "",
                   "| path edges | flow pairs / path edge | text bytes / path edge | read | "
                   "fixed point | outside it | parse (every core) | peak RSS / path edge | resident / "
                   "reference | client of a daemon / compiled problem |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for _, name in e2e:
             r = {k.split(".", 1)[1]: v for k, v in results.items() if k.startswith(name + ".")}
+            names = ", front-end names" if r.get("front_end_names") else ""
             lines.append(
-                f"| {int(r['path_edges']):,} | {r['flow_pairs_per_path_edge']:.2f} | "
+                f"| {int(r['path_edges']):,}{names} | {r['flow_pairs_per_path_edge']:.2f} | "
                 f"{r['text_bytes_per_path_edge']:.1f} | {r['read_seconds']:.3f} s | "
                 f"{r['fixed_point_seconds']:.3f} s | {r['host_share']:.0%} "
                 f"({meets(r['host_share'], '<= 0.25')}) | {r['parse_mb_per_s']:.0f} MB/s, "

@@ -3,8 +3,9 @@
 # trips / windows, ranged read / bare ping-pong, upload and download / bare stream, upload /
 # memcpy, the same-host path (shared memory / memcpy), resident / reference solver with device
 # bytes per path edge at three sizes, a light client against 1, 2, 4 and 8 heavy sessions, and
-# `sluice solve` end to end on front-end-shaped problems of about 1M, 5M and 10M path edges
-# (where its time goes, parse rate, peak RSS per path edge, resident / reference).
+# `sluice solve` end to end on front-end-shaped problems of about 1M, 5M and 10M path edges,
+# the 5M one also with its procedures and nodes named as a C front end names them (where its
+# time goes, parse rate, peak RSS per path edge, resident / reference).
 # Writes each bench's figures (JSON) and output, results.json and PNG plots (gnuplot) under
 # bench/results/<UTC time>/ (ignored by git), and refreshes the summary in docs/benchmarks.md
 # and the plots in docs/plots/.
@@ -86,6 +87,7 @@ e2e() {
 
 if [ "$quick" = 1 ]; then
   e2e small 1 --procedures=2000 --seed=3
+  e2e small_names 1 --procedures=2000 --seed=3 --front-end-names
   run remote sluice_remote_bench --latency_rounds=1 --latency_samples=100 --upload_mib=16 \
     --upload_repeats=1 --same_host_mib=64 --same_host_repeats=1
   run ifds sluice_ifds_bench --large=false --repeats=1
@@ -95,6 +97,7 @@ if [ "$quick" = 1 ]; then
 else
   e2e 1m 3 --procedures=12500 --seed=3
   e2e 5m 3 --procedures=62500 --seed=3
+  e2e 5m_names 3 --procedures=62500 --seed=3 --front-end-names
   e2e 10m 3 --procedures=125000 --seed=3
   run remote sluice_remote_bench
   run ifds sluice_ifds_bench

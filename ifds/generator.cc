@@ -1,8 +1,10 @@
 #include "sluice/ifds/generator.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <random>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +102,19 @@ class ScopedFlows {
   std::vector<std::vector<bool>> in_scope_;
 };
 
+// Procedure q's name as a C front end would have it (GeneratorOptions::front_end_names): a
+// module's prefix, a word and q, so that no two procedures share a name.
+std::string FrontEndName(uint32_t q) {
+  static constexpr std::array<const char*, 12> kPrefixes = {
+      "luaV_", "luaH_", "luaK_", "str_", "buf_", "xml_", "http_", "json_", "",
+      "io_", "gz_", "bfd_"};
+  static constexpr std::array<const char*, 16> kWords = {
+      "execute", "getshortstr", "read", "append", "parse_header", "next", "init", "free_all",
+      "lookup", "write", "flush", "resize", "compare", "copy_out", "settable", "close"};
+  return absl::StrCat(kPrefixes[q % kPrefixes.size()],
+                      kWords[(q / kPrefixes.size()) % kWords.size()], q);
+}
+
 }  // namespace
 
 absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
@@ -173,7 +188,9 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
   const uint32_t reachable = o.procedures - unreachable;
   std::vector<std::vector<uint32_t>> bodies(o.procedures);
   for (uint32_t q = 0; q < o.procedures; ++q) {
-    const std::string name = q == 0 ? "main" : absl::StrCat("p", q);
+    const std::string name = q == 0                ? "main"
+                             : o.front_end_names ? FrontEndName(q)
+                                                 : absl::StrCat("p", q);
     // Body length varies around the average; a body of one node is a start that is its exit.
     const uint32_t length =
         o.nodes_per_procedure == 0 ? 1
@@ -181,10 +198,16 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
     std::vector<uint32_t>& body = bodies[q];
     for (uint32_t i = 0; i < length; ++i) {
       body.push_back(p.node_count());
-      p.node_names.push_back(length == 1 ? absl::StrCat(name, ".only")
-                             : i == 0    ? absl::StrCat(name, ".start")
-                             : i + 1 == length ? absl::StrCat(name, ".exit")
-                                               : absl::StrCat(name, ".", i));
+      if (o.front_end_names) {
+        p.node_names.push_back(i == 0            ? absl::StrCat(name, ":entry")
+                               : i + 1 == length ? absl::StrCat(name, ":exit")
+                                                 : absl::StrCat(name, ":", i));
+      } else {
+        p.node_names.push_back(length == 1 ? absl::StrCat(name, ".only")
+                               : i == 0    ? absl::StrCat(name, ".start")
+                               : i + 1 == length ? absl::StrCat(name, ".exit")
+                                                 : absl::StrCat(name, ".", i));
+      }
       p.node_procedure.push_back(q);
     }
     p.procedures.push_back(Procedure{name, body.front(), body.back()});

@@ -38,6 +38,12 @@ struct GeneratorOptions {
   // Such problems carry many more flow pairs per path edge than the compact form.
   bool front_end_shape = false;
   uint32_t scope = 8;
+  // Names as a C front end writes them (`sluice analyze`'s own scheme): procedures named like
+  // C functions (`luaV_execute7`, say: a module prefix, a word, the procedure's number), and
+  // their nodes `NAME:entry`, `NAME:1` ... `NAME:exit` (a body of one node: `NAME:entry`),
+  // most past 12 bytes. Otherwise `main`, `p1` ... and `p1.start`, `p1.1` ... `p1.exit`. The
+  // problem is the same either way but for its names: no random draw depends on them.
+  bool front_end_names = false;
 };
 
 // The largest problems the generator makes: a bound that fits in memory, checked up front.

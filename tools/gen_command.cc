@@ -31,6 +31,9 @@ ABSL_FLAG(bool, front_end_shape, false,
           "gen: flows as a front end lists them, explicit pairs over each procedure's facts in "
           "scope (no id, kill or gen)");
 ABSL_FLAG(uint32_t, scope, 8, "gen: with --front-end-shape, facts in scope per procedure");
+ABSL_FLAG(bool, front_end_names, false,
+          "gen: procedures and nodes named as a C front end names them (luaV_execute7, "
+          "luaV_execute7:entry, luaV_execute7:1, ...); the same problem otherwise");
 
 namespace sluice {
 
@@ -94,6 +97,7 @@ int RunGen() {
   o.seeds = absl::GetFlag(FLAGS_seeds);
   o.front_end_shape = absl::GetFlag(FLAGS_front_end_shape);
   o.scope = absl::GetFlag(FLAGS_scope);
+  o.front_end_names = absl::GetFlag(FLAGS_front_end_names);
   absl::StatusOr<ifds::Problem> problem = ifds::Generate(o);
   if (!problem.ok()) {
     std::fprintf(stderr, "sluice gen: %s\n", std::string(problem.status().message()).c_str());

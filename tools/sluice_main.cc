@@ -42,7 +42,7 @@ constexpr char kUsage[] =
     "  gen    a seeded random IFDS problem: [--seed N] [--out FILE] [--binary]\n"
     "         [--procedures --nodes-per-procedure --facts --call-density --recursion\n"
     "          --max-callees --unreachable --identity --gen-rate --kill-rate --pair-rate\n"
-    "          --seeds]\n"
+    "          --seeds] [--front-end-shape [--scope N]] [--front-end-names]\n"
     "  solve  PROBLEM: the facts that hold at each node, as sorted node<TAB>fact lines:\n"
     "         [--server HOST:PORT | --backend auto|cpu|cuda] [--solver resident|reference]\n"
     "         [--out FILE] [--format tsv|json] [--stats] [--include-zero]\n"

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -950,6 +952,65 @@ TEST(GeneratorTest, MakesAsManyFactsAsAProblemMayHave) {
   EXPECT_EQ(p.fact_count(), kMaxFacts);
   EXPECT_OK(Validate(p));
   EXPECT_THAT(Generate({.facts = kMaxFacts}), StatusIs(Code::kInvalidArgument));
+}
+
+// Front-end names change the names and nothing else: the same graph, flows and seeds, so the
+// same solution; names that follow the scheme, each once, most past the 12 bytes an index slot
+// holds; and the text that writes them reads back as the same problem.
+TEST(GeneratorTest, FrontEndNamesChangeTheNamesOnly) {
+  for (const bool shape : {false, true}) {
+    GeneratorOptions options{.seed = 5, .procedures = 300, .facts = 12, .front_end_shape = shape};
+    ASSERT_OK_AND_ASSIGN(const Problem plain, Generate(options));
+    options.front_end_names = true;
+    ASSERT_OK_AND_ASSIGN(const Problem named, Generate(options));
+    EXPECT_OK(Validate(named));
+    ASSERT_EQ(named.node_count(), plain.node_count());
+    EXPECT_EQ(named.fact_names, plain.fact_names);
+    EXPECT_EQ(named.flows, plain.flows);
+    EXPECT_EQ(named.seeds, plain.seeds);
+    EXPECT_EQ(std::vector<uint32_t>(named.node_procedure.begin(), named.node_procedure.end()),
+              std::vector<uint32_t>(plain.node_procedure.begin(), plain.node_procedure.end()));
+    ASSERT_EQ(named.edges.size(), plain.edges.size());
+    for (size_t k = 0; k < plain.edges.size(); ++k) {
+      EXPECT_EQ(std::tie(named.edges[k].from, named.edges[k].to, named.edges[k].flow),
+                std::tie(plain.edges[k].from, plain.edges[k].to, plain.edges[k].flow));
+    }
+    ASSERT_EQ(named.call_sites.size(), plain.call_sites.size());
+    for (size_t k = 0; k < plain.call_sites.size(); ++k) {
+      const CallSite &a = named.call_sites[k], &b = plain.call_sites[k];
+      EXPECT_EQ(std::tie(a.call, a.return_site, a.call_to_return_flow),
+                std::tie(b.call, b.return_site, b.call_to_return_flow));
+      ASSERT_EQ(a.callees.size(), b.callees.size());
+      for (size_t c = 0; c < a.callees.size(); ++c) {
+        EXPECT_EQ(std::tie(a.callees[c].procedure, a.callees[c].call_flow, a.callees[c].return_flow),
+                  std::tie(b.callees[c].procedure, b.callees[c].call_flow, b.callees[c].return_flow));
+      }
+    }
+    std::set<std::string_view> names;
+    size_t past_twelve = 0;
+    for (uint32_t n = 0; n < named.node_count(); ++n) {
+      const Procedure& proc = named.procedures[named.node_procedure[n]];
+      const std::string_view name = named.node_names[n];
+      EXPECT_TRUE(names.insert(name).second) << name << " twice";
+      ASSERT_TRUE(name.starts_with(proc.name + ":")) << name << " in " << proc.name;
+      const std::string_view rest = name.substr(proc.name.size() + 1);
+      if (n == proc.start) {
+        EXPECT_EQ(rest, "entry");
+      } else if (n == proc.exit) {
+        EXPECT_EQ(rest, "exit");
+      } else {
+        EXPECT_THAT(std::string(rest), ::testing::MatchesRegex("[1-9][0-9]*")) << name;
+      }
+      past_twelve += name.size() > 12 ? 1 : 0;
+    }
+    EXPECT_EQ(named.procedures[0].name, "main");
+    EXPECT_GT(past_twelve, named.node_count() / 2);
+    EXPECT_EQ(SolveReference(named), SolveReference(plain));
+    // Read back, its nodes are numbered in the text's order: the answer by name is the same.
+    ASSERT_OK_AND_ASSIGN(const Problem read, ParseText(WriteText(named), "named.ifds"));
+    EXPECT_EQ(FormatTsv(read, SolveReference(read), true),
+              FormatTsv(named, SolveReference(named), true));
+  }
 }
 
 TEST(BinaryFormatTest, ANamelessFileMayHaveMoreFactsThanWords) {
