@@ -2,8 +2,15 @@
 // from a span of the client's shared memory.
 #include "sluice/server/ops/upload.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -14,13 +21,18 @@
 namespace sluice {
 namespace {
 
-// The memory a chunk of an upload holds in its list: a place in the list (twice over: a list
-// grows by doubling) and its bytes where the place does not hold them.
-uint64_t HeldBytes(const std::string& chunk) {
-  const char* const place = reinterpret_cast<const char*>(&chunk);
-  const bool in_place = chunk.data() >= place && chunk.data() < place + sizeof(chunk);
-  return 2 * sizeof(std::string) + (in_place ? 0 : chunk.capacity());
+constexpr uint64_t kHugePage = internal::kHugePageBytes;
+static_assert(kUploadBlockBytes % kHugePage == 0);
+
+// The size of an upload's next block, `left` bytes of it still to come: whole huge pages, up
+// to kUploadBlockBytes, while a huge page's worth or more is left, then the rest: no block
+// holds a huge page it only partly fills.
+uint64_t BlockBytes(uint64_t left) {
+  return left < kHugePage ? left : std::min(kUploadBlockBytes, left - left % kHugePage);
 }
+
+// The pages of `page` bytes that `bytes` bytes from a mapping's start lie in.
+uint64_t PagesOf(uint64_t bytes, uint64_t page) { return (bytes + page - 1) / page * page; }
 
 }  // namespace
 
@@ -136,17 +148,68 @@ void UploadAssembly::Accept(v1::SessionRequest& request, std::vector<Job>* jobs)
                jobs, !last);
   }
   if (n > 0) {
-    const uint64_t held = HeldBytes(chunk.data());
-    if (up.expected > kCheapBytes) {
-      if (absl::Status room = up.hold.Extend(held, "an upload"); !room.ok()) {
-        return End(std::move(room), jobs, !last);
-      }
-    }
-    up.received += n;
-    up.held += held;
-    up.chunks.push_back(std::move(*chunk.mutable_data()));
+    absl::Status appended = Append(chunk.data(), up);
+    // The parsed copy goes now (it is counted no more), whatever became of it.
+    std::string().swap(*chunk.mutable_data());
+    if (!appended.ok()) return End(std::move(appended), jobs, !last);
   }
   if (last) End(absl::OkStatus(), jobs, /*more_may_follow=*/false);
+}
+
+absl::Status UploadAssembly::Append(std::string_view data, Pending& up) {
+  // Counts `bytes` more held (reserved from the budget unless the upload is small).
+  const auto hold = [&up](uint64_t bytes) -> absl::Status {
+    if (up.expected > kCheapBytes) RETURN_IF_ERROR(up.hold.Extend(bytes, "an upload"));
+    up.held += bytes;
+    return absl::OkStatus();
+  };
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  for (size_t done = 0; done < data.size();) {
+    if (up.blocks.empty() || up.blocks.back().size == up.blocks.back().capacity) {
+      // The next block, of what is left of the upload (at most kUploadBlockBytes), and its
+      // place in the list (twice over: the list grows by doubling). A small block's bytes are
+      // the heap's, counted whole now; a mapping's pages are counted as they are filled.
+      Pending::Block block;
+      block.capacity = BlockBytes(up.expected - up.received);
+      const bool mapped = block.capacity >= kMappedBlockBytes;
+      RETURN_IF_ERROR(hold(2 * sizeof(Pending::Block) + (mapped ? 0 : block.capacity)));
+      try {
+        if (mapped) {
+          // Huge pages for whole huge pages: written fresh, a small page faults at a time, which
+          // a virtual machine makes dear (docs/benchmarks.md).
+          const bool huge = block.capacity % kHugePage == 0;
+          block.page = huge ? kHugePage : static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+          ASSIGN_OR_RETURN(block.mapped, MappedBuffer::Allocate(block.capacity, huge));
+        } else {
+          block.heap.reserve(block.capacity);
+          // The heap may give a little more than was asked: counted too.
+          RETURN_IF_ERROR(hold(block.heap.capacity() - block.capacity));
+        }
+        up.blocks.push_back(std::move(block));
+      } catch (const std::bad_alloc&) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "the daemon's host has no memory for %d more bytes of an upload", block.capacity));
+      }
+    }
+    Pending::Block& block = up.blocks.back();
+    const size_t n = std::min<size_t>(data.size() - done, block.capacity - block.size);
+    if (block.capacity >= kMappedBlockBytes) {
+      // The pages this piece is the first to reach: counted, then backed in one call.
+      const uint64_t first = PagesOf(block.size, block.page);
+      const uint64_t last = PagesOf(block.size + n, block.page);
+      if (last > first) {
+        RETURN_IF_ERROR(hold(last - first));
+        internal::PopulatePages(block.mapped.data() + first, last - first);
+      }
+      std::memcpy(block.mapped.data() + block.size, bytes + done, n);
+    } else {
+      block.heap.append(data.substr(done, n));
+    }
+    block.size += n;
+    done += n;
+    up.received += n;
+  }
+  return absl::OkStatus();
 }
 
 void UploadAssembly::End(absl::Status error, std::vector<Job>* jobs, bool more_may_follow) {
@@ -193,20 +256,19 @@ void UploadAssembly::Write(SessionState& state, const Pending& upload, Responses
                              return piece;
                            });
   } else {
-    // The ranges' bytes, concatenated, are the chunks': the session asks for them in order.
-    size_t chunk = 0;
-    uint64_t chunk_offset = 0;
+    // The ranges' bytes, concatenated, are the blocks': the session asks for them in order.
+    size_t block = 0;
+    uint64_t block_offset = 0;
     status = session.Write(
         upload.ranges, [&](size_t, uint64_t, uint64_t length) -> absl::Span<const uint8_t> {
-          if (chunk == upload.chunks.size()) return {};
-          const std::string& c = upload.chunks[chunk];
-          const uint64_t n = std::min<uint64_t>(length, c.size() - chunk_offset);
-          const absl::Span<const uint8_t> piece(
-              reinterpret_cast<const uint8_t*>(c.data()) + chunk_offset, n);
-          chunk_offset += n;
-          if (chunk_offset == c.size()) {
-            ++chunk;
-            chunk_offset = 0;
+          if (block == upload.blocks.size()) return {};
+          const Pending::Block& b = upload.blocks[block];
+          const uint64_t n = std::min<uint64_t>(length, b.size - block_offset);
+          const absl::Span<const uint8_t> piece(b.data() + block_offset, n);
+          block_offset += n;
+          if (block_offset == b.size) {
+            ++block;
+            block_offset = 0;
           }
           return piece;
         });

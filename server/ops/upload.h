@@ -4,10 +4,15 @@
 // range outside its buffer), or at the chunk that breaks a rule; a message of another request
 // interrupts an upload (INVALID_ARGUMENT). The refused upload's reply is queued at once and its
 // later messages (same id, no ranges) are discarded up to its `last`: a client may stop
-// sending on the reply. The data stays in the chunks it arrived in (moved out of the parsed
-// messages, never copied) until the device copy gathers it; its memory is reserved from the
-// transfer budget as it arrives, so a client that declares a large upload and stalls holds
-// only what it sent.
+// sending on the reply. The data is copied as it arrives into blocks of the upload's own (up
+// to kUploadBlockBytes each): whole huge pages while a huge page's worth or more is to come,
+// then a mapping of small pages for the rest, or the heap's memory below kMappedBlockBytes;
+// a mapping's pages are backed a range at a time as they are filled, in one call to the
+// system. The parsed message's copy goes at once, so that the next message is parsed into
+// memory the heap just had back. Held in the parsed messages, every 4 KiB of an upload was
+// fresh memory and a fault, which a virtual machine makes dear (docs/benchmarks.md). Its
+// memory is reserved from the transfer budget as the data reaches each page, so a client that
+// declares a large upload and stalls holds only what it sent, rounded up to a huge page.
 #ifndef SLUICE_SERVER_OPS_UPLOAD_H_
 #define SLUICE_SERVER_OPS_UPLOAD_H_
 
@@ -17,10 +22,17 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/server/ops/session_state.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {
+
+// The most an upload's block of data holds (its last block, and a small upload's only one,
+// hold what is left); a block of kMappedBlockBytes or more is a mapping of its own, a smaller
+// one the heap's.
+inline constexpr uint64_t kUploadBlockBytes = uint64_t{4} << 20;
+inline constexpr uint64_t kMappedBlockBytes = uint64_t{1} << 20;
 
 class UploadAssembly {
  public:
@@ -46,9 +58,21 @@ class UploadAssembly {
     std::vector<RangeRef> ranges;
     uint64_t expected = 0;
     uint64_t received = 0;
-    std::vector<std::string> chunks;
-    // The memory it holds: its ranges, and its chunks with their places in `chunks`
-    // (HeldBytes), more than the bytes received where it comes in many small chunks.
+    // The data received, in order: every block full but the last.
+    struct Block {
+      MappedBuffer mapped;  // a large block's bytes
+      uint64_t page = 0;    // its pages' size: huge pages where it holds whole ones
+      std::string heap;     // a small one's
+      uint64_t size = 0;
+      uint64_t capacity = 0;
+      const uint8_t* data() const {
+        return capacity >= kMappedBlockBytes ? mapped.data()
+                                             : reinterpret_cast<const uint8_t*>(heap.data());
+      }
+    };
+    std::vector<Block> blocks;
+    // The memory it holds: its ranges, and its blocks with their places in `blocks`
+    // (HeldBytes).
     uint64_t held = 0;
     TransferBudget::Hold hold;  // the daemon's memory for what it holds
     std::optional<v1::SharedSpan> shared;  // the data is there instead (shared memory)
@@ -61,6 +85,10 @@ class UploadAssembly {
   // Ends the pending upload: its job runs the write, or replies `error`. The later messages of
   // an upload that ended early (`more_may_follow`) are discarded up to its last.
   void End(absl::Status error, std::vector<Job>* jobs, bool more_may_follow);
+  // Appends the chunk's `data` to `up`'s blocks, a block made and its pages reserved and
+  // backed as they are needed; RESOURCE_EXHAUSTED where the budget or the system has no room
+  // (the upload is then refused whole).
+  absl::Status Append(std::string_view data, Pending& up);
   // Writes the upload's data to the session's buffers (its job).
   static void Write(SessionState& state, const Pending& upload, Responses* out);
 

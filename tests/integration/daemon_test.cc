@@ -795,19 +795,23 @@ v1::SessionRequest UploadStart(uint64_t id, uint64_t handle, uint64_t length, si
   return request;
 }
 
-// What an upload of `data` bytes holds: its data, its ranges and each chunk's place in the
-// daemon's list of them (at most a few KiB more for the uploads of these tests).
+// What an upload of `data` bytes holds: its data in the daemon's blocks, whose huge pages count
+// whole once the data reaches them (2 MiB), its ranges and its blocks' places (at most a few
+// KiB more for the uploads of these tests).
 bool UploadHolds(uint64_t in_use, uint64_t data) {
-  return in_use >= data && in_use <= data + (4 << 10);
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  const uint64_t pages = (data + kHugePage - 1) / kHugePage * kHugePage;
+  return in_use >= pages && in_use <= pages + (4 << 10);
 }
 
 TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
-  // Room for two 8 MiB uploads in flight, all sessions together, and for the small messages
-  // and replies that are counted beside them.
+  // Room for two 8 MiB uploads in flight, all sessions together, for the huge page the second
+  // reaches before it fills it beside its last chunk as that is parsed, and for the small
+  // messages and replies that are counted beside them.
   daemon_.reset();
-  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=16512K",
-               "--client_transfer_bytes=16512K", "--chunk_size=1M"});
-  constexpr uint64_t kBudget = uint64_t{16512} << 10;
+  StartDaemon({"--max_request_bytes=8M", "--max_transfer_bytes=18560K",
+               "--client_transfer_bytes=18560K", "--chunk_size=1M"});
+  constexpr uint64_t kBudget = uint64_t{18560} << 10;
   constexpr uint64_t kBig = 8 << 20;
   std::vector<std::unique_ptr<RawSession>> holders;
   std::vector<uint64_t> ids;
@@ -831,16 +835,18 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   })) << "both uploads hold the memory of the data they sent";
   auto d = Connect("latecomer");
   ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(2 << 20));
-  // Uploads and reads of more than a few bytes need transfer memory; too little is left.
+  // Uploads and reads of more than a few bytes need transfer memory; too little is left (a
+  // little over 2 MiB: the upload's first chunk and huge page need 3, the read its bytes and
+  // a chunk).
   const std::vector<uint8_t> bytes = RandomBytes(2 << 20, 11);
   const absl::Status refused = d->Upload(r, bytes);
   EXPECT_THAT(refused, StatusIs(Code::kResourceExhausted));
   EXPECT_THAT(std::string(refused.message()), HasSubstr("--max_transfer_bytes"));
-  EXPECT_THAT(d->DownloadRange(r, 0, 1 << 20), StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(d->DownloadRange(r, 0, 2 << 20), StatusIs(Code::kResourceExhausted));
   // A refused transfer changes nothing, and the session goes on.
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
   EXPECT_EQ(first_word, std::vector<uint8_t>(4, 0));
-  // A request whose message is large (20000 ranges, about 220 KB, more parsed) holds it until
+  // A request whose message is large (60000 ranges, about 660 KB, more parsed) holds it until
   // it runs: it needs transfer memory too, even though the bytes it reads are few, and without
   // it the message is refused before it is parsed.
   {
@@ -849,7 +855,7 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
     ASSERT_OK_AND_ASSIGN(uint64_t word, raw.Allocate(4));
     v1::SessionRequest many;
     many.set_id(raw.NextId());
-    for (int i = 0; i < 20000; ++i) {
+    for (int i = 0; i < 60000; ++i) {
       v1::Range* range = many.mutable_read()->add_ranges();
       range->set_handle(word);
       range->set_length(i == 0 ? 4 : 0);

@@ -7,9 +7,11 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/status_macros.h"
@@ -246,26 +248,42 @@ TEST_F(SessionProtocolTest, AQueuedRequestCountsTheMemoryItsParsedMessageHolds) 
   }
 }
 
-TEST_F(SessionProtocolTest, AnUploadCountsItsRangesAndEachChunksPlaceBesideItsData) {
+// An upload's data is copied into blocks of its own as it arrives: the heap's for a small one,
+// a mapping's, counted a page at a time, for a large one. However small its chunks, it holds
+// its bytes, its blocks' places and its ranges, no more, and the bytes read back are the
+// bytes sent, across chunks and blocks.
+TEST_F(SessionProtocolTest, AnUploadCountsItsRangesAndTheBlocksItsDataFills) {
   OpenSession(/*chunk_size=*/64 << 10);
-  ASSERT_EQ(CodeOf(Call(Allocate(2, 1 << 20, 0x70)).back()), Code::kOk);
-  // A chunk of one byte holds a string's place in the list (twice: the list doubles): counted
-  // so, not as its one byte, for a small upload and a large one alike.
-  for (const uint64_t bytes : {uint64_t{4096}, uint64_t{200000}}) {
-    SCOPED_TRACE(bytes);
-    std::vector<SessionProtocol::Job> jobs = Accept(UploadFirst(3, 0x70, bytes, "x", false));
-    for (uint64_t at = 1; at < bytes; ++at) {
-      for (auto& job : Accept(UploadMore(3, "x", at + 1 == bytes))) {
+  constexpr uint64_t kBuffer = (6 << 20) + 5;
+  ASSERT_EQ(CodeOf(Call(Allocate(2, kBuffer, 0x70)).back()), Code::kOk);
+  std::mt19937_64 random(17);
+  uint64_t id = 3;
+  // Chunks of one byte (the heap's blocks), and of 64 KiB, 7 bytes and 3 bytes short of it,
+  // over two mapped blocks (4 MiB and what is left).
+  for (const auto& [bytes, chunk] : {std::pair<uint64_t, uint64_t>{4096, 1}, {200000, 1},
+                                    {kBuffer, 64 << 10}, {kBuffer, (64 << 10) - 7}}) {
+    SCOPED_TRACE(absl::StrFormat("%d bytes in chunks of %d", bytes, chunk));
+    std::string data(bytes, '\0');
+    for (char& c : data) c = static_cast<char>(random());
+    std::vector<SessionProtocol::Job> jobs =
+        Accept(UploadFirst(id, 0x70, bytes, data.substr(0, chunk), chunk >= bytes));
+    for (uint64_t at = chunk; at < bytes; at += chunk) {
+      for (auto& job : Accept(UploadMore(id, data.substr(at, chunk), at + chunk >= bytes))) {
         jobs.push_back(std::move(job));
       }
     }
     ASSERT_EQ(jobs.size(), 1u);
-    EXPECT_GE(jobs[0].hold.bytes(), bytes * 2 * sizeof(std::string));
     EXPECT_EQ(jobs[0].hold.bytes(), jobs[0].staged);
+    EXPECT_GE(jobs[0].staged, bytes);
+    // Its range, two blocks' places, the heap's rounding of a small block (at most an eighth)
+    // and a large one's last page.
+    EXPECT_LE(jobs[0].staged, bytes + bytes / 8 + 8192) << jobs[0].staged - bytes;
     EXPECT_EQ(CodeOf(RunAll(std::move(jobs)).back()), Code::kOk);
+    EXPECT_EQ(DataOf(Call(Read(id + 1, 0x70, 0, bytes)), id + 1), data);
+    id += 2;
   }
   // 65,536 ranges of no bytes: the list of ranges is counted though there is no data.
-  v1::SessionRequest ranges = UploadFirst(4, 0x70, 0, "", true);
+  v1::SessionRequest ranges = UploadFirst(id, 0x70, 0, "", true);
   const v1::Range none = ranges.upload().ranges(0);
   for (int k = 1; k < 65536; ++k) *ranges.mutable_upload()->add_ranges() = none;
   std::vector<SessionProtocol::Job> jobs = Accept(ranges);
