@@ -72,7 +72,7 @@ class UploadAssembly {
     };
     std::vector<Block> blocks;
     // The memory it holds: its ranges, and its blocks with their places in `blocks`
-    // (HeldBytes).
+    // (counted by Append).
     uint64_t held = 0;
     TransferBudget::Hold hold;  // the daemon's memory for what it holds
     std::optional<v1::SharedSpan> shared;  // the data is there instead (shared memory)

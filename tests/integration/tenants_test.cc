@@ -223,7 +223,7 @@ TEST_F(TenantsTest, ATenantsTransferShareBoundsWhatItsRequestsHold) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RemoteDispatch> a, ConnectAs(daemon_->address(), kTokenA));
   ASSERT_OK_AND_ASSIGN(Resource buffer, a->Allocate(8 << 20));
   // 8 MiB is team-a's share of the 64 MiB budget; a 7 MiB upload fits (its data, and its
-  // chunks' places in the daemon's list), a 6 MiB read (which holds its bytes and a chunk more)
+  // blocks' places in the daemon's list), a 6 MiB read (which holds its bytes and a chunk more)
   // too, and a whole read, needing 9 MiB, is refused (its own message is counted in the share
   // as it waits).
   std::vector<uint8_t> bytes(7 << 20, 3);

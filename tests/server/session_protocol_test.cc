@@ -193,7 +193,7 @@ TEST_F(SessionProtocolTest, AnUploadInChunksIsReadBackInChunks) {
   }
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_FALSE(jobs[0].cheap);  // over 64 KiB: a transfer that queues
-  // Its data, its range and its chunks' places in the list.
+  // Its data, its range and its blocks' places in the list.
   EXPECT_GE(jobs[0].staged, bytes);
   EXPECT_LE(jobs[0].staged, bytes + 1024);
   const Responses uploaded = RunAll(std::move(jobs));
