@@ -108,6 +108,7 @@ SessionManager::SessionManager(std::shared_ptr<Device> device, const Options& op
     : device_(std::move(device)),
       options_(options.FollowMachine(device_->memory().total, PhysicalMemoryBytes())),
       transfers_(options_.max_transfer_bytes),
+      upload_blocks_(kUploadBlockBytes, options_.max_transfer_bytes / kWarmUploadDivisor),
       device_share_(options_.share_quantum, options_.share_credit) {}
 
 SessionManager::Options SessionManager::Options::FollowMachine(uint64_t device_bytes,

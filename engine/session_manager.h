@@ -20,12 +20,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "sluice/base/fair_share.h"
+#include "sluice/base/warm_buffers.h"
 #include "sluice/engine/device.h"
 #include "sluice/engine/session.h"
 #include "sluice/engine/transfer_budget.h"
 #include "sluice/proto/contract.h"
 
 namespace sluice {
+
+// The most an upload's block of data holds (server/ops/upload.h), and the size of the blocks a
+// daemon keeps warm for the next upload (SessionManager::upload_blocks).
+inline constexpr uint64_t kUploadBlockBytes = uint64_t{4} << 20;
 
 // Session::Options for a session with `limits`.
 Session::Options SessionOptionsFor(const SessionLimits& limits);
@@ -200,6 +205,15 @@ class SessionManager {
   TransferBudget& transfers() { return transfers_; }
   const FairShare& device_share() const { return device_share_; }
   const TransferBudget& transfers() const { return transfers_; }
+  // Upload blocks kept after their upload ran, for the next: at most an eighth of the transfer
+  // budget (kWarmUploadDivisor), a block freed once it has gone unused for kWarmUploadKeep
+  // (ExpireUploadBlocks). GetInfo's host_memory counts them.
+  static constexpr uint64_t kWarmUploadDivisor = 8;
+  static constexpr absl::Duration kWarmUploadKeep = absl::Seconds(10);
+  WarmBuffers& upload_blocks() { return upload_blocks_; }
+  const WarmBuffers& upload_blocks() const { return upload_blocks_; }
+  // Frees the upload blocks kept unused for kWarmUploadKeep by `now`. Thread-safe.
+  void ExpireUploadBlocks(absl::Time now) { upload_blocks_.Expire(now - kWarmUploadKeep); }
 
  private:
   struct Client;
@@ -223,6 +237,7 @@ class SessionManager {
   std::atomic<bool> draining_{false};
   std::atomic<bool> lost_reported_{false};
   TransferBudget transfers_;  // own locking
+  WarmBuffers upload_blocks_;  // own locking
 
   FairShare device_share_;  // own locking; outlives the clients' members
 

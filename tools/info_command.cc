@@ -79,11 +79,12 @@ int RunInfo() {
     const v1::HostMemory& m = info->host_memory();
     std::printf("host:      at most %s of the host's %s for clients: transfers %s, gRPC %s, "
                 "unopened streams %s, sessions past their shares %s, device buffers %s, pinned "
-                "staging %s\n",
+                "staging %s, upload blocks kept warm %s\n",
                 HumanBytes(m.total()).c_str(), HumanBytes(m.host()).c_str(),
                 HumanBytes(m.transfers()).c_str(), HumanBytes(m.grpc()).c_str(),
                 HumanBytes(m.unopened_streams()).c_str(), HumanBytes(m.past_shares()).c_str(),
-                HumanBytes(m.device_buffers()).c_str(), HumanBytes(m.device_staging()).c_str());
+                HumanBytes(m.device_buffers()).c_str(), HumanBytes(m.device_staging()).c_str(),
+                HumanBytes(m.upload_blocks()).c_str());
   }
   if (info->resume_grace_ms() > 0) {
     std::printf("resume:    a resumable session waits %.1f s for its client after its connection "

@@ -219,19 +219,22 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
       daemon->device_->HostMemoryBound(daemon->manager_->options().max_sessions);
   bound.set_device_buffers(device_host.buffers);
   bound.set_device_staging(device_host.staging);
+  bound.set_upload_blocks(daemon->manager_->upload_blocks().limit());
   bound.set_total(bound.transfers() + bound.grpc() + bound.unopened_streams() +
-                  bound.past_shares() + bound.device_buffers() + bound.device_staging());
+                  bound.past_shares() + bound.device_buffers() + bound.device_staging() +
+                  bound.upload_blocks());
   bound.set_host(host_bytes);
   if (bound.total() > bound.host()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "sluiced could hold %s of this host's %s for its clients: transfers %s "
         "(--max_transfer_bytes and an eighth), gRPC %s (--grpc_memory), unopened streams %s "
         "(--max_unopened_streams), sessions past their shares %s (--max_sessions), device "
-        "buffers %s (--cpu_memory), pinned staging %s (--max_sessions, --cuda_pinned_reads); "
-        "lower one of them",
+        "buffers %s (--cpu_memory), pinned staging %s (--max_sessions, --cuda_pinned_reads), "
+        "upload blocks kept warm %s (an eighth of --max_transfer_bytes); lower one of them",
         bytes(bound.total()), bytes(bound.host()), bytes(bound.transfers()),
         bytes(bound.grpc()), bytes(bound.unopened_streams()), bytes(bound.past_shares()),
-        bytes(bound.device_buffers()), bytes(bound.device_staging())));
+        bytes(bound.device_buffers()), bytes(bound.device_staging()),
+        bytes(bound.upload_blocks())));
   }
   daemon->service_ =
       std::make_unique<SluiceService>(daemon->manager_.get(), daemon->executor_.get(), streams);

@@ -69,6 +69,9 @@ std::vector<MetricFamily> DaemonStateCollector::Collect() const {
       static_cast<double>(m.transfers().in_use()));
   Add(out, "sluice_transfer_bytes_limit", kGauge,
       "The transfer budget (--max_transfer_bytes)", static_cast<double>(m.transfers().limit()));
+  Add(out, "sluice_upload_blocks_kept_bytes", kGauge,
+      "Upload blocks kept warm for the next upload (at most an eighth of the transfer budget)",
+      static_cast<double>(m.upload_blocks().kept_bytes()));
 
   const Device& device = m.device();
   const MemoryInfo memory = device.memory();

@@ -30,9 +30,13 @@ constexpr std::string_view kBearer = "Bearer ";
 SluiceService::SluiceService(SessionManager* manager, Executor* executor, const Options& options)
     : manager_(manager), executor_(executor), options_(options), watch_(absl::Seconds(1)) {
   watch_.Add(&resumable_);  // frees the sessions whose grace ended
+  watch_.Add(&upload_block_expiry_);
 }
 
-SluiceService::~SluiceService() { watch_.Remove(&resumable_); }
+SluiceService::~SluiceService() {
+  watch_.Remove(&upload_block_expiry_);
+  watch_.Remove(&resumable_);
+}
 
 std::shared_ptr<const TenantTable> SluiceService::tenants() const {
   absl::MutexLock lock(&tenants_mu_);

@@ -119,6 +119,13 @@ class SluiceService final
   std::atomic<int> port_{0};
   mutable std::atomic<uint64_t> refused_without_token_{0};
   mutable std::atomic<uint64_t> refused_unknown_token_{0};
+  // Gives back the upload blocks kept unused too long (SessionManager::ExpireUploadBlocks).
+  struct UploadBlockExpiry final : StreamWatch::Watched {
+    explicit UploadBlockExpiry(SessionManager* m) : manager(m) {}
+    void Tick(absl::Time now) override { manager->ExpireUploadBlocks(now); }
+    SessionManager* const manager;
+  };
+  UploadBlockExpiry upload_block_expiry_{manager_};
   // Last: their threads stop before the rest goes.
   StreamWatch watch_;
   RoomWatch room_watch_{absl::Milliseconds(5)};

@@ -174,7 +174,12 @@ absl::Status UploadAssembly::Append(std::string_view data, Pending& up) {
       const bool mapped = block.capacity >= kMappedBlockBytes;
       RETURN_IF_ERROR(hold(2 * sizeof(Pending::Block) + (mapped ? 0 : block.capacity)));
       try {
-        if (mapped) {
+        if (block.capacity == kUploadBlockBytes) {
+          // The daemon's, warm from an earlier upload where one is kept: counted whole, as
+          // its pages are all backed.
+          ASSIGN_OR_RETURN(block.lease, state_->manager->upload_blocks().Take());
+          block.page = block.lease.warm() ? block.capacity : kHugePage;
+        } else if (mapped) {
           // Huge pages for whole huge pages: written fresh, a small page faults at a time, which
           // a virtual machine makes dear (docs/benchmarks.md).
           const bool huge = block.capacity % kHugePage == 0;
@@ -199,9 +204,9 @@ absl::Status UploadAssembly::Append(std::string_view data, Pending& up) {
       const uint64_t last = PagesOf(block.size + n, block.page);
       if (last > first) {
         RETURN_IF_ERROR(hold(last - first));
-        internal::PopulatePages(block.mapped.data() + first, last - first);
+        if (!block.lease.warm()) internal::PopulatePages(block.bytes() + first, last - first);
       }
-      std::memcpy(block.mapped.data() + block.size, bytes + done, n);
+      std::memcpy(block.bytes() + block.size, bytes + done, n);
     } else {
       block.heap.append(data.substr(done, n));
     }

@@ -4,15 +4,19 @@
 // range outside its buffer), or at the chunk that breaks a rule; a message of another request
 // interrupts an upload (INVALID_ARGUMENT). The refused upload's reply is queued at once and its
 // later messages (same id, no ranges) are discarded up to its `last`: a client may stop
-// sending on the reply. The data is copied as it arrives into blocks of the upload's own (up
-// to kUploadBlockBytes each): whole huge pages while a huge page's worth or more is to come,
-// then a mapping of small pages for the rest, or the heap's memory below kMappedBlockBytes;
-// a mapping's pages are backed a range at a time as they are filled, in one call to the
-// system. The parsed message's copy goes at once, so that the next message is parsed into
-// memory the heap just had back. Held in the parsed messages, every 4 KiB of an upload was
-// fresh memory and a fault, which a virtual machine makes dear (docs/benchmarks.md). Its
-// memory is reserved from the transfer budget as the data reaches each page, so a client that
-// declares a large upload and stalls holds only what it sent, rounded up to a huge page.
+// sending on the reply. The data is copied as it arrives into blocks (up to kUploadBlockBytes
+// each): whole huge pages while a huge page's worth or more is to come, then a mapping of small
+// pages for the rest, or the heap's memory below kMappedBlockBytes. Blocks of
+// kUploadBlockBytes are the daemon's, kept warm from one upload to the next
+// (SessionManager::upload_blocks); a fresh mapping's pages are backed a range at a time as
+// they are filled, in one call to the system. The parsed message's copy goes at once, so that
+// the next message is parsed into memory the heap just had back. Fresh memory costs a fault
+// and a zeroed page, which a virtual machine makes dear and, at random, several times dearer
+// (docs/benchmarks.md). Its memory is reserved from the transfer budget as the data reaches
+// each page (a warm block's at its first byte, its pages being backed), so a client that
+// declares a large upload and stalls holds only what it sent, rounded up to a huge page, or
+// to a block where the block was warm. A block kept warm holds an earlier upload's bytes:
+// only the bytes an upload wrote into it are ever read.
 #ifndef SLUICE_SERVER_OPS_UPLOAD_H_
 #define SLUICE_SERVER_OPS_UPLOAD_H_
 
@@ -23,15 +27,15 @@
 
 #include "absl/status/status.h"
 #include "sluice/base/mapped_buffer.h"
+#include "sluice/base/warm_buffers.h"
 #include "sluice/server/ops/session_state.h"
 #include "sluice/v1/sluice.pb.h"
 
 namespace sluice {
 
-// The most an upload's block of data holds (its last block, and a small upload's only one,
-// hold what is left); a block of kMappedBlockBytes or more is a mapping of its own, a smaller
-// one the heap's.
-inline constexpr uint64_t kUploadBlockBytes = uint64_t{4} << 20;
+// An upload's blocks hold at most kUploadBlockBytes (engine/session_manager.h; its last block,
+// and a small upload's only one, hold what is left); a block of kMappedBlockBytes or more is a
+// mapping of its own, a smaller one the heap's.
 inline constexpr uint64_t kMappedBlockBytes = uint64_t{1} << 20;
 
 class UploadAssembly {
@@ -60,15 +64,19 @@ class UploadAssembly {
     uint64_t received = 0;
     // The data received, in order: every block full but the last.
     struct Block {
-      MappedBuffer mapped;  // a large block's bytes
-      uint64_t page = 0;    // its pages' size: huge pages where it holds whole ones
-      std::string heap;     // a small one's
+      WarmBuffers::Lease lease;  // a block of kUploadBlockBytes: the daemon's, kept warm
+      MappedBuffer mapped;       // another large block's bytes
+      // Its pages' size, as they are counted: huge pages where it holds whole ones; the whole
+      // block where it was kept warm (its pages are all backed already).
+      uint64_t page = 0;
+      std::string heap;  // a small one's
       uint64_t size = 0;
       uint64_t capacity = 0;
-      const uint8_t* data() const {
-        return capacity >= kMappedBlockBytes ? mapped.data()
-                                             : reinterpret_cast<const uint8_t*>(heap.data());
+      uint8_t* bytes() {
+        if (capacity < kMappedBlockBytes) return reinterpret_cast<uint8_t*>(heap.data());
+        return lease.size() > 0 ? lease.data() : mapped.data();
       }
+      const uint8_t* data() const { return const_cast<Block*>(this)->bytes(); }
     };
     std::vector<Block> blocks;
     // The memory it holds: its ranges, and its blocks with their places in `blocks`

@@ -400,8 +400,9 @@ TEST(DaemonLifecycleTest, WhatTheDaemonMayHoldOfTheHostIsPublishedAndMustFitIt) 
   EXPECT_EQ(m.past_shares(), 16 * StreamBounds::kPastShareBytes);
   EXPECT_EQ(m.device_buffers(), 1024 * kMiB) << "the CPU device's buffers are host memory";
   EXPECT_EQ(m.device_staging(), 0u) << "the CPU device stages nothing";
+  EXPECT_EQ(m.upload_blocks(), 256 * kMiB / 8) << "an eighth of the budget, kept warm";
   EXPECT_EQ(m.total(), m.transfers() + m.grpc() + m.unopened_streams() + m.past_shares() +
-                           m.device_buffers() + m.device_staging());
+                           m.device_buffers() + m.device_staging() + m.upload_blocks());
   EXPECT_GT(m.host(), 0u);
   EXPECT_LE(m.total(), m.host());
 

@@ -83,6 +83,8 @@ TEST(MetricsTest, TheExpositionPassesPromtoolAndItsCountersMoveWithWork) {
   EXPECT_EQ(before["sluice_sessions_active"], 0);
   EXPECT_EQ(before["sluice_draining"], 0);
   EXPECT_GT(before["sluice_transfer_bytes_limit"], 0);
+  ASSERT_TRUE(before.contains("sluice_upload_blocks_kept_bytes"));
+  EXPECT_EQ(before["sluice_upload_blocks_kept_bytes"], 0) << "no upload has run";
   EXPECT_EQ(before["sluice_request_seconds_count{kind=\"execute\"}"], 0);
 
   // A solve through the daemon, and a request refused with a specific code.

@@ -12,9 +12,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/status_macros.h"
+#include "sluice/base/warm_buffers.h"
 #include "sluice/engine/cpu_device.h"
 #include "sluice/server/metrics.h"
 #include "sluice/server/ops/op_table.h"
@@ -289,6 +291,54 @@ TEST_F(SessionProtocolTest, AnUploadCountsItsRangesAndTheBlocksItsDataFills) {
   std::vector<SessionProtocol::Job> jobs = Accept(ranges);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_GE(jobs[0].hold.bytes(), 65536 * sizeof(RangeRef));
+}
+
+TEST_F(SessionProtocolTest, AnUploadsBlocksAreKeptWarmForTheNextWhichCountsThemWhole) {
+  OpenSession(/*chunk_size=*/1 << 20);
+  constexpr uint64_t kBytes = 2 * kUploadBlockBytes + (1 << 20);  // two blocks and the rest
+  ASSERT_EQ(CodeOf(Call(Allocate(2, kBytes, 0x74)).back()), Code::kOk);
+  WarmBuffers& warm = manager_->upload_blocks();
+  ASSERT_GE(warm.limit(), 2 * kUploadBlockBytes);
+  std::mt19937_64 random(23);
+  uint64_t id = 3;
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(absl::StrFormat("upload %d", round));
+    const uint64_t reused = warm.reused();
+    std::string data(kBytes, '\0');
+    for (char& c : data) c = static_cast<char>(random());
+    constexpr uint64_t kChunk = 1 << 20;
+    // What its first chunk holds: a fresh block's first huge page, a warm block whole (beside
+    // the record of the replies to the reads before it).
+    const uint64_t before = manager_->transfers().in_use();
+    EXPECT_TRUE(Accept(UploadFirst(id, 0x74, kBytes, data.substr(0, kChunk), false)).empty());
+    const uint64_t held = manager_->transfers().in_use() - before;
+    if (round == 0) {
+      EXPECT_LT(held, kUploadBlockBytes);
+    } else {
+      EXPECT_GE(held, kUploadBlockBytes);
+      EXPECT_LT(held, kUploadBlockBytes + kChunk);
+    }
+    std::vector<SessionProtocol::Job> jobs;
+    for (uint64_t at = kChunk; at < kBytes; at += kChunk) {
+      for (auto& job : Accept(UploadMore(id, data.substr(at, kChunk), at + kChunk >= kBytes))) {
+        jobs.push_back(std::move(job));
+      }
+    }
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_LE(jobs[0].staged, kBytes + 8192) << "filled, a warm block counts as a fresh one";
+    EXPECT_EQ(warm.reused(), reused + (round == 0 ? 0 : 2));
+    EXPECT_EQ(CodeOf(RunAll(std::move(jobs)).back()), Code::kOk);
+    // Once it has run, both blocks are kept for the next.
+    EXPECT_EQ(warm.kept_bytes(), 2 * kUploadBlockBytes);
+    EXPECT_EQ(DataOf(Call(Read(id + 1, 0x74, 0, kBytes)), id + 1), data);
+    id += 2;
+  }
+  // Kept until unused for kWarmUploadKeep.
+  manager_->ExpireUploadBlocks(absl::Now());
+  EXPECT_EQ(warm.kept_bytes(), 2 * kUploadBlockBytes);
+  manager_->ExpireUploadBlocks(absl::Now() + SessionManager::kWarmUploadKeep +
+                               absl::Seconds(1));
+  EXPECT_EQ(warm.kept_bytes(), 0u);
 }
 
 TEST_F(SessionProtocolTest, RequestsBeforeAnOpenAreRefused) {
