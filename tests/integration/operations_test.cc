@@ -129,6 +129,22 @@ TEST(MetricsTest, TheExpositionPassesPromtoolAndItsCountersMoveWithWork) {
   }
   EXPECT_TRUE(uploaded);
   EXPECT_TRUE(peak);
+  EXPECT_EQ(after["sluice_upload_blocks_kept_bytes"], 0) << "the example's uploads are small";
+
+  // An upload of two blocks and a bit: once it has run, both blocks are kept for the next.
+  {
+    absl::StatusOr<std::unique_ptr<RemoteDispatch>> remote =
+        RemoteDispatch::Connect({.target = (*daemon)->address(), .client_name = "blocks"});
+    ASSERT_OK(remote.status());
+    constexpr uint64_t kBytes = (uint64_t{8} << 20) + 4096;
+    absl::StatusOr<Resource> buffer = (*remote)->Allocate(kBytes);
+    ASSERT_OK(buffer.status());
+    const std::vector<uint8_t> data(kBytes, 0x5a);
+    ASSERT_OK((*remote)->Upload(*buffer, data));
+    EXPECT_TRUE(WaitUntil(absl::Seconds(10), [&] {
+      return Scrape(metrics)["sluice_upload_blocks_kept_bytes"] == (8 << 20);
+    })) << Scrape(metrics)["sluice_upload_blocks_kept_bytes"];
+  }
 
   // Prometheus' own checker takes the exposition as it is served.
   absl::StatusOr<std::string> text = HttpGet(metrics, "/metrics");
