@@ -14,7 +14,10 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   With --sluiced, the same problem is also solved as a client of that daemon (on a Unix
   socket in WORK_DIR, started and stopped here), its answer checked against the in-process
   one: client_peak_rss_bytes (the median of the repeats), compiled_bytes (the compiled
-  problem the client uploads) and client_over_compiled (the one over the other).
+  problem the client uploads), client_over_compiled (the one over the other),
+  results_read_bytes (the results the client reads back: one window of them on these
+  problems, whose nodes fit the solver's 16M a window) and client_over_bound (its peak over
+  the compiled problem and those results, the issue's bound: at most 1).
 
   end_to_end.py SLUICE_BINARY WORK_DIR [--repeats N] [--sluiced SLUICED] -- GEN_ARGS...
 """
@@ -146,7 +149,11 @@ def main():
                     client_stats = read_stats(client_answer)
                     if client_stats["solution_digest"] != stats["solution_digest"]:
                         raise RuntimeError("the daemon's answer is not the in-process one")
-                    clients.append((client_rss, client_stats["compiled_bytes"]))
+                    if client_stats["result_windows"] != 1:
+                        raise RuntimeError("the results took several windows: what the client "
+                                           "reads back is more than one window of them")
+                    clients.append((client_rss, client_stats["compiled_bytes"],
+                                    client_stats["download_bytes"]))
     finally:
         for path in (problem, answer, stderr, client_answer):
             if os.path.exists(path):
@@ -184,10 +191,12 @@ def main():
     figures["front_end_names"] = 1 if "--front-end-names" in gen else 0
     if clients:
         clients.sort()
-        client_rss, compiled = clients[len(clients) // 2]
+        client_rss, compiled, results = clients[len(clients) // 2]
         figures["client_peak_rss_bytes"] = client_rss
         figures["compiled_bytes"] = compiled
         figures["client_over_compiled"] = client_rss / max(1, compiled)
+        figures["results_read_bytes"] = results
+        figures["client_over_bound"] = client_rss / max(1, compiled + results)
     json.dump(figures, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0

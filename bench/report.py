@@ -136,7 +136,7 @@ def summary(results, stamp):
                   "nodes), medians:", "",
                   "| path edges | flow pairs / path edge | text bytes / path edge | read | "
                   "fixed point | outside it | parse (every core) | peak RSS / path edge | resident / "
-                  "reference | client of a daemon / compiled problem |",
+                  "reference | client of a daemon / (compiled problem + results read back) |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for _, name in e2e:
             r = {k.split(".", 1)[1]: v for k, v in results.items() if k.startswith(name + ".")}
@@ -151,13 +151,15 @@ def summary(results, stamp):
                 f"{r['rss_bytes_per_path_edge']:.0f} B ({meets(r['rss_bytes_per_path_edge'], '<= 70')}) "
                 f"| {r['resident_over_reference_ratio']:.2f}x "
                 f"({meets(r['resident_over_reference_ratio'], '>= 1.5')}) | "
-                + (f"{r['client_peak_rss_bytes'] / 2**20:.0f} / {r['compiled_bytes'] / 2**20:.0f} "
-                   f"MiB ({r['client_over_compiled']:.1f}x) |" if 'client_over_compiled' in r
-                   else "- |"))
+                + (f"{r['client_peak_rss_bytes'] / 2**20:.0f} / "
+                   f"({r['compiled_bytes'] / 2**20:.0f} + {r['results_read_bytes'] / 2**20:.0f}) "
+                   f"MiB ({r['client_over_bound']:.2f}x, {meets(r['client_over_bound'], '<= 1')}) |"
+                   if 'client_over_bound' in r else "- |"))
         lines += ["", "Targets: outside the fixed point at most 25% of the wall time, parse at "
                   "least 400 MB/s a core, peak RSS at most 70 bytes per path edge, "
                   "resident / reference end to end at least 1.5x, a client of a daemon at most "
-                  "the compiled problem and a window of results."]
+                  "the compiled problem and a window of results (these problems' results take "
+                  "one window: what the client reads back)."]
     return "\n".join(lines) + "\n"
 
 

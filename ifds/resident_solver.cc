@@ -553,6 +553,7 @@ absl::StatusOr<Solution> Solver::Results() {
   for (uint64_t first = 0; first < nodes; first += window) {
     const uint64_t count = std::min(window, nodes - first);
     const uint64_t words = count * row;
+    ++phases_.result_windows;
     const std::vector<uint64_t> params = {first, count, row};
     const Program marks_program = Program::Of(k::kResultsKernel, params);
     ASSIGN_OR_RETURN(Resource marks, buffers_.Allocate(words * 4));
@@ -685,6 +686,7 @@ absl::StatusOr<Solution> Solver::Run(ResidentStats* stats) {
     stats->compiled_bytes = phases_.compiled_bytes;
     stats->upload_bytes = phases_.upload_bytes;
     stats->download_bytes = phases_.download_bytes;
+    stats->result_windows = phases_.result_windows;
     stats->iterations = state_words_[S::kIteration];
     stats->windows = windows_;
     stats->growths = growths_;

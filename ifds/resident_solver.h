@@ -110,6 +110,9 @@ struct ResidentStats {
   uint64_t compiled_bytes = 0;
   uint64_t upload_bytes = 0;
   uint64_t download_bytes = 0;
+  // The results' windows: a pass over the path edges each, marking the rows of as many nodes
+  // as ResidentOptions::max_result_words holds (one, for most problems).
+  uint32_t result_windows = 0;
 };
 
 // Solves `problem` (which must pass Validate) on `dispatch`. Frees every buffer it allocated.

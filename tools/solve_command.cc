@@ -138,7 +138,7 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "device memory: %s at peak\ntraffic: %s\nseconds: %.3f (set-up %.3f, windows %.3f, "
       "growth %.3f, results %.3f)\n"
       "phases: %scompile %.3f s, upload %.3f s (%s), fixed point %.3f s "
-      "(windows %.3f, growth %.3f), results %.3f s (%s read back)\n",
+      "(windows %.3f, growth %.3f), results %.3f s (%s read back, %d window%s)\n",
       std::string(opened->dispatch->backend_id()),
       opened->remote ? " via sluiced at " + absl::GetFlag(FLAGS_server) : " in-process",
       stats.path_edges, stats.incoming, stats.end_summaries, stats.summaries, stats.iterations,
@@ -148,7 +148,8 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       stats.setup_seconds - stats.compile_seconds,
       Rate(stats.upload_bytes, stats.setup_seconds - stats.compile_seconds),
       stats.window_seconds + stats.growth_seconds, stats.window_seconds, stats.growth_seconds,
-      stats.results_seconds, HumanBytes(stats.download_bytes));
+      stats.results_seconds, HumanBytes(stats.download_bytes), stats.result_windows,
+      stats.result_windows == 1 ? "" : "s");
   outcome.stats_json = absl::StrFormat(
       "{\"solver\":\"resident\",\"backend\":\"%s\",\"remote\":%s,\"path_edges\":%d,"
       "\"iterations\":%d,\"windows\":%d,\"growths\":%d,\"overflow_growths\":%d,"
@@ -156,13 +157,13 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "\"seconds\":%.6f,\"phase_seconds\":{\"read\":%.6f,\"setup\":%.6f,\"compile\":%.6f,"
       "\"upload\":%.6f,\"windows\":%.6f,\"growth\":%.6f,\"results\":%.6f},"
       "\"read_bytes\":%d,\"flows_sent_as_read_bytes\":%d,\"compiled_bytes\":%d,"
-      "\"upload_bytes\":%d,\"download_bytes\":%d",
+      "\"upload_bytes\":%d,\"download_bytes\":%d,\"result_windows\":%d",
       std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
       stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
       stats.peak_device_bytes, seconds, read.seconds, stats.setup_seconds, stats.compile_seconds,
       stats.setup_seconds - stats.compile_seconds, stats.window_seconds, stats.growth_seconds,
       stats.results_seconds, read.bytes, read.sent_bytes, stats.compiled_bytes,
-      stats.upload_bytes, stats.download_bytes);
+      stats.upload_bytes, stats.download_bytes, stats.result_windows);
   AddSolutionStats(&outcome);
   return outcome;
 }

@@ -676,9 +676,16 @@ TEST_P(DifferentialTest, ResultsListedInWindowsAndReadInPiecesOfAnyWidthAgree) {
         ResidentOptions options;
         options.max_result_words = words;
         options.result_piece_pairs = piece;
-        ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
+        ResidentStats stats;
+        ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
         ASSERT_EQ(got, expected) << "seed " << seed << " facts " << o.facts << " words " << words
                                  << " piece " << piece;
+        // A window holds as many nodes' rows as fit the words, at least one node.
+        const uint64_t row = (uint64_t{problem.fact_count()} + 31) / 32;
+        const uint64_t per_window = std::max<uint64_t>(1, words / row);
+        EXPECT_EQ(stats.result_windows,
+                  (problem.node_count() + per_window - 1) / per_window)
+            << "words " << words;
       }
     }
   }

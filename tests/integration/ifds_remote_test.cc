@@ -117,7 +117,7 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
                   "phases: read [0-9.]+ s \\(1.5 KiB at [0-9]+ MB/s\\), compile [0-9.]+ s, upload "
                   "[0-9.]+ s \\([0-9.]+ [KM]?i?B at [0-9]+ MB/s\\), fixed point [0-9.]+ s "
                   "\\(windows [0-9.]+, growth [0-9.]+\\), results [0-9.]+ s \\([0-9.]+ [KM]?i?B "
-                  "read back\\)"))
+                  "read back, 1 window\\)"))
       << remote.err;
   EXPECT_THAT(remote.err, ::testing::ContainsRegex("output: [0-9.]+ s \\([0-9.]+ [KM]?i?B at"));
   for (const char* field :
@@ -126,7 +126,9 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
     EXPECT_THAT(json.out, HasSubstr(field));
   }
   EXPECT_THAT(json.out, HasSubstr(absl::StrFormat("\"read_bytes\":%d,", file_bytes)));
-  EXPECT_THAT(json.out, ::testing::ContainsRegex("\"upload_bytes\":[1-9][0-9]*,\"download_bytes\":[1-9]"));
+  EXPECT_THAT(json.out, ::testing::ContainsRegex(
+                           "\"upload_bytes\":[1-9][0-9]*,\"download_bytes\":[1-9][0-9]*,"
+                           "\"result_windows\":1,"));
   const ProgramRun by_reference = Sluice({"solve", example, "--solver=reference", "--stats"});
   EXPECT_THAT(by_reference.err, ::testing::ContainsRegex("phases: read [0-9.]+ s .*, solve"));
 }
