@@ -138,23 +138,24 @@ class SortedPairs {
   // Nodes by rank: [0, nodes()).
   uint32_t nodes() const { return static_cast<uint32_t>(runs_.size()); }
   // How many pairs the node ranked r has.
-  uint32_t PairCount(uint32_t r) const { return runs_[r].count; }
+  uint32_t PairCount(uint32_t r) const { return runs_[r].count(); }
   uint64_t pairs() const { return pairs_; }
   std::string_view Node(uint32_t r) const { return p_.node_names[order_.node_order[r]]; }
   // Starts fetching what Node(r) and Facts(r) read (far apart: the nodes go by name, not id).
   void Prefetch(uint32_t r) const {
-    if (r >= runs_.size() || runs_[r].count == 0) return;
+    if (r >= runs_.size() || runs_[r].count() == 0) return;
     __builtin_prefetch(p_.node_names[order_.node_order[r]].data());
-    __builtin_prefetch(s_.facts.data() + runs_[r].begin);
+    __builtin_prefetch(s_.facts.data() + runs_[r].begin());
   }
   // The fact ids of the node ranked r, in the order of their names (in `scratch` if they had
   // to be sorted).
   std::span<const uint32_t> Facts(uint32_t r, std::vector<uint32_t>* scratch) const {
-    const Run run = runs_[r];
-    scratch->resize(run.count);
-    for (uint32_t k = 0; k < run.count; ++k) {
-      (*scratch)[k] = facts_in_name_order_ ? s_.facts[run.begin + k].second
-                                           : order_.fact_rank[s_.facts[run.begin + k].second];
+    const uint64_t begin = runs_[r].begin();
+    const uint32_t count = runs_[r].count();
+    scratch->resize(count);
+    for (uint32_t k = 0; k < count; ++k) {
+      (*scratch)[k] = facts_in_name_order_ ? s_.facts[begin + k].second
+                                           : order_.fact_rank[s_.facts[begin + k].second];
     }
     if (!facts_in_name_order_) {
       std::sort(scratch->begin(), scratch->end());
@@ -164,10 +165,18 @@ class SortedPairs {
   }
 
  private:
-  struct Run {
-    size_t begin;    // into the solution's pairs
-    uint32_t count;  // a node holds at most every fact
+  // A node's pairs in the solution, in one word (there is one for every node): where they
+  // begin, and how many (a node holds at most every fact: fewer than kMaxFacts).
+  class Run {
+   public:
+    Run(uint64_t begin, uint32_t count) : word_(begin << 16 | count) {}
+    uint64_t begin() const { return word_ >> 16; }
+    uint32_t count() const { return static_cast<uint32_t>(word_ & 0xffff); }
+
+   private:
+    uint64_t word_;
   };
+  static_assert(kMaxFacts <= 0xffff);
   // The solution itself when sorted by node then fact with no pair twice, as every solver
   // returns it; else a sorted copy without repeats.
   static const Solution& Sorted(const Solution& s, Solution* copy) {
