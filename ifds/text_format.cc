@@ -81,6 +81,30 @@ size_t FirstOf(std::string_view text, size_t at) {
   return at;
 }
 
+// How many bytes of the `size` at `p` are `C`: 16 a step, counted in bytes for up to 255 steps
+// and then summed. The first pass counts a run of connecting lines' '>' this way, at once.
+template <char C>
+uint64_t CountOf(const char* p, size_t size) {
+  uint64_t count = 0;
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i c = _mm_set1_epi8(C), zero = _mm_setzero_si128();
+  while (i + 16 <= size) {
+    const size_t steps = std::min<size_t>((size - i) / 16, 255);
+    __m128i counted = zero;
+    for (size_t step = 0; step < steps; ++step, i += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      counted = _mm_sub_epi8(counted, _mm_cmpeq_epi8(bytes, c));  // a match is -1
+    }
+    const __m128i sums = _mm_sad_epu8(counted, zero);  // each half's bytes, summed
+    count += static_cast<uint64_t>(_mm_cvtsi128_si32(sums)) +
+             static_cast<uint64_t>(_mm_extract_epi16(sums, 4));
+  }
+#endif
+  for (; i < size; ++i) count += p[i] == C ? 1 : 0;
+  return count;
+}
+
 // The first '}' or newline at or after `at` in `text`, or text.size(): where a flow that begins
 // at `at` ends, if it is on the line.
 size_t FlowEnd(std::string_view text, size_t at) { return FirstOf<'}', '\n'>(text, at); }
@@ -338,6 +362,8 @@ struct Stretch {
   ItemTexts items;
   // Where the fast way stopped: the stretch's end, or the start of a line it does not take.
   Cursor stopped;
+  // Whether `flows` were checked (ValidateFlows) where they were read, on the reader's thread.
+  bool flows_checked = false;
 
   // Empty, keeping the room.
   void clear() {
@@ -345,6 +371,7 @@ struct Stretch {
     edges.clear();
     connections.clear();
     flow_texts.Clear();
+    flows_checked = false;
   }
 };
 
@@ -720,6 +747,11 @@ class Parser {
   // With `arrows`, the '>' on the line skipped are added to it (found as its end is).
   bool Skip(Cursor* cursor, bool declarations, std::string_view* head,
             size_t limit = ~size_t{0}, uint64_t* arrows = nullptr) const;
+  // The first pass's way past the lines that fill files: from `cursor`, a line's start, past
+  // each line that begins with "edge", "call", "callee" or "seed" and a blank, up to the first
+  // that does not or that begins at `limit` or later. Counted into `counts` as Skip counts
+  // them one at a time, their '>' in one scan of all their bytes. False if it moved past none.
+  bool SkipConnecting(Cursor* cursor, size_t limit, SkipCounts* counts) const;
   // The line start at `offset` or next after it (the text's size if none).
   size_t LineStartFrom(size_t offset) const {
     if (offset == 0 || offset >= text_.size()) return std::min(offset, text_.size());
@@ -826,7 +858,8 @@ class Parser {
     if (paging_ == nullptr || !paging_->flows_read.has_value()) return absl::OkStatus();
     const size_t last = problem_.flows.size();
     if (flows_told_ == last) return absl::OkStatus();
-    if (absl::Status v = ValidateFlows(problem_, flows_told_, last); !v.ok()) {
+    if (absl::Status v = ValidateFlows(problem_, std::max(flows_told_, flows_checked_), last);
+        !v.ok()) {
       return absl::InvalidArgumentError(absl::StrFormat("%s: %s", file_, v.message()));
     }
     RETURN_IF_ERROR((*paging_->flows_read)(problem_.flows, flows_told_, last));
@@ -881,6 +914,9 @@ class Parser {
   };
   const ProcedureNames procedure_names_{&problem_.procedures};
   size_t flows_told_ = 0;  // the flows TextPaging::flows_read has been told of
+  // The flows from the first on that were checked as they were read (Stretch::flows_checked,
+  // ParseFlow): Validate checks those after them only.
+  size_t flows_checked_ = 0;
   absl::flat_hash_map<std::string_view, uint32_t, NameHash> facts_;
   // Nodes by name, filled as the first pass declares them (or once all are, by default);
   // facts by name for the second pass, built from facts_ once every fact is declared;
@@ -1022,6 +1058,42 @@ bool Parser::Skip(Cursor* cursor, bool declarations, std::string_view* head_out,
   return true;
 }
 
+bool Parser::SkipConnecting(Cursor* cursor, size_t limit, SkipCounts* counts) const {
+  const char* const t = text_.data();
+  const size_t n = text_.size();
+  // The statement's word at `i` if a blank follows it, else empty.
+  const auto head = [&](size_t i) -> std::string_view {
+    const auto is = [&](std::string_view word) {
+      return n - i > word.size() && std::memcmp(t + i, word.data(), word.size()) == 0 &&
+             ClassOf(t[i + word.size()]) == kBlank;
+    };
+    for (const std::string_view word : {"edge", "call", "callee", "seed"}) {
+      if (is(word)) return text_.substr(i, word.size());
+    }
+    return {};
+  };
+  const size_t begin = cursor->i;
+  Cursor at = *cursor;
+  while (at.i < limit) {
+    const std::string_view word = head(at.i);
+    if (word.empty()) break;
+    counts->Add(word, 0);
+    const size_t newline = LineEnd(at.i + word.size());
+    if (newline == n) {
+      at.i = n;
+      break;
+    }
+    at.i = newline + 1;
+    ++at.line;
+    at.line_start = at.i;
+  }
+  if (at.i == begin) return false;
+  // No '>' in the words or the newlines: these are the lines' own.
+  counts->arrows += CountOf<'>'>(t + begin, at.i - begin);
+  *cursor = at;
+  return true;
+}
+
 void Parser::LoadThroughPiece(size_t k) const {
   constexpr size_t kStep = size_t{1} << 20;  // the text read past a piece, and a long line's step
   const size_t n = text_.size();
@@ -1054,6 +1126,10 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
   out->begin = cursor;
   std::string_view head;
   while (cursor.i < end) {
+    if (SkipConnecting(&cursor, end, &out->counts)) {
+      out->skipped = true;
+      continue;
+    }
     uint64_t arrows = 0;
     if (Skip(&cursor, /*declarations=*/true, &head, end, &arrows)) {
       // Unread: tokenized only if the parse fails (Parse).
@@ -1402,11 +1478,16 @@ void Parser::ReadStretch(Cursor cursor, size_t end, Stretch* out) const {
     if (cursor.i >= end || !FastConnect(&cursor, out, fast_end)) break;
   }
   out->stopped = cursor;
+  // Checked here, while they are in the cache and on every reader's thread at once, rather
+  // than all on one thread once the problem is read.
+  out->flows_checked =
+      ValidateFlows(out->flows, problem_.fact_names.size(), 0, out->flows.size()).ok();
 }
 
 const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
   const auto base = static_cast<uint32_t>(problem_.flows.size());
   problem_.flows.Append(stretch.flows);
+  if (flows_checked_ == base && stretch.flows_checked) flows_checked_ = problem_.flows.size();
   for (const Edge& e : stretch.edges) problem_.edges.push_back(Edge{e.from, e.to, base + e.flow});
   for (const Stretch::Connection& c : stretch.connections) {
     switch (c.kind) {
@@ -1617,6 +1698,10 @@ absl::StatusOr<uint32_t> Parser::ParseFlow(Tokens s, size_t* i) {
   ++*i;
   flow.Normalize();
   problem_.flows.push_back(flow);  // copies at the lists' exact sizes
+  const size_t last = problem_.flows.size();
+  if (flows_checked_ + 1 == last && ValidateFlows(problem_, last - 1, last).ok()) {
+    flows_checked_ = last;
+  }
   return static_cast<uint32_t>(problem_.flows.size() - 1);
 }
 
@@ -1901,7 +1986,7 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
     }
   }
   RETURN_IF_ERROR(TellFlowsRead());
-  if (absl::Status v = Validate(problem_, flows_told_); !v.ok()) {
+  if (absl::Status v = Validate(problem_, std::max(flows_told_, flows_checked_)); !v.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s", file_, v.message()));
   }
   return std::move(problem_);
