@@ -155,6 +155,14 @@ def summary(results, stamp):
                    f"({r['compiled_bytes'] / 2**20:.0f} + {r['results_read_bytes'] / 2**20:.0f}) "
                    f"MiB ({r['client_over_bound']:.2f}x, {meets(r['client_over_bound'], '<= 1')}) |"
                    if 'client_over_bound' in r else "- |"))
+        if "memory.fresh_huge_page_gbs" in results:
+            lines += ["", f"Fresh memory on this host at the time (`sluice_memory_bench`, "
+                      f"{results['memory.mib']:.0f} MiB of each, the first write to every page): "
+                      f"{results['memory.fresh_huge_page_gbs']:.2f} GB/s in huge pages, "
+                      f"{results['memory.fresh_small_page_gbs']:.2f} GB/s in small pages "
+                      f"({results['memory.populated_small_page_gbs']:.2f} backed at once), "
+                      f"{results['memory.reused_huge_page_gbs']:.2f} GB/s in huge pages freed "
+                      f"and mapped again; memset {results['memory.memset_gbs']:.1f} GB/s."]
         lines += ["", "Targets: outside the fixed point at most 25% of the wall time, parse at "
                   "least 400 MB/s a core, peak RSS at most 70 bytes per path edge, "
                   "resident / reference end to end at least 1.5x, a client of a daemon at most "

@@ -5,7 +5,8 @@
 # bytes per path edge at three sizes, a light client against 1, 2, 4 and 8 heavy sessions, and
 # `sluice solve` end to end on front-end-shaped problems of about 1M, 5M and 10M path edges,
 # the 5M one also with its procedures and nodes named as a C front end names them (where its
-# time goes, parse rate, peak RSS per path edge, resident / reference).
+# time goes, parse rate, peak RSS per path edge, resident / reference), after what fresh memory
+# costs the host at the time (huge and small pages, freed and mapped again).
 # Writes each bench's figures (JSON) and output, results.json and PNG plots (gnuplot) under
 # bench/results/<UTC time>/ (ignored by git), and refreshes the summary in docs/benchmarks.md
 # and the plots in docs/plots/.
@@ -31,7 +32,8 @@ done
 
 ensure_packages gnuplot-nox python3
 use_ccache
-targets=(sluice_remote_bench sluice_ifds_bench sluice_fairness_bench sluice_cli sluiced)
+targets=(sluice_memory_bench sluice_remote_bench sluice_ifds_bench sluice_fairness_bench sluice_cli
+  sluiced)
 # build DIR: the benches' targets in DIR, quietly; what the compiler said if it fails.
 build() {
   local build_log
@@ -85,7 +87,9 @@ e2e() {
     --sluiced="$bin/sluiced" -- --front-end-shape --facts=32 "$@" >"$out/e2e_$name.json"
 }
 
+# What fresh memory costs this host now, first: every host phase touches it.
 if [ "$quick" = 1 ]; then
+  run memory sluice_memory_bench --mib=32
   e2e small 1 --procedures=2000 --seed=3
   e2e small_names 1 --procedures=2000 --seed=3 --front-end-names
   run remote sluice_remote_bench --latency_rounds=1 --latency_samples=100 --upload_mib=16 \
@@ -95,6 +99,7 @@ if [ "$quick" = 1 ]; then
     run "fairness_$n" sluice_fairness_bench --heavy_sessions="$n" --solves=2 --reads=50
   done
 else
+  run memory sluice_memory_bench
   e2e 1m 3 --procedures=12500 --seed=3
   e2e 5m 3 --procedures=62500 --seed=3
   e2e 5m_names 3 --procedures=62500 --seed=3 --front-end-names
