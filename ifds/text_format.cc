@@ -452,6 +452,17 @@ struct FirstPiece {
 // confirmed by reading the name itself (`names[id]`, where a front end declares a procedure's
 // nodes side by side, as its edges name them). A front end's names are often longer than 12
 // bytes: they take no map, no copy and no slot larger than the others.
+// Where the bytes of a list's names end, where they lie together, one after another (a
+// NameList's do): a name with 16 bytes before that end may be read 16 bytes at a time in place.
+// nullptr for a list whose names lie apart.
+const char* EndOfNames(const NameList& names) {
+  return names.empty() ? nullptr : names.back().data() + names.back().size();
+}
+template <class Names>
+const char* EndOfNames(const Names&) {
+  return nullptr;
+}
+
 class NameIndex {
  public:
   // `names[i]` has id i, and `names` outlives the index; `text` is where the names looked up
@@ -461,6 +472,8 @@ class NameIndex {
   template <class Names>
   NameIndex(const Names& names, std::string_view text, unsigned threads = 1)
       : text_end_(text.data() + text.size()), names_(&names), name_at_(&NameAt<Names>) {
+    // Keys loaded in place where the names lie together (EndOfNames), copied out elsewhere.
+    const char* const names_end = EndOfNames(names);
     // At most 3/4 full; a slot is found by multiplying, so any size will do.
     slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
     // The table in parts, one a thread: a thread places the names whose slot lies in its part
@@ -482,7 +495,7 @@ class NameIndex {
         const uint32_t count = std::min<uint32_t>(kBatch, names.size() - first);
         for (uint32_t k = 0; k < count; ++k) {
           Placing& key = keys[k];
-          key.key = KeyOf(names[first + k], /*in_text=*/false);
+          key.key = KeyOf(names[first + k], names_end);
           key.at = Place(key.key);
           if (key.at < begin || key.at >= end) {
             key.at = kElsewhere;  // another part's
@@ -533,7 +546,7 @@ class NameIndex {
     for (size_t part = 0; part < parts; ++part) {
       duplicates_ = duplicates_ || twice[part] != 0;
       for (const uint32_t id : aside[part]) {
-        const SlotKey key = KeyOf(names[id], /*in_text=*/false);
+        const SlotKey key = KeyOf(names[id], names_end);
         size_t at = Place(key);
         for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
           if (Same(slots_[at], key, names[id])) duplicates_ = true;
@@ -570,7 +583,7 @@ class NameIndex {
   // are the same exactly when their words are.
   [[gnu::always_inline]] bool Key(std::string_view name, uint64_t* lo, uint64_t* hi) const {
     if (name.size() > kWholeBytes) return false;
-    const SlotKey key = ShortKey(name, /*in_text=*/true);
+    const SlotKey key = ShortKey(name, text_end_);
     *lo = key.lo;
     *hi = key.hi;
     return true;
@@ -602,7 +615,7 @@ class NameIndex {
     if (name.size() > kWholeBytes) [[unlikely]] {
       return FindLong(name, id);
     }
-    const SlotKey key = ShortKey(name, /*in_text=*/true);
+    const SlotKey key = ShortKey(name, text_end_);
     return FindKey(key.lo, key.hi, id);
   }
 
@@ -632,13 +645,16 @@ class NameIndex {
   static std::string_view NameAt(const void* names, uint32_t id) {
     return (*static_cast<const Names*>(names))[id];
   }
-  // A name of at most 12 bytes as its key. One in the text with 16 bytes after its start
-  // (every name but those at the very end) is loaded in two unaligned words and masked, with
-  // no copy.
-  [[gnu::always_inline]] SlotKey ShortKey(std::string_view name, bool in_text) const {
+  // A name of at most 12 bytes as its key. One with 16 bytes after its start before
+  // `readable_end` (the text's end for a name in the text, the list's for a name in a list that
+  // holds its names together: every name but those at the very end) is loaded in two
+  // unaligned words and masked, with no copy.
+  [[gnu::always_inline]] static SlotKey ShortKey(std::string_view name,
+                                                 const char* readable_end) {
     uint64_t lo = 0, hi = 0;
     if (!name.empty()) {
-      LoadWords(name.data(), name.size(), in_text && text_end_ - name.data() >= 16, &lo, &hi);
+      const bool sixteen = readable_end != nullptr && readable_end - name.data() >= 16;
+      LoadWords(name.data(), name.size(), sixteen, &lo, &hi);
     }
     return {lo, static_cast<uint32_t>(hi)};
   }
@@ -661,8 +677,10 @@ class NameIndex {
     h ^= h >> 33;
     return {h, kLongMark};
   }
-  SlotKey KeyOf(std::string_view name, bool in_text = true) const {
-    return name.size() > kWholeBytes ? LongKey(name) : ShortKey(name, in_text);
+  // The key of a name in the text.
+  SlotKey KeyOf(std::string_view name) const { return KeyOf(name, text_end_); }
+  static SlotKey KeyOf(std::string_view name, const char* readable_end) {
+    return name.size() > kWholeBytes ? LongKey(name) : ShortKey(name, readable_end);
   }
   // Whether `slot` holds `name`, whose key is `key`: for a longer name, its key and then the
   // name itself.
