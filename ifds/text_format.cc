@@ -444,14 +444,6 @@ struct FirstPiece {
   }
 };
 
-// Names to ids for the second pass, where every statement looks several up, in an
-// open-addressed table of 16-byte slots: a name's key and its id. A name of at most 12 bytes is
-// its own key, its bytes in a word and a half (zero-padded: names hold no NUL byte), found with
-// one multiply and one cache line, never reading the name's declaration. A longer one's key is
-// a 64-bit hash of its bytes and a mark no shorter name's key has; a slot whose key matches is
-// confirmed by reading the name itself (`names[id]`, where a front end declares a procedure's
-// nodes side by side, as its edges name them). A front end's names are often longer than 12
-// bytes: they take no map, no copy and no slot larger than the others.
 // Where the bytes of a list's names end, where they lie together, one after another (a
 // NameList's do): a name with 16 bytes before that end may be read 16 bytes at a time in place.
 // nullptr for a list whose names lie apart.
@@ -463,6 +455,14 @@ const char* EndOfNames(const Names&) {
   return nullptr;
 }
 
+// Names to ids for the second pass, where every statement looks several up, in an
+// open-addressed table of 16-byte slots: a name's key and its id. A name of at most 12 bytes is
+// its own key, its bytes in a word and a half (zero-padded: names hold no NUL byte), found with
+// one multiply and one cache line, never reading the name's declaration. A longer one's key is
+// a 64-bit hash of its bytes and a mark no shorter name's key has; a slot whose key matches is
+// confirmed by reading the name itself (`names[id]`, where a front end declares a procedure's
+// nodes side by side, as its edges name them). A front end's names are often longer than 12
+// bytes: they take no map, no copy and no slot larger than the others.
 class NameIndex {
  public:
   // `names[i]` has id i, and `names` outlives the index; `text` is where the names looked up
