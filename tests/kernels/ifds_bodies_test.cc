@@ -29,6 +29,27 @@ TEST(IfdsBodiesTest, NoKeyOrGroupIsEmptySoZeroedBuffersNeedNoFill) {
   EXPECT_EQ(Top(Pack(0, 0, 0)), 0u);
 }
 
+TEST(IfdsBodiesTest, PopCountAndLowestBitCountAsABitAtATimeDoes) {
+  std::mt19937 random(20261206);
+  std::vector<uint32_t> words = {0u, 1u, 0x80000000u, 0xffffffffu, 0x55555555u, 0xaaaaaaaau,
+                                 0x0f0f0f0fu, 0x01010101u};
+  for (int k = 0; k < 32; ++k) words.push_back(uint32_t{1} << k);
+  for (int k = 0; k < 1000; ++k) words.push_back(static_cast<uint32_t>(random()));
+  for (const uint32_t word : words) {
+    uint32_t bits = 0, lowest = 32;
+    for (uint32_t b = 0; b < 32; ++b) {
+      if ((word >> b) & 1) {
+        ++bits;
+        lowest = std::min(lowest, b);
+      }
+    }
+    EXPECT_EQ(PopCount(word), bits) << word;
+    if (word != 0) {
+      EXPECT_EQ(LowestBit(word), lowest) << word;
+    }
+  }
+}
+
 TEST(IfdsBodiesTest, AKeysGroupIsItsTopAndMidAsAGroup) {
   const Graph no_graph{};
   for (int t : {kEs, kSum, kPec}) {
