@@ -40,7 +40,13 @@ namespace sluice {
 namespace {
 
 // The solution's size and digest, in the text and the (still open) JSON object, which it closes.
+// Without --stats nothing prints them: the JSON object is closed, and no digest is made (a pass
+// over every pair of the solution).
 void AddSolutionStats(SolveOutcome* outcome) {
+  if (!absl::GetFlag(FLAGS_stats)) {
+    outcome->stats_json += "}";
+    return;
+  }
   const std::string digest = absl::StrFormat("%016x", ifds::SolutionDigest(outcome->solution));
   outcome->stats_text += absl::StrFormat("solution: %d node/fact pairs, digest %s\n",
                                          outcome->solution.facts.size(), digest);
