@@ -776,7 +776,8 @@ class Parser {
     if (text_[offset - 1] == '\n') return offset;
     return std::min(LineEnd(offset) + 1, text_.size());
   }
-  // The first pass's reading of piece k: the lines that begin in [k, k + 1) stretches.
+  // The first pass's reading of piece k: the lines that begin in [PieceStart(k),
+  // PieceStart(k + 1)).
   void ReadFirstPiece(size_t k, FirstPiece* out) const;
   // Where the text is read twice (Rereading), its first reading: the text from the start
   // through the line that holds piece k's last byte, read in order, each byte once.
@@ -897,6 +898,23 @@ class Parser {
   std::deque<std::string> declared_names_;
   std::string_view Own(std::string_view name) { return declared_names_.emplace_back(name); }
   const size_t stretch_bytes_;
+  // Where piece k of the first pass begins: the first three pieces are an eighth, a quarter and
+  // a half of a stretch, the rest a stretch each. A front end lists its declarations first, and
+  // one thread declares them in order: it starts on a small piece while the other threads
+  // tokenize the next, larger ones, rather than wait for a whole stretch to be tokenized.
+  size_t PieceStart(size_t k) const {
+    const size_t s = stretch_bytes_;
+    if (s < 8) return k * s;  // stretches of a few bytes (tests'): pieces of a stretch
+    if (k <= 3) return s / 8 * ((size_t{1} << k) - 1);
+    return s / 8 * 7 + (k - 3) * s;
+  }
+  // The first pass's pieces: up to the first that begins past the text's end.
+  size_t Pieces() const {
+    size_t k = 0;
+    while (k < 3 && PieceStart(k + 1) <= text_.size()) ++k;
+    if (k < 3) return k + 1;
+    return 3 + (text_.size() - PieceStart(3)) / stretch_bytes_ + 1;
+  }
   const unsigned threads_;
   const bool index_as_declared_;
   // Where the text's last newline ends a line: the fast way reads the lines before. Where the
@@ -1117,7 +1135,7 @@ void Parser::LoadThroughPiece(size_t k) const {
   const size_t n = text_.size();
   if (n == 0) return;
   // The piece's last byte, or the text's.
-  const size_t last = std::min((k + 1) * stretch_bytes_, n) - 1;
+  const size_t last = std::min(PieceStart(k + 1), n) - 1;
   absl::MutexLock lock(&load_mu_);
   for (;;) {
     // The piece's end is past the first newline from its last byte on: loaded that far?
@@ -1136,8 +1154,8 @@ void Parser::LoadThroughPiece(size_t k) const {
 void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
   out->clear();
   if (Rereading()) LoadThroughPiece(k);
-  const size_t begin = LineStartFrom(k * stretch_bytes_);
-  const size_t end = LineStartFrom((k + 1) * stretch_bytes_);
+  const size_t begin = LineStartFrom(PieceStart(k));
+  const size_t end = LineStartFrom(PieceStart(k + 1));
   if (begin >= end) return;
   out->empty = false;
   Cursor cursor{.i = begin, .line = 1, .line_start = begin};
@@ -1190,7 +1208,7 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
 
 absl::Status Parser::FirstPass(
     absl::FunctionRef<absl::Status(const Cursor&, size_t next, Tokens)> declare) {
-  const size_t pieces = text_.size() / stretch_bytes_ + 1;
+  const size_t pieces = Pieces();
   const auto threads = static_cast<unsigned>(std::min<size_t>({threads_, pieces, 64}));
   OrderedWork<FirstPiece> reader(pieces, threads, 2 * size_t{threads},
                                  [&](size_t k, FirstPiece& piece) { ReadFirstPiece(k, &piece); });
@@ -1247,7 +1265,7 @@ absl::Status Parser::FirstPass(
     // Read and declared: where the text is read twice, it goes back up to the byte before the
     // next piece, which that piece's reading looks at to find its first line.
     if (Rereading()) {
-      const size_t to = std::min((k + 1) * stretch_bytes_ - 1, text_.size());
+      const size_t to = std::min(PieceStart(k + 1) - 1, text_.size());
       Release(released, to);
       released = std::max(released, to);
     }
