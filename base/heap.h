@@ -25,6 +25,9 @@ uint64_t PhysicalMemoryBytes();
 
 // The process's resident set size in bytes (0 where /proc cannot tell).
 uint64_t ResidentBytes();
+// The most the process's resident set has been, in bytes (getrusage's ru_maxrss; 0 where the
+// system cannot tell).
+uint64_t PeakResidentBytes();
 
 // Gives the heap's free memory back to the system `delay` after the last Poke: late enough to
 // catch the frees that follow the event that poked it (a connection's buffers go after its

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include <utility>
@@ -69,6 +70,8 @@ void* MapPages(size_t bytes) {
 }
 
 namespace {
+std::atomic<bool> huge_pages{true};
+
 // The length MapHugePages maps for `bytes` (false if it does not fit in a size_t): up to whole
 // huge pages where the part past the last boundary is half a huge page or more, else `bytes`.
 bool HugePagesOf(size_t bytes, size_t* mapped) {
@@ -93,9 +96,13 @@ void* MapHugePages(size_t bytes) {
   if (aligned > begin) munmap(raw, aligned - begin);
   const uintptr_t tail = begin + whole + kHugePageBytes - (aligned + whole);
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + whole), tail);
-  madvise(reinterpret_cast<void*>(aligned), whole, MADV_HUGEPAGE);
+  if (huge_pages.load(std::memory_order_relaxed)) {
+    madvise(reinterpret_cast<void*>(aligned), whole, MADV_HUGEPAGE);
+  }
   return reinterpret_cast<void*>(aligned);
 }
+
+void SetHugePages(bool on) { huge_pages.store(on, std::memory_order_relaxed); }
 
 void UnmapHugePages(void* data, size_t bytes) {
   size_t whole;

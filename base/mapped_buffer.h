@@ -70,6 +70,12 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // saved. Unmapped by UnmapHugePages(data, bytes).
 void* MapHugePages(size_t bytes);
 void UnmapHugePages(void* data, size_t bytes);
+// Whether MapHugePages asks for huge pages: true from the start. A process that holds its
+// arrays for a short while, and would rather hold fewer bytes than take fewer faults, turns it
+// off before it maps any (a client of a daemon: its problem is parsed, compiled and sent, and
+// an array holds up to a partly written huge page more than it uses). MapHugePages then maps
+// as before, huge-page aligned, with the system's small pages.
+void SetHugePages(bool on);
 void UnmapPages(void* data, size_t bytes);
 // Backs the pages of [data, data + bytes), a mapping's, now and writable, in one call to the
 // system (MADV_POPULATE_WRITE), rather than at each page's first write: for memory about to be

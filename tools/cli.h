@@ -72,6 +72,9 @@ struct ReadPhase {
   // The bytes of the problem's flows sent to a daemon as they were read (StagedFlowLists),
   // within those seconds.
   uint64_t sent_bytes = 0;
+  // The process's resident set before it began (0: not known), beside which --stats gives its
+  // peak: what the process held for the problem over what its code and libraries hold.
+  uint64_t resident_bytes_before = 0;
 };
 // `compiled`, if set, runs once the resident solver has compiled the problem (see
 // ResidentOptions::compiled): where the caller owns `problem`, it may free its structure;

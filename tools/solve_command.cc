@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "sluice/base/byte_size.h"
 #include "sluice/base/heap.h"
+#include "sluice/base/mapped_buffer.h"
 #include "sluice/ifds/binary_format.h"
 #include "sluice/ifds/output.h"
 #include "sluice/ifds/reference_solver.h"
@@ -89,8 +90,9 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
         stats.path_edges, seconds, read_text, seconds);
     outcome.stats_json = absl::StrFormat(
         "{\"solver\":\"reference\",\"path_edges\":%d,\"seconds\":%.6f,"
-        "\"phase_seconds\":{\"read\":%.6f,\"solve\":%.6f},\"read_bytes\":%d",
-        stats.path_edges, seconds, read.seconds, seconds, read.bytes);
+        "\"phase_seconds\":{\"read\":%.6f,\"solve\":%.6f},\"read_bytes\":%d,"
+        "\"resident_bytes_before_read\":%d",
+        stats.path_edges, seconds, read.seconds, seconds, read.bytes, read.resident_bytes_before);
     AddSolutionStats(&outcome);
     return outcome;
   }
@@ -163,13 +165,15 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
       "\"seconds\":%.6f,\"phase_seconds\":{\"read\":%.6f,\"setup\":%.6f,\"compile\":%.6f,"
       "\"upload\":%.6f,\"windows\":%.6f,\"growth\":%.6f,\"results\":%.6f},"
       "\"read_bytes\":%d,\"flows_sent_as_read_bytes\":%d,\"compiled_bytes\":%d,"
-      "\"upload_bytes\":%d,\"download_bytes\":%d,\"result_windows\":%d",
+      "\"upload_bytes\":%d,\"download_bytes\":%d,\"result_windows\":%d,"
+      "\"resident_bytes_before_read\":%d",
       std::string(opened->dispatch->backend_id()), opened->remote ? "true" : "false",
       stats.path_edges, stats.iterations, stats.windows, stats.growths, stats.overflow_growths,
       stats.peak_device_bytes, seconds, read.seconds, stats.setup_seconds, stats.compile_seconds,
       stats.setup_seconds - stats.compile_seconds, stats.window_seconds, stats.growth_seconds,
       stats.results_seconds, read.bytes, read.sent_bytes, stats.compiled_bytes,
-      stats.upload_bytes, stats.download_bytes, stats.result_windows);
+      stats.upload_bytes, stats.download_bytes, stats.result_windows,
+      read.resident_bytes_before);
   AddSolutionStats(&outcome);
   return outcome;
 }
@@ -180,6 +184,7 @@ int ExitCodeOf(const absl::Status& status) {
 }
 
 int RunSolve(const std::string& path) {
+  const uint64_t resident_before = ResidentBytes();
   const std::string solver = absl::GetFlag(FLAGS_solver);
   const std::string format = absl::GetFlag(FLAGS_format).empty() ? "tsv" : absl::GetFlag(FLAGS_format);
   if ((solver != "resident" && solver != "reference") || (format != "tsv" && format != "json")) {
@@ -195,6 +200,10 @@ int RunSolve(const std::string& path) {
   // twice there rather than held whole (LoadOptions::reread). In-process the device's memory
   // is this process's, its peak the solve, and the second reading would only cost time.
   const bool remote = !absl::GetFlag(FLAGS_server).empty();
+  // Its arrays live for a phase each, and it would rather hold fewer bytes than take fewer
+  // faults: small pages (internal::SetHugePages; 10 MB less at the peak of a 5M-path-edge
+  // problem, in no more time: docs/benchmarks.md).
+  if (remote) internal::SetHugePages(false);
   // Nor does it hold the flows of a large file, most of a problem a front end writes: its
   // session opens first, and they go to the daemon as the parser is done with them
   // (StagedFlowLists; the read's time counts their sending). That costs a few megabytes of
@@ -235,6 +244,7 @@ int RunSolve(const std::string& path) {
   }
   ReadPhase read{.seconds = absl::ToDoubleSeconds(absl::Now() - reading)};
   read.bytes = no_size ? 0 : file_bytes;  // a pipe's bytes are not known
+  read.resident_bytes_before = resident_before;
   if (staged.has_value()) read.sent_bytes = staged->sent_bytes();
   // The parser's own tables are gone: what the heap kept of them goes back to the system.
   ReleaseFreeHeapMemory();
@@ -298,8 +308,9 @@ int RunSolve(const std::string& path) {
     // The output's own time is known once it is written: on stderr only (the JSON stats are
     // part of that output).
     const double output_seconds = absl::ToDoubleSeconds(absl::Now() - writing);
-    std::fprintf(stderr, "%soutput: %.3f s (%s)\n", stats_text.c_str(), output_seconds,
-                 Rate(written, output_seconds).c_str());
+    std::fprintf(stderr, "%soutput: %.3f s (%s)\nmemory: %s at peak, %s before the read\n",
+                 stats_text.c_str(), output_seconds, Rate(written, output_seconds).c_str(),
+                 HumanBytes(PeakResidentBytes()).c_str(), HumanBytes(resident_before).c_str());
   }
   return kExitOk;
 }
