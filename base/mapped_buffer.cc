@@ -96,9 +96,9 @@ void* MapHugePages(size_t bytes) {
   if (aligned > begin) munmap(raw, aligned - begin);
   const uintptr_t tail = begin + whole + kHugePageBytes - (aligned + whole);
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + whole), tail);
-  if (huge_pages.load(std::memory_order_relaxed)) {
-    madvise(reinterpret_cast<void*>(aligned), whole, MADV_HUGEPAGE);
-  }
+  // Small pages are asked for too: a system with huge pages always on would give them.
+  madvise(reinterpret_cast<void*>(aligned), whole,
+          huge_pages.load(std::memory_order_relaxed) ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   return reinterpret_cast<void*>(aligned);
 }
 

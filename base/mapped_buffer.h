@@ -74,7 +74,7 @@ void UnmapHugePages(void* data, size_t bytes);
 // arrays for a short while, and would rather hold fewer bytes than take fewer faults, turns it
 // off before it maps any (a client of a daemon: its problem is parsed, compiled and sent, and
 // an array holds up to a partly written huge page more than it uses). MapHugePages then maps
-// as before, huge-page aligned, with the system's small pages.
+// as before, huge-page aligned, and asks for small pages (MADV_NOHUGEPAGE).
 void SetHugePages(bool on);
 void UnmapPages(void* data, size_t bytes);
 // Backs the pages of [data, data + bytes), a mapping's, now and writable, in one call to the

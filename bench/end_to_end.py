@@ -16,8 +16,11 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   one: client_peak_rss_bytes (the median of the repeats), compiled_bytes (the compiled
   problem the client uploads), client_over_compiled (the one over the other),
   results_read_bytes (the results the client reads back: one window of them on these
-  problems, whose nodes fit the solver's 16M a window) and client_over_bound (its peak over
-  the compiled problem and those results, the issue's bound: at most 1).
+  problems, whose nodes fit the solver's 16M a window), client_over_bound (its peak over
+  the compiled problem and those results, the issue's bound: at most 1),
+  client_start_rss_bytes (its resident set before it read the problem: its code, libraries
+  and what they set up, as `--stats` reports it) and client_own_over_bound (its peak less
+  that, over the same bound: what it held for the problem).
 
   end_to_end.py SLUICE_BINARY WORK_DIR [--repeats N] [--sluiced SLUICED] -- GEN_ARGS...
 """
@@ -153,7 +156,8 @@ def main():
                         raise RuntimeError("the results took several windows: what the client "
                                            "reads back is more than one window of them")
                     clients.append((client_rss, client_stats["compiled_bytes"],
-                                    client_stats["download_bytes"]))
+                                    client_stats["download_bytes"],
+                                    client_stats["resident_bytes_before_read"]))
     finally:
         for path in (problem, answer, stderr, client_answer):
             if os.path.exists(path):
@@ -191,12 +195,14 @@ def main():
     figures["front_end_names"] = 1 if "--front-end-names" in gen else 0
     if clients:
         clients.sort()
-        client_rss, compiled, results = clients[len(clients) // 2]
+        client_rss, compiled, results, client_start = clients[len(clients) // 2]
         figures["client_peak_rss_bytes"] = client_rss
         figures["compiled_bytes"] = compiled
         figures["client_over_compiled"] = client_rss / max(1, compiled)
         figures["results_read_bytes"] = results
         figures["client_over_bound"] = client_rss / max(1, compiled + results)
+        figures["client_start_rss_bytes"] = client_start
+        figures["client_own_over_bound"] = (client_rss - client_start) / max(1, compiled + results)
     json.dump(figures, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0

@@ -153,7 +153,11 @@ def summary(results, stamp):
                 f"({meets(r['resident_over_reference_ratio'], '>= 1.5')}) | "
                 + (f"{r['client_peak_rss_bytes'] / 2**20:.0f} / "
                    f"({r['compiled_bytes'] / 2**20:.0f} + {r['results_read_bytes'] / 2**20:.0f}) "
-                   f"MiB ({r['client_over_bound']:.2f}x, {meets(r['client_over_bound'], '<= 1')}) |"
+                   f"MiB ({r['client_over_bound']:.2f}x, {meets(r['client_over_bound'], '<= 1')})"
+                   + (f"; less its {r['client_start_rss_bytes'] / 2**20:.0f} MiB at start: "
+                      f"{r['client_own_over_bound']:.2f}x "
+                      f"({meets(r['client_own_over_bound'], '<= 1')})"
+                      if 'client_own_over_bound' in r else "") + " |"
                    if 'client_over_bound' in r else "- |"))
         if "memory.fresh_huge_page_gbs" in results:
             lines += ["", f"Fresh memory on this host at the time (`sluice_memory_bench`, "
@@ -167,7 +171,9 @@ def summary(results, stamp):
                   "least 400 MB/s a core, peak RSS at most 70 bytes per path edge, "
                   "resident / reference end to end at least 1.5x, a client of a daemon at most "
                   "the compiled problem and a window of results (these problems' results take "
-                  "one window: what the client reads back)."]
+                  "one window: what the client reads back), its peak given whole and less its "
+                  "resident set before it read the problem (its code and libraries, "
+                  "`--stats`'s \"before the read\")."]
     return "\n".join(lines) + "\n"
 
 

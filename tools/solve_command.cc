@@ -201,8 +201,8 @@ int RunSolve(const std::string& path) {
   // is this process's, its peak the solve, and the second reading would only cost time.
   const bool remote = !absl::GetFlag(FLAGS_server).empty();
   // Its arrays live for a phase each, and it would rather hold fewer bytes than take fewer
-  // faults: small pages (internal::SetHugePages; 10 MB less at the peak of a 5M-path-edge
-  // problem, in no more time: docs/benchmarks.md).
+  // faults: small pages (internal::SetHugePages; 10 MiB less at the peak of a 5M-path-edge
+  // problem, its phases about as fast: docs/benchmarks.md).
   if (remote) internal::SetHugePages(false);
   // Nor does it hold the flows of a large file, most of a problem a front end writes: its
   // session opens first, and they go to the daemon as the parser is done with them

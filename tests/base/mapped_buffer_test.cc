@@ -3,7 +3,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -96,6 +101,49 @@ TEST(PageVectorTest, AnArrayOfAHugePageOrMoreStartsAtAHugePage) {
   EXPECT_EQ(huge.back(), 5u);
   PageVector<uint8_t> below(PageAllocator<uint8_t>::kMinBytes, 1);  // mapped at a page
   EXPECT_EQ(reinterpret_cast<uintptr_t>(below.data()) % page, 0u);
+}
+
+// The advice flags (/proc/self/smaps' VmFlags) of the mapping that holds `data`: "hg" where it
+// asks for huge pages, "nh" where it asks for small ones; empty where /proc cannot tell.
+std::vector<std::string> AdviceOf(const void* data) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(data);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    // A mapping's first line is its range ("7f10...-7f12... rw-p ..."); its fields' follow.
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR, &begin, &end) == 2) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      std::vector<std::string> advice;
+      std::istringstream flags(line.substr(8));
+      for (std::string flag; flags >> flag;) {
+        if (flag == "hg" || flag == "nh") advice.push_back(flag);
+      }
+      return advice;
+    }
+  }
+  return {};
+}
+
+// Huge pages are asked for unless the process turned them off (a client of a daemon), when
+// small pages are, so that a system with huge pages always on gives small ones all the same.
+TEST(MappedBufferTest, HugePagesTurnedOffAreSmallPagesAskedFor) {
+  constexpr size_t kBytes = 2 * internal::kHugePageBytes;
+  void* huge = internal::MapHugePages(kBytes);
+  internal::SetHugePages(false);
+  void* small = internal::MapHugePages(kBytes);
+  internal::SetHugePages(true);
+  ASSERT_NE(huge, nullptr);
+  ASSERT_NE(small, nullptr);
+  if (AdviceOf(huge).empty()) GTEST_SKIP() << "no VmFlags in /proc/self/smaps";
+  EXPECT_EQ(AdviceOf(huge), std::vector<std::string>{"hg"});
+  EXPECT_EQ(AdviceOf(small), std::vector<std::string>{"nh"});
+  // Mapped alike otherwise: at a huge page's boundary, zeroed, unmapped whole.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % internal::kHugePageBytes, 0u);
+  EXPECT_EQ(static_cast<const uint8_t*>(small)[kBytes - 1], 0);
+  internal::UnmapHugePages(huge, kBytes);
+  internal::UnmapHugePages(small, kBytes);
 }
 
 // Whether every page of [data, data + bytes) is mapped (mincore fails with ENOMEM on a range

@@ -120,6 +120,12 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
                   "read back, 1 window\\)"))
       << remote.err;
   EXPECT_THAT(remote.err, ::testing::ContainsRegex("output: [0-9.]+ s \\([0-9.]+ [KM]?i?B at"));
+  // And the process's memory: its peak, and what it held before it read the problem (its code
+  // and libraries: a megabyte or more).
+  EXPECT_THAT(remote.err, ::testing::ContainsRegex(
+                              "memory: [0-9.]+ MiB at peak, [0-9.]+ MiB before the read"));
+  EXPECT_THAT(json.out,
+              ::testing::ContainsRegex("\"resident_bytes_before_read\":[1-9][0-9]{6,}"));
   for (const char* field :
        {"\"phase_seconds\":{\"read\":", "\"compile\":", "\"upload\":", "\"windows\":",
         "\"growth\":", "\"results\":"}) {
@@ -131,6 +137,7 @@ TEST_F(IfdsRemoteTest, SolveGivesTheSameAnswerEverywhereAndReportsStats) {
                            "\"result_windows\":1,"));
   const ProgramRun by_reference = Sluice({"solve", example, "--solver=reference", "--stats"});
   EXPECT_THAT(by_reference.err, ::testing::ContainsRegex("phases: read [0-9.]+ s .*, solve"));
+  EXPECT_THAT(by_reference.err, HasSubstr("before the read"));
 }
 
 // With --send-flows-from at or below a file's size, its flows go to the daemon as they are
