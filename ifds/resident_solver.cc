@@ -549,7 +549,6 @@ absl::StatusOr<Solution> Solver::Results() {
   const uint64_t row = std::max<uint64_t>(1, CeilDiv(p_.fact_count(), 32));
   const uint64_t window = std::clamp<uint64_t>(o_.max_result_words / row, 1, 1u << 30);
   Solution solution;
-  PageVector<uint8_t> bytes;
   for (uint64_t first = 0; first < nodes; first += window) {
     const uint64_t count = std::min(window, nodes - first);
     const uint64_t words = count * row;
@@ -597,28 +596,31 @@ absl::StatusOr<Solution> Solver::Results() {
                               ? 0
                               : (uint64_t{solution.facts.back().first} << 16) |
                                     solution.facts.back().second;
-      // Read a piece at a time into one piece's room, the first piece behind the listing: the
-      // host holds the solution and a piece, never the listing whole beside it.
+      // Read a piece at a time, the first behind the listing, straight into the solution's
+      // room, where each 8-byte key becomes its 8-byte pair in place: the host holds the
+      // solution alone, never a copy of the listing beside it.
+      static_assert(sizeof(solution.facts[0]) == 8);
       const uint64_t piece_pairs = std::max<uint64_t>(o_.result_piece_pairs, 1);
-      bytes.resize(8 * std::min(pairs, piece_pairs));
       for (uint64_t begin = 0; begin < pairs; begin += piece_pairs) {
         const uint64_t n = std::min(piece_pairs, pairs - begin);
+        const size_t at = solution.facts.size();
+        solution.facts.resize(at + n);
+        auto* const keys = reinterpret_cast<uint8_t*>(solution.facts.data() + at);
         const std::vector<ReadRange> reads = {{out, 8 * begin, 8 * n}};
-        const std::vector<absl::Span<uint8_t>> into = {absl::MakeSpan(bytes.data(), 8 * n)};
+        const std::vector<absl::Span<uint8_t>> into = {absl::MakeSpan(keys, 8 * n)};
         RETURN_IF_ERROR(begin == 0 ? d_.DispatchSequenceReadRangesIntoSpans(list_steps, reads, into)
                                    : d_.DownloadRangesIntoSpans(reads, into));
         phases_.download_bytes += 8 * n;
         for (uint64_t i = 0; i < n; ++i) {
           uint64_t key;
-          std::memcpy(&key, bytes.data() + 8 * i, 8);
+          std::memcpy(&key, keys + 8 * i, 8);
           const uint64_t node = key >> 16;
-          if ((!solution.facts.empty() && key <= previous) || node < first ||
-              node >= first + count) {
+          if ((at + i > 0 && key <= previous) || node < first || node >= first + count) {
             return absl::InternalError("the device listed results out of order or place");
           }
           previous = key;
-          solution.facts.emplace_back(static_cast<uint32_t>(node),
-                                      static_cast<uint32_t>(key & 0xffff));
+          solution.facts[at + i] = {static_cast<uint32_t>(node),
+                                    static_cast<uint32_t>(key & 0xffff)};
         }
       }
       RETURN_IF_ERROR(buffers_.Free(out));

@@ -59,7 +59,7 @@ struct ResidentOptions {
   // The results' listing is read this many pairs (8 bytes each) at a time, into one piece's
   // room (8 MiB by default): the host holds the solution and a piece. Tiny values force many
   // pieces (tests do this).
-  uint64_t result_piece_pairs = uint64_t{1} << 20;
+  uint64_t result_piece_pairs = uint64_t{1} << 17;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
   // Called once the problem is compiled, before the compiled form is uploaded. From then on the
