@@ -56,9 +56,11 @@ struct ResidentOptions {
   // nodes x ceil(facts / 32) words pass it lists its results in windows of nodes, each a pass
   // over the path edges. Tiny values force many windows (tests do this).
   uint64_t max_result_words = uint64_t{1} << 24;
-  // The results' listing is read this many pairs (8 bytes each) at a time, into one piece's
-  // room (8 MiB by default): the host holds the solution and a piece. Tiny values force many
-  // pieces (tests do this).
+  // The results' listing is read this many pairs (8 bytes each, 1 MiB by default) at a time,
+  // straight into the solution's room. A client of a daemon on the same host reads each piece
+  // through the memory it shares with the daemon, which then holds a piece of its own: 1 MiB
+  // pieces took a 5M-path-edge solve's client 6 MiB lower than 8 MiB pieces, in the same time
+  // (docs/benchmarks.md). Tiny values force many pieces (tests do this).
   uint64_t result_piece_pairs = uint64_t{1} << 17;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
