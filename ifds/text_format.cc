@@ -336,10 +336,10 @@ class ItemTexts {
 // at once on a machine with the cores for it, and adds them to the problem in the text's order.
 constexpr size_t kStretchBytes = size_t{2} << 20;
 // Where the text is read twice to hold little of it (TextPaging::reload), its stretches and the
-// steps it is given back in are a quarter of that: the text held and the stretches' lists are
+// steps it is given back in are half that: the text held and the stretches' lists are
 // then about 9 MiB fewer on a 5M-path-edge problem (99 MiB at peak, 90), in the same time
 // (docs/benchmarks.md).
-constexpr size_t kRereadBytes = kStretchBytes / 4;
+constexpr size_t kRereadBytes = kStretchBytes / 2;
 
 // What the second pass's fast way read from a stretch of the text, in the text's order: flows
 // and edges as they will be added to the problem, and call sites, callees and seeds, whose

@@ -24,7 +24,7 @@ struct TextPaging {
   // memory may go back. Each pass tells of its ranges in order, each beginning where the last
   // ended (the first at 0), so that the caller may give back whole pages up to `end`. The
   // second pass tells of everything before where it is, now and then (every kReleaseStepBytes
-  // or so; a quarter of that where it reloads).
+  // or so; every MiB where it reloads).
   absl::FunctionRef<void(size_t begin, size_t end)> release;
   // Where set, the text need not be there at first: the parser has each range reloaded before
   // it reads it (reload(begin, end) puts the text's bytes [begin, end) in place). The first
