@@ -209,17 +209,20 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   }
 
   // Call edges: one per (call site, callee), grouped by call node; the id is the position.
-  PageVector<const CallSite*> by_node(nodes, nullptr);
-  for (const CallSite& c : p.call_sites) by_node[c.call] = &c;
+  // Each node's return site holds its call site's index until the node's turn comes (a node
+  // has at most one call site): no array of its own for a map from nodes to call sites.
   uint32_t* const call_offsets = section[GraphLayout::kCallOffsets];
   uint32_t* call_edge = section[GraphLayout::kCallEdges];
   uint32_t* const return_site = section[GraphLayout::kReturnSite];
   std::fill_n(return_site, nodes, kNone);
+  for (size_t k = 0; k < p.call_sites.size(); ++k) {
+    return_site[p.call_sites[k].call] = static_cast<uint32_t>(k);
+  }
   uint32_t edge_count = 0;
   for (uint32_t n = 0; n < nodes; ++n) {
     call_offsets[n] = edge_count;
-    const CallSite* c = by_node[n];
-    if (c == nullptr) continue;
+    if (return_site[n] == kNone) continue;
+    const CallSite* const c = &p.call_sites[return_site[n]];
     return_site[n] = c->return_site;
     for (const Callee& callee : c->callees) {
       *call_edge++ = n;
