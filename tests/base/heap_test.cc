@@ -1,6 +1,7 @@
 #include "sluice/base/heap.h"
 
 #include <thread>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -38,6 +39,14 @@ TEST(HeapTest, ResidentBytesAreReported) {
   EXPECT_GT(ResidentBytes(), 0u);
   ReleaseFreeHeapMemory();  // harmless whatever the allocator
   ReleaseThreadHeapCache();
+}
+
+// The peak is at least what the process holds now (64 MiB of it just written), in bytes.
+TEST(HeapTest, PeakResidentBytesAreAtLeastWhatTheProcessHolds) {
+  const std::vector<char> touched(size_t{64} << 20, 1);
+  const uint64_t resident = ResidentBytes();
+  EXPECT_GE(resident, touched.size());
+  EXPECT_GE(PeakResidentBytes(), resident);
 }
 
 }  // namespace
