@@ -214,6 +214,8 @@ void FreeCompiledParts(Problem* problem) {
   problem->flows = FlowTable();
   PageVector<Edge>().swap(problem->edges);
   PageVector<CallSite>().swap(problem->call_sites);
+  PageVector<Procedure>().swap(problem->procedures);
+  PageVector<uint32_t>().swap(problem->node_procedure);
 }
 
 absl::Status ValidateFlows(const Problem& p, size_t first, size_t last) {

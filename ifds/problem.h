@@ -361,9 +361,9 @@ struct Problem {
   uint32_t node_count() const { return static_cast<uint32_t>(node_names.size()); }
 };
 
-// Gives back the flows, edges and call sites, memory and all (assigning `{}` to a vector keeps
-// its memory): a solver that has compiled the problem reads its names, counts and seeds alone
-// (ResidentOptions::compiled).
+// Gives back the flows, edges, call sites and procedures (and each node's), memory and all
+// (assigning `{}` to a vector keeps its memory): a solver that has compiled the problem reads
+// its names, counts and seeds alone (ResidentOptions::compiled).
 void FreeCompiledParts(Problem* problem);
 
 // Checks every structural rule: ids in range, at least the zero fact, flows normalized and

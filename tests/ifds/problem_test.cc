@@ -134,11 +134,21 @@ TEST(FlowTableTest, ThePartsACompileReadsAreFreedMemoryAndAll) {
   p.edges.resize(1000);
   p.call_sites.resize(100);
   p.call_sites[7].callees.resize(3);
+  p.procedures.resize(10);
+  p.node_procedure.resize(1000);
+  p.node_names = {"a", "b"};
+  p.seeds = {{0, 0}};
   FreeCompiledParts(&p);
   EXPECT_EQ(p.flows.size(), 0u);
   EXPECT_EQ(p.flows.pair_count(), 0u);
   EXPECT_EQ(p.edges.capacity(), 0u);
   EXPECT_EQ(p.call_sites.capacity(), 0u);
+  EXPECT_EQ(p.procedures.capacity(), 0u);
+  EXPECT_EQ(p.node_procedure.capacity(), 0u);
+  // What the answer needs stays.
+  EXPECT_EQ(p.node_names, (NameList{"a", "b"}));
+  EXPECT_EQ(p.fact_names, std::vector<std::string>{"0"});
+  EXPECT_EQ(p.seeds.size(), 1u);
 }
 
 // Flows checked on their own (ValidateFlows, as a reader checks them before it gives their
