@@ -869,6 +869,10 @@ class Parser {
   absl::Status Declare(Tokens s);
   absl::Status Connect(Tokens s);
   absl::StatusOr<uint32_t> AddNode(const Token& name, uint32_t procedure);
+  // A 'nodes' declaration of the first pass (tokens [first, d.end) of `piece`) declared at once,
+  // as Declare would declare it, where it names a known procedure and nothing but names and
+  // the nodes fit: false (nothing done) otherwise, for Declare to read it and say what fails.
+  bool DeclareNodes(const FirstPiece& piece, size_t first, const FirstPiece::Declaration& d);
 
   const std::string_view text_;
   const std::string_view file_;
@@ -1211,6 +1215,25 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
   out->lines = cursor.line - 1;
 }
 
+bool Parser::DeclareNodes(const FirstPiece& piece, size_t first, const FirstPiece::Declaration& d) {
+  if (index_as_declared_ || d.end - first < 3) return false;
+  const auto text = [&](size_t t) {
+    return text_.substr(d.first + piece.tokens[t].offset, piece.tokens[t].size);
+  };
+  uint32_t procedure;
+  if (!Is(text(first), "nodes") || KindOf(text(first + 1)) != Kind::kName ||
+      !proc_index_->Find(text(first + 1), &procedure) ||
+      problem_.node_names.size() + (d.end - first - 2) > kMaxNodes) {
+    return false;
+  }
+  for (size_t t = first + 2; t < d.end; ++t) {
+    if (KindOf(text(t)) != Kind::kName) return false;
+  }
+  for (size_t t = first + 2; t < d.end; ++t) problem_.node_names.push_back(text(t));
+  problem_.node_procedure.insert(problem_.node_procedure.end(), d.end - first - 2, procedure);
+  return true;
+}
+
 absl::Status Parser::FirstPass(
     absl::FunctionRef<absl::Status(const Cursor&, size_t next, Tokens)> declare) {
   const size_t pieces = Pieces();
@@ -1236,6 +1259,11 @@ absl::Status Parser::FirstPass(
     size_t first = 0;
     for (const FirstPiece::Declaration& d : piece.declarations) {
       const Cursor at{.i = d.line_start, .line = d.line + lines, .line_start = d.line_start};
+      if (d.packed() && DeclareNodes(piece, first, d)) {
+        unread_until_ = at.i;
+        first = d.end;
+        continue;
+      }
       Statement& tokens = piece.scratch;
       tokens.clear();
       if (d.packed()) {

@@ -124,6 +124,19 @@ TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
             "in.ifds:6:10: unknown procedure 'q'");
   EXPECT_EQ(ErrorOf(head + "call n returns e {}\ncallee n p call {a -> b}\n"),
             "in.ifds:6:25: expected 'return'");
+  // A 'nodes' line the first pass declares at once when all is well, and otherwise reads
+  // token by token: each thing wrong with one errs as before, and a good one after a bad one
+  // is not declared first.
+  const std::string procedure = "procedure m start s exit e\n";
+  EXPECT_EQ(ErrorOf(procedure + "nodes m a {\n"), "in.ifds:2:11: expected a node name");
+  EXPECT_EQ(ErrorOf(procedure + "nodes m a -> b\n"), "in.ifds:2:11: expected a node name");
+  EXPECT_EQ(ErrorOf(procedure + "nodes q a\n"), "in.ifds:2:7: unknown procedure 'q'");
+  EXPECT_EQ(ErrorOf(procedure + "nodes m\n"),
+            "in.ifds:2:1: 'nodes' needs a procedure and at least one node");
+  EXPECT_EQ(ErrorOf(procedure + "nodes { a\n"), "in.ifds:2:7: expected a procedure, found '{'");
+  EXPECT_EQ(ErrorOf(procedure + "nodes m a s\nnodes m b\n"),
+            "in.ifds:2:11: node 's' is declared twice");
+  EXPECT_EQ(ErrorOf(procedure + "nodes m a {\nnodes m a\n"), "in.ifds:2:11: expected a node name");
   // And what it reads is what the slow way reads: comments, blanks, CRLF, names like keywords.
   ASSERT_OK_AND_ASSIGN(
       Problem p, ParseText("facts id kill\r\nprocedure m start s exit e\r\n"
