@@ -20,8 +20,8 @@ class MappedBuffer {
  public:
   // `bytes` zeroed bytes (none for 0); ResourceExhausted if the system has no room. With
   // `huge_pages`, for a buffer written whole (a compiled problem), the mapping asks for
-  // transparent huge pages (internal::MapHugePages): writing it takes a fault every 2 MiB
-  // rather than every 4 KiB.
+  // transparent huge pages (internal::MapHugePages, unless the process turned them off:
+  // internal::SetHugePages): writing it takes a fault every 2 MiB rather than every 4 KiB.
   static absl::StatusOr<MappedBuffer> Allocate(size_t bytes, bool huge_pages = false);
 
   MappedBuffer() = default;
@@ -91,11 +91,12 @@ void DiscardWholePages(const void* begin, const void* end);
 // An allocator whose large arrays (kMinBytes or more) are memory of their own, a mapping each
 // (smaller ones come from the heap): parts of such an array can be given back to the system
 // while the rest is in use (DiscardElements), and all of it goes back when it is freed. Arrays
-// of a huge page and more ask for huge pages (internal::MapHugePages): they are a reader's, a
-// solution's and an answer's arrays, filled front to back or whole, so an array holds at most
-// one partly written huge page more than with small pages (a vector's room past its size is
-// never touched), and filling one takes a fault every 2 MiB rather than every 4 KiB. On a host
-// whose faults are slow that is most of the cost of reading a problem into fresh memory.
+// of a huge page and more are mapped by internal::MapHugePages (huge pages unless the process
+// turned them off: internal::SetHugePages): they are a reader's, a solution's and an answer's
+// arrays, filled front to back or whole, so an array holds at most one partly written huge
+// page more than with small pages (a vector's room past its size is never touched), and
+// filling one takes a fault every 2 MiB rather than every 4 KiB. On a host whose faults are
+// slow that is most of the cost of reading a problem into fresh memory.
 template <typename T>
 class PageAllocator {
  public:

@@ -66,9 +66,9 @@ struct ResidentOptions {
   std::function<void(const ResidentProgress&)> progress;
   // Called once the problem is compiled, before the compiled form is uploaded. From then on the
   // solver reads only the problem's node and fact counts and its seeds: a caller that owns the
-  // problem may free the rest here (flows, edges, call sites), which only compiling needed, so
-  // that the problem and its compiled form and the device's copy are never held at once. May
-  // be empty.
+  // problem may free the rest here (flows, edges, call sites, procedures: FreeCompiledParts),
+  // which only compiling needed, so that the problem and its compiled form and the device's
+  // copy are never held at once. May be empty.
   std::function<void()> compiled;
   // Called as compiling writes each range of the problem's flows into the image, on the threads
   // that write it (see FlowsCompiled): a caller that owns the problem may give those flows back

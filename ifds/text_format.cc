@@ -335,10 +335,10 @@ class ItemTexts {
 // The second pass reads the text in stretches of about this many bytes (whole lines), several
 // at once on a machine with the cores for it, and adds them to the problem in the text's order.
 constexpr size_t kStretchBytes = size_t{2} << 20;
-// Where the text is read twice to hold little of it (TextPaging::reload), its stretches and the
-// steps it is given back in are half that: the text held and the stretches' lists are
-// then about 9 MiB fewer on a 5M-path-edge problem (99 MiB at peak, 90), in the same time
-// (docs/benchmarks.md).
+// Where the text is read twice to hold little of it (TextPaging::reload), its stretches are
+// half as long, and it is given back this much at a time rather than kReleaseStepBytes: the
+// text held and the stretches' lists are then about 9 MiB fewer on a 5M-path-edge problem
+// (99 MiB at peak, 90), in the same time (docs/benchmarks.md).
 constexpr size_t kRereadBytes = kStretchBytes / 2;
 
 // What the second pass's fast way read from a stretch of the text, in the text's order: flows
@@ -2121,7 +2121,8 @@ absl::StatusOr<Problem> ParseTextOverwritingConsumed(
   TextPaging paging{.release = overwrite, .reload = std::nullopt, .flows_read = flows_read};
   if (reread) paging.reload.emplace(restore);
   return Parser(copy, filename, /*fast=*/true, &paging, /*release_step=*/1,
-                stretch_bytes != 0 ? stretch_bytes : kStretchBytes, threads)
+                stretch_bytes != 0 ? stretch_bytes : reread ? kRereadBytes : kStretchBytes,
+                threads)
       .Parse();
 }
 }  // namespace internal
