@@ -1,6 +1,8 @@
 #include "sluice/ifds/output.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 #include <functional>
 #include <span>
@@ -153,14 +155,30 @@ class SortedPairs {
     const uint64_t begin = runs_[r].begin();
     const uint32_t count = runs_[r].count();
     scratch->resize(count);
+    if (facts_in_name_order_) {
+      for (uint32_t k = 0; k < count; ++k) (*scratch)[k] = s_.facts[begin + k].second;
+      return *scratch;
+    }
+    if (order_.fact_rank.size() <= kMarkedFacts) {
+      // A bit a rank, read back in order: no sort of the node's few facts.
+      std::array<uint64_t, kMarkedFacts / 64> marks{};
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t rank = order_.fact_rank[s_.facts[begin + k].second];
+        marks[rank / 64] |= uint64_t{1} << (rank % 64);
+      }
+      uint32_t k = 0;
+      for (uint32_t w = 0; w * 64 < order_.fact_rank.size(); ++w) {
+        for (uint64_t bits = marks[w]; bits != 0; bits &= bits - 1) {
+          (*scratch)[k++] = order_.fact_order[w * 64 + std::countr_zero(bits)];
+        }
+      }
+      return *scratch;
+    }
     for (uint32_t k = 0; k < count; ++k) {
-      (*scratch)[k] = facts_in_name_order_ ? s_.facts[begin + k].second
-                                           : order_.fact_rank[s_.facts[begin + k].second];
+      (*scratch)[k] = order_.fact_rank[s_.facts[begin + k].second];
     }
-    if (!facts_in_name_order_) {
-      std::sort(scratch->begin(), scratch->end());
-      for (uint32_t& f : *scratch) f = order_.fact_order[f];
-    }
+    std::sort(scratch->begin(), scratch->end());
+    for (uint32_t& f : *scratch) f = order_.fact_order[f];
     return *scratch;
   }
 
@@ -177,6 +195,8 @@ class SortedPairs {
     uint64_t word_;
   };
   static_assert(kMaxFacts <= 0xffff);
+  // Problems of at most this many facts order a node's by marking their ranks (Facts).
+  static constexpr size_t kMarkedFacts = 256;
   // The solution itself when sorted by node then fact with no pair twice, as every solver
   // returns it; else a sorted copy without repeats.
   static const Solution& Sorted(const Solution& s, Solution* copy) {

@@ -879,6 +879,37 @@ TEST(OutputTest, AnyPiecesOnAnyThreadsRankedAheadOrNotWriteTheAnswerThePlainOrde
   }
 }
 
+// A node's facts are written in the order of their names, whatever the ids: marked by rank
+// where the problem has few facts (at most 256, the zero fact among them), sorted where it has
+// more. The sizes either side of that line, names in the reverse of their ids' order, and
+// nodes holding every fact, none, one, or a seeded draw.
+TEST(OutputTest, ANodesFactsAreWrittenInTheirNamesOrderWithFewFactsOrMany) {
+  std::mt19937_64 random(41);
+  for (const uint32_t facts : {2u, 64u, 65u, 255u, 256u, 257u, 600u}) {
+    SCOPED_TRACE(absl::StrCat(facts, " facts"));
+    Problem p;
+    p.fact_names = {"0"};
+    for (uint32_t d = 1; d < facts; ++d) {
+      p.fact_names.push_back(absl::StrFormat("f%04d", facts - d));
+    }
+    Solution s;
+    for (uint32_t n = 0; n < 40; ++n) {
+      p.node_names.push_back(absl::StrCat("n", n));
+      for (uint32_t d = 0; d < facts; ++d) {
+        const bool holds = n == 0 || (n == 2 && d == facts - 1) || (n > 2 && random() % 3 == 0);
+        if (holds) s.facts.emplace_back(n, d);
+      }
+    }
+    for (const bool zero : {false, true}) {
+      std::string tsv;
+      for (const auto& [node, fact] : PlainOrder(p, s, zero)) {
+        absl::StrAppend(&tsv, node, "\t", fact, "\n");
+      }
+      EXPECT_EQ(FormatTsv(p, s, zero), tsv);
+    }
+  }
+}
+
 // Many names are ranked in two halves, sorted and merged side by side: the order is the
 // names' bytewise order whatever their sizes, and the ranks its inverse. Names that share
 // their first 16 bytes, or are prefixes of each other, are among them.
