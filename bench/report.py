@@ -135,17 +135,21 @@ def summary(results, stamp):
                   "names: with `--front-end-names`, as `sluice analyze` names procedures and "
                   "nodes), medians:", "",
                   "| path edges | flow pairs / path edge | text bytes / path edge | read | "
-                  "fixed point | outside it | parse (every core) | peak RSS / path edge | resident / "
-                  "reference | client of a daemon / (compiled problem + results read back) |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "fixed point | solver | outside the solver | outside the fixed point | "
+                  "parse (every core) | peak RSS / path edge | resident / reference | "
+                  "client of a daemon / (compiled problem + results read back) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, name in e2e:
             r = {k.split(".", 1)[1]: v for k, v in results.items() if k.startswith(name + ".")}
             names = ", front-end names" if r.get("front_end_names") else ""
             lines.append(
                 f"| {int(r['path_edges']):,}{names} | {r['flow_pairs_per_path_edge']:.2f} | "
                 f"{r['text_bytes_per_path_edge']:.1f} | {r['read_seconds']:.3f} s | "
-                f"{r['fixed_point_seconds']:.3f} s | {r['host_share']:.0%} "
-                f"({meets(r['host_share'], '<= 0.25')}) | {r['parse_mb_per_s']:.0f} MB/s, "
+                f"{r['fixed_point_seconds']:.3f} s | {r['solver_seconds']:.3f} s | "
+                f"{r['host_share']:.0%} ({meets(r['host_share'], '<= 0.25')}) | "
+                f"{r['host_share_outside_fixed_point']:.0%} "
+                f"({meets(r['host_share_outside_fixed_point'], '<= 0.25')}) | "
+                f"{r['parse_mb_per_s']:.0f} MB/s, "
                 f"{r['parse_mb_per_s_per_core']:.0f} a core "
                 f"({meets(r['parse_mb_per_s_per_core'], '>= 400')}) | "
                 f"{r['rss_bytes_per_path_edge']:.0f} B ({meets(r['rss_bytes_per_path_edge'], '<= 70')}) "
@@ -167,7 +171,10 @@ def summary(results, stamp):
                       f"({results['memory.populated_small_page_gbs']:.2f} backed at once), "
                       f"{results['memory.reused_huge_page_gbs']:.2f} GB/s in huge pages freed "
                       f"and mapped again; memset {results['memory.memset_gbs']:.1f} GB/s."]
-        lines += ["", "Targets: outside the fixed point at most 25% of the wall time, parse at "
+        lines += ["", "Targets: the host phases at most 25% of the wall time, judged two ways: "
+                  "outside the solver's own seconds (`--stats`'s \"seconds\": its set-up, which "
+                  "compiles and uploads the problem, the fixed point and the results; the "
+                  "issue's measure) and, stricter, outside the fixed point alone; parse at "
                   "least 400 MB/s a core, peak RSS at most 70 bytes per path edge, "
                   "resident / reference end to end at least 1.5x, a client of a daemon at most "
                   "the compiled problem and a window of results (these problems' results take "
