@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,39 +26,115 @@ struct Ranking {
   PageVector<uint32_t> rank;
 };
 
-// A name's first 16 bytes as two big-endian words (zero-padded: names hold no NUL byte), so
-// that most comparisons are of integers in one array rather than of strings all over memory.
+// 12 bytes of a name from some depth on, as big-endian words (zero-padded: names hold no NUL
+// byte), and the name's index, in 16 bytes: names are ordered by comparing integers in one
+// array rather than strings all over memory, 12 bytes at a time.
 struct PrefixKey {
+  static constexpr size_t kBytes = 12;
   PrefixKey() {}  // left unset: every key is set before it is read
-  PrefixKey(uint64_t h, uint64_t l, uint32_t i) : high(h), low(l), index(i) {}
-  uint64_t high, low;
-  uint32_t index;
-};
-
-uint64_t BigEndianWord(std::string_view bytes) {
-  uint64_t word = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    word = (word << 8) | (i < bytes.size() ? static_cast<unsigned char>(bytes[i]) : 0);
+  // `readable`: where the bytes that may be read from `name` on end (8 bytes at a time where
+  // they are there), or null (a byte at a time).
+  PrefixKey(std::string_view name, uint32_t index, size_t depth, const char* readable) {
+    const std::string_view bytes = name.size() > depth ? name.substr(depth) : "";
+    high = BigEndianWord(bytes, readable);
+    rest = (BigEndianWord(bytes.size() > 8 ? bytes.substr(8) : "", readable) &
+            ~uint64_t{0xffffffff}) |
+           index;
   }
-  return word;
-}
+  uint32_t index() const { return static_cast<uint32_t>(rest); }
+  // Whether two keys' names are alike in their 12 bytes.
+  static bool Alike(const PrefixKey& a, const PrefixKey& b) {
+    return a.high == b.high && (a.rest ^ b.rest) >> 32 == 0;
+  }
+  // Ordered by their 12 bytes, then their indexes.
+  friend bool operator<(const PrefixKey& a, const PrefixKey& b) {
+    return a.high != b.high ? a.high < b.high : a.rest < b.rest;
+  }
+  static uint64_t BigEndianWord(std::string_view bytes, const char* readable) {
+    if (readable != nullptr && readable - bytes.data() >= 8) {
+      uint64_t word;
+      std::memcpy(&word, bytes.data(), 8);
+      word = __builtin_bswap64(word);
+      if (bytes.size() >= 8) return word;
+      return bytes.empty() ? 0 : word & ~(~uint64_t{0} >> (8 * bytes.size()));
+    }
+    uint64_t word = 0;
+    for (size_t i = 0; i < 8; ++i) {
+      word = (word << 8) | (i < bytes.size() ? static_cast<unsigned char>(bytes[i]) : 0);
+    }
+    return word;
+  }
+
+  uint64_t high;
+  uint64_t rest;  // bytes 8 to 11 in its high half, the name's index in its low one
+};
+static_assert(sizeof(PrefixKey) == 16);
 
 template <class Names>
 Ranking Rank(const Names& names) {
   const size_t n = names.size();
   PageVector<PrefixKey> keys(n);
-  const auto fill = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const std::string_view name = names[i];
-      keys[i] = PrefixKey(BigEndianWord(name),
-                          BigEndianWord(name.size() > 8 ? name.substr(8) : ""),
-                          static_cast<uint32_t>(i));
+  // A NameList's bytes lie together: its names are read 8 bytes at a time up to their end.
+  const char* readable = nullptr;
+  if constexpr (std::is_same_v<Names, NameList>) {
+    if (n > 0) readable = names.back().data() + names.back().size();
+  }
+  // Calls `alike(first, last)` for each run of two or more keys in sorted [first, last) whose
+  // names are alike in the keys' 12 bytes and go on past them (names whose bytes there are
+  // padding alone have ended: alike, they are the same name, and left as they are).
+  const auto each_alike = [](PrefixKey* first, PrefixKey* last, auto alike) {
+    while (first != last) {
+      PrefixKey* end = first + 1;
+      while (end != last && PrefixKey::Alike(*first, *end)) ++end;
+      if (end - first > 1 && (first->high != 0 || first->rest >> 32 != 0)) alike(first, end);
+      first = end;
     }
   };
+  // Sorts keys made of their names' bytes from `depth` on by those bytes, 12 at a time: the keys
+  // of names alike in theirs are made of their next 12 and sorted among themselves.
+  const auto order = [&](PrefixKey* first, PrefixKey* last, size_t depth) {
+    struct Run {
+      PrefixKey *first, *last;
+      size_t depth;  // where the bytes its keys hold begin
+    };
+    std::vector<Run> runs = {{first, last, depth}};
+    while (!runs.empty()) {
+      const Run run = runs.back();
+      runs.pop_back();
+      std::sort(run.first, run.last);
+      each_alike(run.first, run.last, [&](PrefixKey* alike, PrefixKey* alike_end) {
+        const size_t next = run.depth + PrefixKey::kBytes;
+        for (PrefixKey* key = alike; key != alike_end; ++key) {
+          *key = PrefixKey(names[key->index()], key->index(), next, readable);
+        }
+        runs.push_back({alike, alike_end, next});
+      });
+    }
+  };
+  // Keys [begin, end) made of their names' first 12 bytes and sorted, the names alike in those
+  // (a procedure's nodes named after it, say) ordered by the rest of their bytes aside: the
+  // keys keep their first 12 bytes, which the halves' merge compares.
+  const auto sort = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      keys[i] = PrefixKey(names[i], static_cast<uint32_t>(i), 0, readable);
+    }
+    std::sort(keys.data() + begin, keys.data() + end);
+    std::vector<PrefixKey> rest;
+    each_alike(keys.data() + begin, keys.data() + end, [&](PrefixKey* alike, PrefixKey* alike_end) {
+      rest.clear();
+      for (PrefixKey* key = alike; key != alike_end; ++key) {
+        rest.emplace_back(names[key->index()], key->index(), PrefixKey::kBytes, readable);
+      }
+      order(rest.data(), rest.data() + rest.size(), PrefixKey::kBytes);
+      // Alike in their first 12 bytes: only their indexes change places.
+      for (size_t k = 0; k < rest.size(); ++k) {
+        alike[k].rest = (alike[k].rest & ~uint64_t{0xffffffff}) | rest[k].index();
+      }
+    });
+  };
   const auto before = [&](const PrefixKey& a, const PrefixKey& b) {
-    if (a.high != b.high) return a.high < b.high;
-    if (a.low != b.low) return a.low < b.low;
-    return names[a.index] < names[b.index];  // 16 bytes alike: the rest decides
+    if (!PrefixKey::Alike(a, b)) return a < b;
+    return names[a.index()] < names[b.index()];  // 12 bytes alike: the rest decides
   };
   Ranking r;
   r.order.resize(n);
@@ -66,8 +143,8 @@ Ranking Rank(const Names& names) {
   const auto merge = [&](const PrefixKey* a, const PrefixKey* a_end, const PrefixKey* b,
                          const PrefixKey* b_end, size_t at) {
     const auto put = [&](const PrefixKey& key) {
-      r.order[at] = key.index;
-      r.rank[key.index] = static_cast<uint32_t>(at++);
+      r.order[at] = key.index();
+      r.rank[key.index()] = static_cast<uint32_t>(at++);
     };
     while (a != a_end && b != b_end) put(before(*b, *a) ? *b++ : *a++);
     while (a != a_end) put(*a++);
@@ -78,8 +155,7 @@ Ranking Rank(const Names& names) {
   // have nothing else to do.
   constexpr size_t kHalvesFrom = size_t{1} << 16;
   if (n < kHalvesFrom || std::thread::hardware_concurrency() < 2) {
-    fill(0, n);
-    std::sort(keys.begin(), keys.end(), before);
+    sort(0, n);
     merge(keys.data(), keys.data() + n, nullptr, nullptr, 0);
     return r;
   }
@@ -87,12 +163,8 @@ Ranking Rank(const Names& names) {
   const PrefixKey* const a = keys.data();
   const PrefixKey* const b = keys.data() + middle;
   const size_t a_size = middle, b_size = n - middle;
-  std::thread first([&] {
-    fill(0, middle);
-    std::sort(keys.begin(), keys.begin() + static_cast<ptrdiff_t>(middle), before);
-  });
-  fill(middle, n);
-  std::sort(keys.begin() + static_cast<ptrdiff_t>(middle), keys.end(), before);
+  std::thread first([&] { sort(0, middle); });
+  sort(middle, n);
   first.join();
   // The first `ranks` ranks take `from_a` keys of the first half and the rest of the second's:
   // the fewest of the first half's such that its next key comes after the second's last taken.

@@ -954,6 +954,42 @@ TEST(OutputTest, ManyNamesAreRankedInTheirBytewiseOrder) {
   }
 }
 
+// Names alike in their first 12 or 24 bytes are ordered by the bytes after; a name given twice
+// (which no problem file may hold, but a Problem built in code can) is ranked beside its twin,
+// and the ranking ends.
+TEST(OutputTest, NamesAlikeForLongOrGivenTwiceAreRankedInOrder) {
+  std::mt19937_64 random(43);
+  for (size_t count : {size_t{12}, size_t{70000}}) {
+    SCOPED_TRACE(absl::StrCat(count, " names"));
+    Problem p;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t word = random();
+      if (i > 0 && word % 3 == 0) {
+        names.push_back(names[word % i]);  // a twin
+        continue;
+      }
+      const std::string prefix(word % 2 == 0 ? 12 : 24, 'x');
+      names.push_back(absl::StrCat(prefix, std::string(word % 40, 'y'), word % 7));
+    }
+    for (const std::string& name : names) p.node_names.push_back(name);
+    p.fact_names = {"0"};
+    const OutputOrder order = RankOutput(p);
+    ASSERT_EQ(order.node_order.size(), count);
+    std::vector<bool> seen(count, false);
+    for (size_t r = 0; r < count; ++r) {
+      const uint32_t i = order.node_order[r];
+      ASSERT_LT(i, count);
+      ASSERT_FALSE(seen[i]) << "rank " << r;
+      seen[i] = true;
+      ASSERT_EQ(order.node_rank[i], r);
+      if (r > 0) {
+        ASSERT_LE(names[order.node_order[r - 1]], names[i]) << "rank " << r;
+      }
+    }
+  }
+}
+
 TEST(OutputTest, ASinksErrorStopsTheWriterAndIsItsAnswer) {
   GeneratorOptions options;
   options.seed = 12;
