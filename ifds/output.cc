@@ -4,9 +4,12 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -26,18 +29,19 @@ struct Ranking {
   PageVector<uint32_t> rank;
 };
 
-// 12 bytes of a name from some depth on, as big-endian words (zero-padded: names hold no NUL
-// byte), and the name's index, in 16 bytes: names are ordered by comparing integers in one
-// array rather than strings all over memory, 12 bytes at a time.
+// 12 bytes of a name from some depth on, as big-endian words (zero-padded), and the name's
+// index, in 16 bytes: names are ordered by comparing integers in one array rather than strings
+// all over memory, 12 bytes at a time.
 struct PrefixKey {
   static constexpr size_t kBytes = 12;
   PrefixKey() {}  // left unset: every key is set before it is read
   // `readable`: where the bytes that may be read from `name` on end (8 bytes at a time where
   // they are there), or null (a byte at a time).
   PrefixKey(std::string_view name, uint32_t index, size_t depth, const char* readable) {
-    const std::string_view bytes = name.size() > depth ? name.substr(depth) : "";
+    // Views within the name, even where it has ended.
+    const std::string_view bytes = name.substr(std::min(depth, name.size()));
     high = BigEndianWord(bytes, readable);
-    rest = (BigEndianWord(bytes.size() > 8 ? bytes.substr(8) : "", readable) &
+    rest = (BigEndianWord(bytes.substr(std::min<size_t>(8, bytes.size())), readable) &
             ~uint64_t{0xffffffff}) |
            index;
   }
@@ -51,12 +55,13 @@ struct PrefixKey {
     return a.high != b.high ? a.high < b.high : a.rest < b.rest;
   }
   static uint64_t BigEndianWord(std::string_view bytes, const char* readable) {
+    static_assert(std::endian::native == std::endian::little, "names load as little-endian");
+    if (bytes.empty()) return 0;
     if (readable != nullptr && readable - bytes.data() >= 8) {
       uint64_t word;
       std::memcpy(&word, bytes.data(), 8);
       word = __builtin_bswap64(word);
-      if (bytes.size() >= 8) return word;
-      return bytes.empty() ? 0 : word & ~(~uint64_t{0} >> (8 * bytes.size()));
+      return bytes.size() >= 8 ? word : word & ~(~uint64_t{0} >> (8 * bytes.size()));
     }
     uint64_t word = 0;
     for (size_t i = 0; i < 8; ++i) {
@@ -70,6 +75,34 @@ struct PrefixKey {
 };
 static_assert(sizeof(PrefixKey) == 16);
 
+// Runs `left` on a thread of its own and `right` on this one, both here where no thread can
+// start; what either throws (bad_alloc) is thrown here once both are done.
+template <class Left, class Right>
+void SideBySide(Left left, Right right) {
+  std::exception_ptr failed;
+  std::optional<std::thread> side;
+  try {
+    side.emplace([&] {
+      try {
+        left();
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {
+    left();
+  }
+  std::exception_ptr here;
+  try {
+    right();
+  } catch (...) {
+    here = std::current_exception();
+  }
+  if (side.has_value()) side->join();
+  if (here != nullptr) std::rethrow_exception(here);
+  if (failed != nullptr) std::rethrow_exception(failed);
+}
+
 template <class Names>
 Ranking Rank(const Names& names) {
   const size_t n = names.size();
@@ -80,15 +113,28 @@ Ranking Rank(const Names& names) {
     if (n > 0) readable = names.back().data() + names.back().size();
   }
   // Calls `alike(first, last)` for each run of two or more keys in sorted [first, last) whose
-  // names are alike in the keys' 12 bytes and go on past them (names whose bytes there are
-  // padding alone have ended: alike, they are the same name, and left as they are).
-  const auto each_alike = [](PrefixKey* first, PrefixKey* last, auto alike) {
+  // names are alike in the keys' 12 bytes, and `ended(first, last)` for those whose bytes
+  // there are all zero: names that have ended before them (the same name given twice), or
+  // that hold NUL bytes, which a problem made in code may.
+  const auto each_alike = [](PrefixKey* first, PrefixKey* last, auto alike, auto ended) {
     while (first != last) {
       PrefixKey* end = first + 1;
       while (end != last && PrefixKey::Alike(*first, *end)) ++end;
-      if (end - first > 1 && (first->high != 0 || first->rest >> 32 != 0)) alike(first, end);
+      if (end - first > 1) {
+        if (first->high != 0 || first->rest >> 32 != 0) {
+          alike(first, end);
+        } else {
+          ended(first, end);
+        }
+      }
       first = end;
     }
+  };
+  // Keys alike in their bytes and in their ended names' bytes too, ordered by the whole names.
+  const auto by_name = [&](PrefixKey* first, PrefixKey* last) {
+    std::sort(first, last, [&](const PrefixKey& a, const PrefixKey& b) {
+      return names[a.index()] < names[b.index()];
+    });
   };
   // Sorts keys made of their names' bytes from `depth` on by those bytes, 12 at a time: the keys
   // of names alike in theirs are made of their next 12 and sorted among themselves.
@@ -102,13 +148,16 @@ Ranking Rank(const Names& names) {
       const Run run = runs.back();
       runs.pop_back();
       std::sort(run.first, run.last);
-      each_alike(run.first, run.last, [&](PrefixKey* alike, PrefixKey* alike_end) {
-        const size_t next = run.depth + PrefixKey::kBytes;
-        for (PrefixKey* key = alike; key != alike_end; ++key) {
-          *key = PrefixKey(names[key->index()], key->index(), next, readable);
-        }
-        runs.push_back({alike, alike_end, next});
-      });
+      each_alike(
+          run.first, run.last,
+          [&](PrefixKey* alike, PrefixKey* alike_end) {
+            const size_t next = run.depth + PrefixKey::kBytes;
+            for (PrefixKey* key = alike; key != alike_end; ++key) {
+              *key = PrefixKey(names[key->index()], key->index(), next, readable);
+            }
+            runs.push_back({alike, alike_end, next});
+          },
+          by_name);
     }
   };
   // Keys [begin, end) made of their names' first 12 bytes and sorted, the names alike in those
@@ -120,17 +169,20 @@ Ranking Rank(const Names& names) {
     }
     std::sort(keys.data() + begin, keys.data() + end);
     std::vector<PrefixKey> rest;
-    each_alike(keys.data() + begin, keys.data() + end, [&](PrefixKey* alike, PrefixKey* alike_end) {
-      rest.clear();
-      for (PrefixKey* key = alike; key != alike_end; ++key) {
-        rest.emplace_back(names[key->index()], key->index(), PrefixKey::kBytes, readable);
-      }
-      order(rest.data(), rest.data() + rest.size(), PrefixKey::kBytes);
-      // Alike in their first 12 bytes: only their indexes change places.
-      for (size_t k = 0; k < rest.size(); ++k) {
-        alike[k].rest = (alike[k].rest & ~uint64_t{0xffffffff}) | rest[k].index();
-      }
-    });
+    each_alike(
+        keys.data() + begin, keys.data() + end,
+        [&](PrefixKey* alike, PrefixKey* alike_end) {
+          rest.clear();
+          for (PrefixKey* key = alike; key != alike_end; ++key) {
+            rest.emplace_back(names[key->index()], key->index(), PrefixKey::kBytes, readable);
+          }
+          order(rest.data(), rest.data() + rest.size(), PrefixKey::kBytes);
+          // Alike in their first 12 bytes: only their indexes change places.
+          for (size_t k = 0; k < rest.size(); ++k) {
+            alike[k].rest = (alike[k].rest & ~uint64_t{0xffffffff}) | rest[k].index();
+          }
+        },
+        by_name);
   };
   const auto before = [&](const PrefixKey& a, const PrefixKey& b) {
     if (!PrefixKey::Alike(a, b)) return a < b;
@@ -139,7 +191,7 @@ Ranking Rank(const Names& names) {
   Ranking r;
   r.order.resize(n);
   r.rank.resize(n);
-  // Merges sorted runs [a, a_end) and [b, b_end) (no name is in both) into ranks from `at` on.
+  // Merges sorted runs [a, a_end) and [b, b_end) into ranks from `at` on.
   const auto merge = [&](const PrefixKey* a, const PrefixKey* a_end, const PrefixKey* b,
                          const PrefixKey* b_end, size_t at) {
     const auto put = [&](const PrefixKey& key) {
@@ -163,9 +215,7 @@ Ranking Rank(const Names& names) {
   const PrefixKey* const a = keys.data();
   const PrefixKey* const b = keys.data() + middle;
   const size_t a_size = middle, b_size = n - middle;
-  std::thread first([&] { sort(0, middle); });
-  sort(middle, n);
-  first.join();
+  SideBySide([&] { sort(0, middle); }, [&] { sort(middle, n); });
   // The first `ranks` ranks take `from_a` keys of the first half and the rest of the second's:
   // the fewest of the first half's such that its next key comes after the second's last taken.
   const size_t ranks = n / 2;
@@ -179,9 +229,8 @@ Ranking Rank(const Names& names) {
     }
   }
   const size_t from_a = low, from_b = ranks - low;
-  std::thread lower([&] { merge(a, a + from_a, b, b + from_b, 0); });
-  merge(a + from_a, a + a_size, b + from_b, b + b_size, ranks);
-  lower.join();
+  SideBySide([&] { merge(a, a + from_a, b, b + from_b, 0); },
+             [&] { merge(a + from_a, a + a_size, b + from_b, b + b_size, ranks); });
   return r;
 }
 

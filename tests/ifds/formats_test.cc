@@ -954,9 +954,9 @@ TEST(OutputTest, ManyNamesAreRankedInTheirBytewiseOrder) {
   }
 }
 
-// Names alike in their first 12 or 24 bytes are ordered by the bytes after; a name given twice
-// (which no problem file may hold, but a Problem built in code can) is ranked beside its twin,
-// and the ranking ends.
+// Names alike in their first 12 or 24 bytes are ordered by the bytes after; a name given twice,
+// an empty name, or one holding NUL bytes (which no problem file may hold, but a Problem built
+// in code can) is ranked in its place too, and the ranking ends.
 TEST(OutputTest, NamesAlikeForLongOrGivenTwiceAreRankedInOrder) {
   std::mt19937_64 random(43);
   for (size_t count : {size_t{12}, size_t{70000}}) {
@@ -967,6 +967,10 @@ TEST(OutputTest, NamesAlikeForLongOrGivenTwiceAreRankedInOrder) {
       const uint64_t word = random();
       if (i > 0 && word % 3 == 0) {
         names.push_back(names[word % i]);  // a twin
+        continue;
+      }
+      if (word % 11 == 0) {  // empty, or NUL bytes where padding would be
+        names.push_back(std::string(word % 30, '\0') + (word % 2 == 0 ? "" : "x"));
         continue;
       }
       const std::string prefix(word % 2 == 0 ? 12 : 24, 'x');
