@@ -379,6 +379,54 @@ TEST(TextFormatTest, NamesOfEverySizeAreFoundAsThemselves) {
     }
   }
 }
+// The reader looks a node's name up first among the nodes beside the one named last (Parser::
+// NearNode): it finds the node itself, never a neighbor whose name differs only inside it,
+// from the first node to the last, going forward, back or far, and an unknown name alike in
+// size and last byte to a neighbor's is still unknown. Read the fast way on any threads, a
+// problem is the one a statement-by-statement reading makes.
+TEST(TextFormatTest, ANodeNamedBesideTheLastIsItselfAndNoNeighbor) {
+  constexpr int kNodes = 300;
+  // Neighbors of one size differing in one byte inside their names, every tenth longer.
+  const auto node = [](int i) {
+    return i % 10 == 9 ? absl::StrCat("n", i / 10, "x", i % 10, "z")
+                       : absl::StrCat("n", i / 10, "x", i % 10);
+  };
+  std::string text = "ifds 1\nfacts a b\nprocedure p start s exit e\nnodes p";
+  for (int i = 0; i < kNodes; ++i) absl::StrAppend(&text, " ", node(i));
+  text += "\n";
+  std::mt19937_64 random(47);
+  // Forward, the same, back, forward by two, and far, from the first node to the last.
+  const int steps[] = {1, 0, -1, 2, 97, -150};
+  int at = 0;
+  absl::StrAppend(&text, "edge s ", node(0), " {id, 0 -> a}\n");
+  for (int k = 0; k < 2000; ++k) {
+    const int next = std::clamp(at + steps[random() % 6], 0, kNodes - 1);
+    absl::StrAppend(&text, "edge ", node(at), " ", node(next), " {id",
+                    k % 7 == 0 ? ", a -> b" : "", "}\n");
+    at = next;
+  }
+  absl::StrAppend(&text, "edge ", node(kNodes - 1), " e {id}\nseed s 0\n");
+  for (const bool unknown : {false, true}) {
+    // An unknown name after the first node, the same size and last byte as its neighbor's.
+    const std::string variant =
+        unknown ? absl::StrCat(text, "edge ", node(0), " m0x1 {id}\n") : text;
+    const absl::StatusOr<Problem> one = internal::ParseTextStatementByStatement(variant, "n.ifds");
+    if (unknown) {
+      EXPECT_THAT(one.status().message(), HasSubstr("unknown node 'm0x1'"));
+    } else {
+      ASSERT_OK(one.status());
+    }
+    for (const unsigned threads : {1u, 2u, 3u}) {
+      const absl::StatusOr<Problem> read =
+          internal::ParseTextOverwritingConsumed(variant, "n.ifds", 0, threads);
+      ASSERT_EQ(read.status(), one.status()) << threads << " threads";
+      if (one.ok()) {
+        EXPECT_EQ(WriteText(*read), WriteText(*one)) << threads << " threads";
+      }
+    }
+  }
+}
+
 // hold them: a flood of bare statements fails at its first line, as it always did.
 TEST(TextFormatTest, LinesCountedUnreadDoNotSizeMoreThanTheTextCouldHold) {
   std::string calls;
