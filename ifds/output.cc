@@ -137,13 +137,15 @@ Ranking Rank(const Names& names) {
     });
   };
   // Sorts keys made of their names' bytes from `depth` on by those bytes, 12 at a time: the keys
-  // of names alike in theirs are made of their next 12 and sorted among themselves.
-  const auto order = [&](PrefixKey* first, PrefixKey* last, size_t depth) {
-    struct Run {
-      PrefixKey *first, *last;
-      size_t depth;  // where the bytes its keys hold begin
-    };
-    std::vector<Run> runs = {{first, last, depth}};
+  // of names alike in theirs are made of their next 12 and sorted among themselves. `runs` is
+  // room to work in, empty between calls.
+  struct Run {
+    PrefixKey *first, *last;
+    size_t depth;  // where the bytes its keys hold begin
+  };
+  const auto order = [&](PrefixKey* first, PrefixKey* last, size_t depth,
+                         std::vector<Run>& runs) {
+    runs.push_back({first, last, depth});
     while (!runs.empty()) {
       const Run run = runs.back();
       runs.pop_back();
@@ -169,6 +171,7 @@ Ranking Rank(const Names& names) {
     }
     std::sort(keys.data() + begin, keys.data() + end);
     std::vector<PrefixKey> rest;
+    std::vector<Run> runs;
     each_alike(
         keys.data() + begin, keys.data() + end,
         [&](PrefixKey* alike, PrefixKey* alike_end) {
@@ -176,7 +179,7 @@ Ranking Rank(const Names& names) {
           for (PrefixKey* key = alike; key != alike_end; ++key) {
             rest.emplace_back(names[key->index()], key->index(), PrefixKey::kBytes, readable);
           }
-          order(rest.data(), rest.data() + rest.size(), PrefixKey::kBytes);
+          order(rest.data(), rest.data() + rest.size(), PrefixKey::kBytes, runs);
           // Alike in their first 12 bytes: only their indexes change places.
           for (size_t k = 0; k < rest.size(); ++k) {
             alike[k].rest = (alike[k].rest & ~uint64_t{0xffffffff}) | rest[k].index();
