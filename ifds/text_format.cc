@@ -335,11 +335,12 @@ class ItemTexts {
 // The second pass reads the text in stretches of about this many bytes (whole lines), several
 // at once on a machine with the cores for it, and adds them to the problem in the text's order.
 constexpr size_t kStretchBytes = size_t{2} << 20;
-// Where the text is read twice to hold little of it (TextPaging::reload), its stretches are
-// half as long, and it is given back this much at a time rather than kReleaseStepBytes: the
-// text held and the stretches' lists are then about 9 MiB fewer on a 5M-path-edge problem
-// (99 MiB at peak, 90), in the same time (docs/benchmarks.md).
-constexpr size_t kRereadBytes = kStretchBytes / 2;
+// Where the text is read twice to hold little of it (TextPaging::reload), its stretches are a
+// quarter as long, and it is given back this much at a time rather than kReleaseStepBytes: the
+// text held and the stretches' lists (four at once on two cores) are then fewer, in the same
+// time (a client of a daemon reading a 5M-path-edge problem peaked at 99 MiB with whole
+// stretches, 90 with halves, 86 with quarters: docs/benchmarks.md).
+constexpr size_t kRereadBytes = kStretchBytes / 4;
 
 // What the second pass's fast way read from a stretch of the text, in the text's order: flows
 // and edges as they will be added to the problem, and call sites, callees and seeds, whose
@@ -482,8 +483,10 @@ class NameIndex {
       : text_end_(text.data() + text.size()), names_(&names), name_at_(&NameAt<Names>) {
     // Keys loaded in place where the names lie together (EndOfNames), copied out elsewhere.
     const char* const names_end = EndOfNames(names);
-    // At most 3/4 full; a slot is found by multiplying, so any size will do.
-    slots_.assign(std::max<size_t>(16, names.size() + names.size() / 3 + 1), Slot{0, 0, kEmpty});
+    // At most 5/6 full (3/4 took 2 MiB more on a 5M-path-edge problem's 781K nodes, and found
+    // them no faster: most are found beside the last, NearNode); a slot is found by
+    // multiplying, so any size will do.
+    slots_.assign(std::max<size_t>(16, names.size() + names.size() / 5 + 1), Slot{0, 0, kEmpty});
     // The table in parts, one a thread: a thread places the names whose slot lies in its part
     // and puts aside those whose probe would run past it, placed here once all are done. Each
     // thread writes and reads its own part only.
