@@ -63,12 +63,40 @@ void FlowTable::CheckEntries(uint64_t kills, uint64_t gens, uint64_t pairs) {
   }
 }
 
+namespace {
+
+// Makes `ends`, a table's kill or gen ends, hold an end for each of its `flows` flows, where
+// it holds none (no flow had an entry of that kind: every end is 0).
+void KeepEnds(size_t flows, PageVector<uint32_t>* ends) {
+  if (ends->empty()) ends->assign(flows, 0);
+}
+
+// Ends the last flow's list of `entries` in `ends` (kills or gens), where some flow has one.
+void EndList(size_t flows, const PageVector<uint32_t>& entries, PageVector<uint32_t>* ends) {
+  if (entries.empty() && ends->empty()) return;
+  KeepEnds(flows, ends);
+  ends->push_back(static_cast<uint32_t>(entries.size()));
+}
+
+}  // namespace
+
 void FlowTable::EndLists(bool identity) {
   CheckEntries(kills_.size(), gens_.size(), pairs_.size());
+  EndList(size(), kills_, &kill_end_);
+  EndList(size(), gens_, &gen_end_);
   identity_.push_back(identity ? 1 : 0);
-  kill_end_.push_back(static_cast<uint32_t>(kills_.size()));
-  gen_end_.push_back(static_cast<uint32_t>(gens_.size()));
   pair_end_.push_back(static_cast<uint32_t>(pairs_.size()));
+}
+
+bool operator==(const FlowTable& a, const FlowTable& b) {
+  if (a.identity_ != b.identity_ || a.pair_end_ != b.pair_end_ || a.kills_ != b.kills_ ||
+      a.gens_ != b.gens_ || a.pairs_ != b.pairs_) {
+    return false;
+  }
+  for (size_t f = 0; f < a.size(); ++f) {
+    if (a.KillEnd(f) != b.KillEnd(f) || a.GenEnd(f) != b.GenEnd(f)) return false;
+  }
+  return true;
 }
 
 void FlowTable::push_back(const FlowView& flow) {
@@ -81,9 +109,14 @@ void FlowTable::push_back(const FlowView& flow) {
 void FlowTable::Append(const FlowTable& other) {
   CheckEntries(kills_.size() + other.kills_.size(), gens_.size() + other.gens_.size(),
                pairs_.size() + other.pairs_.size());
-  const auto append_ends = [](const PageVector<uint32_t>& from, uint64_t base,
-                              PageVector<uint32_t>* to) {
-    for (const uint32_t end : from) to->push_back(static_cast<uint32_t>(base + end));
+  // Ends kept where either table keeps them (the other's are then 0 where it keeps none).
+  const auto append_ends = [&](const PageVector<uint32_t>& from, uint64_t base,
+                               PageVector<uint32_t>* to) {
+    if (from.empty() && to->empty()) return;
+    KeepEnds(size(), to);
+    for (size_t f = 0; f < other.size(); ++f) {
+      to->push_back(static_cast<uint32_t>(base + (from.empty() ? 0 : from[f])));
+    }
   };
   append_ends(other.kill_end_, kills_.size(), &kill_end_);
   append_ends(other.gen_end_, gens_.size(), &gen_end_);
@@ -146,8 +179,8 @@ void FlowTable::Truncate(size_t flows) {
   flows = std::min(flows, size());
   const Begins b = begins(flows);
   identity_.resize(flows);
-  kill_end_.resize(flows);
-  gen_end_.resize(flows);
+  if (!kill_end_.empty()) kill_end_.resize(flows);
+  if (!gen_end_.empty()) gen_end_.resize(flows);
   pair_end_.resize(flows);
   kills_.resize(b.kills);
   gens_.resize(b.gens);
@@ -157,8 +190,8 @@ void FlowTable::Truncate(size_t flows) {
 void FlowTable::Resize(size_t flows, uint64_t kills, uint64_t gens, uint64_t pairs) {
   CheckEntries(kills, gens, pairs);
   identity_.resize(flows);
-  kill_end_.resize(flows);
-  gen_end_.resize(flows);
+  kill_end_.resize(kills > 0 ? flows : 0);
+  gen_end_.resize(gens > 0 ? flows : 0);
   pair_end_.resize(flows);
   kills_.resize(kills);
   gens_.resize(gens);
@@ -168,8 +201,8 @@ void FlowTable::Resize(size_t flows, uint64_t kills, uint64_t gens, uint64_t pai
 FlowTable::Lists FlowTable::Fill(size_t f, bool identity, const Begins& at, uint32_t kills,
                                  uint32_t gens, uint32_t pairs) {
   identity_[f] = identity ? 1 : 0;
-  kill_end_[f] = static_cast<uint32_t>(at.kills + kills);
-  gen_end_[f] = static_cast<uint32_t>(at.gens + gens);
+  if (!kill_end_.empty()) kill_end_[f] = static_cast<uint32_t>(at.kills + kills);
+  if (!gen_end_.empty()) gen_end_[f] = static_cast<uint32_t>(at.gens + gens);
   pair_end_[f] = static_cast<uint32_t>(at.pairs + pairs);
   return Lists{absl::MakeSpan(kills_.data() + at.kills, kills),
                absl::MakeSpan(gens_.data() + at.gens, gens),
@@ -178,8 +211,8 @@ FlowTable::Lists FlowTable::Fill(size_t f, bool identity, const Begins& at, uint
 
 void FlowTable::reserve(size_t flows, size_t pairs, size_t kills, size_t gens) {
   identity_.reserve(flows);
-  kill_end_.reserve(flows);
-  gen_end_.reserve(flows);
+  if (kills > 0) kill_end_.reserve(flows);
+  if (gens > 0) gen_end_.reserve(flows);
   pair_end_.reserve(flows);
   pairs_.reserve(pairs);
   kills_.reserve(kills);
@@ -189,7 +222,7 @@ void FlowTable::reserve(size_t flows, size_t pairs, size_t kills, size_t gens) {
 void FlowTable::Release(size_t first, size_t last) {
   if (first >= last) return;
   const Begins from = begins(first);
-  const Begins to{kill_end_[last - 1], gen_end_[last - 1], pair_end_[last - 1]};
+  const Begins to{KillEnd(last - 1), GenEnd(last - 1), pair_end_[last - 1]};
   DiscardElements(kills_, from.kills, to.kills);
   DiscardElements(gens_, from.gens, to.gens);
   DiscardElements(pairs_, from.pairs, to.pairs);
@@ -200,13 +233,12 @@ void FlowTable::Release(size_t first, size_t last) {
 }
 
 FlowView FlowTable::operator[](size_t f) const {
-  const uint64_t kill_begin = f == 0 ? 0 : kill_end_[f - 1];
-  const uint64_t gen_begin = f == 0 ? 0 : gen_end_[f - 1];
-  const uint64_t pair_begin = f == 0 ? 0 : pair_end_[f - 1];
+  const Begins b = begins(f);
+  const uint64_t kill_begin = b.kills, gen_begin = b.gens, pair_begin = b.pairs;
   return FlowView{
       identity_[f] != 0,
-      absl::MakeConstSpan(kills_.data() + kill_begin, kill_end_[f] - kill_begin),
-      absl::MakeConstSpan(gens_.data() + gen_begin, gen_end_[f] - gen_begin),
+      absl::MakeConstSpan(kills_.data() + kill_begin, KillEnd(f) - kill_begin),
+      absl::MakeConstSpan(gens_.data() + gen_begin, GenEnd(f) - gen_begin),
       PairList(absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin))};
 }
 

@@ -157,6 +157,8 @@ struct Flow {
 // Every flow function of a problem, flat: each kind of list of every flow in one array, with
 // the flows' ends, so that millions of flows take no allocation each and 13 bytes beyond their
 // lists (a vector of Flows: 80, and an allocation per list); a pair is one word (PackPair).
+// The ends of the kills and of the gens are kept once some flow has one: a table of pairs
+// alone, as a front end writes its flows, takes 5 bytes a flow beyond them.
 class FlowTable {
  public:
   // Appends `flow` as it is (Validate refuses a problem whose flows are not normalized).
@@ -202,7 +204,7 @@ class FlowTable {
     uint64_t kills = 0, gens = 0, pairs = 0;
   };
   Begins begins(size_t f) const {
-    return f == 0 ? Begins{} : Begins{kill_end_[f - 1], gen_end_[f - 1], pair_end_[f - 1]};
+    return f == 0 ? Begins{} : Begins{KillEnd(f - 1), GenEnd(f - 1), pair_end_[f - 1]};
   }
   // For a reader that knows every flow's sizes before it reads their lists (a binary file):
   // Resize makes the table, which must be empty, `flows` flows long with these many entries
@@ -215,6 +217,11 @@ class FlowTable {
              uint32_t pairs);
   bool empty() const { return identity_.empty(); }
   FlowView operator[](size_t f) const;
+  // The bytes that the flows' flags and ends take beyond their lists: 5 a flow, and 4 more
+  // for each of the kills and the gens once some flow has one.
+  uint64_t ends_bytes() const {
+    return identity_.size() + 4 * (kill_end_.size() + gen_end_.size() + pair_end_.size());
+  }
   // Entries of every flow: kills, gens and pairs.
   uint64_t kill_count() const { return kills_.size(); }
   uint64_t gen_count() const { return gens_.size(); }
@@ -239,7 +246,8 @@ class FlowTable {
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size()); }
 
-  friend bool operator==(const FlowTable&, const FlowTable&) = default;
+  // The same flows, with the same entries added and not yet ended: however the ends are kept.
+  friend bool operator==(const FlowTable& a, const FlowTable& b);
 
  private:
   // Refuses lists past 2^32 entries, as memory is refused (std::bad_array_new_length, a
@@ -248,10 +256,14 @@ class FlowTable {
   static void CheckEntries(uint64_t kills, uint64_t gens, uint64_t pairs);
   // Ends a flow whose lists end where the lists do now.
   void EndLists(bool identity);
+  // Where flow f's kills and gens end.
+  uint32_t KillEnd(size_t f) const { return kill_end_.empty() ? 0 : kill_end_[f]; }
+  uint32_t GenEnd(size_t f) const { return gen_end_.empty() ? 0 : gen_end_[f]; }
 
   PageVector<uint8_t> identity_;
   // Where flow f's lists end; they begin where flow f - 1's end. 32-bit (CheckEntries): 12
-  // bytes a flow.
+  // bytes a flow. kill_end_ is empty while no flow has a kill, or holds an end for every flow
+  // (zeros for those before the first kill), and gen_end_ likewise.
   PageVector<uint32_t> kill_end_, gen_end_, pair_end_;
   PageVector<uint32_t> kills_, gens_;
   PageVector<uint32_t> pairs_;  // words (PackPair)

@@ -87,6 +87,107 @@ TEST(FlowTableTest, AFlowBuiltInPlaceIsNormalizedAsAFlowIs) {
   EXPECT_TRUE(std::ranges::equal(table[149].pairs, expected[149].pairs));
 }
 
+// A flow's kill and gen ends are kept once some flow has a kill or a gen: a table of pairs
+// alone (a front end's) takes 5 bytes a flow beyond its lists. Whichever way a table keeps its
+// ends, its flows read the same, Append and Truncate keep them, and tables of the same flows
+// are equal.
+TEST(FlowTableTest, KillAndGenEndsAreKeptOnceAFlowHasOneAndTheFlowsReadTheSame) {
+  std::mt19937_64 random(20261207);
+  const auto fact = [&] { return static_cast<uint32_t>(1 + random() % 12); };
+  // Pairs alone, then kills from flow 100 on, then gens too from flow 150 on.
+  const auto make = [&](int f) {
+    Flow flow;
+    flow.identity = random() % 2 == 0;
+    for (uint64_t k = random() % 4; k > 0; --k) flow.pairs.emplace_back(fact(), fact());
+    if (f == 100 || (f > 100 && random() % 3 == 0)) flow.kills = {fact()};
+    if (f == 150 || (f > 150 && random() % 3 == 0)) flow.gens = {fact(), fact()};
+    flow.Normalize();
+    return flow;
+  };
+  std::vector<Flow> flows;
+  for (int f = 0; f < 200; ++f) flows.push_back(make(f));
+  const auto build = [&](size_t first, size_t last) {
+    FlowTable table;
+    for (size_t f = first; f < last; ++f) table.push_back(flows[f]);
+    return table;
+  };
+  const auto reads_as = [&](const FlowTable& table, std::vector<Flow> expected) {
+    if (table.size() != expected.size()) return false;
+    for (size_t f = 0; f < expected.size(); ++f) {
+      if (table[f].identity != expected[f].identity ||
+          !std::ranges::equal(table[f].kills, expected[f].kills) ||
+          !std::ranges::equal(table[f].gens, expected[f].gens) ||
+          !std::ranges::equal(table[f].pairs, expected[f].pairs)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const auto slice = [&](size_t first, size_t last) {
+    return std::vector<Flow>(flows.begin() + first, flows.begin() + last);
+  };
+
+  FlowTable table = build(0, 100);
+  EXPECT_EQ(table.ends_bytes(), 100u * 5);
+  table.push_back(flows[100]);
+  EXPECT_EQ(table.ends_bytes(), 101u * 9);
+  for (size_t f = 101; f < 200; ++f) table.push_back(flows[f]);
+  EXPECT_EQ(table.ends_bytes(), 200u * 13);
+  EXPECT_TRUE(reads_as(table, flows));
+  EXPECT_EQ(table.begins(200).kills, table.kill_count());
+  EXPECT_EQ(table.begins(200).gens, table.gen_count());
+
+  // Appended either way round, and pairs alone to pairs alone.
+  FlowTable pairs_then_more = build(0, 60);
+  pairs_then_more.Append(build(60, 200));
+  EXPECT_TRUE(reads_as(pairs_then_more, flows));
+  EXPECT_EQ(pairs_then_more, table);
+  FlowTable more_then_pairs = build(120, 200);
+  more_then_pairs.Append(build(0, 100));
+  std::vector<Flow> expected = slice(120, 200);
+  for (size_t f = 0; f < 100; ++f) expected.push_back(flows[f]);
+  EXPECT_TRUE(reads_as(more_then_pairs, expected));
+  FlowTable pairs = build(0, 50);
+  pairs.Append(build(50, 100));
+  EXPECT_EQ(pairs.ends_bytes(), 100u * 5);
+  EXPECT_TRUE(reads_as(pairs, slice(0, 100)));
+
+  // Cut back to before the first kill: the same flows as a table that never had one.
+  FlowTable cut = table;
+  cut.Truncate(100);
+  EXPECT_TRUE(reads_as(cut, slice(0, 100)));
+  EXPECT_EQ(cut, pairs);
+  EXPECT_EQ(pairs, cut);
+  EXPECT_NE(cut, table);
+  cut.push_back(flows[100]);
+  EXPECT_TRUE(reads_as(cut, slice(0, 101)));
+
+  // Sized first and filled in place, with no kills or gens.
+  FlowTable filled;
+  filled.Resize(100, 0, 0, pairs.pair_count());
+  for (size_t f = 0; f < 100; ++f) {
+    const FlowTable::Begins at = pairs.begins(f);
+    const FlowTable::Lists lists = filled.Fill(f, flows[f].identity, at, 0, 0,
+                                               static_cast<uint32_t>(flows[f].pairs.size()));
+    std::ranges::copy(pairs[f].pairs.words(), lists.pairs.begin());
+  }
+  EXPECT_EQ(filled.ends_bytes(), 100u * 5);
+  EXPECT_TRUE(reads_as(filled, slice(0, 100)));
+  EXPECT_EQ(filled, pairs);
+
+  // The same entries, ended elsewhere, are other flows.
+  Flow both, first, second;
+  both.kills = {1, 2};
+  first.kills = {1};
+  second.kills = {2};
+  FlowTable one, other;
+  one.push_back(both);
+  one.push_back(Flow{});
+  other.push_back(first);
+  other.push_back(second);
+  EXPECT_NE(one, other);
+}
+
 }  // namespace
 // A pair is one word: its facts come back as they went in, words sort as their pairs do, and
 // a fact past the 16 bits, which no problem may have, is not wrapped into one it may have.
