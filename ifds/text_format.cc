@@ -338,8 +338,8 @@ constexpr size_t kStretchBytes = size_t{2} << 20;
 // Where the text is read twice to hold little of it (TextPaging::reload), its stretches are a
 // quarter as long, and it is given back this much at a time rather than kReleaseStepBytes: the
 // text held and the stretches' lists (four at once on two cores) are then fewer, in the same
-// time (a client of a daemon reading a 5M-path-edge problem peaked at 99 MiB with whole
-// stretches, 90 with halves, 86 with quarters: docs/benchmarks.md).
+// time (a client of a daemon reading the 5M-path-edge problem of bench/run.sh peaked at 90 MiB
+// with stretches half as long, 86 with quarters, 84-86 with eighths: docs/benchmarks.md).
 constexpr size_t kRereadBytes = kStretchBytes / 4;
 
 // What the second pass's fast way read from a stretch of the text, in the text's order: flows
