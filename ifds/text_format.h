@@ -43,9 +43,10 @@ struct TextPaging {
 inline constexpr size_t kReleaseStepBytes = size_t{4} << 20;
 // As ParseText, for text the caller gives back as the parser goes: the same errors, and the
 // same problem but for how its flows are shared. A flow written again is read once a stretch
-// of the text and shared there; where the text is read twice (`reload`) the stretches are
-// half as long, so the problem may hold a few more flows (36.4 MiB of them at 5M path edges
-// either way), and its compiled form a few more words, for the same answer.
+// of the text and shared there; where the text is read twice (`reload`) the stretches are a
+// quarter as long, so the problem may hold a few more flows (36.5 MiB of them at 5M path
+// edges, 36.4 with whole stretches), and its compiled form a few more words, for the same
+// answer.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename,
                                   const TextPaging& paging);
 
