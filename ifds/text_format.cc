@@ -339,7 +339,7 @@ constexpr size_t kStretchBytes = size_t{2} << 20;
 // quarter as long, and it is given back this much at a time rather than kReleaseStepBytes: the
 // text held and the stretches' lists (four at once on two cores) are then fewer, in the same
 // time (a client of a daemon reading the 5M-path-edge problem of bench/run.sh peaked at 90 MiB
-// with stretches half as long, 86 with quarters, 84-86 with eighths: docs/benchmarks.md).
+// with stretches half as long, 86 with quarters, 84 with eighths, worse at 1M: docs/benchmarks.md).
 constexpr size_t kRereadBytes = kStretchBytes / 4;
 
 // What the second pass's fast way read from a stretch of the text, in the text's order: flows
