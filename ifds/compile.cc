@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -80,7 +81,8 @@ std::array<uint32_t, 3> FlowHeader(const FlowTable::Begins& begins, bool identit
 
 absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
                                         const FlowsCompiled& flows_compiled,
-                                        const FlowsElsewhere& elsewhere) {
+                                        const FlowsElsewhere& elsewhere,
+                                        const PartCompiled& part_compiled) {
   if (elsewhere.count > p.flows.size() || elsewhere.outputs.size() < elsewhere.count) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d flows are elsewhere, with %d outputs, and the problem has %d", elsewhere.count,
@@ -160,8 +162,8 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   }
 
   // The flows (most of the image) are written a range each on threads of their own, and on
-  // this one, which then sorts the edges. Once a flow is written it is read from the image, not
-  // the problem (flows_compiled may have given it back).
+  // this one once it has written the structure. Once a flow is written it is read from the
+  // image, not the problem (flows_compiled may have given it back).
   struct Writers {
     std::vector<std::thread> threads;
     void Join() {
@@ -181,38 +183,39 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
       WriteFlows(flows, r, ranges, section, flows_compiled, elsewhere.count);
     }
   }
-  WriteFlows(flows, 0, ranges, section, flows_compiled, elsewhere.count);
-  uint32_t* const past_last =
-      section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{flows.size()};
-  past_last[0] = static_cast<uint32_t>(flows.kill_count());
-  past_last[1] = static_cast<uint32_t>(flows.gen_count());
-  past_last[2] = static_cast<uint32_t>(flows.pair_count());
+
+  // The structure, a part at a time, each told once the image holds it (part_compiled may
+  // give it back): the problem's part shrinks as the image's grows. From here on the image is
+  // read, not the problem.
+  const auto told = [&part_compiled](ProblemPart part) {
+    if (part_compiled) part_compiled(part);
+  };
 
   // Intraprocedural edges (normal, then call-to-return) grouped by source node, each group in
-  // that order: a counting sort, straight into the CSR.
+  // that order: a counting sort, straight into the CSR. A node's offset is where its next edge
+  // goes, so that it ends where the next node's group begins: then they all move up by one.
   uint32_t* const intra_offsets = section[GraphLayout::kIntraOffsets];
   uint32_t* const intra_edges = section[GraphLayout::kIntraEdges];
   for (const Edge& e : p.edges) ++intra_offsets[e.from + 1];
   for (const CallSite& c : p.call_sites) ++intra_offsets[c.call + 1];
   for (uint32_t n = 0; n < nodes; ++n) intra_offsets[n + 1] += intra_offsets[n];
-  {
-    PageVector<uint32_t> next(intra_offsets, intra_offsets + nodes);
-    const auto place = [&](uint32_t from, uint32_t to, uint32_t flow) {
-      const uint32_t e = next[from]++;
-      intra_edges[2 * uint64_t{e}] = to;
-      intra_edges[2 * uint64_t{e} + 1] = flow;
-    };
-    for (const Edge& e : p.edges) place(e.from, e.to, e.flow);
-    for (const CallSite& c : p.call_sites) {
-      place(c.call, c.return_site, c.call_to_return_flow);
-    }
-  }
+  const auto place = [&](uint32_t from, uint32_t to, uint32_t flow) {
+    const uint32_t e = intra_offsets[from]++;
+    intra_edges[2 * uint64_t{e}] = to;
+    intra_edges[2 * uint64_t{e} + 1] = flow;
+  };
+  for (const Edge& e : p.edges) place(e.from, e.to, e.flow);
+  told(ProblemPart::kEdges);
+  for (const CallSite& c : p.call_sites) place(c.call, c.return_site, c.call_to_return_flow);
+  std::memmove(intra_offsets + 1, intra_offsets, uint64_t{nodes} * sizeof(uint32_t));
+  intra_offsets[0] = 0;
 
   // Call edges: one per (call site, callee), grouped by call node; the id is the position.
   // Each node's return site holds its call site's index until the node's turn comes (a node
   // has at most one call site): no array of its own for a map from nodes to call sites.
   uint32_t* const call_offsets = section[GraphLayout::kCallOffsets];
-  uint32_t* call_edge = section[GraphLayout::kCallEdges];
+  uint32_t* const call_edges_begin = section[GraphLayout::kCallEdges];
+  uint32_t* call_edge = call_edges_begin;
   uint32_t* const return_site = section[GraphLayout::kReturnSite];
   std::fill_n(return_site, nodes, kNone);
   for (size_t k = 0; k < p.call_sites.size(); ++k) {
@@ -234,6 +237,7 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
     }
   }
   call_offsets[nodes] = edge_count;
+  told(ProblemPart::kCallSites);
 
   uint32_t* const proc_start = section[GraphLayout::kProcStart];
   uint32_t* const exit_proc = section[GraphLayout::kExitProc];
@@ -242,15 +246,25 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
     proc_start[q] = p.procedures[q].start;
     exit_proc[p.procedures[q].exit] = static_cast<uint32_t>(q);
   }
+  told(ProblemPart::kProcedures);
 
   uint32_t* seed = section[GraphLayout::kSeedList];
   for (const auto& [n, d] : p.seeds) {
     *seed++ = n;
     *seed++ = d;
   }
+
+  WriteFlows(flows, 0, ranges, section, flows_compiled, elsewhere.count);
+  uint32_t* const past_last =
+      section[GraphLayout::kFlowHeaders] + kHeaderWords * uint64_t{flows.size()};
+  past_last[0] = static_cast<uint32_t>(flows.kill_count());
+  past_last[1] = static_cast<uint32_t>(flows.gen_count());
+  past_last[2] = static_cast<uint32_t>(flows.pair_count());
   writers.Join();
 
-  // The facts flow f can yield (CompiledProblem::Reach), read from its header and the next's.
+  // The facts flow f can yield (CompiledProblem::Reach), read from its header and the next's,
+  // for each edge in the image: a node's call-to-return edge is the last of its group where it
+  // has call edges (a call site has callees: Validate).
   const uint32_t* const header = section[GraphLayout::kFlowHeaders];
   const uint64_t id_yield = std::min<uint64_t>(p.fact_count(), 64);
   const auto yield = [&](uint32_t f) -> uint64_t {
@@ -263,13 +277,17 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
     return (identity ? id_yield : 0) + (h[kHeaderWords + 1] - h[1]) +
            (h[kHeaderWords + 2] - h[2]);
   };
-  for (const Edge& e : p.edges) out.reach.intra += yield(e.flow);
-  for (const CallSite& c : p.call_sites) {
-    out.reach.call_to_return += yield(c.call_to_return_flow);
-    for (const Callee& callee : c.callees) {
-      out.reach.calls += yield(callee.call_flow);
-      out.reach.returns += yield(callee.return_flow);
+  for (uint32_t n = 0; n < nodes; ++n) {
+    const uint32_t end = intra_offsets[n + 1];
+    const bool calls = call_offsets[n + 1] != call_offsets[n];
+    for (uint32_t e = intra_offsets[n]; e < end; ++e) {
+      const uint64_t y = yield(intra_edges[2 * uint64_t{e} + 1]);
+      (calls && e + 1 == end ? out.reach.call_to_return : out.reach.intra) += y;
     }
+  }
+  for (const uint32_t* c = call_edges_begin; c != call_edge; c += 5) {
+    out.reach.calls += yield(c[3]);
+    out.reach.returns += yield(c[4]);
   }
   return out;
 }

@@ -40,6 +40,12 @@ struct CompiledProblem {
 // the image's are never both whole.
 using FlowsCompiled = std::function<void(size_t first, size_t last)>;
 
+// Told, on the thread that calls Compile, of each part of the problem's structure in turn
+// (ProblemPart's order) once the image holds it and compiling reads it no more: the problem's
+// owner may give it back there (FreePart), so that the structure and the image's are never
+// both whole either.
+using PartCompiled = std::function<void(ProblemPart part)>;
+
 // The header of a flow whose kills, gens and pairs begin at `begins` in their sections, as the
 // compiled problem holds it (GraphLayout::kFlowHeaders: the identity flag in the kills' word).
 std::array<uint32_t, 3> FlowHeader(const FlowTable::Begins& begins, bool identity);
@@ -58,10 +64,13 @@ struct FlowsElsewhere {
 // headers, kills, gens and pairs, from each section's start) are left unwritten, and
 // untouched (no memory of the image's is taken for them), for their owner to fill; their
 // outputs stand in for them in `reach`. InvalidArgument if there are fewer outputs than such
-// flows, or more such flows than the problem has.
+// flows, or more such flows than the problem has. `flows_compiled` and `part_compiled` are
+// told of what the image holds as it is written (neither is told anything when compiling
+// fails).
 absl::StatusOr<CompiledProblem> Compile(const Problem& problem, unsigned threads = 0,
                                         const FlowsCompiled& flows_compiled = nullptr,
-                                        const FlowsElsewhere& elsewhere = {});
+                                        const FlowsElsewhere& elsewhere = {},
+                                        const PartCompiled& part_compiled = nullptr);
 
 }  // namespace sluice::ifds
 

@@ -242,12 +242,27 @@ FlowView FlowTable::operator[](size_t f) const {
       PairList(absl::MakeConstSpan(pairs_.data() + pair_begin, pair_end_[f] - pair_begin))};
 }
 
+void FreePart(Problem* problem, ProblemPart part) {
+  switch (part) {
+    case ProblemPart::kEdges:
+      PageVector<Edge>().swap(problem->edges);
+      return;
+    case ProblemPart::kCallSites:
+      PageVector<CallSite>().swap(problem->call_sites);
+      return;
+    case ProblemPart::kProcedures:
+      PageVector<Procedure>().swap(problem->procedures);
+      PageVector<uint32_t>().swap(problem->node_procedure);
+      return;
+  }
+}
+
 void FreeCompiledParts(Problem* problem) {
   problem->flows = FlowTable();
-  PageVector<Edge>().swap(problem->edges);
-  PageVector<CallSite>().swap(problem->call_sites);
-  PageVector<Procedure>().swap(problem->procedures);
-  PageVector<uint32_t>().swap(problem->node_procedure);
+  for (const ProblemPart part :
+       {ProblemPart::kEdges, ProblemPart::kCallSites, ProblemPart::kProcedures}) {
+    FreePart(problem, part);
+  }
 }
 
 absl::Status ValidateFlows(const Problem& p, size_t first, size_t last) {

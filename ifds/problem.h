@@ -373,9 +373,18 @@ struct Problem {
   uint32_t node_count() const { return static_cast<uint32_t>(node_names.size()); }
 };
 
-// Gives back the flows, edges, call sites and procedures (and each node's), memory and all
-// (assigning `{}` to a vector keeps its memory): a solver that has compiled the problem reads
-// its names, counts and seeds alone (ResidentOptions::compiled).
+// The parts of a problem that compiling it reads (Compile), besides its flows, which it is
+// done with in this order.
+enum class ProblemPart : uint8_t {
+  kEdges,
+  kCallSites,
+  kProcedures,  // and each node's procedure, which compiling does not read
+};
+// Gives back `part`, memory and all (assigning `{}` to a vector keeps its memory).
+void FreePart(Problem* problem, ProblemPart part);
+// Gives back the flows, edges, call sites and procedures (and each node's), memory and all: a
+// solver that has compiled the problem reads its names, counts and seeds alone
+// (ResidentOptions::compiled).
 void FreeCompiledParts(Problem* problem);
 
 // Checks every structural rule: ids in range, at least the zero fact, flows normalized and

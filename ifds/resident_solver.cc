@@ -182,17 +182,18 @@ absl::Status Solver::Init() {
     return absl::FailedPreconditionError(
         "the staged flows are not all on the device (StagedFlowLists::Flush)");
   }
+  const uint64_t call_sites = p_.call_sites.size();  // part_compiled may give them back
   absl::StatusOr<CompiledProblem> compiling;
   {
     PhaseTimer timer(&phases_.compile_seconds);
     compiling = Compile(p_, /*threads=*/0, o_.flows_compiled,
                         {.count = staged,
                          .outputs = o_.staged != nullptr ? o_.staged->outputs()
-                                                         : absl::Span<const uint32_t>()});
+                                                         : absl::Span<const uint32_t>()},
+                        o_.part_compiled);
   }
   ASSIGN_OR_RETURN(CompiledProblem compiled, std::move(compiling));
   phases_.compiled_bytes = compiled.words().size() * 4;
-  const uint64_t call_sites = p_.call_sites.size();
   if (o_.compiled) o_.compiled();  // p_'s flows, edges and call sites may be gone from here
   const uint64_t facts = std::min<uint64_t>(p_.fact_count(), 64);
   for (int t = 0; t < k::kNumTables; ++t) {

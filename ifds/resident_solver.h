@@ -70,6 +70,10 @@ struct ResidentOptions {
   // which only compiling needed, so that the problem and its compiled form and the device's
   // copy are never held at once. May be empty.
   std::function<void()> compiled;
+  // Called as compiling writes each part of the problem's structure into the image (see
+  // PartCompiled), on the calling thread, before `compiled`: a caller that owns the problem may
+  // give that part back there (FreePart). May be empty.
+  PartCompiled part_compiled;
   // Called as compiling writes each range of the problem's flows into the image, on the threads
   // that write it (see FlowsCompiled): a caller that owns the problem may give those flows back
   // there (FlowTable::Release). May be empty.

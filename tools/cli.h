@@ -76,22 +76,26 @@ struct ReadPhase {
   // peak: what the process held for the problem over what its code and libraries hold.
   uint64_t resident_bytes_before = 0;
 };
-// `compiled`, if set, runs once the resident solver has compiled the problem (see
-// ResidentOptions::compiled): where the caller owns `problem`, it may free its structure;
-// `flows_compiled` as each range of its flows is in the image (ResidentOptions::flows_compiled).
-// `cores_idle`, if set, runs once the resident solver has uploaded the problem, where its
-// device is not this process's cores (a daemon's, a GPU's): the caller may give them work
-// while the solve runs, reading `problem`'s names only. `opened`, if set, is the dispatcher
-// to solve on (else OpenDispatch's), and `staged` the lists of the problem's flows already on
-// it (ResidentOptions::staged).
+// What a caller hooks into SolveWithFlags's resident solve; each may be empty. Where the caller
+// owns the problem it may free each part of its structure as the solver compiles it
+// (`part_compiled`), each range of its flows (`flows_compiled`) and the rest once it is
+// compiled (`compiled`): see ResidentOptions. `cores_idle` runs once the resident solver has
+// uploaded the problem, where its device is not this process's cores (a daemon's, a GPU's):
+// the caller may give them work while the solve runs, reading the problem's names only.
+// `opened` is the dispatcher to solve on (else OpenDispatch's), and `staged` the lists of the
+// problem's flows already on it (ResidentOptions::staged).
+struct SolveHooks {
+  ifds::PartCompiled part_compiled;
+  ifds::FlowsCompiled flows_compiled;
+  std::function<void()> compiled;
+  std::function<void()> cores_idle;
+  OpenedDispatch* opened = nullptr;
+  ifds::StagedFlowLists* staged = nullptr;
+};
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command,
                                             const ReadPhase& read = {},
-                                            const std::function<void()>& compiled = {},
-                                            const ifds::FlowsCompiled& flows_compiled = {},
-                                            const std::function<void()>& cores_idle = {},
-                                            OpenedDispatch* opened = nullptr,
-                                            ifds::StagedFlowLists* staged = nullptr);
+                                            const SolveHooks& hooks = {});
 // "N MiB at R MB/s" for `bytes` moved in `seconds`.
 std::string Rate(uint64_t bytes, double seconds);
 

@@ -64,11 +64,7 @@ std::string Rate(uint64_t bytes, double seconds) {
 
 absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
                                             const std::string& command, const ReadPhase& read,
-                                            const std::function<void()>& compiled,
-                                            const ifds::FlowsCompiled& flows_compiled,
-                                            const std::function<void()>& cores_idle,
-                                            OpenedDispatch* opened,
-                                            ifds::StagedFlowLists* staged) {
+                                            const SolveHooks& hooks) {
   const std::string solver = absl::GetFlag(FLAGS_solver);
   SolveOutcome outcome;
   // The read phase, when the problem was read from a file (a front end reports its own).
@@ -97,6 +93,7 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
     return outcome;
   }
   std::optional<OpenedDispatch> own;
+  OpenedDispatch* opened = hooks.opened;
   if (opened == nullptr) {
     absl::StatusOr<OpenedDispatch> opening = OpenDispatch(command);
     if (!opening.ok()) return opening.status();
@@ -104,11 +101,12 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
     opened = &*own;
   }
   ifds::ResidentOptions options;
-  options.staged = staged;
+  options.staged = hooks.staged;
   options.initial_capacity = absl::GetFlag(FLAGS_initial_capacity);
-  options.compiled = compiled;
-  options.flows_compiled = flows_compiled;
-  if (!opened->on_host_cores) options.uploaded = cores_idle;
+  options.part_compiled = hooks.part_compiled;
+  options.flows_compiled = hooks.flows_compiled;
+  options.compiled = hooks.compiled;
+  if (!opened->on_host_cores) options.uploaded = hooks.cores_idle;
   // Long solves report progress on stderr: after two seconds, at most once a second.
   absl::Time last_report = start;
   options.progress = [&](const ifds::ResidentProgress& p) {
@@ -249,29 +247,33 @@ int RunSolve(const std::string& path) {
   // The parser's own tables are gone: what the heap kept of them goes back to the system.
   ReleaseFreeHeapMemory();
   // Once the problem is compiled only its names (for the answer), counts and seeds are needed:
-  // the rest goes back to the system before the compiled form is uploaded.
-  const auto compiled = [&] {
+  // each part of the rest goes back to the system as soon as the image holds it, so that the
+  // problem and its compiled form are never both whole: the edges, call sites and procedures
+  // in turn, the flows a range at a time, and what is left before the image is uploaded.
+  SolveHooks hooks;
+  hooks.part_compiled = [&](ifds::ProblemPart part) {
+    ifds::FreePart(&*problem, part);
+    // The call sites' callees are the heap's: it gives them back too.
+    if (part == ifds::ProblemPart::kCallSites) ReleaseFreeHeapMemory();
+  };
+  hooks.flows_compiled = [&](size_t first, size_t last) { problem->flows.Release(first, last); };
+  hooks.compiled = [&] {
     ifds::FreeCompiledParts(&*problem);
     ReleaseFreeHeapMemory();
-  };
-  // And its flows go back a range at a time as they are compiled: the problem's flows and the
-  // image's are never both whole.
-  const auto flows_compiled = [&](size_t first, size_t last) {
-    problem->flows.Release(first, last);
   };
   // Ranking the node names for the answer is most of what writing it costs beside formatting:
   // where the solve leaves this process's cores idle, they rank them meanwhile.
   std::future<ifds::OutputOrder> ranking;
-  const auto cores_idle = [&] {
+  hooks.cores_idle = [&] {
     try {
       ranking = std::async(std::launch::async, [&problem] { return ifds::RankOutput(*problem); });
     } catch (const std::system_error&) {
       // No thread for it: the writer ranks them.
     }
   };
-  absl::StatusOr<SolveOutcome> solved =
-      SolveWithFlags(*problem, "sluice solve", read, compiled, flows_compiled, cores_idle,
-                     opened.has_value() ? &*opened : nullptr, staged ? &*staged : nullptr);
+  hooks.opened = opened.has_value() ? &*opened : nullptr;
+  hooks.staged = staged.has_value() ? &*staged : nullptr;
+  absl::StatusOr<SolveOutcome> solved = SolveWithFlags(*problem, "sluice solve", read, hooks);
   if (!solved.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());

@@ -172,6 +172,75 @@ TEST(CompileTest, FlowsGivenBackAsTheyAreCompiledAreNotReadAgain) {
   }
 }
 
+// What a flow can yield (CompiledProblem::Reach), from the problem itself.
+uint64_t Yield(const Problem& p, uint32_t f) {
+  const FlowView flow = p.flows[f];
+  return (flow.identity ? std::min<uint64_t>(p.fact_count(), 64) : 0) + flow.gens.size() +
+         flow.pairs.size();
+}
+
+// Compiling tells of each part of the structure once it is in the image, in order, and never
+// reads it again: given back as it is told (and the flows as theirs are), the image is the one
+// a compile that keeps them writes, on any number of threads. What each kind of edge yields,
+// which it reads from the image, is what the problem's own edges yield.
+TEST(CompileTest, PartsGivenBackAsTheyAreCompiledAreNotReadAgainAndTheirReachIsKept) {
+  for (const bool front_end : {true, false}) {
+    ASSERT_OK_AND_ASSIGN(const Problem p, Generate({.procedures = 2000, .facts = 32,
+                                                    .front_end_shape = front_end}));
+    ASSERT_FALSE(p.edges.empty());
+    ASSERT_FALSE(p.call_sites.empty());
+    CompiledProblem::Reach expected;
+    for (const Edge& e : p.edges) expected.intra += Yield(p, e.flow);
+    for (const CallSite& c : p.call_sites) {
+      expected.call_to_return += Yield(p, c.call_to_return_flow);
+      for (const Callee& callee : c.callees) {
+        expected.calls += Yield(p, callee.call_flow);
+        expected.returns += Yield(p, callee.return_flow);
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(const CompiledProblem kept, Compile(p, 1));
+    EXPECT_EQ(kept.reach.intra, expected.intra);
+    EXPECT_EQ(kept.reach.call_to_return, expected.call_to_return);
+    EXPECT_EQ(kept.reach.calls, expected.calls);
+    EXPECT_EQ(kept.reach.returns, expected.returns);
+    for (const unsigned threads : {1u, 2u, 5u}) {
+      Problem given_back = p;
+      std::vector<ProblemPart> told;
+      ASSERT_OK_AND_ASSIGN(
+          const CompiledProblem image,
+          Compile(
+              given_back, threads,
+              [&](size_t first, size_t last) { given_back.flows.Release(first, last); }, {},
+              [&](ProblemPart part) {
+                told.push_back(part);
+                FreePart(&given_back, part);
+              }));
+      const std::string where = absl::StrCat(front_end ? "front-end shape, " : "", threads,
+                                             " threads");
+      EXPECT_TRUE(std::equal(kept.words().begin(), kept.words().end(), image.words().begin(),
+                             image.words().end()))
+          << where;
+      EXPECT_THAT(told, ::testing::ElementsAre(ProblemPart::kEdges, ProblemPart::kCallSites,
+                                               ProblemPart::kProcedures))
+          << where;
+      EXPECT_TRUE(given_back.edges.empty() && given_back.call_sites.empty() &&
+                  given_back.procedures.empty() && given_back.node_procedure.empty())
+          << where;
+      EXPECT_EQ(image.reach.intra, expected.intra) << where;
+      EXPECT_EQ(image.reach.call_to_return, expected.call_to_return) << where;
+      EXPECT_EQ(image.reach.calls, expected.calls) << where;
+      EXPECT_EQ(image.reach.returns, expected.returns) << where;
+    }
+    // A compile that fails tells of nothing.
+    std::vector<ProblemPart> told;
+    EXPECT_THAT(Compile(p, 1, nullptr, {.count = p.flows.size() + 1},
+                        [&](ProblemPart part) { told.push_back(part); })
+                    .status(),
+                StatusIs(absl::StatusCode::kInvalidArgument));
+    EXPECT_TRUE(told.empty());
+  }
+}
+
 // The kernels find a fact's pairs in words of two 16-bit facts: at the last fact there is,
 // whose words are the largest, a flow's pairs from it and to it are all found.
 TEST_P(DifferentialTest, PairsOfTheLastFactAreFoundOnTheDevice) {
@@ -273,8 +342,9 @@ TEST_P(DifferentialTest, SparseFlowsStartWithTablesOfTheirSize) {
   EXPECT_EQ(stats.growths, 0u);
 }
 
-// Once compiled, the problem's structure is the caller's to free: the solve reads only its
-// counts and seeds from then on (sluice solve frees it there), with every growth path taken.
+// Once compiled, the problem's structure is the caller's to free, each part as the image holds
+// it and the flows once all is compiled: the solve reads only its counts and seeds from then on
+// (sluice solve frees it there), with every growth path taken.
 TEST_P(DifferentialTest, AProblemFreedOnceCompiledStillSolves) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     GeneratorOptions o;
@@ -284,16 +354,21 @@ TEST_P(DifferentialTest, AProblemFreedOnceCompiledStillSolves) {
     ASSERT_OK_AND_ASSIGN(Problem problem, Generate(o));
     const Solution expected = SolveReference(problem);
     int calls = 0;
+    std::vector<ProblemPart> parts;
     ResidentOptions options;
     options.initial_capacity = seed % 3 == 0 ? 2 : 0;
+    options.part_compiled = [&](ProblemPart part) {
+      EXPECT_EQ(calls, 0);
+      parts.push_back(part);
+      FreePart(&problem, part);
+    };
     options.compiled = [&] {
       ++calls;
       problem.flows = {};
-      problem.edges = {};
-      problem.call_sites = {};
     };
     ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options));
     EXPECT_EQ(calls, 1);
+    EXPECT_EQ(parts.size(), 3u);
     ASSERT_EQ(got, expected) << "seed " << seed;
   }
 }
