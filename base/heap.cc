@@ -1,7 +1,6 @@
 #include "sluice/base/heap.h"
 
 #include <malloc.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -86,9 +85,20 @@ uint64_t ResidentBytes() {
 }
 
 uint64_t PeakResidentBytes() {
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) != 0 || usage.ru_maxrss < 0) return 0;
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // kilobytes on Linux
+  // VmHWM, the high-water mark of this program's own memory. Not getrusage's ru_maxrss, which
+  // counts the program the process ran before its exec too, and so a parent's pages that a
+  // child started by fork held until then (a Python script's, say, or `sluice`'s own where it
+  // runs sluice-remote in its place).
+  std::FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, status) != nullptr) {
+    found = std::sscanf(line, "VmHWM: %llu kB", &kib) == 1;
+  }
+  std::fclose(status);
+  return found ? static_cast<uint64_t>(kib) * 1024 : 0;
 }
 
 }  // namespace sluice

@@ -25,8 +25,8 @@ uint64_t PhysicalMemoryBytes();
 
 // The process's resident set size in bytes (0 where /proc cannot tell).
 uint64_t ResidentBytes();
-// The most the process's resident set has been, in bytes (getrusage's ru_maxrss; 0 where the
-// system cannot tell).
+// The most the program's resident set has been since it began, in bytes (/proc's VmHWM; 0
+// where the system cannot tell).
 uint64_t PeakResidentBytes();
 
 // Gives the heap's free memory back to the system `delay` after the last Poke: late enough to

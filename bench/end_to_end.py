@@ -11,7 +11,9 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   host_share_outside_solver (the wall time outside those: the issue's measure) and
   host_share_outside_fixed_point (the wall time outside the fixed point alone: stricter),
   parse_mb_per_s (read_bytes over the read phase), peak_rss_bytes and
-  rss_bytes_per_path_edge (the resident run's peak RSS), reference_wall_seconds and
+  rss_bytes_per_path_edge (the resident run's peak RSS, as `--stats` gives it: the process's
+  own, where the peak a parent reads from wait4 would count this script's pages, which the
+  forked child held until its exec), reference_wall_seconds and
   resident_over_reference_ratio (end to end: the reference's wall time over the resident's),
   front_end_names (1 where GEN_ARGS name it so: `sluice gen --front-end-names`).
   With --sluiced, the same problem is also solved as a client of that daemon (on a Unix
@@ -40,12 +42,12 @@ import time
 
 
 def run(args, stderr_path=None):
-    """Runs `args` to completion: (wall seconds, peak RSS bytes); raises if it fails."""
+    """Runs `args` to completion: its wall seconds; raises if it fails."""
     err = open(stderr_path, "w") if stderr_path else subprocess.DEVNULL
     try:
         start = time.perf_counter()
         child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(child.pid, 0)
+        _, status = os.waitpid(child.pid, 0)
         wall = time.perf_counter() - start
     finally:
         if stderr_path:
@@ -54,14 +56,23 @@ def run(args, stderr_path=None):
     if code != 0:
         detail = open(stderr_path).read()[-2000:] if stderr_path else ""
         raise RuntimeError(f"{' '.join(args)} exited {code}\n{detail}")
-    return wall, usage.ru_maxrss * 1024  # Linux reports kilobytes
+    return wall
+
+
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def peak_rss(stderr_text):
+    """The peak RSS in bytes that `--stats` gives on stderr ("memory: 41.4 MiB at peak, ...")."""
+    found = re.search(r"^memory: ([0-9.]+) (B|KiB|MiB|GiB|TiB) at peak", stderr_text, re.MULTILINE)
+    if found is None:
+        raise RuntimeError("no memory line in the solve's stderr:\n" + stderr_text[-2000:])
+    return float(found.group(1)) * UNITS[found.group(2)]
 
 
 def read_stats(path):
     """The "stats" object at the end of `sluice solve --format=json --stats` output, read from
-    the file's tail only: loading the whole answer would grow this process by hundreds of MB,
-    and every child forked after that would report this process's size as its own peak (Linux
-    keeps the larger of the RSS before and after exec in ru_maxrss)."""
+    the file's tail only: loading the whole answer would grow this process by hundreds of MB."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         f.seek(max(0, f.tell() - (1 << 16)))
@@ -133,8 +144,8 @@ def main():
         pairs = count_pairs(problem)
         resident, reference, runs = [], [], []
         for _ in range(args.repeats):
-            wall, rss = run([args.sluice, "solve", problem, "--format=json", "--stats",
-                             f"--out={answer}"], stderr)
+            wall = run([args.sluice, "solve", problem, "--format=json", "--stats",
+                        f"--out={answer}"], stderr)
             stats = read_stats(answer)
             with open(stderr) as f:
                 text = f.read()
@@ -143,16 +154,17 @@ def main():
             if output is None:
                 raise RuntimeError("no output line in the solve's stderr:\n" + text[-2000:])
             resident.append(wall)
-            runs.append((wall, rss, stats, float(output.group(1))))
+            runs.append((wall, peak_rss(text), stats, float(output.group(1))))
             reference.append(run([args.sluice, "solve", problem, "--solver=reference",
-                                  f"--out={os.devnull}"])[0])
+                                  f"--out={os.devnull}"]))
         if args.sluiced:
             with Daemon(args.sluiced, args.work) as address:
                 for _ in range(args.repeats):
-                    _, client_rss = run([args.sluice, "solve", problem, f"--server={address}",
-                                         "--format=json", "--stats", f"--out={client_answer}"],
-                                        stderr)
+                    run([args.sluice, "solve", problem, f"--server={address}",
+                         "--format=json", "--stats", f"--out={client_answer}"], stderr)
                     client_stats = read_stats(client_answer)
+                    with open(stderr) as f:
+                        client_rss = peak_rss(f.read())
                     if client_stats["solution_digest"] != stats["solution_digest"]:
                         raise RuntimeError("the daemon's answer is not the in-process one")
                     if client_stats["result_windows"] != 1:

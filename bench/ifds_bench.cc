@@ -7,7 +7,6 @@
 //   (target: at most 1.10x; docs/benchmarks.md), and windows that end on the device (loop guard) against windows
 //   that always run their length.
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/json_out.h"
+#include "sluice/base/heap.h"
 #include "sluice/client/local_dispatch.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/cpu_device.h"
@@ -84,7 +84,9 @@ Measurement Solve(const std::string& solver, const ifds::Problem& p) {
   return m;
 }
 
-// --solve_child: loads the problem, solves it and prints "seconds path_edges device_peak".
+// --solve_child: loads the problem, solves it and prints "seconds path_edges device_peak
+// peak_rss" (its own peak, PeakResidentBytes: the parent's wait4 would count the parent's pages,
+// which the forked child held until its exec).
 int SolveChild(const std::string& solver, const std::string& path) {
   absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path);
   if (!problem.ok()) {
@@ -93,8 +95,9 @@ int SolveChild(const std::string& solver, const std::string& path) {
   }
   const Measurement m = Solve(solver, *problem);
   if (!m.ok) return 1;
-  std::printf("%.9f %llu %llu\n", m.seconds, static_cast<unsigned long long>(m.path_edges),
-              static_cast<unsigned long long>(m.device_peak));
+  std::printf("%.9f %llu %llu %llu\n", m.seconds, static_cast<unsigned long long>(m.path_edges),
+              static_cast<unsigned long long>(m.device_peak),
+              static_cast<unsigned long long>(PeakResidentBytes()));
   return 0;
 }
 
@@ -123,15 +126,14 @@ Measurement InChild(const std::string& solver, const std::string& path) {
   for (ssize_t got; (got = read(fds[0], buffer, sizeof(buffer))) > 0;) out.append(buffer, got);
   close(fds[0]);
   int status = 0;
-  rusage usage{};
-  if (pid < 0 || wait4(pid, &status, 0, &usage) != pid) return {};
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return {};
   Measurement m;
-  unsigned long long edges = 0, peak = 0;
+  unsigned long long edges = 0, peak = 0, rss = 0;
   m.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-         std::sscanf(out.c_str(), "%lf %llu %llu", &m.seconds, &edges, &peak) == 3;
+         std::sscanf(out.c_str(), "%lf %llu %llu %llu", &m.seconds, &edges, &peak, &rss) == 4;
   m.path_edges = edges;
   m.device_peak = peak;
-  m.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  m.max_rss = rss;
   return m;
 }
 
