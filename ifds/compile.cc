@@ -185,8 +185,8 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   }
 
   // The structure, a part at a time, each told once the image holds it (part_compiled may
-  // give it back): the problem's part shrinks as the image's grows. From here on the image is
-  // read, not the problem.
+  // give it back): the problem's part shrinks as the image's grows. Each part is read from the
+  // problem here only; what is read of it below (the reach) is read from the image.
   const auto told = [&part_compiled](ProblemPart part) {
     if (part_compiled) part_compiled(part);
   };
