@@ -28,11 +28,17 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > ~uint64_t{0} - a ? ~
 
 absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Options& options) {
   if (options.target.empty()) return absl::InvalidArgumentError("no daemon address given");
+  if (options.reply_poll < absl::ZeroDuration() || options.reply_poll > kMaxReplyPoll) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reply_poll is %s: it is between 0 and %s", absl::FormatDuration(options.reply_poll),
+        absl::FormatDuration(kMaxReplyPoll)));
+  }
   // The open is the first call on the channel: a daemon that cannot be reached fails it with
   // gRPC's reason (refused, no such host), and one that refuses the session with its own.
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                    MakeSessionChannel(options.target, options.credentials));
   auto stream = std::make_unique<Stream>(std::move(channel), options.credentials);
+  stream->set_reply_poll(options.reply_poll);
   stream->Start();
   std::unique_ptr<RemoteDispatch> dispatch(new RemoteDispatch(std::move(stream), options));
 

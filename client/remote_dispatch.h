@@ -73,7 +73,14 @@ class RemoteDispatch final : public CoreDispatch {
     // an upload of StagingArea's memory. An upload stays one request, all or nothing. Should
     // the memory not be made or attached, transfers take the stream.
     bool shared_memory = true;
+    // How long a call that waits for its reply looks for it before it sleeps, giving its core
+    // to any other thread between looks: a reply that comes within it (a small read's or a
+    // ping's, about 100 us on loopback) is taken without the wakeup a sleeping thread needs,
+    // about a third of such a round trip on a VM (docs/benchmarks.md). Zero: sleep at once.
+    // Connect refuses more than kMaxReplyPoll or less than zero (InvalidArgument).
+    absl::Duration reply_poll = absl::Microseconds(100);
   };
+  static constexpr absl::Duration kMaxReplyPoll = absl::Seconds(1);
   static constexpr uint64_t kSharedMinBytes = uint64_t{1} << 20;
   // An upload copied into shared memory goes in pieces of this many bytes, as many in flight as
   // the ring has slots (one round trip each).
@@ -95,6 +102,9 @@ class RemoteDispatch final : public CoreDispatch {
     uint64_t resumes = 0;
     // Bytes uploaded and read through shared memory (not counted in bytes_sent/received).
     uint64_t shared_bytes = 0;
+    // Round trips whose reply came while the caller looked for it (Options::reply_poll),
+    // rather than after it slept.
+    uint64_t replies_polled = 0;
   };
 
   // The limits the daemon granted at open.

@@ -99,6 +99,7 @@ absl::Status RemoteDispatch::Stream::DeliverLocked(Link* link) {
   }
   call->reply = std::move(r);
   call->done = true;
+  call->arrived.store(true, std::memory_order_release);
   calls_.pop_front();
   if (call->best_effort) return absl::OkStatus();
   if (call->pipelined && !call->status.ok()) {

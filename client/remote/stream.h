@@ -7,6 +7,7 @@
 #define SLUICE_CLIENT_REMOTE_STREAM_H_
 
 #include <atomic>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -51,6 +52,8 @@ struct RemoteDispatch::Call {
   uint64_t cursor_offset = 0;
   bool sized = false;
   bool done = false;
+  // Set with `done`, for a caller that polls for it without the stream's lock (Stream::Wait).
+  std::atomic<bool> arrived{false};
   // Nobody waits for it (a free): the stream owns it, and a failure breaks the session...
   bool detached = false;
   // ...unless it was pipelined: then the next call that waits reports the failure, as
@@ -82,6 +85,8 @@ class RemoteDispatch::Stream {
   void Start();
 
   void set_chunk_size(uint32_t chunk);
+  // How long Wait polls for a reply before it sleeps (Options::reply_poll). Before Start.
+  void set_reply_poll(absl::Duration poll) { reply_poll_ = poll; }
   // The session survives its stream for `grace` and resumes with `token` (the open's reply).
   // A resume goes to the channel's target, or to `pinned` when given (the session's own
   // daemon, when the target balances sessions over several).
@@ -182,6 +187,7 @@ class RemoteDispatch::Stream {
   // What resumes go to (set with resume_token_): the channel's target, or the session's daemon.
   std::unique_ptr<SessionStub> resume_stub_ ABSL_GUARDED_BY(mu_);
   absl::Duration resume_grace_ ABSL_GUARDED_BY(mu_);
+  absl::Duration reply_poll_ = absl::ZeroDuration();  // set before Start, read only after
   bool resuming_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the link broke, while resuming
   absl::Time resume_deadline_ ABSL_GUARDED_BY(mu_);

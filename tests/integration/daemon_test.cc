@@ -169,6 +169,30 @@ TEST_F(DaemonTest, EveryInterfaceCallIsOneRoundTrip) {
   EXPECT_LT(after.bytes_sent - before.bytes_sent, 64u);
 }
 
+// A call looks for its reply for Options::reply_poll before it sleeps: with a second of it every
+// ping's reply is taken while the caller looks, with none every one after it slept. A poll below
+// zero or past kMaxReplyPoll is refused before anything is sent.
+TEST_F(DaemonTest, ACallTakesItsReplyWhileItLooksForItOnlyWhenItMayPoll) {
+  for (const absl::Duration poll : {RemoteDispatch::kMaxReplyPoll, absl::ZeroDuration()}) {
+    absl::StatusOr<std::unique_ptr<RemoteDispatch>> d = RemoteDispatch::Connect(
+        {.target = daemon_->address(), .client_name = "poll", .reply_poll = poll});
+    ASSERT_OK(d.status());
+    const RemoteDispatch::Counters before = (*d)->counters();
+    for (int i = 0; i < 20; ++i) ASSERT_OK((*d)->Ping(4));
+    const RemoteDispatch::Counters after = (*d)->counters();
+    EXPECT_EQ(after.round_trips - before.round_trips, 20u);
+    EXPECT_EQ(after.replies_polled - before.replies_polled,
+              poll > absl::ZeroDuration() ? 20u : 0u)
+        << poll;
+  }
+  for (const absl::Duration poll :
+       {-absl::Microseconds(1), RemoteDispatch::kMaxReplyPoll + absl::Nanoseconds(1)}) {
+    EXPECT_THAT(RemoteDispatch::Connect({.target = daemon_->address(), .reply_poll = poll}),
+                StatusIs(Code::kInvalidArgument, HasSubstr("reply_poll")))
+        << poll;
+  }
+}
+
 TEST_F(DaemonTest, PipelinedCallsWaitForNoReplyAndStillSayWhatFailed) {
   // Three sessions of this process (one client) fill the device below: the client may hold it.
   daemon_.reset();
