@@ -19,6 +19,8 @@ RATIOS = [
     ("ifds.pipelined_over_waiting_solve_ratio", "pipelined / every call waiting (solve time)", None),
     ("remote.ranged_read_over_bare_p50_ratio", "ranged read p50 / bare ping-pong p50", "<= 1.30"),
     ("remote.ranged_read_over_bare_p99_ratio", "ranged read p99 / bare ping-pong p99", None),
+    ("remote.ranged_read_polling_over_bare_p50_ratio",
+     "ranged read p50, polling 100 us for the reply / bare ping-pong p50", None),
     ("remote.upload_over_bare_stream_ratio", "upload / bare client stream", ">= 0.80"),
     ("remote.upload_over_memcpy_ratio", "upload / memcpy (loopback TCP)", None),
     ("remote.download_over_bare_stream_ratio", "download / bare server stream", ">= 0.90"),

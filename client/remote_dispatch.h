@@ -75,10 +75,13 @@ class RemoteDispatch final : public CoreDispatch {
     bool shared_memory = true;
     // How long a call that waits for its reply looks for it before it sleeps, giving its core
     // to any other thread between looks: a reply that comes within it (a small read's or a
-    // ping's, about 100 us on loopback) is taken without the wakeup a sleeping thread needs,
-    // about a third of such a round trip on a VM (docs/benchmarks.md). Zero: sleep at once.
-    // Connect refuses more than kMaxReplyPoll or less than zero (InvalidArgument).
-    absl::Duration reply_poll = absl::Microseconds(100);
+    // ping's, about 100 us on loopback) is taken without the wakeup a sleeping thread needs.
+    // That is a third of such a round trip on an idle 2-core VM, but where every core is busy
+    // (a CPU-device daemon on this host, solving) the looking caller takes a core's turn from
+    // the threads that deliver its reply, and small calls wait longer (docs/benchmarks.md).
+    // So it is for a client whose cores idle while it waits: 100 us, say. Zero (the default):
+    // sleep at once. Connect refuses more than kMaxReplyPoll or less than zero.
+    absl::Duration reply_poll = absl::ZeroDuration();
   };
   static constexpr absl::Duration kMaxReplyPoll = absl::Seconds(1);
   static constexpr uint64_t kSharedMinBytes = uint64_t{1} << 20;

@@ -119,7 +119,7 @@ absl::Status RemoteDispatch::Stream::Begin(Outgoing out, Call* call) {
 absl::Status RemoteDispatch::Stream::Wait(Call* call, absl::Time deadline) {
   // A reply that comes within reply_poll_ is taken without sleeping: the wakeup of a sleeping
   // thread is a third of a small request's round trip on a VM. Between looks the core goes to
-  // any other thread that wants it (gRPC's, delivering the reply; a daemon's on this host).
+  // any other thread that wants it (gRPC's, delivering the reply).
   bool polled = false;
   if (reply_poll_ > absl::ZeroDuration()) {
     const absl::Time until = std::min(deadline, absl::Now() + reply_poll_);
