@@ -7,7 +7,6 @@
 #define SLUICE_CLIENT_REMOTE_STREAM_H_
 
 #include <atomic>
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
