@@ -99,7 +99,9 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
 // "N MiB at R MB/s" for `bytes` moved in `seconds`.
 std::string Rate(uint64_t bytes, double seconds);
 
-// Writes `bytes` to --out, or stdout without it; WriteFile to a named file.
+// Writes `bytes` to --out, or stdout without it; WriteFile to a named file. A file that exists
+// is written over in place and cut to the new bytes' length, not truncated first (see WriteTo
+// in gen_command.cc): it ends the same, sooner.
 absl::Status WriteOutput(const std::string& bytes);
 // As WriteOutput, for output made a block at a time: `write` hands its blocks to the sink it
 // is given, each written at once, so the whole output is never held. `*bytes` counts them.

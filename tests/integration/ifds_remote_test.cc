@@ -278,6 +278,42 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   }
 }
 
+// A file named by --out is written over in place, not truncated first (WriteTo in
+// tools/gen_command.cc): whatever it held before, it ends holding the new output and nothing
+// else, from `solve` in either format and from `gen`; a write that fails says why.
+TEST_F(IfdsRemoteTest, AnOutputWrittenOverAnOlderFileLeavesNothingOfIt) {
+  const ScopedTempDir dir("sluice-over");
+  const std::string problem = dir.path() + "/p.ifds";
+  ASSERT_EQ(Sluice({"gen", "--seed=3", "--procedures=6", "--out=" + problem}).exit_code, 0);
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const auto put = [](const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  const std::string out = dir.path() + "/out";
+  for (const char* format : {"--format=tsv", "--format=json"}) {
+    const std::string answer = Sluice({"solve", problem, format}).out;
+    ASSERT_GT(answer.size(), 16u) << format;
+    // Longer than the answer (its tail must go), shorter, and of the same length.
+    for (const std::string& before : {std::string(3 * answer.size() + 4097, 'x'),
+                                      answer.substr(0, answer.size() / 2),
+                                      std::string(answer.size(), '\n')}) {
+      put(out, before);
+      ASSERT_EQ(Sluice({"solve", problem, format, "--out=" + out}).exit_code, 0) << format;
+      EXPECT_EQ(read(out), answer) << format << ", over " << before.size() << " bytes";
+    }
+  }
+  // gen writes its problem whole (WriteFile), the same way.
+  put(out, std::string(2 * read(problem).size(), '#'));
+  ASSERT_EQ(Sluice({"gen", "--seed=3", "--procedures=6", "--out=" + out}).exit_code, 0);
+  EXPECT_EQ(read(out), read(problem));
+  const ProgramRun full = Sluice({"gen", "--seed=3", "--out=/dev/full"});
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_THAT(full.err, HasSubstr("cannot write /dev/full: No space left on device"));
+}
+
 TEST_F(IfdsRemoteTest, AbsurdSizesAndNonProblemFilesAreUsageErrorsNotCrashes) {
   // The zero fact alone is a problem the generator can make (it used to divide by zero).
   const ProgramRun zero_facts = Sluice({"gen", "--facts=0", "--procedures=3"});
