@@ -17,8 +17,9 @@ namespace sluice::ifds {
 
 // The order the writers put an answer in: nodes by their names (bytewise), and each node's facts
 // by theirs. Ranking a large problem's node names is a sort of them, most of what writing an
-// answer costs besides formatting it: a caller whose solve leaves this process's cores idle (a
-// daemon's, a GPU's) may rank them while it runs and hand the writers the order.
+// answer costs besides formatting it: a caller may rank them on the cores its solve leaves idle
+// while it runs (all of them where the device is a daemon's or a GPU, the gaps between passes on
+// the CPU device: `sluice solve` does, base/idle_work.h) and hand the writers the order.
 struct OutputOrder {
   PageVector<uint32_t> node_order;  // [r]: the node ranked r
   PageVector<uint32_t> node_rank;   // [n]: node n's rank
@@ -66,8 +67,9 @@ absl::Status WriteJson(const Problem& problem, const Solution& solution, bool in
 
 // A 64-bit digest of the solution's (node id, fact id) pairs in order (the order every solver
 // returns: by node, then fact), FNV-1a's steps taken a pair at a time: two solutions of one
-// problem are equal exactly when their digests are, up to hash collisions. `sluice solve --stats` and `sluice analyze
-// --stats` print it, so solvers, runs and machines can be compared without the full answer.
+// problem are equal exactly when their digests are, up to hash collisions. `sluice solve
+// --stats` and `sluice analyze --stats` print it, so solvers, runs and machines can be compared
+// without the full answer.
 uint64_t SolutionDigest(const Solution& solution);
 
 }  // namespace sluice::ifds

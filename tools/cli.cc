@@ -87,7 +87,6 @@ absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name) {
       LocalDispatch::Create({.device = *device});
   if (!local.ok()) return local.status();
   Device* raw = device->get();
-  opened.on_host_cores = raw->info().kind == "cpu";
   const DeviceCounters start = raw->counters();
   opened.traffic = [raw, start] {
     const DeviceCounters c = raw->counters();

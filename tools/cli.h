@@ -33,8 +33,6 @@ struct OpenedDispatch {
   std::unique_ptr<ResidentDispatch> dispatch;
   std::function<std::string()> traffic;
   bool remote = false;
-  // The device's work runs on this process's cores (the CPU device, in-process).
-  bool on_host_cores = false;
 };
 absl::StatusOr<OpenedDispatch> OpenDispatch(const std::string& client_name);
 
@@ -79,16 +77,16 @@ struct ReadPhase {
 // What a caller hooks into SolveWithFlags's resident solve; each may be empty. Where the caller
 // owns the problem it may free each part of its structure as the solver compiles it
 // (`part_compiled`), each range of its flows (`flows_compiled`) and the rest once it is
-// compiled (`compiled`): see ResidentOptions. `cores_idle` runs once the resident solver has
-// uploaded the problem, where its device is not this process's cores (a daemon's, a GPU's):
-// the caller may give them work while the solve runs, reading the problem's names only.
+// compiled (`compiled`): see ResidentOptions. `uploaded` runs once the resident solver has
+// uploaded the problem: the caller may start work of its own that runs while the solve does,
+// reading the problem's names only.
 // `opened` is the dispatcher to solve on (else OpenDispatch's), and `staged` the lists of the
 // problem's flows already on it (ResidentOptions::staged).
 struct SolveHooks {
   ifds::PartCompiled part_compiled;
   ifds::FlowsCompiled flows_compiled;
   std::function<void()> compiled;
-  std::function<void()> cores_idle;
+  std::function<void()> uploaded;
   OpenedDispatch* opened = nullptr;
   ifds::StagedFlowLists* staged = nullptr;
 };

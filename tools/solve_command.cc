@@ -4,11 +4,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <future>
-#include <new>
+#include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
@@ -16,6 +14,7 @@
 #include "absl/time/time.h"
 #include "sluice/base/byte_size.h"
 #include "sluice/base/heap.h"
+#include "sluice/base/idle_work.h"
 #include "sluice/base/mapped_buffer.h"
 #include "sluice/ifds/binary_format.h"
 #include "sluice/ifds/output.h"
@@ -106,7 +105,7 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
   options.part_compiled = hooks.part_compiled;
   options.flows_compiled = hooks.flows_compiled;
   options.compiled = hooks.compiled;
-  if (!opened->on_host_cores) options.uploaded = hooks.cores_idle;
+  options.uploaded = hooks.uploaded;
   // Long solves report progress on stderr: after two seconds, at most once a second.
   absl::Time last_report = start;
   options.progress = [&](const ifds::ResidentProgress& p) {
@@ -184,7 +183,8 @@ int ExitCodeOf(const absl::Status& status) {
 int RunSolve(const std::string& path) {
   const uint64_t resident_before = ResidentBytes();
   const std::string solver = absl::GetFlag(FLAGS_solver);
-  const std::string format = absl::GetFlag(FLAGS_format).empty() ? "tsv" : absl::GetFlag(FLAGS_format);
+  const std::string format =
+      absl::GetFlag(FLAGS_format).empty() ? "tsv" : absl::GetFlag(FLAGS_format);
   if ((solver != "resident" && solver != "reference") || (format != "tsv" && format != "json")) {
     std::fprintf(stderr, "sluice solve: --solver is resident or reference, --format tsv or json\n");
     return kExitUsage;
@@ -230,16 +230,18 @@ int RunSolve(const std::string& path) {
     };
   }
   const absl::Time reading = absl::Now();
-  absl::StatusOr<ifds::Problem> problem = ifds::LoadProblem(path, load);
-  if (staged.has_value() && problem.ok()) staging = staged->Flush(problem->flows);
+  absl::StatusOr<ifds::Problem> loaded = ifds::LoadProblem(path, load);
+  if (staged.has_value() && loaded.ok()) staging = staged->Flush(loaded->flows);
   if (!staging.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", staging.ToString().c_str());
     return ExitCodeOf(staging);
   }
-  if (!problem.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(problem.status().message()).c_str());
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
     return kExitUsage;
   }
+  // Shared with the ranking of the answer's order, which may outlive this function (IdleWork).
+  const auto problem = std::make_shared<ifds::Problem>(*std::move(loaded));
   ReadPhase read{.seconds = absl::ToDoubleSeconds(absl::Now() - reading)};
   read.bytes = no_size ? 0 : file_bytes;  // a pipe's bytes are not known
   read.resident_bytes_before = resident_before;
@@ -252,24 +254,23 @@ int RunSolve(const std::string& path) {
   // in turn, the flows a range at a time, and what is left before the image is uploaded.
   SolveHooks hooks;
   hooks.part_compiled = [&](ifds::ProblemPart part) {
-    ifds::FreePart(&*problem, part);
+    ifds::FreePart(problem.get(), part);
     // The call sites' callees are the heap's: it gives them back too.
     if (part == ifds::ProblemPart::kCallSites) ReleaseFreeHeapMemory();
   };
   hooks.flows_compiled = [&](size_t first, size_t last) { problem->flows.Release(first, last); };
   hooks.compiled = [&] {
-    ifds::FreeCompiledParts(&*problem);
+    ifds::FreeCompiledParts(problem.get());
     ReleaseFreeHeapMemory();
   };
-  // Ranking the node names for the answer is most of what writing it costs beside formatting:
-  // where the solve leaves this process's cores idle, they rank them meanwhile.
-  std::future<ifds::OutputOrder> ranking;
-  hooks.cores_idle = [&] {
-    try {
-      ranking = std::async(std::launch::async, [&problem] { return ifds::RankOutput(*problem); });
-    } catch (const std::system_error&) {
-      // No thread for it: the writer ranks them.
-    }
+  // Ranking the node names for the answer is most of what writing it costs beside formatting.
+  // Once the problem is uploaded they are ranked meanwhile, on whatever core the solve leaves
+  // idle: all of them where the device is a daemon's or a GPU, the gaps between the CPU
+  // device's passes where it is this process's. The writer ranks them itself if that is not
+  // done by the time the answer is written.
+  std::optional<IdleWork<ifds::OutputOrder>> ranking;
+  hooks.uploaded = [&] {
+    ranking.emplace([problem] { return ifds::RankOutput(*problem); });
   };
   hooks.opened = opened.has_value() ? &*opened : nullptr;
   hooks.staged = staged.has_value() ? &*staged : nullptr;
@@ -284,14 +285,8 @@ int RunSolve(const std::string& path) {
   const bool zero = absl::GetFlag(FLAGS_include_zero);
   const bool stats = absl::GetFlag(FLAGS_stats);
   const absl::Time writing = absl::Now();
-  std::optional<ifds::OutputOrder> order;
-  if (ranking.valid()) {
-    try {
-      order = ranking.get();
-    } catch (const std::bad_alloc&) {
-      // The writer ranks them, or says it has no memory.
-    }
-  }
+  const std::optional<ifds::OutputOrder> order =
+      ranking.has_value() ? ranking->Take() : std::nullopt;
   const ifds::OutputOrder* const ranked = order.has_value() ? &*order : nullptr;
   // The answer goes out a block at a time as it is formatted: never held whole.
   uint64_t written = 0;

@@ -1,0 +1,72 @@
+#include "sluice/base/idle_work.h"
+
+#include <sched.h>
+
+#include <memory>
+#include <new>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "tests/testing/wait.h"
+
+namespace sluice {
+namespace {
+
+using testing::WaitUntil;
+
+// Where the work ran: its thread's scheduling class, and that of a thread it started.
+struct Classes {
+  int own = -1;
+  int started = -1;
+};
+
+TEST(IdleWorkTest, TheWorkRunsInTheIdleClassAndSoDoThreadsItStarts) {
+  IdleWork<Classes> work([] {
+    Classes c;
+    c.own = sched_getscheduler(0);
+    std::thread([&c] { c.started = sched_getscheduler(0); }).join();
+    return c;
+  });
+  ASSERT_TRUE(WaitUntil(absl::Seconds(30), [&] { return work.done(); }));
+  std::optional<Classes> classes = work.Take();
+  ASSERT_TRUE(classes.has_value());
+  EXPECT_EQ(classes->own, SCHED_IDLE);
+  EXPECT_EQ(classes->started, SCHED_IDLE);
+  EXPECT_FALSE(work.Take().has_value()) << "a result is taken once";
+  // The calling thread keeps its own class.
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+}
+
+TEST(IdleWorkTest, AResultNotReadyIsNotWaitedForAndTheWorkOutlivesItsOwner) {
+  // The work waits on `go`, which it shares: it outlives both this scope's IdleWork and the
+  // test's view of it, and owns what it writes.
+  const auto go = std::make_shared<absl::Notification>();
+  const auto wrote = std::make_shared<absl::Notification>();
+  const auto value = std::make_shared<int>(0);
+  {
+    IdleWork<int> work([go, wrote, value] {
+      go->WaitForNotification();
+      *value = 7;
+      wrote->Notify();
+      return 7;
+    });
+    EXPECT_FALSE(work.done());
+    EXPECT_EQ(work.Take(), std::nullopt) << "not done: nothing, at once";
+  }  // its owner goes first
+  go->Notify();
+  ASSERT_TRUE(wrote->WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(*value, 7);
+}
+
+TEST(IdleWorkTest, WorkThatThrowsEndsWithNoResult) {
+  IdleWork<int> work([]() -> int { throw std::bad_alloc(); });
+  ASSERT_TRUE(WaitUntil(absl::Seconds(30), [&] { return work.done(); }));
+  EXPECT_EQ(work.Take(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace sluice
