@@ -3,7 +3,6 @@
 #ifndef SLUICE_BASE_IDLE_WORK_H_
 #define SLUICE_BASE_IDLE_WORK_H_
 
-#include <atomic>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -12,6 +11,8 @@
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 
 namespace sluice {
 
@@ -22,12 +23,12 @@ namespace sluice {
 bool RunOnIdleCoresOnly();
 
 // Runs `work` on a thread of its own in the idle scheduling class (RunOnIdleCoresOnly), from
-// construction. Take() hands over its result if it is done by then, and nothing otherwise: the
-// caller then makes the result itself, at its own priority, rather than wait for a thread that
-// waits for idle cores, which other work may keep busy for seconds. The thread is detached: one
-// not done goes on (its result unused) or ends with the process. So `work` must own whatever it
-// reads (it may outlive the caller and this object); what it throws (bad_alloc) is dropped and
-// leaves no result.
+// construction. Take() hands over its result, waiting for it a bounded time: once the caller
+// waits, its cores are idle unless other programs keep them busy, and then the work may wait for
+// them for seconds; the caller that gets nothing makes the result itself, at its own priority.
+// The thread is detached: one not done goes on (its result unused) or ends with the process.
+// So `work` must own whatever it reads (it may outlive the caller and this object); what it
+// throws (bad_alloc) is dropped and leaves no result.
 template <class T>
 class IdleWork {
  public:
@@ -42,30 +43,30 @@ class IdleWork {
           state->result.reset();
         }
         state->work = nullptr;  // what it owned goes now, not with the last owner
-        state->done.store(true, std::memory_order_release);
+        state->done.Notify();
       }).detach();
     } catch (const std::system_error&) {
-      state_->done.store(true, std::memory_order_release);  // no thread: no result
+      state_->done.Notify();  // no thread: no result
     }
   }
   IdleWork(const IdleWork&) = delete;
   IdleWork& operator=(const IdleWork&) = delete;
 
   // Whether the work has ended (with its result or without).
-  bool done() const { return state_->done.load(std::memory_order_acquire); }
+  bool done() const { return state_->done.HasBeenNotified(); }
 
-  // The work's result if it has ended with one; nothing if it has not ended yet, or ended
-  // without one, or the result was taken before.
-  std::optional<T> Take() {
-    if (!done()) return std::nullopt;
+  // The work's result once it has ended with one, waiting for that at most `wait`; nothing if
+  // it has not ended by then, or ended without one, or the result was taken before.
+  std::optional<T> Take(absl::Duration wait = absl::ZeroDuration()) {
+    if (!state_->done.WaitForNotificationWithTimeout(wait)) return std::nullopt;
     return std::exchange(state_->result, std::nullopt);
   }
 
  private:
   struct State {
     absl::AnyInvocable<T()> work;
-    std::optional<T> result;    // written by the thread before `done`, read after it
-    std::atomic<bool> done{false};
+    std::optional<T> result;  // written by the thread before `done`, read after it
+    absl::Notification done;
   };
   std::shared_ptr<State> state_;  // shared with the thread, which may outlive this object
 };

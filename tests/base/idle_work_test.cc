@@ -11,12 +11,9 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "tests/testing/wait.h"
 
 namespace sluice {
 namespace {
-
-using testing::WaitUntil;
 
 // Where the work ran: its thread's scheduling class, and that of a thread it started.
 struct Classes {
@@ -31,8 +28,7 @@ TEST(IdleWorkTest, TheWorkRunsInTheIdleClassAndSoDoThreadsItStarts) {
     std::thread([&c] { c.started = sched_getscheduler(0); }).join();
     return c;
   });
-  ASSERT_TRUE(WaitUntil(absl::Seconds(30), [&] { return work.done(); }));
-  std::optional<Classes> classes = work.Take();
+  std::optional<Classes> classes = work.Take(absl::Seconds(30));
   ASSERT_TRUE(classes.has_value());
   EXPECT_EQ(classes->own, SCHED_IDLE);
   EXPECT_EQ(classes->started, SCHED_IDLE);
@@ -41,9 +37,23 @@ TEST(IdleWorkTest, TheWorkRunsInTheIdleClassAndSoDoThreadsItStarts) {
   EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
 }
 
-TEST(IdleWorkTest, AResultNotReadyIsNotWaitedForAndTheWorkOutlivesItsOwner) {
-  // The work waits on `go`, which it shares: it outlives both this scope's IdleWork and the
-  // test's view of it, and owns what it writes.
+TEST(IdleWorkTest, AResultIsWaitedForAtMostTheTimeGiven) {
+  absl::Notification go;
+  IdleWork<int> work([&go] {
+    go.WaitForNotification();
+    return 7;
+  });
+  EXPECT_FALSE(work.done());
+  EXPECT_EQ(work.Take(), std::nullopt) << "not done, no wait: nothing, at once";
+  EXPECT_EQ(work.Take(absl::Milliseconds(20)), std::nullopt) << "not done within the wait";
+  go.Notify();
+  EXPECT_EQ(work.Take(absl::Seconds(30)), 7) << "done within the wait";
+  EXPECT_TRUE(work.done());
+}
+
+TEST(IdleWorkTest, WorkNotDoneOutlivesItsOwner) {
+  // The work waits on `go`, which it shares: it outlives the IdleWork, and owns what it
+  // writes.
   const auto go = std::make_shared<absl::Notification>();
   const auto wrote = std::make_shared<absl::Notification>();
   const auto value = std::make_shared<int>(0);
@@ -54,8 +64,7 @@ TEST(IdleWorkTest, AResultNotReadyIsNotWaitedForAndTheWorkOutlivesItsOwner) {
       wrote->Notify();
       return 7;
     });
-    EXPECT_FALSE(work.done());
-    EXPECT_EQ(work.Take(), std::nullopt) << "not done: nothing, at once";
+    EXPECT_EQ(work.Take(), std::nullopt);
   }  // its owner goes first
   go->Notify();
   ASSERT_TRUE(wrote->WaitForNotificationWithTimeout(absl::Seconds(30)));
@@ -64,8 +73,8 @@ TEST(IdleWorkTest, AResultNotReadyIsNotWaitedForAndTheWorkOutlivesItsOwner) {
 
 TEST(IdleWorkTest, WorkThatThrowsEndsWithNoResult) {
   IdleWork<int> work([]() -> int { throw std::bad_alloc(); });
-  ASSERT_TRUE(WaitUntil(absl::Seconds(30), [&] { return work.done(); }));
-  EXPECT_EQ(work.Take(), std::nullopt);
+  EXPECT_EQ(work.Take(absl::Seconds(30)), std::nullopt);
+  EXPECT_TRUE(work.done()) << "ended, with no result";
 }
 
 }  // namespace
