@@ -465,13 +465,16 @@ const char* EndOfNames(const Names&) {
 }
 
 // Names to ids for the second pass, where every statement looks several up, in an
-// open-addressed table of 16-byte slots: a name's key and its id. A name of at most 12 bytes is
-// its own key, its bytes in a word and a half (zero-padded: names hold no NUL byte), found with
-// one multiply and one cache line, never reading the name's declaration. A longer one's key is
-// a 64-bit hash of its bytes and a mark no shorter name's key has; a slot whose key matches is
-// confirmed by reading the name itself (`names[id]`, where a front end declares a procedure's
-// nodes side by side, as its edges name them). A front end's names are often longer than 12
-// bytes: they take no map, no copy and no slot larger than the others.
+// open-addressed table. Most tables have 16-byte slots, a name's key and its id: a name of at
+// most 12 bytes is its own key, its bytes in a word and a half (zero-padded: names hold no NUL
+// byte), found with one multiply and one cache line, never reading the name's declaration; a
+// longer one's key is a 64-bit hash of its bytes and a mark no shorter name's key has, and a
+// slot whose key matches is confirmed by reading the name itself (`names[id]`, where a front end
+// declares a procedure's nodes side by side, as its edges name them). A large table some of
+// whose names are longer (a front end's nodes: luaV_execute7:12) has 8-byte slots instead, a
+// tag of every name's hash and its id, each match confirmed by reading the name: those names are
+// read whichever way, and the table is half the size (7.5 MB of a 5M-path-edge problem's
+// 15 MB, and the peak of a daemon's client that reads it). No name takes a map or a copy.
 class NameIndex {
  public:
   // `names[i]` has id i, and `names` outlives the index; `text` is where the names looked up
@@ -486,44 +489,179 @@ class NameIndex {
     // At most 5/6 full (3/4 took 2 MiB more on a 5M-path-edge problem's 781K nodes, and found
     // them no faster: most are found beside the last, NearNode); a slot is found by
     // multiplying, so any size will do.
-    slots_.assign(std::max<size_t>(16, names.size() + names.size() / 5 + 1), Slot{0, 0, kEmpty});
-    // The table in parts, one a thread: a thread places the names whose slot lies in its part
-    // and puts aside those whose probe would run past it, placed here once all are done. Each
-    // thread writes and reads its own part only.
+    const size_t size = std::max<size_t>(16, names.size() + names.size() / 5 + 1);
+    bool tagged = false;
+    for (size_t i = 0; names.size() >= kTaggedFrom && i < names.size() && !tagged; ++i) {
+      tagged = names[i].size() > kWholeBytes;
+    }
+    if (tagged) {
+      tagged_.assign(size, Tagged{0, kEmpty});
+      PlaceAll(
+          tagged_, names.size(), threads, [&](uint32_t id) { return HashOf(names[id]); },
+          [&](uint64_t hash) { return PlaceOf(hash); },
+          [&](const Tagged& slot, uint64_t hash, uint32_t id) {
+            return slot.tag == static_cast<uint32_t>(hash) && names[slot.id] == names[id];
+          },
+          [](uint64_t hash, uint32_t id) { return Tagged{static_cast<uint32_t>(hash), id}; });
+    } else {
+      slots_.assign(size, Slot{0, 0, kEmpty});
+      PlaceAll(
+          slots_, names.size(), threads,
+          [&](uint32_t id) { return KeyOf(names[id], names_end); },
+          [&](const SlotKey& key) { return Place(key); },
+          [&](const Slot& slot, const SlotKey& key, uint32_t id) {
+            return Same(slot, key, names[id]);
+          },
+          [](const SlotKey& key, uint32_t id) { return Slot{key.lo, key.hi, id}; });
+    }
+  }
+
+  // An empty index, for names added one by one (Insert): `names[i]` is the name inserted with
+  // id i once Insert returns, and `names` outlives the index.
+  template <class Names>
+  NameIndex(std::string_view text, const Names* names)
+      : text_end_(text.data() + text.size()), names_(names), name_at_(&NameAt<Names>) {
+    slots_.assign(16, Slot{0, 0, kEmpty});
+  }
+
+  // Adds `name` (in the text) with `id`; false (nothing added) if the name is there already.
+  bool Insert(std::string_view name, uint32_t id) {
+    if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
+    const SlotKey key = KeyOf(name);
+    size_t at = Place(key);
+    for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
+      if (Same(slots_[at], key, name)) return false;
+    }
+    slots_[at] = Slot{key.lo, key.hi, id};
+    ++used_;
+    return true;
+  }
+
+  bool duplicates() const { return duplicates_; }
+
+  // The words a name of at most 12 bytes is kept by (false for a longer one, and for every
+  // name of an index of tags): two such names are the same exactly when their words are.
+  [[gnu::always_inline]] bool Key(std::string_view name, uint64_t* lo, uint64_t* hi) const {
+    if (name.size() > kWholeBytes || !tagged_.empty()) return false;
+    const SlotKey key = ShortKey(name, text_end_);
+    *lo = key.lo;
+    *hi = key.hi;
+    return true;
+  }
+  // The id of the name of at most 12 bytes whose words are `lo` and `hi`, if any (Key's).
+  [[gnu::always_inline]] bool FindKey(uint64_t lo, uint64_t hi, uint32_t* id) const {
+    const SlotKey key{lo, static_cast<uint32_t>(hi)};
+    for (size_t at = Place(key);; at = at + 1 == slots_.size() ? 0 : at + 1) {
+      const Slot& slot = slots_[at];
+      if (slot.id == kEmpty) return false;
+      if (slot.lo == key.lo && slot.hi == key.hi) {
+        *id = slot.id;
+        return true;
+      }
+    }
+  }
+
+  // Starts fetching the slot where `name` would be, for a Find of it a little later.
+  void Prefetch(std::string_view name) const {
+    if (!tagged_.empty()) {
+      __builtin_prefetch(&tagged_[PlaceOf(HashOf(name))]);
+    } else {
+      __builtin_prefetch(&slots_[Place(KeyOf(name))]);
+    }
+  }
+
+  bool Contains(std::string_view name) const {
+    uint32_t id;
+    return Find(name, &id);
+  }
+
+  // The id of `name`, if any. Inlined where the readers look names up (a fact a few times a
+  // line): the call and its saved registers were a third of a lookup.
+  [[gnu::always_inline]] bool Find(std::string_view name, uint32_t* id) const {
+    if (name.size() > kWholeBytes || !tagged_.empty()) [[unlikely]] {
+      return FindRead(name, id);
+    }
+    const SlotKey key = ShortKey(name, text_end_);
+    return FindKey(key.lo, key.hi, id);
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = ~uint32_t{0};
+  static constexpr size_t kElsewhere = ~size_t{0};
+  // A name of at most this many bytes is its own key.
+  static constexpr size_t kWholeBytes = 12;
+  // An index of this many names or more, some of them longer than kWholeBytes, has tags.
+  static constexpr size_t kTaggedFrom = size_t{1} << 16;
+  // The high half of a longer name's key: a shorter one's is 0 (8 bytes or fewer) or has its
+  // ninth byte, never NUL, in its low byte.
+  static constexpr uint32_t kLongMark = 0x100;
+  struct SlotKey {
+    uint64_t lo;
+    uint32_t hi;
+  };
+  struct Slot {
+    uint64_t lo;
+    uint32_t hi;
+    uint32_t id;
+  };
+  static_assert(sizeof(Slot) == 16);
+  struct Tagged {
+    uint32_t tag;  // the low half of the name's hash
+    uint32_t id;
+  };
+  static_assert(sizeof(Tagged) == 8);
+  template <class Names>
+  static std::string_view NameAt(const void* names, uint32_t id) {
+    return (*static_cast<const Names*>(names))[id];
+  }
+
+  // Places ids 0 .. count - 1 in `table` (all empty, kEmpty ids), id i by key_of(i): at
+  // place(key) or the first empty slot after it; same(slot, key, i) says whether the slot holds
+  // the name of id i (a name given twice: duplicates_). Many names are placed in parts, one a
+  // thread: a thread places the names whose slot lies in its part and puts aside those whose
+  // probe would run past it, placed here once all are done. Each thread writes and reads its
+  // own part only.
+  template <class Table, class KeyOf, class PlaceOf, class Same, class SlotOf>
+  void PlaceAll(Table& table, size_t count, unsigned threads, KeyOf key_of, PlaceOf place,
+                Same same, SlotOf slot_of) {
+    using Key = decltype(key_of(uint32_t{0}));
+    struct Placing {
+      Key key;
+      size_t at;  // its slot, or kElsewhere where another part or the end places it
+    };
     constexpr size_t kPartsFrom = size_t{1} << 16;
-    const size_t parts =
-        names.size() >= kPartsFrom ? std::clamp<size_t>(threads, 1, 8) : size_t{1};
+    const size_t parts = count >= kPartsFrom ? std::clamp<size_t>(threads, 1, 8) : size_t{1};
     std::vector<std::vector<uint32_t>> aside(parts);
     std::vector<uint8_t> twice(parts, 0);
     const auto place_part = [&](size_t part) {
-      const size_t begin = slots_.size() * part / parts;
-      const size_t end = slots_.size() * (part + 1) / parts;
+      const size_t begin = table.size() * part / parts;
+      const size_t end = table.size() * (part + 1) / parts;
       // In batches, each batch's slots fetched before any is written: the table is larger
       // than the caches, and its slots are far apart.
       constexpr uint32_t kBatch = 16;
       std::array<Placing, kBatch> keys;
-      for (uint32_t first = 0; first < names.size(); first += kBatch) {
-        const uint32_t count = std::min<uint32_t>(kBatch, names.size() - first);
-        for (uint32_t k = 0; k < count; ++k) {
+      for (uint32_t first = 0; first < count; first += kBatch) {
+        const uint32_t batch = std::min<uint32_t>(kBatch, count - first);
+        for (uint32_t k = 0; k < batch; ++k) {
           Placing& key = keys[k];
-          key.key = KeyOf(names[first + k], names_end);
-          key.at = Place(key.key);
+          key.key = key_of(first + k);
+          key.at = place(key.key);
           if (key.at < begin || key.at >= end) {
             key.at = kElsewhere;  // another part's
             continue;
           }
-          __builtin_prefetch(&slots_[key.at], 1);
+          __builtin_prefetch(&table[key.at], 1);
         }
-        for (uint32_t k = 0; k < count; ++k) {
+        for (uint32_t k = 0; k < batch; ++k) {
           if (keys[k].at == kElsewhere) continue;
           size_t at = keys[k].at;
-          for (; at < end && slots_[at].id != kEmpty; ++at) {
-            if (Same(slots_[at], keys[k].key, names[first + k])) twice[part] = 1;
+          for (; at < end && table[at].id != kEmpty; ++at) {
+            if (same(table[at], keys[k].key, first + k)) twice[part] = 1;
           }
           if (at == end) {
             aside[part].push_back(first + k);
           } else {
-            slots_[at] = Slot{keys[k].key.lo, keys[k].key.hi, first + k};
+            table[at] = slot_of(keys[k].key, first + k);
           }
         }
       }
@@ -557,105 +695,16 @@ class NameIndex {
     for (size_t part = 0; part < parts; ++part) {
       duplicates_ = duplicates_ || twice[part] != 0;
       for (const uint32_t id : aside[part]) {
-        const SlotKey key = KeyOf(names[id], names_end);
-        size_t at = Place(key);
-        for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
-          if (Same(slots_[at], key, names[id])) duplicates_ = true;
+        const Key key = key_of(id);
+        size_t at = place(key);
+        for (; table[at].id != kEmpty; at = at + 1 == table.size() ? 0 : at + 1) {
+          if (same(table[at], key, id)) duplicates_ = true;
         }
-        slots_[at] = Slot{key.lo, key.hi, id};
+        table[at] = slot_of(key, id);
       }
     }
   }
 
-  // An empty index, for names added one by one (Insert): `names[i]` is the name inserted with
-  // id i once Insert returns, and `names` outlives the index.
-  template <class Names>
-  NameIndex(std::string_view text, const Names* names)
-      : text_end_(text.data() + text.size()), names_(names), name_at_(&NameAt<Names>) {
-    slots_.assign(16, Slot{0, 0, kEmpty});
-  }
-
-  // Adds `name` (in the text) with `id`; false (nothing added) if the name is there already.
-  bool Insert(std::string_view name, uint32_t id) {
-    if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
-    const SlotKey key = KeyOf(name);
-    size_t at = Place(key);
-    for (; slots_[at].id != kEmpty; at = at + 1 == slots_.size() ? 0 : at + 1) {
-      if (Same(slots_[at], key, name)) return false;
-    }
-    slots_[at] = Slot{key.lo, key.hi, id};
-    ++used_;
-    return true;
-  }
-
-  bool duplicates() const { return duplicates_; }
-
-  // The words a name of at most 12 bytes is kept by (false for a longer one): two such names
-  // are the same exactly when their words are.
-  [[gnu::always_inline]] bool Key(std::string_view name, uint64_t* lo, uint64_t* hi) const {
-    if (name.size() > kWholeBytes) return false;
-    const SlotKey key = ShortKey(name, text_end_);
-    *lo = key.lo;
-    *hi = key.hi;
-    return true;
-  }
-  // The id of the name of at most 12 bytes whose words are `lo` and `hi`, if any.
-  [[gnu::always_inline]] bool FindKey(uint64_t lo, uint64_t hi, uint32_t* id) const {
-    const SlotKey key{lo, static_cast<uint32_t>(hi)};
-    for (size_t at = Place(key);; at = at + 1 == slots_.size() ? 0 : at + 1) {
-      const Slot& slot = slots_[at];
-      if (slot.id == kEmpty) return false;
-      if (slot.lo == key.lo && slot.hi == key.hi) {
-        *id = slot.id;
-        return true;
-      }
-    }
-  }
-
-  // Starts fetching the slot where `name` would be, for a Find of it a little later.
-  void Prefetch(std::string_view name) const { __builtin_prefetch(&slots_[Place(KeyOf(name))]); }
-
-  bool Contains(std::string_view name) const {
-    uint32_t id;
-    return Find(name, &id);
-  }
-
-  // The id of `name`, if any. Inlined where the readers look names up (a fact a few times a
-  // line): the call and its saved registers were a third of a lookup.
-  [[gnu::always_inline]] bool Find(std::string_view name, uint32_t* id) const {
-    if (name.size() > kWholeBytes) [[unlikely]] {
-      return FindLong(name, id);
-    }
-    const SlotKey key = ShortKey(name, text_end_);
-    return FindKey(key.lo, key.hi, id);
-  }
-
- private:
-  static constexpr uint32_t kEmpty = ~uint32_t{0};
-  static constexpr size_t kElsewhere = ~size_t{0};
-  // A name of at most this many bytes is its own key.
-  static constexpr size_t kWholeBytes = 12;
-  // The high half of a longer name's key: a shorter one's is 0 (8 bytes or fewer) or has its
-  // ninth byte, never NUL, in its low byte.
-  static constexpr uint32_t kLongMark = 0x100;
-  struct SlotKey {
-    uint64_t lo;
-    uint32_t hi;
-  };
-  struct Slot {
-    uint64_t lo;
-    uint32_t hi;
-    uint32_t id;
-  };
-  static_assert(sizeof(Slot) == 16);
-  struct Placing {
-    SlotKey key;
-    size_t at;  // its slot, or kElsewhere where another part or the end places it
-  };
-  template <class Names>
-  static std::string_view NameAt(const void* names, uint32_t id) {
-    return (*static_cast<const Names*>(names))[id];
-  }
   // A name of at most 12 bytes as its key. One with 16 bytes after its start before
   // `readable_end` (the text's end for a name in the text, the list's for a name in a list that
   // holds its names together: every name but those at the very end) is loaded in two
@@ -669,8 +718,9 @@ class NameIndex {
     }
     return {lo, static_cast<uint32_t>(hi)};
   }
-  // A longer name's key: a hash of its bytes, 8 at a time.
-  static SlotKey LongKey(std::string_view name) {
+  // A 64-bit hash of a name's bytes, 8 at a time: a longer name's key, and any name's in an
+  // index of tags.
+  static uint64_t HashOf(std::string_view name) {
     uint64_t h = name.size() * 0x9e3779b97f4a7c15ULL;
     size_t i = 0;
     for (; i + 8 <= name.size(); i += 8) {
@@ -686,8 +736,9 @@ class NameIndex {
     h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53ULL;
     h ^= h >> 33;
-    return {h, kLongMark};
+    return h;
   }
+  static SlotKey LongKey(std::string_view name) { return {HashOf(name), kLongMark}; }
   // The key of a name in the text.
   SlotKey KeyOf(std::string_view name) const { return KeyOf(name, text_end_); }
   static SlotKey KeyOf(std::string_view name, const char* readable_end) {
@@ -699,7 +750,20 @@ class NameIndex {
     if (slot.lo != key.lo || slot.hi != key.hi) return false;
     return key.hi != kLongMark || name_at_(names_, slot.id) == name;
   }
-  [[gnu::noinline]] bool FindLong(std::string_view name, uint32_t* id) const {
+  // Find, where the name is read: a longer name's, or any name in an index of tags.
+  [[gnu::noinline]] bool FindRead(std::string_view name, uint32_t* id) const {
+    if (!tagged_.empty()) {
+      const uint64_t hash = HashOf(name);
+      const auto tag = static_cast<uint32_t>(hash);
+      for (size_t at = PlaceOf(hash);; at = at + 1 == tagged_.size() ? 0 : at + 1) {
+        const Tagged& slot = tagged_[at];
+        if (slot.id == kEmpty) return false;
+        if (slot.tag == tag && name_at_(names_, slot.id) == name) {
+          *id = slot.id;
+          return true;
+        }
+      }
+    }
     const SlotKey key = LongKey(name);
     for (size_t at = Place(key);; at = at + 1 == slots_.size() ? 0 : at + 1) {
       const Slot& slot = slots_[at];
@@ -715,6 +779,11 @@ class NameIndex {
     const uint64_t mixed = (key.lo ^ (uint64_t{key.hi} * 0xff51afd7ed558ccdULL)) *
                            0x9e3779b97f4a7c15ULL;
     return static_cast<size_t>((static_cast<unsigned __int128>(mixed) * slots_.size()) >> 64);
+  }
+  // The tagged slot a hash starts at: its high bits scaled to the table's size (the tag is its
+  // low half).
+  size_t PlaceOf(uint64_t hash) const {
+    return static_cast<size_t>((static_cast<unsigned __int128>(hash) * tagged_.size()) >> 64);
   }
 
   // Twice the slots, every name placed again (the slots hold their keys: no name is read).
@@ -732,7 +801,8 @@ class NameIndex {
   const char* const text_end_;
   const void* const names_;
   std::string_view (*const name_at_)(const void* names, uint32_t id);
-  PageVector<Slot> slots_;
+  PageVector<Slot> slots_;     // or
+  PageVector<Tagged> tagged_;  // (an index of tags: its slots are these)
   size_t used_ = 0;  // slots in use (Insert)
   bool duplicates_ = false;
 };

@@ -242,7 +242,8 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
 
 // Many nodes are indexed on several threads, each filling a part of the index: every node is
 // found, wherever its slot falls, and a node declared twice is the error a statement-by-
-// statement reading gives, whichever parts its two names fall in, short names or long.
+// statement reading gives, whichever parts its two names fall in, short names or long (with
+// long names among them, this many take an index of tags, short names too).
 TEST(TextFormatTest, ManyNodesIndexedOnManyThreadsAreEachFoundOnce) {
   constexpr int kNodes = 70000;
   std::string text = "ifds 1\nfacts a\nprocedure p start s exit e\n";
@@ -284,7 +285,8 @@ TEST(TextFormatTest, ManyNodesIndexedOnManyThreadsAreEachFoundOnce) {
 // What the first pass counts unread only sizes the second pass's lists when the text could
 
 // A name of at most 12 bytes is its own key in the index; a longer one is found by a hash of
-// its bytes and then read. Names of every size from 1 to 40 bytes, many alike in their first
+// its bytes and then read (and so is every name of a large index with longer names, one of
+// tags: these 70000 nodes; the facts and procedures are few). Names of every size from 1 to 40 bytes, many alike in their first
 // 8, 12 or 16 bytes or prefixes of each other, for nodes, procedures and facts: each is found
 // as itself (the problem solves as the same problem with short names does), on any number of
 // threads and as a statement-by-statement reading finds it, and one given twice or one not
