@@ -26,7 +26,7 @@ namespace {
 // names[i].
 struct Ranking {
   PageVector<uint32_t> order;
-  PageVector<uint32_t> rank;
+  PageVector<uint32_t> rank;  // empty unless asked for
 };
 
 // 12 bytes of a name from some depth on, as big-endian words (zero-padded), and the name's
@@ -75,6 +75,9 @@ struct PrefixKey {
 };
 static_assert(sizeof(PrefixKey) == 16);
 
+// Many names are ranked, and many nodes' runs found, on two threads.
+constexpr size_t kHalvesFrom = size_t{1} << 16;
+
 // Runs `left` on a thread of its own and `right` on this one, both here where no thread can
 // start; what either throws (bad_alloc) is thrown here once both are done.
 template <class Left, class Right>
@@ -104,7 +107,7 @@ void SideBySide(Left left, Right right) {
 }
 
 template <class Names>
-Ranking Rank(const Names& names) {
+Ranking Rank(const Names& names, bool with_rank) {
   const size_t n = names.size();
   PageVector<PrefixKey> keys(n);
   // A NameList's bytes lie together: its names are read 8 bytes at a time up to their end.
@@ -193,13 +196,15 @@ Ranking Rank(const Names& names) {
   };
   Ranking r;
   r.order.resize(n);
-  r.rank.resize(n);
+  if (with_rank) r.rank.resize(n);
+  uint32_t* const rank = with_rank ? r.rank.data() : nullptr;
   // Merges sorted runs [a, a_end) and [b, b_end) into ranks from `at` on.
   const auto merge = [&](const PrefixKey* a, const PrefixKey* a_end, const PrefixKey* b,
                          const PrefixKey* b_end, size_t at) {
     const auto put = [&](const PrefixKey& key) {
       r.order[at] = key.index();
-      r.rank[key.index()] = static_cast<uint32_t>(at++);
+      if (rank != nullptr) rank[key.index()] = static_cast<uint32_t>(at);
+      ++at;
     };
     while (a != a_end && b != b_end) put(before(*b, *a) ? *b++ : *a++);
     while (a != a_end) put(*a++);
@@ -208,7 +213,6 @@ Ranking Rank(const Names& names) {
   // Many names are made keys and sorted in two halves side by side, then merged side by side,
   // a half of the ranks each: the answer is written once the solve is done, when the cores
   // have nothing else to do.
-  constexpr size_t kHalvesFrom = size_t{1} << 16;
   if (n < kHalvesFrom || std::thread::hardware_concurrency() < 2) {
     sort(0, n);
     merge(keys.data(), keys.data() + n, nullptr, nullptr, 0);
@@ -237,47 +241,95 @@ Ranking Rank(const Names& names) {
   return r;
 }
 
+// How many nodes ahead the writers fetch.
+constexpr uint32_t kPrefetchAhead = 8;
+
 // The solution in output order, a node at a time: nodes by name (ranked once), each node's
-// pairs (contiguous in a solution sorted by node id) by fact name. No pair is copied: each node
-// in rank order points at its run of pairs in the solution.
+// pairs (contiguous in a solution sorted by node id) by fact name. No pair is copied: where each
+// node's run of pairs begins in the solution is kept by node id, in 4 bytes a node (8 where the
+// solution has 2^32 pairs or more), and how many pairs it has by rank, in 2, read in order as
+// the writers go: a client of a daemon holds them beside the results it read back and their
+// names, its peak where the names are long.
 class SortedPairs {
  public:
-  // `order`: RankOutput's of `p`, or null to rank here.
-  SortedPairs(const Problem& p, const Solution& s, bool include_zero, const OutputOrder* order)
+  // `order`: RankOutput's of `p`, or null to rank here. `narrow_up_to`: OutputPieces's.
+  SortedPairs(const Problem& p, const Solution& s, bool include_zero, const OutputOrder* order,
+              uint64_t narrow_up_to)
       : p_(p), s_(Sorted(s, &sorted_copy_)),
         order_(order != nullptr ? *order : (own_order_ = RankOutput(p))) {
     // Fact ids in the same order as their names need no sorting within a node.
     facts_in_name_order_ = std::is_sorted(order_.fact_order.begin(), order_.fact_order.end());
-    runs_.assign(order_.node_order.size(), Run{0, 0});
     const auto& facts = s_.facts;
-    for (size_t i = 0; i < facts.size();) {
-      const uint32_t node = facts[i].first;
-      size_t end = i + 1;
-      while (end < facts.size() && facts[end].first == node) ++end;
-      const size_t begin = i + (!include_zero && facts[i].second == kZeroFact ? 1 : 0);
-      runs_[order_.node_rank[node]] = Run{begin, static_cast<uint32_t>(end - begin)};
-      pairs_ += end - begin;
-      i = end;
+    const size_t nodes = order_.node_order.size();
+    if (facts.size() <= std::min<uint64_t>(narrow_up_to, UINT32_MAX)) {
+      starts_.resize(nodes + 1);
+    } else {
+      wide_starts_.resize(nodes + 1);
     }
+    if (!include_zero) skip_.assign(nodes / 64 + 1, 0);
+    // Node n's run begins at the first pair of a node n or after; its first pair is the zero
+    // fact's, if it holds that (the smallest fact id), which the answer may leave out. Nodes
+    // [first_node, last_node) from pairs [first, last), the nodes' first pair there.
+    const auto starts = [&](size_t first_node, size_t last_node, size_t first, size_t last) {
+      size_t n = first_node;
+      for (size_t i = first; i < last; ++i) {
+        const size_t node = std::min<size_t>(facts[i].first, nodes);
+        if (n > node) continue;
+        for (; n <= node; ++n) SetStart(n, i);
+        if (!include_zero && node < nodes && facts[i].second == kZeroFact) {
+          skip_[node / 64] |= uint64_t{1} << (node % 64);
+        }
+      }
+      for (; n < last_node; ++n) SetStart(n, last);
+    };
+    counts_.resize(nodes);
+    const auto counts = [&](size_t first, size_t last) {
+      for (size_t r = first; r < last; ++r) {
+        if (r + kPrefetchAhead < last) {
+          __builtin_prefetch(StartAt(order_.node_order[r + kPrefetchAhead]));
+        }
+        const Run run = RunOf(order_.node_order[r]);
+        counts_[r] = static_cast<uint16_t>(run.end - run.begin);  // at most every fact
+      }
+    };
+    // Many nodes on two threads, halves of the nodes that share no word of skip_.
+    const size_t half = nodes / 2 / 64 * 64;
+    if (half == 0 || nodes < kHalvesFrom || std::thread::hardware_concurrency() < 2) {
+      starts(0, nodes + 1, 0, facts.size());
+      counts(0, nodes);
+      return;
+    }
+    const size_t middle = static_cast<size_t>(
+        std::lower_bound(facts.begin(), facts.end(), half,
+                         [](const auto& pair, size_t node) { return pair.first < node; }) -
+        facts.begin());
+    SideBySide([&] { starts(0, half, 0, middle); },
+               [&] { starts(half, nodes + 1, middle, facts.size()); });
+    SideBySide([&] { counts(0, nodes / 2); }, [&] { counts(nodes / 2, nodes); });
   }
 
   // Nodes by rank: [0, nodes()).
-  uint32_t nodes() const { return static_cast<uint32_t>(runs_.size()); }
+  uint32_t nodes() const { return static_cast<uint32_t>(order_.node_order.size()); }
   // How many pairs the node ranked r has.
-  uint32_t PairCount(uint32_t r) const { return runs_[r].count(); }
-  uint64_t pairs() const { return pairs_; }
+  uint32_t PairCount(uint32_t r) const { return counts_[r]; }
   std::string_view Node(uint32_t r) const { return p_.node_names[order_.node_order[r]]; }
   // Starts fetching what Node(r) and Facts(r) read (far apart: the nodes go by name, not id).
+  // Where node r + kPrefetchAhead's run begins is fetched here too, for Prefetch of it later.
   void Prefetch(uint32_t r) const {
-    if (r >= runs_.size() || runs_[r].count() == 0) return;
-    __builtin_prefetch(p_.node_names[order_.node_order[r]].data());
-    __builtin_prefetch(s_.facts.data() + runs_[r].begin());
+    const size_t nodes = order_.node_order.size();
+    if (r + kPrefetchAhead < nodes) {
+      __builtin_prefetch(StartAt(order_.node_order[r + kPrefetchAhead]));
+    }
+    if (r >= nodes || counts_[r] == 0) return;
+    const uint32_t node = order_.node_order[r];
+    __builtin_prefetch(p_.node_names[node].data());
+    __builtin_prefetch(s_.facts.data() + Start(node));
   }
   // The fact ids of the node ranked r, in the order of their names (in `scratch` if they had
   // to be sorted).
   std::span<const uint32_t> Facts(uint32_t r, std::vector<uint32_t>* scratch) const {
-    const uint64_t begin = runs_[r].begin();
-    const uint32_t count = runs_[r].count();
+    const uint32_t count = counts_[r];
+    const uint64_t begin = count == 0 ? 0 : RunOf(order_.node_order[r]).begin;
     scratch->resize(count);
     if (facts_in_name_order_) {
       for (uint32_t k = 0; k < count; ++k) (*scratch)[k] = s_.facts[begin + k].second;
@@ -307,18 +359,29 @@ class SortedPairs {
   }
 
  private:
-  // A node's pairs in the solution, in one word (there is one for every node): where they
-  // begin, and how many (a node holds at most every fact: fewer than kMaxFacts).
-  class Run {
-   public:
-    Run(uint64_t begin, uint32_t count) : word_(begin << 16 | count) {}
-    uint64_t begin() const { return word_ >> 16; }
-    uint32_t count() const { return static_cast<uint32_t>(word_ & 0xffff); }
-
-   private:
-    uint64_t word_;
+  // A node's pairs in the solution: [begin, end), less its zero fact unless the answer has it
+  // (a node's first pair where it holds it: pairs are sorted by fact id, and the zero fact's is
+  // 0).
+  struct Run {
+    uint64_t begin, end;
   };
-  static_assert(kMaxFacts <= 0xffff);
+  uint64_t Start(size_t node) const {
+    return wide_starts_.empty() ? starts_[node] : wide_starts_[node];
+  }
+  const void* StartAt(size_t node) const {
+    return wide_starts_.empty() ? static_cast<const void*>(&starts_[node]) : &wide_starts_[node];
+  }
+  void SetStart(size_t node, uint64_t at) {
+    if (wide_starts_.empty()) {
+      starts_[node] = static_cast<uint32_t>(at);
+    } else {
+      wide_starts_[node] = at;
+    }
+  }
+  Run RunOf(uint32_t node) const {
+    const bool skip = !skip_.empty() && (skip_[node / 64] >> (node % 64) & 1) != 0;
+    return Run{Start(node) + (skip ? 1 : 0), Start(node + 1)};
+  }
   // Problems of at most this many facts order a node's by marking their ranks (Facts).
   static constexpr size_t kMarkedFacts = 256;
   // The solution itself when sorted by node then fact with no pair twice, as every solver
@@ -341,8 +404,11 @@ class SortedPairs {
   OutputOrder own_order_;  // (declared before order_, which may refer to it)
   const OutputOrder& order_;
   bool facts_in_name_order_ = false;
-  PageVector<Run> runs_;  // by node rank
-  uint64_t pairs_ = 0;
+  PageVector<uint32_t> starts_;       // by node id, and the end: or, for 2^32 pairs or more,
+  PageVector<uint64_t> wide_starts_;  // these
+  std::vector<uint64_t> skip_;        // a bit by node id: its first pair is left out
+  PageVector<uint16_t> counts_;       // by rank: the pairs written
+  static_assert(kMaxFacts <= UINT16_MAX);
 };
 
 // The writers' block: bytes gather here and go to the sink a block at a time.
@@ -420,8 +486,6 @@ std::string Collect(absl::FunctionRef<absl::Status(OutputSink)> write) {
   return out;
 }
 
-// How many nodes ahead the writers fetch.
-constexpr uint32_t kPrefetchAhead = 8;
 
 // Formats the answer a piece at a time, a piece being the nodes of a range of ranks, on every
 // core, while the calling thread writes the pieces in order: memory holds a few pieces, never
@@ -467,7 +531,7 @@ absl::Status WriteTsv(const Problem& p, const Solution& s, bool include_zero,
   for (size_t d = 0; d < fact_tsv.size(); ++d) {
     fact_tsv[d] = absl::StrCat("\t", p.fact_names[d], "\n");
   }
-  const SortedPairs pairs(p, s, include_zero, order);
+  const SortedPairs pairs(p, s, include_zero, order, options.narrow_starts_up_to);
   BlockWriter out(sink);
   const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
     std::vector<uint32_t> scratch;
@@ -502,7 +566,7 @@ absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
   // Each fact's name as JSON, made once: facts are few, pairs many.
   std::vector<std::string> fact_json(p.fact_names.size());
   for (size_t d = 0; d < fact_json.size(); ++d) AppendJsonString(p.fact_names[d], &fact_json[d]);
-  const SortedPairs pairs(p, s, include_zero, order);
+  const SortedPairs pairs(p, s, include_zero, order, options.narrow_starts_up_to);
   BlockWriter out(sink);
   RETURN_IF_ERROR(out.Write("{\"results\":["));
   const auto format = [&](uint32_t begin, uint32_t end, std::string* piece) {
@@ -543,10 +607,9 @@ absl::Status WriteJson(const Problem& p, const Solution& s, bool include_zero,
 }  // namespace internal
 
 OutputOrder RankOutput(const Problem& p) {
-  Ranking nodes = Rank(p.node_names);
-  Ranking facts = Rank(p.fact_names);
+  Ranking nodes = Rank(p.node_names, /*with_rank=*/false);
+  Ranking facts = Rank(p.fact_names, /*with_rank=*/true);
   return OutputOrder{.node_order = std::move(nodes.order),
-                     .node_rank = std::move(nodes.rank),
                      .fact_order = std::move(facts.order),
                      .fact_rank = std::move(facts.rank)};
 }

@@ -21,9 +21,8 @@ namespace sluice::ifds {
 // while it runs (all of them where the device is a daemon's or a GPU, the gaps between passes on
 // the CPU device: `sluice solve` does, base/idle_work.h) and hand the writers the order.
 struct OutputOrder {
-  PageVector<uint32_t> node_order;  // [r]: the node ranked r
-  PageVector<uint32_t> node_rank;   // [n]: node n's rank
-  PageVector<uint32_t> fact_order, fact_rank;
+  PageVector<uint32_t> node_order;             // [r]: the node ranked r
+  PageVector<uint32_t> fact_order, fact_rank;  // and [f]: fact f's rank
 };
 OutputOrder RankOutput(const Problem& problem);
 
@@ -55,6 +54,9 @@ namespace internal {
 struct OutputPieces {
   uint64_t pairs_per_piece = uint64_t{1} << 15;
   int threads = 0;
+  // Where each node's pairs begin is kept in 4 bytes a node for solutions of at most this many
+  // pairs, in 8 for larger ones.
+  uint64_t narrow_starts_up_to = UINT32_MAX;
 };
 absl::Status WriteTsv(const Problem& problem, const Solution& solution, bool include_zero,
                       const OutputPieces& options, OutputSink sink,
