@@ -486,7 +486,6 @@ std::string Collect(absl::FunctionRef<absl::Status(OutputSink)> write) {
   return out;
 }
 
-
 // Formats the answer a piece at a time, a piece being the nodes of a range of ranks, on every
 // core, while the calling thread writes the pieces in order: memory holds a few pieces, never
 // the answer.
