@@ -28,7 +28,9 @@ bool RunOnIdleCoresOnly();
 // them for seconds; the caller that gets nothing makes the result itself, at its own priority.
 // The thread is detached: one not done goes on (its result unused) or ends with the process.
 // So `work` must own whatever it reads (it may outlive the caller and this object); what it
-// throws (bad_alloc) is dropped and leaves no result.
+// throws (bad_alloc) is dropped and leaves no result. A lock the work holds (the allocator's,
+// the kernel's over the process's mappings) may keep a busier thread waiting on it, until the
+// waiting itself leaves the work a core: keep such work to plain computing.
 template <class T>
 class IdleWork {
  public:

@@ -211,8 +211,8 @@ Ranking Rank(const Names& names, bool with_rank) {
     while (b != b_end) put(*b++);
   };
   // Many names are made keys and sorted in two halves side by side, then merged side by side,
-  // a half of the ranks each: the answer is written once the solve is done, when the cores
-  // have nothing else to do.
+  // a half of the ranks each: on cores a solve leaves idle while it runs (`sluice solve`), or
+  // on the writer's once it is done.
   if (n < kHalvesFrom || std::thread::hardware_concurrency() < 2) {
     sort(0, n);
     merge(keys.data(), keys.data() + n, nullptr, nullptr, 0);

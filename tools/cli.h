@@ -98,8 +98,9 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
 std::string Rate(uint64_t bytes, double seconds);
 
 // Writes `bytes` to --out, or stdout without it; WriteFile to a named file. A file that exists
-// is written over in place and cut to the new bytes' length, not truncated first (see WriteTo
-// in gen_command.cc): it ends the same, sooner.
+// is written over in place and cut to the new bytes' length, not truncated first
+// (WriteToFile, tools/output_file.h): it ends the same, sooner, unless the process is killed
+// outright while writing. SIGINT and SIGTERM stop the writing at its next block: Cancelled.
 absl::Status WriteOutput(const std::string& bytes);
 // As WriteOutput, for output made a block at a time: `write` hands its blocks to the sink it
 // is given, each written at once, so the whole output is never held. `*bytes` counts them.

@@ -1,19 +1,13 @@
 // sluice gen: seeded random IFDS problems, as text or binary.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/str_cat.h"
 #include "sluice/ifds/binary_format.h"
 #include "sluice/ifds/generator.h"
 #include "sluice/ifds/text_format.h"
 #include "sluice/tools/cli.h"
+#include "sluice/tools/output_file.h"
 
 ABSL_FLAG(std::string, out, "", "write to this file instead of stdout");
 ABSL_FLAG(bool, binary, false, "gen: write the binary format (default: text)");
@@ -39,48 +33,6 @@ ABSL_FLAG(bool, front_end_names, false,
 
 namespace sluice {
 
-namespace {
-
-// Hands `write` a sink that writes each block it is given to `path`, or to stdout where `path`
-// is empty; `*bytes` counts what was written. An existing regular file is written over from its
-// start and then cut to what was written, not truncated when it is opened: truncating drops its
-// pages, waiting for any still being written back, and the writes then take new ones (a 63 MB
-// answer over the one written the run before: 8 ms in place against 18-70 ms truncated first,
-// docs/benchmarks.md). The file ends the same either way, where writing fails too: it holds
-// what was written, and nothing after it.
-absl::Status WriteTo(
-    const std::string& path,
-    absl::FunctionRef<absl::Status(absl::FunctionRef<absl::Status(std::string_view)>)> write,
-    uint64_t* bytes) {
-  const std::string where = path.empty() ? "to stdout" : path;
-  const auto failed = [&](int error) {
-    return absl::UnavailableError(absl::StrCat("cannot write ", where, ": ", strerror(error)));
-  };
-  const int fd =
-      path.empty() ? STDOUT_FILENO : open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return failed(errno);
-  struct stat file;
-  const bool regular = !path.empty() && fstat(fd, &file) == 0 && S_ISREG(file.st_mode);
-  *bytes = 0;
-  absl::Status status = write([&](std::string_view block) {
-    while (!block.empty()) {
-      const ssize_t n = ::write(fd, block.data(), block.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return failed(n < 0 ? errno : EIO);
-      block.remove_prefix(static_cast<size_t>(n));
-      *bytes += static_cast<uint64_t>(n);
-    }
-    return absl::OkStatus();
-  });
-  if (regular && ftruncate(fd, static_cast<off_t>(*bytes)) != 0 && status.ok()) {
-    status = failed(errno);
-  }
-  if (!path.empty() && close(fd) != 0 && status.ok()) status = failed(errno);
-  return status;
-}
-
-}  // namespace
-
 absl::Status WriteOutput(const std::string& bytes) {
   const std::string path = absl::GetFlag(FLAGS_out);
   if (path.empty()) {
@@ -96,12 +48,12 @@ absl::Status WriteOutput(const std::string& bytes) {
 absl::Status StreamOutput(
     absl::FunctionRef<absl::Status(absl::FunctionRef<absl::Status(std::string_view)>)> write,
     uint64_t* bytes) {
-  return WriteTo(absl::GetFlag(FLAGS_out), write, bytes);
+  return WriteToFile(absl::GetFlag(FLAGS_out), write, bytes);
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& bytes) {
   uint64_t written;
-  return WriteTo(
+  return WriteToFile(
       path, [&](absl::FunctionRef<absl::Status(std::string_view)> sink) { return sink(bytes); },
       &written);
 }

@@ -268,7 +268,9 @@ int RunSolve(const std::string& path) {
   // idle: all of them where the device is a daemon's or a GPU, the gaps between the CPU
   // device's passes where it is this process's. Once the solve is done the writer waits for
   // them about as long as ranking them itself would take (its cores are then idle but for
-  // other programs'), and ranks them itself if they are not done by then.
+  // other programs'), and ranks them itself if they are not done by then: then both rankings'
+  // memory is held (the other's as far as it got, about 20 bytes a node), which only other
+  // programs keeping every core busy bring about.
   std::optional<IdleWork<ifds::OutputOrder>> ranking;
   hooks.uploaded = [&] {
     ranking.emplace([problem] { return ifds::RankOutput(*problem); });
@@ -303,7 +305,7 @@ int RunSolve(const std::string& path) {
       &written);
   if (!streamed.ok()) {
     std::fprintf(stderr, "sluice solve: %s\n", std::string(streamed.message()).c_str());
-    return kExitFailed;
+    return ExitCodeOf(streamed);
   }
   if (stats) {
     // The output's own time is known once it is written: on stderr only (the JSON stats are
