@@ -56,10 +56,11 @@ TEST(OutputFileTest, AFileWrittenOverHoldsWhatWasWrittenAndNothingOfTheOld) {
   EXPECT_THROW(WriteToFile(
                    path,
                    [](Sink sink) -> absl::Status {
-                     (void)sink("first");
+                     sink("first").IgnoreError();
                      throw std::bad_alloc();
                    },
-                   &bytes),
+                   &bytes)
+                   .IgnoreError(),
                std::bad_alloc);
   EXPECT_EQ(Read(path), "first");
 
