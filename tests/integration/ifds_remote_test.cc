@@ -278,8 +278,8 @@ TEST_F(IfdsRemoteTest, GenIsSeededAndSolveRejectsBadInputWithExitTwo) {
   }
 }
 
-// A file named by --out is written over in place, not truncated first (WriteTo in
-// tools/gen_command.cc): whatever it held before, it ends holding the new output and nothing
+// A file named by --out is written over in place, not truncated first (WriteToFile,
+// tools/output_file.h): whatever it held before, it ends holding the new output and nothing
 // else, from `solve` in either format and from `gen`; a write that fails says why.
 TEST_F(IfdsRemoteTest, AnOutputWrittenOverAnOlderFileLeavesNothingOfIt) {
   const ScopedTempDir dir("sluice-over");
