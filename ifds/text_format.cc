@@ -492,10 +492,10 @@ class NameIndex {
     // them no faster: most are found beside the last, NearNode); a slot is found by
     // multiplying, so any size will do.
     const size_t size = std::max<size_t>(16, names.size() + names.size() / 5 + 1);
-    bool tagged = false;
-    for (size_t i = 0; names.size() >= kTaggedFrom && i < names.size() && !tagged; ++i) {
-      tagged = names[i].size() > kWholeBytes;
-    }
+    const bool tagged =
+        names.size() >= kTaggedFrom &&
+        std::any_of(names.begin(), names.end(),
+                    [](std::string_view name) { return name.size() > kWholeBytes; });
     if (tagged) {
       tagged_.assign(size, Tagged{0, kEmpty});
       PlaceAll(
