@@ -251,33 +251,103 @@ std::optional<absl::Status> RemoteDispatch::ReadShared(absl::Span<const ReadRang
   if (!TakesSharedMemory(total) || ranges.size() > limits_.max_ranges) {
     return std::nullopt;  // the stream's path says what is wrong, if anything
   }
+  // Every range is checked before the first piece goes, which names only what it reads: a
+  // later piece fails only with the device or the session, as a streamed read's later chunks.
+  std::vector<uint64_t> handles;
+  handles.reserve(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    absl::StatusOr<uint64_t> handle = HandleOf(ranges[i].resource);
+    if (!handle.ok()) return handle.status();
+    if (absl::Status known = CheckKnownRange(*handle, ranges[i].offset, ranges[i].length,
+                                             absl::StrFormat("read %d", i));
+        !known.ok()) {
+      return known;
+    }
+    handles.push_back(*handle);
+  }
   absl::MutexLock lock(&shared_mu_);
   if (shared_failed_) return std::nullopt;
-  absl::StatusOr<SharedMemory*> memory = SharedMemoryOfLocked(total, /*past_staging=*/true);
+  // Read in pieces through a ring of slots past the staging area: the daemon writes the next
+  // piece while this copies the last one out, and the client touches the ring's bytes alone,
+  // however long the read.
+  const uint64_t ring = std::min(total, kSharedReadPieceBytes * kSharedReadSlots);
+  absl::StatusOr<SharedMemory*> memory = SharedMemoryOfLocked(ring, /*past_staging=*/true);
   if (!memory.ok()) {
     shared_failed_ = !absl::IsResourceExhausted(memory.status());
     return std::nullopt;
   }
-  Outgoing out;
-  v1::ReadRequest& request = *out.head.mutable_read();
-  for (const ReadRange& r : ranges) {
-    absl::StatusOr<uint64_t> handle = HandleOf(r.resource);
-    if (!handle.ok()) return handle.status();
-    ToProto(RangeRef{*handle, r.offset, r.length}, request.add_ranges());
+  const uint8_t* const slots = (*memory)->bytes().data() + staged_;
+  // Where the pieces land, in order: each range's target is asked as the copying reaches it.
+  size_t landing = 0;                // the range the next byte copied out belongs to...
+  uint64_t landed = 0;               // ...and how many of its bytes are in already
+  absl::Span<uint8_t> into;          // its target, once asked
+  const auto land = [&](const uint8_t* from, uint64_t n) -> absl::Status {
+    for (;;) {
+      while (landing < ranges.size() && landed == ranges[landing].length) {
+        if (ranges[landing].length == 0 && target(landing, 0).size() != 0) {
+          return OutputRefused(landing);
+        }
+        ++landing;
+        landed = 0;
+      }
+      if (n == 0) return absl::OkStatus();
+      if (landed == 0) {
+        into = target(landing, ranges[landing].length);
+        if (into.size() != ranges[landing].length) return OutputRefused(landing);
+      }
+      const uint64_t m = std::min(n, ranges[landing].length - landed);
+      std::memcpy(into.data() + landed, from, m);
+      from += m;
+      n -= m;
+      landed += m;
+    }
+  };
+  struct Piece {
+    Call call;
+    uint64_t slot = 0, bytes = 0;
+  };
+  std::deque<Piece> in_flight;
+  absl::Status status;
+  const auto wait_oldest = [&] {
+    Piece& oldest = in_flight.front();
+    absl::Status done = stream_->Wait(&oldest.call, absl::Now() + options_.call_timeout);
+    if (status.ok()) status = done.ok() ? land(slots + oldest.slot, oldest.bytes) : done;
+    in_flight.pop_front();
+  };
+  size_t r = 0;         // the range the next piece starts in...
+  uint64_t within = 0;  // ...and where in it
+  for (uint64_t asked = 0, k = 0; asked < total && status.ok(); ++k) {
+    if (in_flight.size() == kSharedReadSlots) wait_oldest();  // its slot is free again
+    if (!status.ok()) break;
+    const uint64_t n = std::min(kSharedReadPieceBytes, total - asked);
+    const uint64_t slot = (k % kSharedReadSlots) * kSharedReadPieceBytes;
+    Outgoing out;
+    v1::ReadRequest& request = *out.head.mutable_read();
+    for (uint64_t filled = 0; filled < n;) {
+      const uint64_t m = std::min(n - filled, ranges[r].length - within);
+      if (m > 0) ToProto(RangeRef{handles[r], ranges[r].offset + within, m}, request.add_ranges());
+      filled += m;
+      within += m;
+      if (within == ranges[r].length) {
+        ++r;
+        within = 0;
+      }
+    }
+    request.mutable_shared()->set_offset(staged_ + slot);
+    request.mutable_shared()->set_length(n);
+    Piece& piece = in_flight.emplace_back();
+    piece.slot = slot;
+    piece.bytes = n;
+    if (absl::Status begun = stream_->Begin(std::move(out), &piece.call); !begun.ok()) {
+      in_flight.pop_back();
+      status = begun;
+      break;
+    }
+    asked += n;
   }
-  request.mutable_shared()->set_offset(staged_);
-  request.mutable_shared()->set_length(total);
-  Call call;
-  RETURN_IF_ERROR(stream_->Send(std::move(out), &call, absl::Now() + options_.call_timeout));
-  const uint8_t* from = (*memory)->bytes().data() + staged_;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const absl::Span<uint8_t> into = target(i, ranges[i].length);
-    if (into.size() != ranges[i].length) return OutputRefused(i);
-    if (!into.empty()) std::memcpy(into.data(), from, into.size());
-    from += ranges[i].length;
-  }
-  shared_bytes_ += total;
-  return absl::OkStatus();
+  while (!in_flight.empty()) wait_oldest();
+  if (status.ok()) shared_bytes_ += total;
+  return status;
 }
 
 std::optional<absl::Time> RemoteDispatch::draining_until() const {

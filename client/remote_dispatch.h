@@ -89,6 +89,13 @@ class RemoteDispatch final : public CoreDispatch {
   // the ring has slots (one round trip each).
   static constexpr uint64_t kSharedPieceBytes = uint64_t{32} << 20;
   static constexpr size_t kSharedSlots = 4;
+  // A read through shared memory comes back in pieces of this many bytes, as many in flight
+  // as its ring has slots (one round trip each): the client touches 4 MiB of shared memory for
+  // a read of any length, and a slot is still in its caches when it is copied out (2 MiB
+  // pieces read a GiB at 8.8 GB/s here, 512 KiB ones at 3.9, 32 MiB ones at 5.4, the whole
+  // read in one request at 7.2: docs/benchmarks.md).
+  static constexpr uint64_t kSharedReadPieceBytes = uint64_t{2} << 20;
+  static constexpr size_t kSharedReadSlots = 2;
 
   // Network traffic of this session, for tests and benchmarks.
   struct Counters {
@@ -123,7 +130,9 @@ class RemoteDispatch final : public CoreDispatch {
   // in several requests (work this session sends from another thread meanwhile may run between
   // them); an upload does not (it must be all or nothing): a buffer larger than that goes up by
   // ranges (UploadAtMany), or the daemon's limit is raised. Several ranges in one call (or the
-  // reads of a sequence) are one request: together they must fit the limit.
+  // reads of a sequence) are one request: together they must fit the limit. Through shared
+  // memory, a read goes in pieces of kSharedReadPieceBytes, its ranges all checked before the
+  // first; work sent from another thread may run between them too.
   //
   // All methods are thread-safe. Status codes are those of ResidentDispatch, plus Unavailable
   // (the session is gone), DeadlineExceeded (no reply within call_timeout: the session is

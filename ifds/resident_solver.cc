@@ -597,32 +597,36 @@ absl::StatusOr<Solution> Solver::Results() {
                               ? 0
                               : (uint64_t{solution.facts.back().first} << 16) |
                                     solution.facts.back().second;
-      // Read a piece at a time, the first behind the listing, straight into the solution's
-      // room, where each 8-byte key becomes its 8-byte pair in place: the host holds the
-      // solution alone, never a copy of the listing beside it.
+      // Read straight into the solution's room, where each 8-byte key becomes its 8-byte pair
+      // in place: the host holds the solution alone, never a copy of the listing beside it.
+      // The first pairs come back behind the listing, in its request; the rest in one read,
+      // which the dispatch moves as it best can (a client of a daemon streams it, or brings it
+      // through the memory it shares with a daemon on its host a ring's slot at a time).
       static_assert(sizeof(solution.facts[0]) == 8);
-      const uint64_t piece_pairs = std::max<uint64_t>(o_.result_piece_pairs, 1);
-      for (uint64_t begin = 0; begin < pairs; begin += piece_pairs) {
-        const uint64_t n = std::min(piece_pairs, pairs - begin);
-        const size_t at = solution.facts.size();
-        solution.facts.resize(at + n);
-        auto* const keys = reinterpret_cast<uint8_t*>(solution.facts.data() + at);
-        const std::vector<ReadRange> reads = {{out, 8 * begin, 8 * n}};
-        const std::vector<absl::Span<uint8_t>> into = {absl::MakeSpan(keys, 8 * n)};
-        RETURN_IF_ERROR(begin == 0 ? d_.DispatchSequenceReadRangesIntoSpans(list_steps, reads, into)
-                                   : d_.DownloadRangesIntoSpans(reads, into));
-        phases_.download_bytes += 8 * n;
-        for (uint64_t i = 0; i < n; ++i) {
-          uint64_t key;
-          std::memcpy(&key, keys + 8 * i, 8);
-          const uint64_t node = key >> 16;
-          if ((at + i > 0 && key <= previous) || node < first || node >= first + count) {
-            return absl::InternalError("the device listed results out of order or place");
-          }
-          previous = key;
-          solution.facts[at + i] = {static_cast<uint32_t>(node),
-                                    static_cast<uint32_t>(key & 0xffff)};
+      const size_t at = solution.facts.size();
+      solution.facts.resize(at + pairs);
+      auto* const keys = reinterpret_cast<uint8_t*>(solution.facts.data() + at);
+      const uint64_t head = std::min(std::max<uint64_t>(o_.result_first_pairs, 1), pairs);
+      const std::vector<ReadRange> head_read = {{out, 0, 8 * head}};
+      const std::vector<absl::Span<uint8_t>> head_into = {absl::MakeSpan(keys, 8 * head)};
+      RETURN_IF_ERROR(d_.DispatchSequenceReadRangesIntoSpans(list_steps, head_read, head_into));
+      if (head < pairs) {
+        const std::vector<ReadRange> rest = {{out, 8 * head, 8 * (pairs - head)}};
+        const std::vector<absl::Span<uint8_t>> rest_into = {
+            absl::MakeSpan(keys + 8 * head, 8 * (pairs - head))};
+        RETURN_IF_ERROR(d_.DownloadRangesIntoSpans(rest, rest_into));
+      }
+      phases_.download_bytes += 8 * pairs;
+      for (uint64_t i = 0; i < pairs; ++i) {
+        uint64_t key;
+        std::memcpy(&key, keys + 8 * i, 8);
+        const uint64_t node = key >> 16;
+        if ((at + i > 0 && key <= previous) || node < first || node >= first + count) {
+          return absl::InternalError("the device listed results out of order or place");
         }
+        previous = key;
+        solution.facts[at + i] = {static_cast<uint32_t>(node),
+                                  static_cast<uint32_t>(key & 0xffff)};
       }
       RETURN_IF_ERROR(buffers_.Free(out));
     }

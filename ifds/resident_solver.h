@@ -56,12 +56,13 @@ struct ResidentOptions {
   // nodes x ceil(facts / 32) words pass it lists its results in windows of nodes, each a pass
   // over the path edges. Tiny values force many windows (tests do this).
   uint64_t max_result_words = uint64_t{1} << 24;
-  // The results' listing is read this many pairs (8 bytes each, 1 MiB by default) at a time,
-  // straight into the solution's room. A client of a daemon on the same host reads each piece
-  // through the memory it shares with the daemon, which then holds a piece of its own: 1 MiB
-  // pieces took a 5M-path-edge solve's client 6 MiB lower than 8 MiB pieces, in the same time
-  // (docs/benchmarks.md). Tiny values force many pieces (tests do this).
-  uint64_t result_piece_pairs = uint64_t{1} << 17;
+  // The results' listing's first this many pairs (8 bytes each, 1 MiB by default) come back
+  // behind the kernel that lists them, in its request; the rest in one read. An execute's
+  // reads are held whole by a daemon, where a plain read streams, so the first part is small
+  // (a client of a daemon reads the rest in windows, or through the memory it shares with a
+  // daemon on its host a ring's slot at a time: RemoteDispatch::kSharedReadPieceBytes).
+  // Tiny values move the line between them (tests do this).
+  uint64_t result_first_pairs = uint64_t{1} << 17;
   // Called after every window (for progress reports); may be empty.
   std::function<void(const ResidentProgress&)> progress;
   // Called once the problem is compiled, before the compiled form is uploaded. From then on the

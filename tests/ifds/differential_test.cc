@@ -736,8 +736,9 @@ TEST_P(DifferentialTest, RepeatedRunsGiveIdenticalOutput) {
 
 // The results bitmap holds rows of one or more words per node (facts past 32 take several),
 // in windows of as many nodes as max_result_words allows: a node, a row's words split across
-// windows never, many windows or one, the answer is the same; and so it is whether each
-// window's listing is read a pair, a few pairs or all of it at a time.
+// windows never, many windows or one, the answer is the same; and so it is whether the part of
+// each window's listing read behind the kernel that lists it is a pair, a few pairs or all of
+// it (the rest read after it).
 TEST_P(DifferentialTest, ResultsListedInWindowsAndReadInPiecesOfAnyWidthAgree) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     GeneratorOptions o;
@@ -750,7 +751,7 @@ TEST_P(DifferentialTest, ResultsListedInWindowsAndReadInPiecesOfAnyWidthAgree) {
       for (uint64_t piece : {uint64_t{1}, uint64_t{7}, uint64_t{1} << 20}) {
         ResidentOptions options;
         options.max_result_words = words;
-        options.result_piece_pairs = piece;
+        options.result_first_pairs = piece;
         ResidentStats stats;
         ASSERT_OK_AND_ASSIGN(Solution got, SolveResident(*dispatch_, problem, options, &stats));
         ASSERT_EQ(got, expected) << "seed " << seed << " facts " << o.facts << " words " << words

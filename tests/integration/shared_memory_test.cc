@@ -118,10 +118,12 @@ TEST_F(SharedMemoryTest, UploadsAndReadsSkipTheStreamAndAgreeWithIt) {
   EXPECT_EQ(after.shared_bytes - before.shared_bytes, 2 * kBytes);
   EXPECT_LT(after.bytes_sent - before.bytes_sent, 4096u) << "no data on the stream";
   EXPECT_LT(after.bytes_received - before.bytes_received, 4096u);
-  // The upload goes in pieces (a round trip each, overlapped), the read in one.
+  // Each way in pieces, a round trip each, overlapped.
   const uint64_t pieces =
       (kBytes + RemoteDispatch::kSharedPieceBytes - 1) / RemoteDispatch::kSharedPieceBytes;
-  EXPECT_EQ(after.round_trips - before.round_trips, pieces + 1);
+  const uint64_t read_pieces = (kBytes + RemoteDispatch::kSharedReadPieceBytes - 1) /
+                               RemoteDispatch::kSharedReadPieceBytes;
+  EXPECT_EQ(after.round_trips - before.round_trips, pieces + read_pieces);
 
   // Several ranges each way, empty ones among them; small ones take the stream.
   const std::vector<uint8_t> patch = RandomBytes(size_t{3} << 20, 4);
@@ -174,6 +176,74 @@ TEST_F(SharedMemoryTest, UploadsAndReadsSkipTheStreamAndAgreeWithIt) {
   auto plain = Connect(address_, /*shared=*/false);
   EXPECT_FALSE(plain->shared_memory());
   EXPECT_THAT(plain->StagingArea(1), StatusIs(Code::kFailedPrecondition));
+}
+
+// A read longer than a slot of the ring comes back in pieces that start and end anywhere in its
+// ranges: every range lands whole in its own memory, empty ones and ones inside a piece too,
+// as the stream brings them.
+TEST_F(SharedMemoryTest, AReadThroughTheRingLandsEveryRangeWhereverItsPiecesEnd) {
+  Start();
+  auto d = Connect(address_);
+  auto plain = Connect(address_, /*shared=*/false);
+  ASSERT_TRUE(d->shared_memory());
+  constexpr uint64_t kPiece = RemoteDispatch::kSharedReadPieceBytes;
+  constexpr size_t kBytes = 4 * kPiece + 77;
+  const std::vector<uint8_t> bytes = RandomBytes(kBytes, 11);
+  ASSERT_OK_AND_ASSIGN(Resource a, d->Allocate(kBytes));
+  ASSERT_OK_AND_ASSIGN(Resource b, d->Allocate(kBytes));
+  ASSERT_OK_AND_ASSIGN(Resource pa, plain->Allocate(kBytes));
+  ASSERT_OK_AND_ASSIGN(Resource pb, plain->Allocate(kBytes));
+  ASSERT_OK(d->Upload(a, bytes));
+  ASSERT_OK(plain->Upload(pa, bytes));
+  std::vector<uint8_t> reversed(bytes.rbegin(), bytes.rend());
+  ASSERT_OK(d->Upload(b, reversed));
+  ASSERT_OK(plain->Upload(pb, reversed));
+  // Lengths around the piece's: empty first and last, one inside a piece, one across three.
+  struct Part {
+    bool second;
+    uint64_t offset, length;
+  };
+  const std::vector<Part> parts = {{false, 0, 0},          {false, 3, kPiece - 5},
+                                   {true, 1, 9},           {false, 0, 0},
+                                   {true, 100, 2 * kPiece + 1}, {false, kBytes - kPiece, kPiece},
+                                   {true, kBytes - 1, 1},  {true, 5, 0}};
+  uint64_t total = 0;
+  std::vector<ReadRange> shared_reads, plain_reads;
+  for (const Part& p : parts) {
+    shared_reads.push_back({p.second ? b : a, p.offset, p.length});
+    plain_reads.push_back({p.second ? pb : pa, p.offset, p.length});
+    total += p.length;
+  }
+  ASSERT_GT(total, 3 * kPiece) << "more pieces than the ring has slots";
+  // Filled beforehand: an empty range's output is emptied only if its target is asked.
+  std::vector<std::vector<uint8_t>> got(parts.size(), std::vector<uint8_t>(3, 0xab));
+  std::vector<std::vector<uint8_t>> want(parts.size());
+  std::vector<std::vector<uint8_t>*> got_out, want_out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    got_out.push_back(&got[i]);
+    want_out.push_back(&want[i]);
+  }
+  const RemoteDispatch::Counters before = d->counters();
+  ASSERT_OK(d->DownloadRangesInto(shared_reads, absl::MakeSpan(got_out)));
+  const RemoteDispatch::Counters after = d->counters();
+  ASSERT_OK(plain->DownloadRangesInto(plain_reads, absl::MakeSpan(want_out)));
+  EXPECT_EQ(after.shared_bytes - before.shared_bytes, total);
+  EXPECT_EQ(after.round_trips - before.round_trips, (total + kPiece - 1) / kPiece);
+  EXPECT_LT(after.bytes_received - before.bytes_received, 4096u) << "no data on the stream";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::vector<uint8_t>& source = parts[i].second ? reversed : bytes;
+    EXPECT_EQ(got[i].size(), parts[i].length) << "range " << i;
+    EXPECT_TRUE(std::equal(got[i].begin(), got[i].end(), source.begin() + parts[i].offset))
+        << "range " << i;
+    EXPECT_TRUE(got[i] == want[i]) << "range " << i << " as the stream brings it";
+  }
+  // A freed buffer among the ranges: refused before any piece goes, nothing read.
+  ASSERT_OK(d->Free(b));
+  const RemoteDispatch::Counters before_freed = d->counters();
+  EXPECT_THAT(d->DownloadRangesInto(shared_reads, absl::MakeSpan(got_out)),
+              StatusIs(Code::kNotFound));
+  EXPECT_EQ(d->counters().shared_bytes, before_freed.shared_bytes);
+  EXPECT_EQ(d->counters().round_trips, before_freed.round_trips);
 }
 
 TEST_F(SharedMemoryTest, WithoutAUnixSocketOrWithItTurnedOffTheStreamCarriesEverything) {
