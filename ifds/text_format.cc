@@ -264,7 +264,7 @@ class FlowTexts {
   // The flow noted for the text of `size` bytes at `at` in `whole`, hashed `hash`, if any.
   bool Find(std::string_view whole, size_t at, size_t size, uint64_t hash,
             uint32_t* flow) const {
-    const Slot& s = slots_[hash % kSlots];
+    const Slot& s = slots_[Place(hash)];
     if (s.generation != generation_ || s.hash != hash || s.size != size ||
         std::memcmp(whole.data() + s.at, whole.data() + at, size) != 0) {
       return false;
@@ -274,11 +274,13 @@ class FlowTexts {
   }
   // Notes `flow` as that text's (in place of the slot's last).
   void Note(size_t at, size_t size, uint64_t hash, uint32_t flow) {
-    slots_[hash % kSlots] = Slot{hash, at, static_cast<uint32_t>(size), flow, generation_};
+    slots_[Place(hash)] = Slot{hash, at, static_cast<uint32_t>(size), flow, generation_};
   }
 
  private:
-  static constexpr size_t kSlots = 1024;
+  static constexpr int kSlotBits = 10;
+  // A hash's slot, by its high bits (its lowest is always set).
+  static size_t Place(uint64_t hash) { return static_cast<size_t>(hash >> (64 - kSlotBits)); }
   struct Slot {
     uint64_t hash;
     uint64_t at;
@@ -286,7 +288,7 @@ class FlowTexts {
     uint32_t flow;
     uint32_t generation;  // a slot of another generation is empty
   };
-  std::array<Slot, kSlots> slots_;
+  std::array<Slot, size_t{1} << kSlotBits> slots_;
   uint32_t generation_ = 1;
 };
 
@@ -1595,6 +1597,16 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
       i = close + 1;
       return true;
     }
+    // Or read earlier on this line, and noted only once the line is taken: a callee's two
+    // flows are often one text.
+    for (size_t k = 0; k < reads; ++k) {
+      if (read[k].hash == hash && read[k].size == size &&
+          std::memcmp(t + read[k].begin, t + begin, size) == 0) {
+        *id = read[k].flow;
+        i = close + 1;
+        return true;
+      }
+    }
     // Read, it ends at that '}': no name holds one.
     if (!FastFlow(&i, &out->flows, &out->items) || i != close + 1) return false;
     *id = static_cast<uint32_t>(out->flows.size() - 1);
@@ -1625,9 +1637,14 @@ bool Parser::FastConnect(Cursor* cursor, Stretch* out, size_t fast_end) const {
   } else if (Is(head, "callee")) {
     const Named call = name();
     FastBlanks(&i);
+    // A callee is any procedure, its slot anywhere in the index: fetched while the flows are
+    // read, as a node's is.
+    const std::string_view callee = FastName(&i);
+    if (callee.empty()) return false;
+    proc_index_->Prefetch(callee);
     uint32_t procedure;
-    if (!proc_index_->Find(FastName(&i), &procedure) || !keyword("call") || !flow(&f) ||
-        !keyword("return") || !flow(&g) || !end() || !node(call, &a)) {
+    if (!keyword("call") || !flow(&f) || !keyword("return") || !flow(&g) || !end() ||
+        !node(call, &a) || !proc_index_->Find(callee, &procedure)) {
       return refuse();
     }
     connection(Stretch::Kind::kCallee, a, procedure, f, g);

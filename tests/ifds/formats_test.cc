@@ -677,6 +677,7 @@ TEST(TextFormatTest, AFlowWrittenAgainIsSharedByItsEdges) {
       "facts a b c\n"
       "procedure m start s exit e\n"
       "procedure q start qs exit qe\n"
+      "procedure r start rs exit re\n"
       "nodes m n1 n2 n3 n4\n"
       "edge s n1 {gen a, a -> b}\n"
       "edge n1 n2 {id, a -> b, b -> c}\n"
@@ -684,13 +685,16 @@ TEST(TextFormatTest, AFlowWrittenAgainIsSharedByItsEdges) {
       "edge n3 n4 {id, a -> b, b -> a}\n"
       "call n4 returns e {id, a -> b, b -> c}\n"
       "callee n4 q call {id, a -> b, b -> c} return {id, a -> b, b -> c}\n"
+      "callee n4 r call {c -> a, kill b} return {c -> a, kill b}\n"
       "edge qs qe {id, a -> b, b -> c}  # the same, a comment after\n"
       "seed s 0\n";
   ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "in.ifds"));
   ASSERT_OK_AND_ASSIGN(Problem slowly, internal::ParseTextStatementByStatement(text, "in.ifds"));
-  // Eight flows written; three texts: {gen a, a -> b}, {id, a -> b, b -> c}, {id, ..., b -> a}.
-  EXPECT_EQ(slowly.flows.size(), 8u);
-  EXPECT_EQ(p.flows.size(), 3u);
+  // Ten flows written; four texts: {gen a, a -> b}, {id, a -> b, b -> c}, {id, ..., b -> a},
+  // and {c -> a, kill b}, new on its line and written again there.
+  EXPECT_EQ(slowly.flows.size(), 10u);
+  EXPECT_EQ(p.flows.size(), 4u);
+  EXPECT_EQ(p.call_sites[0].callees[1].call_flow, p.call_sites[0].callees[1].return_flow);
   EXPECT_EQ(p.edges[1].flow, p.edges[2].flow);
   EXPECT_NE(p.edges[2].flow, p.edges[3].flow);
   EXPECT_EQ(p.call_sites[0].call_to_return_flow, p.edges[1].flow);
