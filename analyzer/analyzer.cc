@@ -949,9 +949,8 @@ class ProblemBuilder {
   void AddCallSite(const llvm::CallBase& call, uint32_t node, uint32_t return_site,
                    const ValueLiveness& liveness) {
     const std::vector<const llvm::Function*>& callees = model_.Callees(call);
-    ifds::CallSite site;
-    site.call = node;
-    site.return_site = return_site;
+    // Its callees follow it; its call-to-return flow is known once they are made.
+    problem_.AddCallSite(ifds::CallSite{.call = node, .return_site = return_site});
     FlowSpec bypass;
     bypass.Kill(ValueFact(&call));
     // A call of allocation wrappers makes an object of its own, as a call of the allocator
@@ -1022,12 +1021,12 @@ class ProblemBuilder {
           }
         }
       }
-      site.callees.push_back({procedure_of_.at(callee), AddFlow(std::move(in)),
-                              AddFlow(std::move(out))});
+      problem_.AddCallee(
+          {procedure_of_.at(callee), AddFlow(std::move(in)), AddFlow(std::move(out))});
     }
     for (uint32_t fact : through_all) bypass.Kill(fact);
-    site.call_to_return_flow = AddFlow(std::move(bypass));
-    problem_.call_sites.push_back(std::move(site));
+    const uint32_t bypass_flow = AddFlow(std::move(bypass));
+    problem_.call_sites.back().call_to_return_flow = bypass_flow;
   }
 
   void AddEdge(uint32_t from, uint32_t to, uint32_t flow) {

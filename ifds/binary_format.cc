@@ -116,8 +116,7 @@ std::string WriteBinary(const Problem& p, bool names) {
   std::string out(kBinaryMagic);
   PutU32(&out, kVersion);
   PutU32(&out, names ? kHasNames : 0);
-  uint64_t callees = 0;
-  for (const CallSite& c : p.call_sites) callees += c.callees.size();
+  const uint64_t callees = p.callees.size();
   const uint64_t kills = p.flows.kill_count(), gens = p.flows.gen_count(),
                  pairs = p.flows.pair_count();
   for (uint64_t v : {uint64_t{p.fact_names.size()}, uint64_t{p.node_names.size()},
@@ -150,18 +149,17 @@ std::string WriteBinary(const Problem& p, bool names) {
     PutU32(&out, e.to);
     PutU32(&out, e.flow);
   }
-  for (const CallSite& c : p.call_sites) {
+  for (size_t site = 0; site < p.call_sites.size(); ++site) {
+    const CallSite& c = p.call_sites[site];
     PutU32(&out, c.call);
     PutU32(&out, c.return_site);
     PutU32(&out, c.call_to_return_flow);
-    PutU32(&out, static_cast<uint32_t>(c.callees.size()));
+    PutU32(&out, static_cast<uint32_t>(p.CalleesOf(site).size()));
   }
-  for (const CallSite& c : p.call_sites) {
-    for (const Callee& callee : c.callees) {
-      PutU32(&out, callee.procedure);
-      PutU32(&out, callee.call_flow);
-      PutU32(&out, callee.return_flow);
-    }
+  for (const Callee& callee : p.callees) {
+    PutU32(&out, callee.procedure);
+    PutU32(&out, callee.call_flow);
+    PutU32(&out, callee.return_flow);
   }
   for (const auto& [n, d] : p.seeds) {
     PutU32(&out, n);
@@ -284,22 +282,24 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
   }
   p.call_sites.resize(n[kCallSites]);
   uint64_t callees = 0;
-  std::vector<uint32_t> callee_counts(p.call_sites.size());
   for (size_t c = 0; c < p.call_sites.size(); ++c) {
+    uint32_t count = 0;
     in.U32(&p.call_sites[c].call);
     in.U32(&p.call_sites[c].return_site);
     in.U32(&p.call_sites[c].call_to_return_flow);
-    in.U32(&callee_counts[c]);
-    callees += callee_counts[c];
+    in.U32(&count);
+    callees += count;
+    // Past kMaxProblemCallees the header's total disagrees below, as it cannot be larger.
+    p.call_sites[c].callees_end = static_cast<uint32_t>(std::min(callees, kMaxProblemCallees));
   }
-  if (callees != n[kCallees]) return in.Error("callee counts disagree with the header's total");
-  for (size_t c = 0; c < p.call_sites.size(); ++c) {
-    p.call_sites[c].callees.resize(callee_counts[c]);
-    for (Callee& callee : p.call_sites[c].callees) {
-      in.U32(&callee.procedure);
-      in.U32(&callee.call_flow);
-      in.U32(&callee.return_flow);
-    }
+  if (callees != n[kCallees] || callees > kMaxProblemCallees) {
+    return in.Error("callee counts disagree with the header's total");
+  }
+  p.callees.resize(callees);
+  for (Callee& callee : p.callees) {
+    in.U32(&callee.procedure);
+    in.U32(&callee.call_flow);
+    in.U32(&callee.return_flow);
   }
   p.seeds.resize(n[kSeeds]);
   for (auto& [node, fact] : p.seeds) {

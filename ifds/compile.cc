@@ -101,8 +101,7 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
         "the device solver takes at most %d facts (the problem has %d)", kMaxFacts,
         p.fact_count()));
   }
-  uint64_t call_edges = 0;
-  for (const CallSite& c : p.call_sites) call_edges += c.callees.size();
+  const uint64_t call_edges = p.callees.size();
   if (call_edges > kMaxId) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "the device solver takes at most %d call edges (the problem has %d)", kMaxId,
@@ -225,9 +224,10 @@ absl::StatusOr<CompiledProblem> Compile(const Problem& p, unsigned threads,
   for (uint32_t n = 0; n < nodes; ++n) {
     call_offsets[n] = edge_count;
     if (return_site[n] == kNone) continue;
-    const CallSite* const c = &p.call_sites[return_site[n]];
+    const uint32_t site = return_site[n];
+    const CallSite* const c = &p.call_sites[site];
     return_site[n] = c->return_site;
-    for (const Callee& callee : c->callees) {
+    for (const Callee& callee : p.CalleesOf(site)) {
       *call_edge++ = n;
       *call_edge++ = callee.procedure;
       *call_edge++ = c->return_site;

@@ -247,8 +247,8 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
       // what the problem reaches does not hang on a few draws.
       const double call_chance = o.front_end_shape && q == 0 ? 1.0 : o.call_density;
       if (i > 0 && rng.Chance(call_chance)) {
-        CallSite call{.call = n, .return_site = next,
-                      .call_to_return_flow = add_flow(Kind::kCallToReturn, q, q)};
+        p.AddCallSite(CallSite{.call = n, .return_site = next,
+                               .call_to_return_flow = add_flow(Kind::kCallToReturn, q, q)});
         const uint32_t callees = 1 + static_cast<uint32_t>(rng.Below(o.max_callees));
         for (uint32_t c = 0; c < callees; ++c) {
           // Without recursion calls go "down" (to later procedures), which keeps the call
@@ -260,9 +260,8 @@ absl::StatusOr<Problem> Generate(const GeneratorOptions& o) {
             target = q + 1 + static_cast<uint32_t>(rng.Below(reachable - q - 1));
           }
           const uint32_t call_flow = add_flow(Kind::kCall, q, target);
-          call.callees.push_back(Callee{target, call_flow, add_flow(Kind::kReturn, q, target)});
+          p.AddCallee(Callee{target, call_flow, add_flow(Kind::kReturn, q, target)});
         }
-        p.call_sites.push_back(std::move(call));
       } else {
         p.edges.push_back(Edge{n, next, add_flow(Kind::kEdge, q, q)});
       }

@@ -249,6 +249,7 @@ void FreePart(Problem* problem, ProblemPart part) {
       return;
     case ProblemPart::kCallSites:
       PageVector<CallSite>().swap(problem->call_sites);
+      PageVector<Callee>().swap(problem->callees);
       return;
     case ProblemPart::kProcedures:
       PageVector<Procedure>().swap(problem->procedures);
@@ -337,7 +338,9 @@ absl::Status Validate(const Problem& p, size_t flows_checked) {
     }
   }
   std::vector<bool> is_call(nodes, false);
-  for (const CallSite& c : p.call_sites) {
+  uint64_t callees_begin = 0;
+  for (size_t site = 0; site < p.call_sites.size(); ++site) {
+    const CallSite& c = p.call_sites[site];
     if (c.call >= nodes || c.return_site >= nodes || c.call_to_return_flow >= flows) {
       return absl::InvalidArgumentError("a call site names an unknown node or flow");
     }
@@ -351,17 +354,29 @@ absl::Status Validate(const Problem& p, size_t flows_checked) {
           "call %s returns to %s in another procedure", p.node_names[c.call],
           p.node_names[c.return_site]));
     }
-    if (c.callees.empty() || c.callees.size() > 0xffff) {
+    // Each site's callees follow the last's, within the problem's.
+    if (c.callees_end < callees_begin || c.callees_end > p.callees.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "call site %s says its callees end at %d, before the last site's (%d) or past the "
+          "problem's %d", p.node_names[c.call], c.callees_end, callees_begin, p.callees.size()));
+    }
+    const absl::Span<const Callee> callees = p.CalleesOf(site);
+    callees_begin = c.callees_end;
+    if (callees.empty() || callees.size() > 0xffff) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "call site %s has %d callees (1 to 65535 allowed)", p.node_names[c.call],
-          c.callees.size()));
+          callees.size()));
     }
-    for (const Callee& callee : c.callees) {
+    for (const Callee& callee : callees) {
       if (callee.procedure >= p.procedures.size() || callee.call_flow >= flows ||
           callee.return_flow >= flows) {
         return absl::InvalidArgumentError("a callee names an unknown procedure or flow");
       }
     }
+  }
+  if (callees_begin != p.callees.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d callees belong to no call site", p.callees.size() - callees_begin));
   }
   for (const auto& [n, d] : p.seeds) {
     if (n >= nodes || d >= facts) {

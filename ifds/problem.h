@@ -351,13 +351,19 @@ struct Callee {
 };
 
 // A call node with its return site (in the same procedure), call-to-return flow, and one or
-// more callees.
+// more callees: Problem::callees from the site before's callees_end (0 for the first site) up
+// to its own (Problem::CalleesOf). The callees of every site lie in one array, site after site,
+// rather than in a heap block of each site's (5 MB less at the end of reading a
+// 5M-path-edge problem, and no allocation for each call site read).
 struct CallSite {
   uint32_t call = 0;
   uint32_t return_site = 0;
   uint32_t call_to_return_flow = 0;
-  std::vector<Callee> callees;
+  uint32_t callees_end = 0;
 };
+
+// The most callees a problem may have in all: callees_end is 32 bits.
+inline constexpr uint64_t kMaxProblemCallees = UINT32_MAX;
 
 struct Problem {
   std::vector<std::string> fact_names;  // [0] is the zero fact
@@ -367,10 +373,26 @@ struct Problem {
   FlowTable flows;
   PageVector<Edge> edges;  // normal edges
   PageVector<CallSite> call_sites;
+  PageVector<Callee> callees;  // every call site's, site after site (CallSite::callees_end)
   std::vector<std::pair<uint32_t, uint32_t>> seeds;  // (procedure start node, fact)
 
   uint32_t fact_count() const { return static_cast<uint32_t>(fact_names.size()); }
   uint32_t node_count() const { return static_cast<uint32_t>(node_names.size()); }
+  // The callees of call site `site`.
+  absl::Span<const Callee> CalleesOf(size_t site) const {
+    const uint32_t begin = site == 0 ? 0 : call_sites[site - 1].callees_end;
+    return absl::MakeConstSpan(callees.data() + begin, call_sites[site].callees_end - begin);
+  }
+  // Adds a call site whose callees follow (AddCallee), and a callee to the last call site.
+  // The callees must number at most kMaxProblemCallees (the caller checks).
+  void AddCallSite(const CallSite& site) {
+    call_sites.push_back(site);
+    call_sites.back().callees_end = static_cast<uint32_t>(callees.size());
+  }
+  void AddCallee(const Callee& callee) {
+    callees.push_back(callee);
+    call_sites.back().callees_end = static_cast<uint32_t>(callees.size());
+  }
 };
 
 // The parts of a problem that compiling it reads (Compile), besides its flows, which it is

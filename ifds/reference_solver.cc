@@ -83,8 +83,9 @@ class Tabulation {
 
   void ProcessCall(const PathEdge& e, const CallSite& call) {
     std::vector<uint32_t> entry, returned;
-    for (uint32_t k = 0; k < call.callees.size(); ++k) {
-      const Callee& callee = call.callees[k];
+    const absl::Span<const Callee> callees = p_.CalleesOf(&call - p_.call_sites.data());
+    for (uint32_t k = 0; k < callees.size(); ++k) {
+      const Callee& callee = callees[k];
       const uint32_t start = p_.procedures[callee.procedure].start;
       entry.clear();
       p_.flows[callee.call_flow].Apply(e.d2, &entry);
@@ -122,7 +123,8 @@ class Tabulation {
       const uint32_t d2 = static_cast<uint32_t>(site & 0xffff);
       const CallSite& call = *call_site_[c];
       returned.clear();
-      p_.flows[call.callees[k].return_flow].Apply(e.d2, &returned);
+      p_.flows[p_.CalleesOf(&call - p_.call_sites.data())[k].return_flow].Apply(e.d2,
+                                                                               &returned);
       const std::vector<uint32_t> contexts = callers_of_[Key(c, d2)];
       for (uint32_t d5 : returned) {
         for (uint32_t d1 : contexts) Propagate(d1, call.return_site, d5);

@@ -1077,9 +1077,21 @@ class Parser {
   // Adds call site `site`, given at `line`:`column`.
   void AddCallSite(const CallSite& site, uint32_t line, uint32_t column) {
     call_site_index_[site.call] = static_cast<uint32_t>(problem_.call_sites.size());
-    problem_.call_sites.push_back(site);
+    problem_.AddCallSite(site);
     call_site_at_.emplace_back(line, column);
   }
+  // A callee of call site `site`: in its place where the site is the last one added (a front
+  // end writes a call's callees after it), else kept aside until every line is read and then
+  // placed after the site's others (PlaceLateCallees), in the text's order either way.
+  void AddCallee(uint32_t site, const Callee& callee) {
+    if (site + 1 == problem_.call_sites.size()) {
+      problem_.AddCallee(callee);
+    } else {
+      late_callees_.emplace_back(site, callee);
+    }
+  }
+  absl::Status PlaceLateCallees();
+  std::vector<std::pair<uint32_t, Callee>> late_callees_;
   // Statements the first pass skipped, by kind.
   SkipCounts counts_;
   // A flow function's lists as the slow way reads them (reused: reading one allocates nothing).
@@ -1707,8 +1719,7 @@ const Stretch::Connection* Parser::Commit(const Stretch& stretch) {
         break;
       case Stretch::Kind::kCallee:
         if (call_site_index_[c.node] == kNoCallSite) return &c;
-        problem_.call_sites[call_site_index_[c.node]].callees.push_back(
-            Callee{c.other, base + c.flow, base + c.return_flow});
+        AddCallee(call_site_index_[c.node], Callee{c.other, base + c.flow, base + c.return_flow});
         break;
       case Stretch::Kind::kSeed:
         problem_.seeds.emplace_back(c.node, c.other);
@@ -2074,8 +2085,7 @@ absl::Status Parser::Connect(Tokens s) {
     if (absl::Status k = Keyword(s, &i, "return"); !k.ok()) return k;
     absl::StatusOr<uint32_t> return_flow = ParseFlow(s, &i);
     if (!return_flow.ok()) return return_flow.status();
-    problem_.call_sites[call_site_index_[*call]].callees.push_back(
-        Callee{*proc, *call_flow, *return_flow});
+    AddCallee(call_site_index_[*call], Callee{*proc, *call_flow, *return_flow});
     return End(s, i);
   }
   if (head == "seed") {
@@ -2112,6 +2122,35 @@ absl::StatusOr<Problem> Parser::Parse() {
     if (!*more) break;
   }
   return parsed;
+}
+
+absl::Status Parser::PlaceLateCallees() {
+  const uint64_t total = uint64_t{problem_.callees.size()} + late_callees_.size();
+  if (total > kMaxProblemCallees) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d callees; a problem has at most %d", file_, total,
+                        kMaxProblemCallees));
+  }
+  if (late_callees_.empty()) return absl::OkStatus();
+  std::stable_sort(late_callees_.begin(), late_callees_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  PageVector<Callee> placed;
+  placed.reserve(total);
+  size_t late = 0;
+  uint32_t begin = 0;
+  for (size_t site = 0; site < problem_.call_sites.size(); ++site) {
+    CallSite& c = problem_.call_sites[site];
+    placed.insert(placed.end(), problem_.callees.begin() + begin,
+                  problem_.callees.begin() + c.callees_end);
+    begin = c.callees_end;
+    for (; late < late_callees_.size() && late_callees_[late].first == site; ++late) {
+      placed.push_back(late_callees_[late].second);
+    }
+    c.callees_end = static_cast<uint32_t>(placed.size());
+  }
+  problem_.callees = std::move(placed);
+  std::vector<std::pair<uint32_t, Callee>>().swap(late_callees_);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Problem> Parser::ParseStatements() {
@@ -2175,19 +2214,21 @@ absl::StatusOr<Problem> Parser::ParseStatements() {
   // bare "call" lines must fail at its first, not ask for memory many times its size.
   const uint64_t flows = counts_.edges + counts_.calls + 2 * counts_.callees;
   const uint64_t reserved = counts_.edges * sizeof(Edge) + counts_.calls * sizeof(CallSite) +
-                            flows * 32 + counts_.arrows * 8;
+                            counts_.callees * sizeof(Callee) + flows * 32 + counts_.arrows * 8;
   if (reserved <= 2 * text_.size()) {
     problem_.edges.reserve(counts_.edges);
     problem_.call_sites.reserve(counts_.calls);
+    problem_.callees.reserve(counts_.callees);
     problem_.flows.reserve(flows, counts_.arrows);
   }
   // Second pass over the same text (it tokenized cleanly the first time).
   connecting_ = true;
   if (absl::Status second = SecondPass(); !second.ok()) return second;
   rescan_from_.i = text_.size();  // every statement tokenized: nothing to look for
+  RETURN_IF_ERROR(PlaceLateCallees());
   for (size_t k = 0; k < problem_.call_sites.size(); ++k) {
     const CallSite& c = problem_.call_sites[k];
-    if (c.callees.empty()) {
+    if (problem_.CalleesOf(k).empty()) {
       const auto [line, column] = call_site_at_[k];
       return Error(line, column, absl::StrFormat("call site '%s' has no 'callee'",
                                                  problem_.node_names[c.call]));
@@ -2304,12 +2345,13 @@ std::string WriteText(const Problem& p) {
     AppendFlow(p, p.flows[e.flow], &out);
     absl::StrAppend(&out, "\n");
   }
-  for (const CallSite& c : p.call_sites) {
+  for (size_t site = 0; site < p.call_sites.size(); ++site) {
+    const CallSite& c = p.call_sites[site];
     absl::StrAppend(&out, "call ", node(c.call), " returns ", node(c.return_site),
                     " ");
     AppendFlow(p, p.flows[c.call_to_return_flow], &out);
     absl::StrAppend(&out, "\n");
-    for (const Callee& callee : c.callees) {
+    for (const Callee& callee : p.CalleesOf(site)) {
       absl::StrAppend(&out, "callee ", node(c.call), " ",
                       p.procedures[callee.procedure].name, " call ");
       AppendFlow(p, p.flows[callee.call_flow], &out);

@@ -61,8 +61,9 @@ Witnesses::Witnesses(const Problem& problem, const Solution& solution)
     const CallSite& site = problem.call_sites[c];
     site_at_[site.call] = c;
     returning_to_[site.return_site].push_back(c);
-    for (uint32_t k = 0; k < site.callees.size(); ++k) {
-      entering_[problem.procedures[site.callees[k].procedure].start].emplace_back(c, k);
+    const absl::Span<const Callee> callees = problem.CalleesOf(c);
+    for (uint32_t k = 0; k < callees.size(); ++k) {
+      entering_[problem.procedures[callees[k].procedure].start].emplace_back(c, k);
     }
   }
 }
@@ -115,8 +116,9 @@ void Witnesses::Tabulate() const {
       const CallSite& site = p.call_sites[c];
       apply(site.call_to_return_flow, e.d2, &to);
       for (uint32_t d3 : to) propagate(e.d1, site.return_site, d3, WitnessStep::Kind::kEdge, id, 0);
-      for (uint32_t k = 0; k < site.callees.size(); ++k) {
-        const Callee& callee = site.callees[k];
+      const absl::Span<const Callee> callees = p.CalleesOf(c);
+      for (uint32_t k = 0; k < callees.size(); ++k) {
+        const Callee& callee = callees[k];
         const uint32_t start = p.procedures[callee.procedure].start;
         apply(callee.call_flow, e.d2, &to);
         for (uint32_t d4 : to) {
@@ -139,8 +141,9 @@ void Witnesses::Tabulate() const {
       const auto callers = incoming.find(entry_key(q, e.d1));
       if (callers != incoming.end()) {
         for (const auto& [caller, k] : callers->second) {
-          const CallSite& site = p.call_sites[site_at[edges_[caller].node]];
-          apply(site.callees[k].return_flow, e.d2, &back);
+          const uint32_t c = site_at[edges_[caller].node];
+          const CallSite& site = p.call_sites[c];
+          apply(p.CalleesOf(c)[k].return_flow, e.d2, &back);
           for (uint32_t d3 : back) {
             propagate(edges_[caller].d1, site.return_site, d3, WitnessStep::Kind::kReturn, caller,
                       id);
@@ -280,7 +283,7 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64
       auto [it, added] = frame_ids.try_emplace(std::make_pair(v.frame, c),
                                                static_cast<uint32_t>(frames.size()));
       if (added) frames.push_back(Frame{v.frame, c, frames[v.frame].depth + 1});
-      for (const Callee& callee : site.callees) {
+      for (const Callee& callee : problem_.CalleesOf(c)) {
         through(problem_.procedures[callee.procedure].exit, callee.return_flow, it->second,
                 WitnessStep::Kind::kReturn, c);
       }
@@ -290,7 +293,8 @@ std::vector<WitnessStep> Witnesses::Explain(uint32_t node, uint32_t fact, uint64
       // Inside a callee only the call that entered it; above, any caller.
       if (v.frame != 0 && c != frame.call_site) continue;
       const CallSite& site = problem_.call_sites[c];
-      through(site.call, site.callees[k].call_flow, frame.parent, WitnessStep::Kind::kCall, c);
+      through(site.call, problem_.CalleesOf(c)[k].call_flow, frame.parent,
+              WitnessStep::Kind::kCall, c);
     }
   }
   if (origin_node == kNone) return {};

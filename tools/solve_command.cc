@@ -253,11 +253,7 @@ int RunSolve(const std::string& path) {
   // problem and its compiled form are never both whole: the edges, call sites and procedures
   // in turn, the flows a range at a time, and what is left before the image is uploaded.
   SolveHooks hooks;
-  hooks.part_compiled = [&](ifds::ProblemPart part) {
-    ifds::FreePart(problem.get(), part);
-    // The call sites' callees are the heap's: it gives them back too.
-    if (part == ifds::ProblemPart::kCallSites) ReleaseFreeHeapMemory();
-  };
+  hooks.part_compiled = [&](ifds::ProblemPart part) { ifds::FreePart(problem.get(), part); };
   hooks.flows_compiled = [&](size_t first, size_t last) { problem->flows.Release(first, last); };
   hooks.compiled = [&] {
     ifds::FreeCompiledParts(problem.get());
@@ -282,6 +278,10 @@ int RunSolve(const std::string& path) {
     std::fprintf(stderr, "sluice solve: %s\n", solved.status().ToString().c_str());
     return ExitCodeOf(solved.status());
   }
+  // The answer is written from what this process holds: the session closes first, and its
+  // memory goes (the memory shared with a daemon on this host, the stream's buffers).
+  staged.reset();
+  opened.reset();
   const ifds::Solution& solution = solved->solution;
   const std::string stats_json = "\"stats\":" + solved->stats_json;
   const std::string& stats_text = solved->stats_text;

@@ -694,12 +694,12 @@ TEST(TextFormatTest, AFlowWrittenAgainIsSharedByItsEdges) {
   // and {c -> a, kill b}, new on its line and written again there.
   EXPECT_EQ(slowly.flows.size(), 10u);
   EXPECT_EQ(p.flows.size(), 4u);
-  EXPECT_EQ(p.call_sites[0].callees[1].call_flow, p.call_sites[0].callees[1].return_flow);
+  EXPECT_EQ(p.CalleesOf(0)[1].call_flow, p.CalleesOf(0)[1].return_flow);
   EXPECT_EQ(p.edges[1].flow, p.edges[2].flow);
   EXPECT_NE(p.edges[2].flow, p.edges[3].flow);
   EXPECT_EQ(p.call_sites[0].call_to_return_flow, p.edges[1].flow);
-  EXPECT_EQ(p.call_sites[0].callees[0].call_flow, p.edges[1].flow);
-  EXPECT_EQ(p.call_sites[0].callees[0].return_flow, p.edges[1].flow);
+  EXPECT_EQ(p.CalleesOf(0)[0].call_flow, p.edges[1].flow);
+  EXPECT_EQ(p.CalleesOf(0)[0].return_flow, p.edges[1].flow);
   EXPECT_EQ(WriteText(p), WriteText(slowly));
   EXPECT_EQ(FormatTsv(p, SolveReference(p), false),
             FormatTsv(slowly, SolveReference(slowly), false));
@@ -728,6 +728,59 @@ TEST(TextFormatTest, AFlowWrittenAgainIsSharedByItsEdges) {
   EXPECT_EQ(q_slowly.flows.size(), 7u);
   EXPECT_EQ(q.flows.size(), 6u);
   for (const Edge& edge : q.edges) ASSERT_LT(edge.flow, q.flows.size());
+}
+
+// A call site's callees lie together in the problem, in the text's order, wherever their lines
+// are: after a later call site's (kept aside until every line is read) as well as right after
+// their call's. Both ways read them so, on any stretches, and the text written back lists each
+// site's callees after it.
+TEST(TextFormatTest, CalleesOfACallSiteListedLaterStayItsOwnInTheirOrder) {
+  const std::string text =
+      "facts a b\n"
+      "procedure m start s exit e\n"
+      "procedure p start ps exit pe\n"
+      "procedure q start qs exit qe\n"
+      "procedure r start rs exit re\n"
+      "nodes m c1 c2 c3\n"
+      "edge s c1 {id}\n"
+      "call c1 returns c2 {id}\n"
+      "callee c1 p call {a -> a} return {id}\n"
+      "call c2 returns c3 {id}\n"
+      "callee c2 q call {b -> b} return {id}\n"
+      "callee c1 q call {a -> b} return {id}\n"
+      "call c3 returns e {id}\n"
+      "callee c3 r call {id} return {id}\n"
+      "callee c1 r call {b -> a} return {id}\n"
+      "callee c2 p call {id} return {a -> b}\n"
+      "seed s 0\n";
+  ASSERT_OK_AND_ASSIGN(Problem slowly, internal::ParseTextStatementByStatement(text, "in.ifds"));
+  const auto procedures = [](const Problem& p, size_t site) {
+    std::vector<std::string> names;
+    for (const Callee& c : p.CalleesOf(site)) names.push_back(p.procedures[c.procedure].name);
+    return names;
+  };
+  ASSERT_EQ(slowly.call_sites.size(), 3u);
+  EXPECT_THAT(procedures(slowly, 0), ::testing::ElementsAre("p", "q", "r"));
+  EXPECT_THAT(procedures(slowly, 1), ::testing::ElementsAre("q", "p"));
+  EXPECT_THAT(procedures(slowly, 2), ::testing::ElementsAre("r"));
+  EXPECT_EQ(slowly.flows[slowly.CalleesOf(0)[1].call_flow].pairs.size(), 1u);
+  ASSERT_OK(Validate(slowly));
+  for (const size_t stretch : {size_t{1}, size_t{40}, size_t{0}}) {
+    for (const unsigned threads : {1u, 2u}) {
+      ASSERT_OK_AND_ASSIGN(Problem read,
+                           internal::ParseTextOverwritingConsumed(text, "in.ifds", stretch,
+                                                                  threads, false));
+      EXPECT_EQ(WriteText(read), WriteText(slowly)) << "stretches of " << stretch;
+      for (size_t site = 0; site < 3; ++site) {
+        EXPECT_EQ(procedures(read, site), procedures(slowly, site)) << "site " << site;
+      }
+    }
+  }
+  // Written back, each site's callees follow it: read again, the same problem.
+  ASSERT_OK_AND_ASSIGN(Problem again, ParseText(WriteText(slowly), "again.ifds"));
+  EXPECT_EQ(WriteText(again), WriteText(slowly));
+  EXPECT_EQ(FormatTsv(again, SolveReference(again), false),
+            FormatTsv(slowly, SolveReference(slowly), false));
 }
 
 // The fast way notes the items of the flows it reads by their text and finds them again: an
@@ -1167,10 +1220,11 @@ TEST(GeneratorTest, FrontEndNamesChangeTheNamesOnly) {
       const CallSite &a = named.call_sites[k], &b = plain.call_sites[k];
       EXPECT_EQ(std::tie(a.call, a.return_site, a.call_to_return_flow),
                 std::tie(b.call, b.return_site, b.call_to_return_flow));
-      ASSERT_EQ(a.callees.size(), b.callees.size());
-      for (size_t c = 0; c < a.callees.size(); ++c) {
-        EXPECT_EQ(std::tie(a.callees[c].procedure, a.callees[c].call_flow, a.callees[c].return_flow),
-                  std::tie(b.callees[c].procedure, b.callees[c].call_flow, b.callees[c].return_flow));
+      const absl::Span<const Callee> ac = named.CalleesOf(k), bc = plain.CalleesOf(k);
+      ASSERT_EQ(ac.size(), bc.size());
+      for (size_t c = 0; c < ac.size(); ++c) {
+        EXPECT_EQ(std::tie(ac[c].procedure, ac[c].call_flow, ac[c].return_flow),
+                  std::tie(bc[c].procedure, bc[c].call_flow, bc[c].return_flow));
       }
     }
     std::set<std::string_view> names;

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace sluice::ifds {
 namespace {
@@ -234,7 +235,7 @@ TEST(FlowTableTest, ThePartsACompileReadsAreFreedMemoryAndAll) {
   for (int k = 0; k < 1000; ++k) p.flows.push_back(flow);
   p.edges.resize(1000);
   p.call_sites.resize(100);
-  p.call_sites[7].callees.resize(3);
+  p.callees.resize(300);
   p.procedures.resize(10);
   p.node_procedure.resize(1000);
   p.node_names = {"a", "b"};
@@ -244,6 +245,7 @@ TEST(FlowTableTest, ThePartsACompileReadsAreFreedMemoryAndAll) {
   EXPECT_EQ(p.flows.pair_count(), 0u);
   EXPECT_EQ(p.edges.capacity(), 0u);
   EXPECT_EQ(p.call_sites.capacity(), 0u);
+  EXPECT_EQ(p.callees.capacity(), 0u);
   EXPECT_EQ(p.procedures.capacity(), 0u);
   EXPECT_EQ(p.node_procedure.capacity(), 0u);
   // What the answer needs stays.
@@ -271,6 +273,48 @@ TEST(FlowTableTest, FlowsCheckedOnTheirOwnFailAsValidateDoesAndAreNotReadAgain) 
   EXPECT_TRUE(ValidateFlows(p, 2, 3).ok());
   EXPECT_EQ(Validate(p, 1), whole);
   EXPECT_TRUE(Validate(p, 2).ok()) << Validate(p, 2);
+}
+
+// Every call site's callees lie in one array, site after site: a site's run begins where the
+// last one's ends. Validate refuses runs that go back, past the array, or leave callees to no
+// site, with the site named, rather than reading outside the array.
+TEST(CallSiteTest, CalleesAreRunsOfOneArrayAndValidateChecksThem) {
+  using ::sluice::testing::StatusIs;
+  using ::testing::HasSubstr;
+  Problem p;
+  p.fact_names = {"0"};
+  p.node_names = {"s", "c", "r", "e", "t", "x"};
+  p.node_procedure = {0, 0, 0, 0, 1, 1};
+  p.procedures.push_back(Procedure{"m", 0, 3});
+  p.procedures.push_back(Procedure{"q", 4, 5});
+  p.flows.push_back(Flow{.identity = true});
+  p.AddCallSite(CallSite{.call = 1, .return_site = 2});
+  p.AddCallee(Callee{1, 0, 0});
+  p.AddCallee(Callee{0, 0, 0});
+  p.AddCallSite(CallSite{.call = 2, .return_site = 3});
+  p.AddCallee(Callee{1, 0, 0});
+  ASSERT_TRUE(Validate(p).ok()) << Validate(p);
+  ASSERT_EQ(p.CalleesOf(0).size(), 2u);
+  EXPECT_EQ(p.CalleesOf(0)[1].procedure, 0u);
+  ASSERT_EQ(p.CalleesOf(1).size(), 1u);
+  EXPECT_EQ(p.CalleesOf(1)[0].procedure, 1u);
+  Problem back = p;
+  back.call_sites[1].callees_end = 1;
+  EXPECT_THAT(Validate(back), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("call site r says its callees end at 1")));
+  Problem past = p;
+  past.call_sites[1].callees_end = 4;
+  EXPECT_THAT(Validate(past), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("past the problem's 3")));
+  Problem unowned = p;
+  unowned.callees.push_back(Callee{1, 0, 0});
+  EXPECT_THAT(Validate(unowned), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("1 callees belong to no call site")));
+  Problem none = p;
+  none.call_sites[1].callees_end = 2;
+  none.callees.pop_back();
+  EXPECT_THAT(Validate(none), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("call site r has 0 callees")));
 }
 
 }  // namespace sluice::ifds

@@ -206,7 +206,7 @@ TEST(WitnessTest, EveryPairOfGeneratedSolutionsHasAChainOfRealFlows) {
         } else {
           ASSERT_NE(b.kind, Kind::kOrigin);
           const CallSite& c = p.call_sites[b.call_site];
-          for (const Callee& callee : c.callees) {
+          for (const Callee& callee : p.CalleesOf(b.call_site)) {
             const Procedure& q = p.procedures[callee.procedure];
             real |= b.kind == Kind::kCall ? c.call == a.node && q.start == b.node &&
                                                 maps(callee.call_flow, a.fact, b.fact)

@@ -68,13 +68,10 @@ inline ifds::Problem UnstructuredProblem(uint64_t seed) {
     }
     for (uint32_t n : m) {
       if (!chance(35)) continue;
-      ifds::CallSite c{
-          .call = n, .return_site = m[below(m.size())], .call_to_return_flow = flow()};
+      p.AddCallSite(ifds::CallSite{
+          .call = n, .return_site = m[below(m.size())], .call_to_return_flow = flow()});
       const uint32_t callees = 1 + below(3);
-      for (uint32_t k = 0; k < callees; ++k) {
-        c.callees.push_back({below(procedures), flow(), flow()});
-      }
-      p.call_sites.push_back(std::move(c));
+      for (uint32_t k = 0; k < callees; ++k) p.AddCallee({below(procedures), flow(), flow()});
     }
   }
   p.seeds.emplace_back(p.procedures[0].start, ifds::kZeroFact);
