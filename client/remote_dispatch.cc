@@ -5,6 +5,7 @@
 #include <deque>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "grpcpp/grpcpp.h"
@@ -253,15 +254,15 @@ std::optional<absl::Status> RemoteDispatch::ReadShared(absl::Span<const ReadRang
   }
   // Every range is checked before the first piece goes, which names only what it reads: a
   // later piece fails only with the device or the session, as a streamed read's later chunks.
+  // A range that is not good goes by the stream, whose daemon says what is wrong (a pipelined
+  // allocation it refused, which it reports first, as well as a freed buffer or a bad range).
   std::vector<uint64_t> handles;
   handles.reserve(ranges.size());
   for (size_t i = 0; i < ranges.size(); ++i) {
     absl::StatusOr<uint64_t> handle = HandleOf(ranges[i].resource);
     if (!handle.ok()) return handle.status();
-    if (absl::Status known = CheckKnownRange(*handle, ranges[i].offset, ranges[i].length,
-                                             absl::StrFormat("read %d", i));
-        !known.ok()) {
-      return known;
+    if (!CheckKnownRange(*handle, ranges[i].offset, ranges[i].length, "").ok()) {
+      return std::nullopt;
     }
     handles.push_back(*handle);
   }
@@ -307,6 +308,12 @@ std::optional<absl::Status> RemoteDispatch::ReadShared(absl::Span<const ReadRang
     uint64_t slot = 0, bytes = 0;
   };
   std::deque<Piece> in_flight;
+  // Should a target throw, the pieces in flight are waited for before their calls go.
+  const absl::Cleanup waited = [&] {
+    for (; !in_flight.empty(); in_flight.pop_front()) {
+      (void)stream_->Wait(&in_flight.front().call, absl::Now() + options_.call_timeout);
+    }
+  };
   absl::Status status;
   const auto wait_oldest = [&] {
     Piece& oldest = in_flight.front();

@@ -1,6 +1,7 @@
 // RemoteDispatch: ResidentDispatch over one sluiced Session stream. Every interface call is
 // one network round trip, whatever it carries: UploadMany of any number of buffers, a whole
-// sequence with its reads, a repeated window; a Free is none (it is checked here, against the
+// sequence with its reads, a repeated window (but for transfers through shared memory, a
+// round trip for each piece, several in flight at once); a Free is none (it is checked here, against the
 // buffers this session holds, and sent without waiting; should the daemon still refuse it,
 // the session closes and later calls are Unavailable, saying why). Requests run in order, so
 // the next call of the session sees the free; the daemon's memory figures may lag it, and the
@@ -90,8 +91,8 @@ class RemoteDispatch final : public CoreDispatch {
   static constexpr uint64_t kSharedPieceBytes = uint64_t{32} << 20;
   static constexpr size_t kSharedSlots = 4;
   // A read through shared memory comes back in pieces of this many bytes, as many in flight
-  // as its ring has slots (one round trip each): the client touches 4 MiB of shared memory for
-  // a read of any length, and a slot is still in its caches when it is copied out (2 MiB
+  // as its ring has slots (one round trip each): the client touches 4 MiB of shared memory
+  // however long the read, and a slot is still in its caches when it is copied out (2 MiB
   // pieces read a GiB at 8.8 GB/s here, 512 KiB ones at 3.9, 32 MiB ones at 5.4, the whole
   // read in one request at 7.2: docs/benchmarks.md).
   static constexpr uint64_t kSharedReadPieceBytes = uint64_t{2} << 20;

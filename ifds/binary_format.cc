@@ -289,11 +289,13 @@ absl::StatusOr<Problem> ParseBinary(std::string_view bytes, std::string_view fil
     in.U32(&p.call_sites[c].call_to_return_flow);
     in.U32(&count);
     callees += count;
-    // Past kMaxProblemCallees the header's total disagrees below, as it cannot be larger.
+    // Past kMaxProblemCallees the file is refused below: the ends are not read.
     p.call_sites[c].callees_end = static_cast<uint32_t>(std::min(callees, kMaxProblemCallees));
   }
-  if (callees != n[kCallees] || callees > kMaxProblemCallees) {
-    return in.Error("callee counts disagree with the header's total");
+  if (callees != n[kCallees]) return in.Error("callee counts disagree with the header's total");
+  if (callees > kMaxProblemCallees) {
+    return in.Error(absl::StrFormat("%d callees; a problem has at most %d", callees,
+                                    kMaxProblemCallees));
   }
   p.callees.resize(callees);
   for (Callee& callee : p.callees) {

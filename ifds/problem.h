@@ -378,7 +378,8 @@ struct Problem {
 
   uint32_t fact_count() const { return static_cast<uint32_t>(fact_names.size()); }
   uint32_t node_count() const { return static_cast<uint32_t>(node_names.size()); }
-  // The callees of call site `site`.
+  // The callees of call site `site`, of a problem that Validate accepts or that was built by
+  // AddCallSite and AddCallee alone (whose sites' ends never go back).
   absl::Span<const Callee> CalleesOf(size_t site) const {
     const uint32_t begin = site == 0 ? 0 : call_sites[site - 1].callees_end;
     return absl::MakeConstSpan(callees.data() + begin, call_sites[site].callees_end - begin);

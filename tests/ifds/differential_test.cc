@@ -224,6 +224,7 @@ TEST(CompileTest, PartsGivenBackAsTheyAreCompiledAreNotReadAgainAndTheirReachIsK
                                                ProblemPart::kProcedures))
           << where;
       EXPECT_TRUE(given_back.edges.empty() && given_back.call_sites.empty() &&
+                  given_back.callees.empty() &&
                   given_back.procedures.empty() && given_back.node_procedure.empty())
           << where;
       EXPECT_EQ(image.reach.intra, expected.intra) << where;
