@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/log.h"
+#include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/resource_table.h"
 #include "sluice/server/grpc/resumable_sessions.h"
 #include "tests/testing/daemon_process.h"
@@ -330,6 +331,37 @@ TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
     EXPECT_EQ(said[3], std::to_string(ReplyRecord::kMaxEntries)) << path;
   }
   EXPECT_GE(stated.size(), 1u) << "daemon.md states it";
+}
+
+TEST_F(DocsTest, TheSameHostPathsFiguresAreTheClients) {
+  // docs/interface.md: "uploads and reads of 1 MiB or more move through that memory", "an
+  // upload copied in goes in 32 MiB pieces", "a read comes back in 2 MiB pieces through two
+  // slots", "the client touches 4 MiB of that memory" (RemoteDispatch's constants). The
+  // measurements' log (docs/benchmarks.md) keeps what earlier sessions had.
+  const auto mib = [](uint64_t bytes) { return std::to_string(bytes >> 20); };
+  const std::vector<std::pair<std::regex, std::vector<std::string>>> figures = {
+      {std::regex("reads\\s+of\\s+([0-9]+)\\s+MiB\\s+or\\s+more\\s+move"),
+       {mib(RemoteDispatch::kSharedMinBytes)}},
+      {std::regex("upload\\s+copied\\s+in\\s+goes\\s+in\\s+([0-9]+)\\s+MiB\\s+pieces"),
+       {mib(RemoteDispatch::kSharedPieceBytes)}},
+      {std::regex("read\\s+comes\\s+back\\s+in\\s+([0-9]+)\\s+MiB\\s+pieces\\s+through\\s+"
+                  "(\\w+)\\s+slots"),
+       {mib(RemoteDispatch::kSharedReadPieceBytes),
+        RemoteDispatch::kSharedReadSlots == 2 ? "two" : "?"}},
+      {std::regex("touches\\s+([0-9]+)\\s+MiB\\s+of\\s+that\\s+memory"),
+       {mib(RemoteDispatch::kSharedReadPieceBytes * RemoteDispatch::kSharedReadSlots)}},
+  };
+  for (const auto& [re, want] : figures) {
+    size_t seen = 0;
+    for (const auto& [path, said] : Stated(re)) {
+      if (path == "docs/benchmarks.md") continue;
+      ++seen;
+      for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_EQ(said[k + 1], want[k]) << path << ": " << said[0];
+      }
+    }
+    EXPECT_GE(seen, 1u) << "docs/interface.md states each";
+  }
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
