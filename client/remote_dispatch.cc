@@ -25,6 +25,30 @@ namespace {
 // Sum of lengths, saturating, so absurd requests cannot wrap to small ones.
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > ~uint64_t{0} - a ? ~uint64_t{0} : a + b; }
 
+// Where a transfer of parts one after another (uploads, read ranges) moved through shared
+// memory in pieces has got to: Take visits the nonempty stretches of the next `n` bytes, part
+// by part, as (part, offset within it, bytes, offset within the n), passing empty parts by.
+class PartCursor {
+ public:
+  template <typename Length, typename Visit>
+  void Take(uint64_t n, Length length, Visit visit) {
+    for (uint64_t taken = 0; taken < n;) {
+      const uint64_t m = std::min(n - taken, length(part_) - within_);
+      if (m > 0) visit(part_, within_, m, taken);
+      taken += m;
+      within_ += m;
+      if (within_ == length(part_)) {
+        ++part_;
+        within_ = 0;
+      }
+    }
+  }
+
+ private:
+  size_t part_ = 0;
+  uint64_t within_ = 0;
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Options& options) {
@@ -206,8 +230,7 @@ std::optional<absl::Status> RemoteDispatch::UploadShared(absl::Span<const Ranged
     in_flight.pop_front();
     if (status.ok()) status = done;
   };
-  size_t u = 0;         // the upload the next piece starts in...
-  uint64_t within = 0;  // ...and where in it
+  PartCursor next;
   for (uint64_t sent = 0, k = 0; sent < total && status.ok(); ++k) {
     if (in_flight.size() == kSharedSlots) wait_oldest();  // its slot is free again
     if (!status.ok()) break;
@@ -215,20 +238,13 @@ std::optional<absl::Status> RemoteDispatch::UploadShared(absl::Span<const Ranged
     const uint64_t slot = (k % kSharedSlots) * kSharedPieceBytes;
     Outgoing out;
     v1::UploadRequest& request = *out.head.mutable_upload();
-    for (uint64_t filled = 0; filled < n;) {
-      const RangedUpload& up = uploads[u];
-      const uint64_t m = std::min(n - filled, up.bytes.size() - within);
-      if (m > 0) {
-        ToProto(RangeRef{*HandleOf(up.resource), up.offset + within, m}, request.add_ranges());
-        CopyForReader(slots + slot + filled, up.bytes.data() + within, m);  // the daemon reads it
-      }
-      filled += m;
-      within += m;
-      if (within == up.bytes.size()) {
-        ++u;
-        within = 0;
-      }
-    }
+    next.Take(
+        n, [&](size_t u) { return uint64_t{uploads[u].bytes.size()}; },
+        [&](size_t u, uint64_t within, uint64_t m, uint64_t filled) {
+          const RangedUpload& up = uploads[u];
+          ToProto(RangeRef{*HandleOf(up.resource), up.offset + within, m}, request.add_ranges());
+          CopyForReader(slots + slot + filled, up.bytes.data() + within, m);  // the daemon reads it
+        });
     request.mutable_shared()->set_offset(staged_ + slot);
     request.mutable_shared()->set_length(n);
     request.set_last(true);
@@ -321,8 +337,7 @@ std::optional<absl::Status> RemoteDispatch::ReadShared(absl::Span<const ReadRang
     if (status.ok()) status = done.ok() ? land(slots + oldest.slot, oldest.bytes) : done;
     in_flight.pop_front();
   };
-  size_t r = 0;         // the range the next piece starts in...
-  uint64_t within = 0;  // ...and where in it
+  PartCursor next;
   for (uint64_t asked = 0, k = 0; asked < total && status.ok(); ++k) {
     if (in_flight.size() == kSharedReadSlots) wait_oldest();  // its slot is free again
     if (!status.ok()) break;
@@ -330,16 +345,11 @@ std::optional<absl::Status> RemoteDispatch::ReadShared(absl::Span<const ReadRang
     const uint64_t slot = (k % kSharedReadSlots) * kSharedReadPieceBytes;
     Outgoing out;
     v1::ReadRequest& request = *out.head.mutable_read();
-    for (uint64_t filled = 0; filled < n;) {
-      const uint64_t m = std::min(n - filled, ranges[r].length - within);
-      if (m > 0) ToProto(RangeRef{handles[r], ranges[r].offset + within, m}, request.add_ranges());
-      filled += m;
-      within += m;
-      if (within == ranges[r].length) {
-        ++r;
-        within = 0;
-      }
-    }
+    next.Take(
+        n, [&](size_t r) { return ranges[r].length; },
+        [&](size_t r, uint64_t within, uint64_t m, uint64_t) {
+          ToProto(RangeRef{handles[r], ranges[r].offset + within, m}, request.add_ranges());
+        });
     request.mutable_shared()->set_offset(staged_ + slot);
     request.mutable_shared()->set_length(n);
     Piece& piece = in_flight.emplace_back();
