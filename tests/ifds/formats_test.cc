@@ -148,6 +148,52 @@ TEST(TextFormatTest, TheFastWayGivesTheSameErrorsInTheSameOrder) {
   EXPECT_THAT(flow.pairs, ::testing::ElementsAre(std::make_pair(1u, 2u)));
 }
 
+// The first pass skips connecting lines unread, counting them and each kind by its first word.
+// After lines of every length from 1 to 200 bytes (each ending in every place within 64 bytes,
+// a scan's step), of every kind, blank and comment lines among them, a declaration's error
+// names its own line, as a statement-by-statement reading does; without the error, the
+// problem read is the same, every edge, call site and callee in it.
+TEST(TextFormatTest, ADeclarationAfterSkippedLinesOfEveryLengthNamesItsLine) {
+  const std::string head =
+      "facts a b\nprocedure m start s exit e\nnodes m n c r\nprocedure p start t exit u\n";
+  std::string body;
+  int lines = 4;
+  int edges = 0;
+  for (int length = 1; length <= 200; ++length) {
+    // An edge padded with blanks and a comment to `length` bytes, newline included, where it
+    // can be that short; blank and comment lines of that length otherwise.
+    std::string line = "edge s n {a -> b}";
+    if (static_cast<int>(line.size()) + 1 <= length) {
+      line += std::string(static_cast<size_t>(length) - line.size() - 1, ' ');
+      if (length > 40) line.replace(30, 2, "# ");
+      ++edges;
+    } else {
+      line = std::string(static_cast<size_t>(length - 1), ' ');
+      if (length > 2) line[length / 2] = '#';
+    }
+    body += line + "\n";
+    ++lines;
+    if (length % 50 == 0) {
+      body += length == 100 ? "call c returns r {id}\ncallee c p call {} return {b -> a}\n"
+                            : "seed s a\n";
+      lines += length == 100 ? 2 : 1;
+    }
+  }
+  const std::string bad = head + body + "procedure m start a exit b\n";
+  const std::string expected = absl::StrCat("in.ifds:", lines + 1, ":11: procedure 'm' is declared twice");
+  EXPECT_EQ(ErrorOf(bad), expected);
+  EXPECT_THAT(internal::ParseTextStatementByStatement(bad, "in.ifds"),
+              StatusIs(Code::kInvalidArgument, HasSubstr(expected)));
+  ASSERT_OK_AND_ASSIGN(Problem fast, ParseText(head + body, "in.ifds"));
+  ASSERT_OK_AND_ASSIGN(Problem slow,
+                       internal::ParseTextStatementByStatement(head + body, "in.ifds"));
+  EXPECT_EQ(fast.edges.size(), static_cast<size_t>(edges));
+  EXPECT_EQ(fast.call_sites.size(), 1u);
+  EXPECT_EQ(fast.callees.size(), 1u);
+  EXPECT_EQ(fast.seeds.size(), 3u);
+  EXPECT_EQ(WriteText(fast), WriteText(slow));
+}
+
 // The second pass reads stretches of the text on several threads and adds them in order. At
 // every stretch size and thread count it reads what a statement-by-statement reading does:
 // the same problem, or the same first error, wherever the stretches' ends fall (on blank and
