@@ -212,6 +212,60 @@ TEST(MemoryBoundsTest, ARequestThatWouldHoldMoreThanItsClientsShareParsedIsRefus
   ASSERT_OK(session.Ping());
 }
 
+// A message within its client's share is parsed, and what it holds once parsed is counted
+// while its request is queued or running, then goes: it is not kept, uncounted, until its
+// stream's next message (a stream may send none for as long as its idle timeout). Six sessions
+// of one client each send an upload of two million empty ranges in one message (4 MB on the
+// wire, 128 MiB parsed), refused for its ranges, and send nothing more: the daemon then holds
+// about one such parse, not six.
+TEST(MemoryBoundsTest, AParsedMessageGoesOnceItsRequestIsDoneNotAtItsStreamsNext) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_request_bytes=16M",
+                                             "--max_transfer_bytes=2G",
+                                             "--client_transfer_bytes=1G"}));
+  const pid_t pid = daemon->process().pid();
+  constexpr int kSessions = 6;
+  constexpr int kRanges = 2 << 20;
+  v1::SessionRequest ranges;
+  for (int i = 0; i < kRanges; ++i) ranges.mutable_upload()->add_ranges();
+  ranges.mutable_upload()->set_last(true);  // the stream's last message until it is measured
+  const uint64_t parsed = ranges.SpaceUsedLong();
+  ASSERT_GT(parsed, 48 * kMiB);
+  ASSERT_LT(ranges.ByteSizeLong(), 7 * kMiB);
+  std::vector<std::unique_ptr<RawSession>> sessions;
+  for (int s = 0; s < kSessions; ++s) {
+    sessions.push_back(std::make_unique<RawSession>(daemon->address()));
+    ASSERT_OK(sessions.back()->Open().status());
+    ASSERT_OK(sessions.back()->Ping());
+  }
+  const uint64_t before = ProcStatusBytes(pid, "VmRSS");
+  ASSERT_GT(before, 0u);
+  for (const std::unique_ptr<RawSession>& session : sessions) {
+    const uint64_t id = session->NextId();
+    ranges.set_id(id);
+    ASSERT_TRUE(session->Send(ranges));
+    ASSERT_OK_AND_ASSIGN(v1::SessionResponse refused, session->Await(id));
+    EXPECT_EQ(refused.status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument))
+        << refused.status().message();
+    EXPECT_THAT(refused.status().message(), HasSubstr("ranges"));
+  }
+  // Nothing stays counted once the requests are done, and the memory the parses held is the
+  // allocator's to use again: at most a couple of them at once.
+  uint64_t in_use = 0;
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = InfoOf(daemon->address());
+    in_use = info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
+    return in_use == 0;
+  })) << in_use << " bytes still counted";
+  const uint64_t rss = ProcStatusBytes(pid, "VmRSS");
+  std::cerr << "[ measured ] " << kSessions << " sessions' uploads of " << kRanges
+            << " empty ranges, " << parsed / kMiB << " MiB each parsed: RSS " << before / kMiB
+            << " MiB before, " << rss / kMiB << " MiB after\n";
+  EXPECT_LE(rss, before + 5 * parsed / 2) << "the parses are held after their requests";
+  for (const std::unique_ptr<RawSession>& session : sessions) ASSERT_OK(session->Ping());
+}
+
 TEST(MemoryBoundsTest, TwelveStreamsThatNeverReadHoldTheirClientsShareWithinWhatIsPublished) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
