@@ -267,7 +267,7 @@ absl::StatusOr<std::unique_ptr<SessionManager::Ticket>> SessionManager::Open(
       holder.transfers = TransferBudget::Child(
           &transfers_, limits.transfer_bytes,
           tenant ? "this tenant's sessions" : "this client's sessions",
-          tenant ? "its transfer_share of --max_transfer_bytes" : "--max_transfer_bytes");
+          tenant ? "its transfer_share of --max_transfer_bytes" : "--client_transfer_bytes");
       holder.device_turns = device_share_.Join(limits.weight);
       holder.limits = limits;
     } else {

@@ -71,12 +71,13 @@ ABSL_FLAG(sluice::ByteSize, chunk_size,
           "default bytes per data message when a client states no preference");
 ABSL_FLAG(sluice::ByteSize, max_chunk_size,
           sluice::ByteSize{sluice::SessionManager::Options{}.max_chunk_size},
-          "largest chunk a client may negotiate (below gRPC's 4 MiB message limit)");
+          "largest chunk a client may negotiate, 4K to 64M (the daemon takes messages that "
+          "large)");
 ABSL_FLAG(uint32_t, max_sessions, sluice::SessionManager::Options{}.max_sessions,
           "sessions served at once");
 ABSL_FLAG(uint32_t, max_sessions_per_client, 0,
-          "sessions one client (its host and client name) may hold at once (0: a quarter of "
-          "--max_sessions)");
+          "sessions one client (its tenant, or without tenants its host and user) may hold at "
+          "once (0: a quarter of --max_sessions)");
 ABSL_FLAG(absl::Duration, share_quantum, sluice::SessionManager::Options{}.share_quantum,
           "device time is shared out by client: how long a client holds the device before "
           "another as well served may have it");
@@ -96,7 +97,8 @@ ABSL_FLAG(uint64_t, max_steps, sluice::SessionLimits{}.max_steps,
 ABSL_FLAG(uint64_t, max_ranges, sluice::SessionLimits{}.max_ranges,
           "ranges per upload, read or sequence");
 ABSL_FLAG(uint64_t, max_request_seconds, sluice::SessionLimits{}.max_request_seconds,
-          "seconds one request may run before it stops with DEADLINE_EXCEEDED (0: no limit)");
+          "seconds one execute may run before it stops with DEADLINE_EXCEEDED (0: no limit; "
+          "uploads and reads are bounded by their bytes)");
 ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{0},
           "bytes uploaded or read back by one request (0: 4G, or less where "
           "--max_transfer_bytes leaves less than that beside a chunk)");
@@ -256,6 +258,11 @@ int Main() {
                               .idle = absl::GetFlag(FLAGS_idle_timeout),
                               .stall = absl::GetFlag(FLAGS_stall_timeout)};
   options.streams.max_unopened_streams = absl::GetFlag(FLAGS_max_unopened_streams);
+  if (options.streams.max_unopened_streams == 0) {
+    // The newest stream always waits for its open: at least one does.
+    Log("--max_unopened_streams must be at least 1");
+    return kExitUsageError;
+  }
   options.streams.grpc_memory = absl::GetFlag(FLAGS_grpc_memory).bytes;
   options.streams.resume_grace = absl::GetFlag(FLAGS_resume_grace);
   if (options.streams.resume_grace < absl::ZeroDuration()) {
@@ -297,9 +304,12 @@ int Main() {
   SessionLimits& limits = options.sessions.limits;
   const uint64_t max_chunk = absl::GetFlag(FLAGS_max_chunk_size).bytes;
   const uint64_t chunk = absl::GetFlag(FLAGS_chunk_size).bytes;
-  if (max_chunk < kMinChunkSize || max_chunk > kMaxChunkSize || chunk == 0) {
-    Log("--max_chunk_size must lie in [%s, %s] and --chunk_size must be positive",
-        AbslUnparseFlag(ByteSize{kMinChunkSize}), AbslUnparseFlag(ByteSize{kMaxChunkSize}));
+  // A session asking for no chunk size in particular gets --chunk_size, which GetInfo
+  // publishes: one below what a session may negotiate would not be what it gets.
+  if (max_chunk < kMinChunkSize || max_chunk > kMaxChunkSize || chunk < kMinChunkSize) {
+    Log("--max_chunk_size must lie in [%s, %s] and --chunk_size must be at least %s",
+        AbslUnparseFlag(ByteSize{kMinChunkSize}), AbslUnparseFlag(ByteSize{kMaxChunkSize}),
+        AbslUnparseFlag(ByteSize{kMinChunkSize}));
     return kExitUsageError;
   }
   options.sessions.max_chunk_size = static_cast<uint32_t>(max_chunk);

@@ -57,8 +57,8 @@ int RunInfo() {
                 HumanBytes(t.transfer_bytes_limit()).c_str(), t.weight(),
                 static_cast<double>(t.device_time_us()) / 1e6);
   } else {
-    std::printf("clients:   at most %u sessions, %s of buffers and %s of transfers each (host "
-                "and client name)\n",
+    std::printf("clients:   at most %u sessions, %s of buffers and %s of transfers each (a "
+                "client is a host and user)\n",
                 info->max_sessions_per_client(), HumanBytes(info->client_memory()).c_str(),
                 HumanBytes(info->client_transfer_bytes()).c_str());
   }

@@ -51,9 +51,10 @@ struct StreamTimeouts {
 // budget and so to the daemon's: a stream whose client is at its share reads no message and
 // starts no job while replies of its own wait to be sent, until room appears (RoomWatch), so
 // a client with many streams holds its share and at most one message and one job's replies
-// more per stream. A message of more than kSizedFromBytes has what it will hold once parsed
-// (ParsedSize) reserved in its client's share before it is parsed, and is refused unparsed
-// (RESOURCE_EXHAUSTED) where there is no room. Before its session is open, a stream reads one
+// more per stream. A message of more than kSizedFromBytes is sized before it is parsed
+// (ParsedSize): what it will hold once parsed, where that is more than kCheapBytes, is reserved
+// in its client's share first, and the message refused unparsed (RESOURCE_EXHAUSTED) where
+// there is no room; a smaller one is counted once parsed. Before its session is open, a stream reads one
 // message of at most kMaxUnopenedMessageBytes at a time, holding at most as much parsed,
 // kMaxUnopenedMessages in all, and no more while kUnopenedReplyBytes of replies wait
 // (proto/contract.h).

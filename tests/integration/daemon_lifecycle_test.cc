@@ -109,6 +109,23 @@ TEST(DaemonLifecycleTest, AUnixSocketServesSessionsIsTheDaemonsAloneAndGoesWithI
   rmdir(dir.c_str());
 }
 
+// A setting GetInfo would publish but the daemon could not keep is refused at the start (exit
+// 2, naming the flag): a default chunk below what a session may negotiate (a session asking
+// for none would get 4K, not it), or no room for a stream waiting to open (the newest always
+// waits).
+TEST(DaemonLifecycleTest, SettingsTheDaemonCouldNotKeepAreRefusedAtTheStart) {
+  for (const auto& [flag, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--chunk_size=1K", "--chunk_size must be at least 4K"},
+           {"--max_chunk_size=2K", "--max_chunk_size must lie in [4K, 64M]"},
+           {"--max_unopened_streams=0", "--max_unopened_streams must be at least 1"}}) {
+    const ProgramRun run = RunProgram(
+        {BinaryPath("sluiced"), "--backend=cpu", "--cpu_memory=64M", "--listen=127.0.0.1:0", flag},
+        absl::Seconds(60));
+    EXPECT_EQ(run.exit_code, 2) << flag << ": " << run.err;
+    EXPECT_THAT(run.err, ::testing::HasSubstr(says)) << flag;
+  }
+}
+
 TEST(DaemonLifecycleTest, SignalsThatDoNotAskForAStopAreLoggedAndTheDaemonServesOn) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));

@@ -516,6 +516,10 @@ TEST_F(DaemonTest, HostileRequestsGetSpecificCodesAndHarmNoOne) {
   EXPECT_THAT(raw.Call(early, raw.NextId()), StatusIs(Code::kFailedPrecondition))
       << "an upload before open";
   EXPECT_OK(raw.Ping()) << "ping needs no open session";
+  // Nor does a cancel, which may cancel the open itself: before one it finds nothing.
+  v1::SessionRequest cancel;
+  cancel.mutable_cancel()->set_target(raw.NextId() + 5);
+  EXPECT_THAT(raw.Call(cancel, raw.NextId()), StatusIs(Code::kNotFound));
   ASSERT_OK_AND_ASSIGN(v1::OpenResponse open, raw.Open(4096));
   EXPECT_EQ(open.limits().chunk_size(), 4096u);
   EXPECT_THAT(raw.Open().status(), StatusIs(Code::kFailedPrecondition)) << "open twice";
@@ -865,7 +869,9 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   const std::vector<uint8_t> bytes = RandomBytes(2 << 20, 11);
   const absl::Status refused = d->Upload(r, bytes);
   EXPECT_THAT(refused, StatusIs(Code::kResourceExhausted));
-  EXPECT_THAT(std::string(refused.message()), HasSubstr("--max_transfer_bytes"));
+  // Its own client's share is what has no room (one process: one client), and the refusal
+  // names the flag that sets it.
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("(--client_transfer_bytes)"));
   EXPECT_THAT(d->DownloadRange(r, 0, 2 << 20), StatusIs(Code::kResourceExhausted));
   // A refused transfer changes nothing, and the session goes on.
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
