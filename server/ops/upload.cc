@@ -94,8 +94,10 @@ absl::Status UploadAssembly::CheckFirstMessage(const v1::UploadRequest& first, P
     RETURN_IF_ERROR(session->CheckUploadRanges(
         up.ranges, [&state](uint64_t handle) { return state.QueuedSize(handle); }));
   }
-  if (up.expected > kCheapBytes) {
-    // Its ranges are reserved now, its data as it arrives.
+  // A large upload's ranges are reserved now, its data as it arrives; so are a small upload's
+  // many ranges (65536 of one byte each are 1.5 MiB here), and its data with them.
+  up.reserved = up.expected > kCheapBytes || up.held > kCheapBytes;
+  if (up.reserved) {
     ASSIGN_OR_RETURN(up.hold, state.Transfers().Reserve(up.held, "an upload"));
   }
   return absl::OkStatus();
@@ -159,7 +161,7 @@ void UploadAssembly::Accept(v1::SessionRequest& request, std::vector<Job>* jobs)
 absl::Status UploadAssembly::Append(std::string_view data, Pending& up) {
   // Counts `bytes` more held (reserved from the budget unless the upload is small).
   const auto hold = [&up](uint64_t bytes) -> absl::Status {
-    if (up.expected > kCheapBytes) RETURN_IF_ERROR(up.hold.Extend(bytes, "an upload"));
+    if (up.reserved) RETURN_IF_ERROR(up.hold.Extend(bytes, "an upload"));
     up.held += bytes;
     return absl::OkStatus();
   };

@@ -82,6 +82,9 @@ class UploadAssembly {
     // The memory it holds: its ranges, and its blocks with their places in `blocks`
     // (counted by Append).
     uint64_t held = 0;
+    // Whether what it holds is reserved as it comes (a large upload, or one of many ranges),
+    // rather than counted once it is whole.
+    bool reserved = false;
     TransferBudget::Hold hold;  // the daemon's memory for what it holds
     std::optional<v1::SharedSpan> shared;  // the data is there instead (shared memory)
   };

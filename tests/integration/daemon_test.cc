@@ -832,6 +832,37 @@ bool UploadHolds(uint64_t in_use, uint64_t data) {
   return in_use >= pages && in_use <= pages + (4 << 10);
 }
 
+// An upload of little data but many ranges holds its ranges' copy (65536 of one byte each:
+// 1.5 MiB) from its first message on: that is counted in its client's share while it is
+// assembled, not only once it is whole. The count then lies between 16 and 40 bytes a range
+// (below what the message held while it was parsed, reserved before it), and goes with the
+// stream.
+TEST_F(DaemonTest, ASmallUploadOfManyRangesIsCountedWhileItIsAssembled) {
+  constexpr uint64_t kRanges = 65536;
+  auto raw = std::make_unique<RawSession>(daemon_->address());
+  ASSERT_OK(raw->Open(1 << 16).status());
+  ASSERT_OK_AND_ASSIGN(uint64_t handle, raw->Allocate(kRanges));
+  v1::SessionRequest first;
+  first.set_id(raw->NextId());
+  for (uint64_t i = 0; i < kRanges; ++i) {
+    v1::Range& range = *first.mutable_upload()->add_ranges();
+    range.set_handle(handle);
+    range.set_offset(i);
+    range.set_length(1);
+  }
+  first.mutable_upload()->set_data(std::string(1024, 'r'));  // and no last chunk
+  ASSERT_TRUE(raw->Send(first));
+  uint64_t in_use = 0;
+  EXPECT_TRUE(WaitForInfo([&](const v1::GetInfoResponse& i) {
+    in_use = i.transfer_bytes_in_use();
+    return in_use >= kRanges * 16 && in_use <= kRanges * 40;
+  })) << in_use << " bytes counted for an unfinished upload of " << kRanges << " ranges";
+  raw.reset();
+  EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
+    return i.transfer_bytes_in_use() == 0;
+  })) << "what the upload held goes with its stream";
+}
+
 TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
   // Room for two 8 MiB uploads in flight, all sessions together, for the huge page the second
   // reaches before it fills it beside its last chunk as that is parsed, and for the small
