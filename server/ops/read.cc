@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "sluice/proto/codec.h"
 #include "sluice/server/ops/handlers.h"
 
@@ -77,6 +78,15 @@ void ReadShared(SessionState& state, uint64_t id, const v1::SharedSpan& span,
 void Read(SessionState& state, uint64_t id, const v1::ReadRequest& request, Responses* out) {
   if (absl::Status open = state.RequireOpen(); !open.ok()) {
     return SessionState::Reply(id, open, out);
+  }
+  // Too many ranges are refused before they are copied (24 bytes each, uncounted).
+  if (static_cast<uint64_t>(request.ranges_size()) > state.limits.max_ranges) {
+    return SessionState::Reply(
+        id,
+        absl::InvalidArgumentError(absl::StrFormat("%d reads in one operation; the limit is %d",
+                                                   request.ranges_size(),
+                                                   state.limits.max_ranges)),
+        out);
   }
   std::vector<RangeRef> reads = RangesFromProto(request.ranges());
   const uint64_t total = TotalLength(reads);
@@ -199,8 +209,16 @@ void StreamedRead::Continue(SessionState& state, Responses* out) {
 }
 
 void AcceptRead(SessionState& state, v1::SessionRequest& request, Job& job) {
-  job.cheap = TotalLength(RangesFromProto(request.read().ranges())) <= kCheapBytes &&
-              static_cast<uint64_t>(request.read().ranges_size()) <= state.limits.max_ranges;
+  // Its bytes summed in the message, not in a copy of its ranges.
+  uint64_t total = 0;
+  if (static_cast<uint64_t>(request.read().ranges_size()) <= state.limits.max_ranges) {
+    for (const v1::Range& r : request.read().ranges()) {
+      total = r.length() > ~uint64_t{0} - total ? ~uint64_t{0} : total + r.length();
+    }
+  } else {
+    total = ~uint64_t{0};  // refused when it runs: not cheap
+  }
+  job.cheap = total <= kCheapBytes;
   job.run = [&state, id = job.id, read = std::move(*request.mutable_read())](Responses* out) {
     Read(state, id, read, out);
   };

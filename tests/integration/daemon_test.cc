@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -830,6 +831,34 @@ bool UploadHolds(uint64_t in_use, uint64_t data) {
   constexpr uint64_t kHugePage = uint64_t{2} << 20;
   const uint64_t pages = (data + kHugePage - 1) / kHugePage * kHugePage;
   return in_use >= pages && in_use <= pages + (4 << 10);
+}
+
+// A read or an upload of more ranges than --max_ranges is refused, INVALID_ARGUMENT naming
+// the limit, and the session goes on.
+TEST_F(DaemonTest, MoreRangesThanTheLimitAreRefusedNamingIt) {
+  RawSession raw(daemon_->address());
+  ASSERT_OK(raw.Open().status());
+  ASSERT_OK_AND_ASSIGN(uint64_t handle, raw.Allocate(4096));
+  const uint64_t limit = SessionLimits{}.max_ranges;
+  v1::SessionRequest read;
+  v1::SessionRequest upload;
+  for (uint64_t i = 0; i <= limit; ++i) {
+    for (v1::Range* range : {read.mutable_read()->add_ranges(),
+                             upload.mutable_upload()->add_ranges()}) {
+      range->set_handle(handle);
+      range->set_length(1);
+    }
+  }
+  upload.mutable_upload()->set_last(true);
+  EXPECT_THAT(raw.Call(read, raw.NextId()),
+              StatusIs(Code::kInvalidArgument,
+                       HasSubstr(absl::StrFormat("%d reads in one operation; the limit is %d",
+                                                 limit + 1, limit))));
+  EXPECT_THAT(raw.Call(upload, raw.NextId()),
+              StatusIs(Code::kInvalidArgument,
+                       HasSubstr(absl::StrFormat("%d ranges in one upload; the limit is %d",
+                                                 limit + 1, limit))));
+  EXPECT_OK(raw.Ping());
 }
 
 // An upload of little data but many ranges holds its ranges' copy (65536 of one byte each:
