@@ -3,7 +3,17 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 // tcmalloc's C interface, present only in processes linked with it (sluiced and the CLI are,
 // unless built without it): a weak reference resolves to null elsewhere.
@@ -67,11 +77,68 @@ void HeapTrimmer::Run() {
   }
 }
 
+namespace {
+
+// The first line of the file at `path` as a number of bytes; nullopt for "max", a value past
+// 2^62 (v1's "unlimited" is a page short of 2^63), anything else, or no file.
+std::optional<uint64_t> LimitIn(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  uint64_t bytes = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &bytes) ||
+      bytes >= (uint64_t{1} << 62)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::optional<uint64_t> CgroupMemoryLimit(std::string_view proc_self_cgroup,
+                                          const std::string& cgroup_root) {
+  std::optional<uint64_t> lowest;
+  const auto consider = [&](const std::string& dir, const char* file) {
+    // The group and each parent up to the root: a parent's limit binds its children too.
+    std::string at = dir;
+    for (;;) {
+      if (std::optional<uint64_t> limit = LimitIn(at + "/" + file); limit.has_value()) {
+        lowest = std::min(lowest.value_or(*limit), *limit);
+      }
+      const size_t slash = at.rfind('/');
+      if (at.size() <= cgroup_root.size() || slash == std::string::npos ||
+          slash < cgroup_root.size()) {
+        break;
+      }
+      at.resize(slash);
+    }
+  };
+  const absl::string_view text(proc_self_cgroup.data(), proc_self_cgroup.size());
+  for (const absl::string_view line : absl::StrSplit(text, '\n')) {
+    // "hierarchy-ID:controllers:path"; the path holds no ':' before it, but may after.
+    const std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (fields.size() != 3 || absl::StrContains(fields[2], "..")) continue;
+    const absl::string_view stripped = absl::StripSuffix(fields[2], "/");
+    const std::string path(stripped.data(), stripped.size());
+    if (fields[0] == "0" && fields[1].empty()) {
+      consider(cgroup_root + path, "memory.max");  // v2's one hierarchy
+    } else if (absl::c_linear_search(absl::StrSplit(fields[1], ','), "memory")) {
+      consider(cgroup_root + "/memory" + path, "memory.limit_in_bytes");
+    }
+  }
+  return lowest;
+}
+
 uint64_t PhysicalMemoryBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_size <= 0) return uint64_t{1} << 30;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+  const uint64_t physical = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+  std::ifstream in("/proc/self/cgroup");
+  std::stringstream groups;
+  groups << in.rdbuf();
+  const std::optional<uint64_t> limit = CgroupMemoryLimit(groups.str(), "/sys/fs/cgroup");
+  return limit.has_value() && *limit > 0 ? std::min(physical, *limit) : physical;
 }
 
 uint64_t ResidentBytes() {

@@ -3,6 +3,9 @@
 #define SLUICE_BASE_HEAP_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -20,8 +23,19 @@ void ReleaseFreeHeapMemory();
 // back to the shared heap (tcmalloc; nothing otherwise). For threads about to wait for work.
 void ReleaseThreadHeapCache();
 
-// The host's physical memory in bytes (1 GiB where the system cannot tell).
+// The memory this process may use, in bytes: the host's physical memory, or less where the
+// process's control group limits it (a container's memory limit), so that what a daemon sizes
+// from the host (its transfer budget, gRPC's quota, the CPU device) and the bound it checks at
+// its start follow the container rather than the node. 1 GiB where the system cannot tell.
 uint64_t PhysicalMemoryBytes();
+
+// The memory limit of the control group that `proc_self_cgroup` (the text of
+// /proc/self/cgroup) names under `cgroup_root` (/sys/fs/cgroup): cgroup v2's memory.max, or
+// v1's memory.limit_in_bytes under the memory hierarchy, read at the group and each of its
+// parents (the lowest applies). nullopt where none is set ("max", or v1's unlimited value) or
+// none can be read.
+std::optional<uint64_t> CgroupMemoryLimit(std::string_view proc_self_cgroup,
+                                          const std::string& cgroup_root);
 
 // The process's resident set size in bytes (0 where /proc cannot tell).
 uint64_t ResidentBytes();

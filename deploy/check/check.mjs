@@ -146,8 +146,37 @@ if (deployment === undefined) {
   }
   if (container.resources?.limits?.["nvidia.com/gpu"] === undefined) fail("no nvidia.com/gpu limit");
   if (container.resources?.limits?.memory === undefined) fail("no memory limit");
-  if (flag("max_transfer_bytes") === undefined) {
-    fail("--max_transfer_bytes is not set: it would follow the node's memory, not the limit");
+  // What sluiced may hold of the container's memory for its clients (GetInfo's host_memory,
+  // from the figures docs/daemon.md publishes and DocsTest checks against the code): its
+  // transfer budget and an eighth, the upload blocks it keeps warm (an eighth), gRPC's quota,
+  // 194 KiB a stream waiting to open and 130 KiB a session past its client's share, and on the
+  // CUDA device a 32 MiB staging ring a session and the pinned read arenas. Where a flag is
+  // unset it follows the container's limit, which sluiced reads from its control group: it
+  // refuses to start where the sum does not fit, and so must this manifest.
+  const Ki = 1024, Mi = Ki * Ki, Gi = Mi * Ki;
+  const bytes = (text, units) => {
+    const m = /^(\d+)([A-Za-z]*)$/.exec(text ?? "");
+    return m === null || !(m[2] in units) ? NaN : Number(m[1]) * units[m[2]];
+  };
+  const limit = bytes(container.resources?.limits?.memory, { "": 1, Ki, Mi, Gi });
+  const flagBytes = (name, otherwise) => {
+    const value = flag(name);
+    return value === undefined ? otherwise : bytes(value, { "": 1, K: Ki, M: Mi, G: Gi });
+  };
+  const clamp = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
+  const budget = flagBytes("max_transfer_bytes", clamp(Math.floor(limit / 4), 256 * Mi, 8 * Gi));
+  const grpc = flagBytes("grpc_memory", clamp(Math.floor(limit / 16), 256 * Mi, Gi));
+  const sessions = Number(flag("max_sessions") ?? 256);
+  const unopened = Number(flag("max_unopened_streams") ?? 64);
+  const pinned = flagBytes("cuda_pinned_reads", Gi);
+  const held = budget + Math.floor(budget / 8) + Math.floor(budget / 8) + grpc +
+               unopened * 194 * Ki + sessions * 130 * Ki + sessions * 32 * Mi + pinned;
+  if (!(held <= limit)) {
+    fail(`sluiced may hold ${(held / Gi).toFixed(1)} GiB for its clients, past the container's ` +
+         `memory limit of ${(limit / Gi).toFixed(1)} GiB: it would refuse to start`);
+  } else {
+    pass(`sluiced may hold ${(held / Gi).toFixed(1)} GiB for its clients, within the container's ` +
+         `${(limit / Gi).toFixed(1)} GiB`);
   }
   if (container.securityContext?.readOnlyRootFilesystem !== true || pod.securityContext?.runAsNonRoot !== true) {
     fail("the container is not read-only and non-root");

@@ -5,6 +5,7 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 
 namespace sluice {
 namespace {
@@ -49,6 +50,43 @@ TEST(HeapTest, PeakResidentBytesAreAtLeastWhatTheProcessHolds) {
   EXPECT_GE(resident, touched.size());
   EXPECT_GE(PeakResidentBytes(), touched.size());
   EXPECT_GE(PeakResidentBytes() + (uint64_t{1} << 20), resident);
+}
+
+// A container's memory limit, read where /proc/self/cgroup says the process's group is: v2's
+// memory.max, or v1's memory.limit_in_bytes under the memory hierarchy, the lowest of the group
+// and its parents; nothing where none is set.
+TEST(HeapTest, AControlGroupsMemoryLimitIsFoundForEitherVersion) {
+  const testing::ScopedTempDir root("cgroup");
+  const auto write = [&](const std::string& dir, const std::string& file,
+                         const std::string& text) {
+    std::filesystem::create_directories(root.path() + dir);
+    std::ofstream(root.path() + dir + "/" + file) << text;
+  };
+  // v2: the group's own limit, a parent's lower one, "max" for none.
+  write("/kubepods/pod1/c1", "memory.max", "12884901888\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/kubepods/pod1/c1\n", root.path()), uint64_t{12} << 30);
+  write("/kubepods/pod1", "memory.max", "8589934592\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/kubepods/pod1/c1\n", root.path()), uint64_t{8} << 30);
+  write("/free", "memory.max", "max\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/free\n", root.path()), std::nullopt);
+  // v1: the memory hierarchy's line, among the others; its "unlimited" is no limit.
+  write("/memory/docker/abc", "memory.limit_in_bytes", "536870912\n");
+  EXPECT_EQ(CgroupMemoryLimit("12:pids:/docker/abc\n4:memory:/docker/abc\n1:name=systemd:/\n",
+                              root.path()),
+            uint64_t{512} << 20);
+  write("/memory/open", "memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_EQ(CgroupMemoryLimit("4:cpuacct,memory:/open\n", root.path()), std::nullopt);
+  // No group named, no file, a path that would climb out of the root, garbage.
+  EXPECT_EQ(CgroupMemoryLimit("", root.path()), std::nullopt);
+  EXPECT_EQ(CgroupMemoryLimit("0::/nowhere\n", root.path()), std::nullopt);
+  EXPECT_EQ(CgroupMemoryLimit("0::/../kubepods/pod1\n", root.path()), std::nullopt);
+  write("/bad", "memory.max", "lots\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/bad\n", root.path()), std::nullopt);
+  // A namespaced container sees its own group as the root, its limit there.
+  write("", "memory.max", "1073741824\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/\n", root.path()), uint64_t{1} << 30);
+  // The process's own figure is never nothing.
+  EXPECT_GT(PhysicalMemoryBytes(), 0u);
 }
 
 }  // namespace

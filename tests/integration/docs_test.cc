@@ -26,8 +26,11 @@
 #include "gtest/gtest.h"
 #include "sluice/base/log.h"
 #include "sluice/client/remote_dispatch.h"
+#include "sluice/engine/cuda_device.h"
 #include "sluice/engine/resource_table.h"
+#include "sluice/engine/transfer_budget.h"
 #include "sluice/server/grpc/resumable_sessions.h"
+#include "sluice/server/grpc/session_reactor.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
@@ -362,6 +365,33 @@ TEST_F(DocsTest, TheSameHostPathsFiguresAreTheClients) {
     }
     EXPECT_GE(seen, 1u) << "docs/interface.md states each";
   }
+}
+
+TEST_F(DocsTest, WhatTheDaemonMayHoldIsStatedAsItCountsIt) {
+  // docs/daemon.md: "194 KiB for each stream that may wait to open, 130 KiB for each session
+  // past its client's share", "a 32 MiB ring per session" (StreamBounds, the CUDA device's
+  // staging ring), and the same figures where deploy/check/check.mjs sums what a container's
+  // daemon may hold against its memory limit.
+  const std::string stream_kib = std::to_string(StreamBounds::kUnopenedStreamBytes >> 10);
+  const std::string session_kib = std::to_string(StreamBounds::kPastShareBytes >> 10);
+  const std::string ring_mib = std::to_string(kCudaStagingRingBytes >> 20);
+  const std::vector<std::pair<std::regex, std::string>> figures = {
+      {std::regex("([0-9]+)\\s+KiB\\s+for\\s+each\\s+stream\\s+that\\s+may\\s+wait\\s+to\\s+open"),
+       stream_kib},
+      {std::regex("([0-9]+)\\s+KiB\\s+for\\s+each\\s+session\\s+past\\s+its\\s+client's\\s+share"),
+       session_kib},
+      {std::regex("a\\s+([0-9]+)\\s+MiB\\s+ring\\s+per\\s+session"), ring_mib},
+  };
+  for (const auto& [re, want] : figures) {
+    const auto stated = Stated(re);
+    EXPECT_GE(stated.size(), 1u) << "docs/daemon.md states it";
+    for (const auto& [path, said] : stated) EXPECT_EQ(said[1], want) << path << ": " << said[0];
+  }
+  const std::string check = ReadFile(kRoot / "deploy" / "check" / "check.mjs");
+  EXPECT_THAT(check, ::testing::HasSubstr("unopened * " + stream_kib + " * Ki"));
+  EXPECT_THAT(check, ::testing::HasSubstr("sessions * " + session_kib + " * Ki"));
+  EXPECT_THAT(check, ::testing::HasSubstr("sessions * " + ring_mib + " * Mi"));
+  EXPECT_EQ(TransferBudget::kChargeSlackDivisor, 8u) << "check.mjs counts an eighth more";
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
