@@ -98,18 +98,16 @@ std::optional<uint64_t> LimitIn(const std::string& path) {
 std::optional<uint64_t> CgroupMemoryLimit(std::string_view proc_self_cgroup,
                                           const std::string& cgroup_root) {
   std::optional<uint64_t> lowest;
-  const auto consider = [&](const std::string& dir, const char* file) {
-    // The group and each parent up to the root: a parent's limit binds its children too.
-    std::string at = dir;
+  // The group `path` under the hierarchy at `top`, and each parent up to `top`: a parent's
+  // limit binds its children too.
+  const auto consider = [&](const std::string& top, const std::string& path, const char* file) {
+    std::string at = top + path;
     for (;;) {
       if (std::optional<uint64_t> limit = LimitIn(at + "/" + file); limit.has_value()) {
         lowest = std::min(lowest.value_or(*limit), *limit);
       }
       const size_t slash = at.rfind('/');
-      if (at.size() <= cgroup_root.size() || slash == std::string::npos ||
-          slash < cgroup_root.size()) {
-        break;
-      }
+      if (at.size() <= top.size() || slash == std::string::npos || slash < top.size()) break;
       at.resize(slash);
     }
   };
@@ -121,9 +119,9 @@ std::optional<uint64_t> CgroupMemoryLimit(std::string_view proc_self_cgroup,
     const absl::string_view stripped = absl::StripSuffix(fields[2], "/");
     const std::string path(stripped.data(), stripped.size());
     if (fields[0] == "0" && fields[1].empty()) {
-      consider(cgroup_root + path, "memory.max");  // v2's one hierarchy
+      consider(cgroup_root, path, "memory.max");  // v2's one hierarchy
     } else if (absl::c_linear_search(absl::StrSplit(fields[1], ','), "memory")) {
-      consider(cgroup_root + "/memory" + path, "memory.limit_in_bytes");
+      consider(cgroup_root + "/memory", path, "memory.limit_in_bytes");
     }
   }
   return lowest;

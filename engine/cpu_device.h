@@ -15,7 +15,7 @@ namespace sluice {
 class CpuDevice final : public Device {
  public:
   struct Options {
-    // Bytes of host memory the device may hand out; 0 means half of physical memory.
+    // Bytes of host memory the device may hand out; 0 means half of PhysicalMemoryBytes().
     uint64_t memory_limit = 0;
     // Worker threads; 0 means one per hardware thread (the caller is one of them).
     int threads = 0;

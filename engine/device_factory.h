@@ -13,7 +13,7 @@
 namespace sluice {
 
 struct DeviceOptions {
-  uint64_t cpu_memory_limit = 0;   // 0: half of physical memory
+  uint64_t cpu_memory_limit = 0;   // 0: half of PhysicalMemoryBytes()
   int cpu_threads = 0;             // 0: every hardware thread
   int cuda_ordinal = 0;            // which GPU
   uint64_t cuda_memory_limit = 0;  // 0: 90% of the GPU's free memory

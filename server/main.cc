@@ -111,7 +111,8 @@ ABSL_FLAG(sluice::ByteSize, client_transfer_bytes, sluice::ByteSize{0},
           "its transfer_share); past it the client is not read (0: half of "
           "--max_transfer_bytes, but at least --max_request_bytes plus --max_chunk_size)");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
-          "CPU backend: device memory limit (0: half of physical memory)");
+          "CPU backend: device memory limit (0: half of the host's memory, or of the "
+          "container's limit where lower)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
 ABSL_FLAG(int, cuda_device, 0, "CUDA backend: which GPU");
 ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},

@@ -158,7 +158,8 @@ if (deployment === undefined) {
     const m = /^(\d+)([A-Za-z]*)$/.exec(text ?? "");
     return m === null || !(m[2] in units) ? NaN : Number(m[1]) * units[m[2]];
   };
-  const limit = bytes(container.resources?.limits?.memory, { "": 1, Ki, Mi, Gi });
+  const limit = bytes(container.resources?.limits?.memory,
+                      { "": 1, k: 1e3, M: 1e6, G: 1e9, Ki, Mi, Gi });
   const flagBytes = (name, otherwise) => {
     const value = flag(name);
     return value === undefined ? otherwise : bytes(value, { "": 1, K: Ki, M: Mi, G: Gi });

@@ -54,8 +54,8 @@ struct StreamTimeouts {
 // more per stream. A message of more than kSizedFromBytes is sized before it is parsed
 // (ParsedSize): what it will hold once parsed, where that is more than kCheapBytes, is reserved
 // in its client's share first, and the message refused unparsed (RESOURCE_EXHAUSTED) where
-// there is no room; a smaller one is counted once parsed. Before its session is open, a stream reads one
-// message of at most kMaxUnopenedMessageBytes at a time, holding at most as much parsed,
+// there is no room; a smaller one is counted once parsed. Before its session is open, a stream
+// reads one message of at most kMaxUnopenedMessageBytes at a time, holding at most as much parsed,
 // kMaxUnopenedMessages in all, and no more while kUnopenedReplyBytes of replies wait
 // (proto/contract.h).
 struct StreamBounds {

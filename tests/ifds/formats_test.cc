@@ -180,7 +180,8 @@ TEST(TextFormatTest, ADeclarationAfterSkippedLinesOfEveryLengthNamesItsLine) {
     }
   }
   const std::string bad = head + body + "procedure m start a exit b\n";
-  const std::string expected = absl::StrCat("in.ifds:", lines + 1, ":11: procedure 'm' is declared twice");
+  const std::string expected =
+      absl::StrCat("in.ifds:", lines + 1, ":11: procedure 'm' is declared twice");
   EXPECT_EQ(ErrorOf(bad), expected);
   EXPECT_THAT(internal::ParseTextStatementByStatement(bad, "in.ifds"),
               StatusIs(Code::kInvalidArgument, HasSubstr(expected)));

@@ -28,6 +28,7 @@
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/cuda_device.h"
 #include "sluice/engine/resource_table.h"
+#include "sluice/engine/session_manager.h"
 #include "sluice/engine/transfer_budget.h"
 #include "sluice/server/grpc/resumable_sessions.h"
 #include "sluice/server/grpc/session_reactor.h"
@@ -392,6 +393,7 @@ TEST_F(DocsTest, WhatTheDaemonMayHoldIsStatedAsItCountsIt) {
   EXPECT_THAT(check, ::testing::HasSubstr("sessions * " + session_kib + " * Ki"));
   EXPECT_THAT(check, ::testing::HasSubstr("sessions * " + ring_mib + " * Mi"));
   EXPECT_EQ(TransferBudget::kChargeSlackDivisor, 8u) << "check.mjs counts an eighth more";
+  EXPECT_EQ(SessionManager::kWarmUploadDivisor, 8u) << "and an eighth of upload blocks";
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
