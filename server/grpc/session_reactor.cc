@@ -205,7 +205,6 @@ void SessionReactor::OnReadDone(bool ok) {
     // counts what it holds, in Accept); one the share has no room for is refused unparsed.
     TransferBudget::Hold parsing;
     absl::Status refused;
-    std::optional<v1::SessionRequest> request;
     if (sized && !parsed_bytes.has_value()) {
       malformed = true;  // bytes the parse refuses too
       read_buffer_.Clear();
@@ -233,27 +232,27 @@ void SessionReactor::OnReadDone(bool ok) {
         malformed = true;
       }
     } else if (!malformed) {
-      // Each message parsed afresh, and gone once accepted: what a request keeps of it is its
-      // job's, counted there. A message kept between reads would hold its parse uncounted for
-      // as long as its stream sent nothing more.
-      request.emplace();
       malformed = !grpc::SerializationTraits<v1::SessionRequest>::Deserialize(&read_buffer_,
-                                                                            &*request)
+                                                                            &request_)
                        .ok();
       parsing.Release();  // Accept counts it from here
     }
     if (!malformed && refused.ok()) {
-      if (request->settled_through() != 0) {
+      if (request_.settled_through() != 0) {
         std::shared_ptr<ReplyRecord> record;
         {
           absl::MutexLock lock(&mu_);
           record = record_;
         }
-        if (record != nullptr) record->Settle(request->settled_through());
+        if (record != nullptr) record->Settle(request_.settled_through());
       }
-      protocol_.Accept(*request, &jobs);
-      request.reset();
+      protocol_.Accept(request_, &jobs);
     }
+    // What a request keeps of its message is its job's, counted there. A message sized before
+    // it was parsed may hold far more than a small one does parsed (which is at most
+    // kCheapBytes), and what is left of it goes now: kept until the stream's next message, it
+    // would be held uncounted for as long as the stream sent nothing more.
+    if (sized) request_ = v1::SessionRequest();
   } else {
     protocol_.EndOfInput(&jobs);
   }

@@ -221,6 +221,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
   // Read-path state: one read is outstanding at a time.
   grpc::ByteBuffer read_buffer_;
+  v1::SessionRequest request_;  // the message just read (one sized before its parse goes then)
   uint32_t unopened_messages_ = 0;  // messages read before the session opened
 
   absl::Mutex mu_;
