@@ -209,16 +209,10 @@ void StreamedRead::Continue(SessionState& state, Responses* out) {
 }
 
 void AcceptRead(SessionState& state, v1::SessionRequest& request, Job& job) {
-  // Its bytes summed in the message, not in a copy of its ranges.
-  uint64_t total = 0;
-  if (static_cast<uint64_t>(request.read().ranges_size()) <= state.limits.max_ranges) {
-    for (const v1::Range& r : request.read().ranges()) {
-      total = r.length() > ~uint64_t{0} - total ? ~uint64_t{0} : total + r.length();
-    }
-  } else {
-    total = ~uint64_t{0};  // refused when it runs: not cheap
-  }
-  job.cheap = total <= kCheapBytes;
+  // Its bytes summed in the message, not in a copy of its ranges; too many are refused when it
+  // runs.
+  job.cheap = static_cast<uint64_t>(request.read().ranges_size()) <= state.limits.max_ranges &&
+              TotalLength(request.read().ranges()) <= kCheapBytes;
   job.run = [&state, id = job.id, read = std::move(*request.mutable_read())](Responses* out) {
     Read(state, id, read, out);
   };

@@ -9,11 +9,23 @@
 
 namespace sluice {
 
+namespace {
+
+uint64_t SaturatingAdd(uint64_t total, uint64_t length) {
+  return length > ~uint64_t{0} - total ? ~uint64_t{0} : total + length;
+}
+
+}  // namespace
+
 uint64_t TotalLength(absl::Span<const RangeRef> ranges) {
   uint64_t total = 0;
-  for (const RangeRef& r : ranges) {
-    total = r.length > ~uint64_t{0} - total ? ~uint64_t{0} : total + r.length;
-  }
+  for (const RangeRef& r : ranges) total = SaturatingAdd(total, r.length);
+  return total;
+}
+
+uint64_t TotalLength(const google::protobuf::RepeatedPtrField<v1::Range>& ranges) {
+  uint64_t total = 0;
+  for (const v1::Range& r : ranges) total = SaturatingAdd(total, r.length());
   return total;
 }
 

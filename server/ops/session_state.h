@@ -124,8 +124,10 @@ class SessionResumer {
   virtual absl::StatusOr<Resumed> Resume(const std::string& token, const std::string& owner) = 0;
 };
 
-// Sum of lengths, saturating at 2^64 - 1 so that absurd requests cannot wrap to small ones.
+// Sum of lengths, saturating at 2^64 - 1 so that absurd requests cannot wrap to small ones;
+// of a request's ranges as they came, or as copied.
 uint64_t TotalLength(absl::Span<const RangeRef> ranges);
+uint64_t TotalLength(const google::protobuf::RepeatedPtrField<v1::Range>& ranges);
 // The host part of a gRPC peer ("ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7").
 std::string PeerHost(const std::string& peer);
 

@@ -74,6 +74,16 @@ absl::StatusOr<v1::GetInfoResponse> InfoOf(const std::string& address,
   return GetServerInfo(address, absl::Seconds(20), credentials);
 }
 
+// Waits (at most 30 s) until the daemon at `address` counts no transfer memory in use.
+void ExpectNothingCounted(const std::string& address) {
+  uint64_t in_use = 0;
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = InfoOf(address);
+    in_use = info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
+    return in_use == 0;
+  })) << in_use << " bytes still counted";
+}
+
 // Streams that send `message` over and over, each from its own thread, until the daemon
 // stops reading them (their writes block) or ends them; Stop cancels what still runs.
 class Flood {
@@ -140,12 +150,7 @@ TEST(MemoryBoundsTest, StreamsThatNeverOpenHoldLittleAndWhatTheyHeldGoesBack) {
   })) << "RSS after the flood: " << ProcStatusBytes(pid, "VmRSS");
   // Nothing stays counted once the sessions' ends are done (the last one's close may still be
   // on its way when the flood stops).
-  uint64_t in_use = 0;
-  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
-    absl::StatusOr<v1::GetInfoResponse> info = InfoOf(daemon->address());
-    in_use = info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
-    return in_use == 0;
-  })) << in_use << " bytes still counted";
+  ExpectNothingCounted(daemon->address());
 }
 
 // A request of many empty elements is 2 bytes an element on the wire and an object each
@@ -252,12 +257,7 @@ TEST(MemoryBoundsTest, AParsedMessageGoesOnceItsRequestIsDoneNotAtItsStreamsNext
   }
   // Nothing stays counted once the requests are done, and the memory the parses held is the
   // allocator's to use again: at most a couple of them at once.
-  uint64_t in_use = 0;
-  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
-    absl::StatusOr<v1::GetInfoResponse> info = InfoOf(daemon->address());
-    in_use = info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
-    return in_use == 0;
-  })) << in_use << " bytes still counted";
+  ExpectNothingCounted(daemon->address());
   uint64_t rss = 0;
   EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
     rss = ProcStatusBytes(pid, "VmRSS");
