@@ -133,10 +133,9 @@ SessionManager::Options SessionManager::Options::FollowMachine(uint64_t device_b
   }
   if (resolved.client_transfer_bytes == 0) {
     // Half the budget, but never less than the largest request needs.
-    resolved.client_transfer_bytes = std::min(
-        resolved.max_transfer_bytes,
-        std::max(resolved.max_transfer_bytes / 2,
-                 resolved.limits.max_request_bytes + max_chunk_size));
+    resolved.client_transfer_bytes =
+        std::min(resolved.max_transfer_bytes,
+                 std::max(resolved.max_transfer_bytes / 2, resolved.LargestRequestBytes()));
   }
   return resolved;
 }
@@ -150,20 +149,25 @@ absl::Status SessionManager::Options::Check() const {
         "--client_transfer_bytes (%d) must be at most --max_transfer_bytes (%d)",
         client_transfer_bytes, max_transfer_bytes));
   }
-  // The daemon's budget, and a client's share of it, each hold a read of the most bytes a
-  // request may move, and one chunk more while sending.
+  // The daemon's budget, and a client's share of it, each hold the largest request.
+  const uint64_t largest = LargestRequestBytes();
   for (const auto& [flag, bytes] : {std::pair<const char*, uint64_t>{"--max_transfer_bytes",
                                                                       max_transfer_bytes},
                                     {"--client_transfer_bytes", client_transfer_bytes}}) {
-    if (bytes < limits.max_request_bytes + max_chunk_size) {
+    if (bytes < largest) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s (%d) must be at least --max_request_bytes (%d) plus --max_chunk_size (%d): a "
-          "read of the most bytes a request may move holds them, and one chunk more while "
-          "sending",
-          flag, bytes, limits.max_request_bytes, max_chunk_size));
+          "%s (%d) must be at least %d, what the largest request holds: --max_request_bytes "
+          "(%d) plus --max_chunk_size (%d), or a read's replies in %d-byte chunks where that "
+          "is more",
+          flag, bytes, largest, limits.max_request_bytes, max_chunk_size, kMinChunkSize));
     }
   }
   return absl::OkStatus();
+}
+
+uint64_t SessionManager::Options::LargestRequestBytes() const {
+  return std::max(limits.max_request_bytes + max_chunk_size,
+                  ReadHoldBytes(limits.max_request_bytes, kMinChunkSize));
 }
 
 uint32_t SessionManager::Options::SessionsPerClient() const {

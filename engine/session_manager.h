@@ -92,13 +92,13 @@ class SessionManager {
     // plus kMessageOverheadBytes.
     uint32_t max_chunk_size = 2 << 20;
     // Host memory for uploads being assembled and reads waiting to be sent, all sessions
-    // together (see TransferBudget); max_request_bytes plus a chunk serves the largest read.
-    // 0: a quarter of the host's memory, within [256 MiB, 8 GiB].
+    // together (see TransferBudget); at least LargestRequestBytes(). 0: a quarter of the
+    // host's memory, within [256 MiB, 8 GiB].
     uint64_t max_transfer_bytes = 0;
     // A client's share of max_transfer_bytes (a tenant's is its transfer_share instead): what
     // all its streams may hold together, past which it is not read (see TransferBudget). 0:
-    // half of max_transfer_bytes, but at least limits.max_request_bytes plus max_chunk_size,
-    // so that one client can make the largest request.
+    // half of max_transfer_bytes, but at least LargestRequestBytes(), so that one client can
+    // make the largest request.
     uint64_t client_transfer_bytes = 0;
     // Called once, from the Open that finds the device lost for good (see Device::lost): a
     // daemon exits then, so that its supervisor starts it again on a fresh device.
@@ -110,6 +110,12 @@ class SessionManager {
     // The chunk size for a client that asked for `requested` (0: the default), clamped to
     // [kMinChunkSize, max_chunk_size].
     uint32_t NegotiateChunkSize(uint32_t requested) const;
+    // What the largest request holds of a transfer budget: an upload of max_request_bytes,
+    // assembled, and the message that brings its last chunk (max_request_bytes plus
+    // max_chunk_size); or a read's replies, of two windows at most where it streams, where
+    // they hold more (ReadHoldBytes in the smallest chunks: only with a max_chunk_size under
+    // 2 MiB).
+    uint64_t LargestRequestBytes() const;
     // max_sessions_per_client, with 0 resolved.
     uint32_t SessionsPerClient() const;
     // These options with every 0 that means "follow the machine" resolved, for a device that

@@ -110,4 +110,17 @@ absl::StatusOr<TransferBudget::Hold> TransferBudget::Reserve(uint64_t bytes, con
   return Hold(this, bytes, self_.lock());
 }
 
+uint64_t ReadWindowBytes(uint64_t chunk) {
+  return std::max<uint64_t>(1, kReadWindowBytes / chunk) * chunk;
+}
+
+uint64_t ReplyBytes(uint64_t data, uint64_t chunk) {
+  const uint64_t replies = std::max<uint64_t>(1, data / chunk + (data % chunk != 0));
+  return data + replies * kReplyOverheadBytes;
+}
+
+uint64_t ReadHoldBytes(uint64_t total, uint64_t chunk) {
+  return ReplyBytes(std::min(total, 2 * ReadWindowBytes(chunk)), chunk);
+}
+
 }  // namespace sluice

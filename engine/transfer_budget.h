@@ -105,6 +105,27 @@ class TransferBudget {
   std::weak_ptr<TransferBudget> self_;
 };
 
+// ---- What replies hold ----------------------------------------------------------------------
+
+// What a reply waiting to be sent holds beyond its data: its framing, and the message, buffer
+// and slice objects the transport keeps for it (MemoryBoundsTest measures it). Every reply is
+// counted with it.
+inline constexpr uint64_t kReplyOverheadBytes = 512;
+
+// A read of more than a window streams: the daemon holds two windows of its replies at once,
+// not all of them (server/ops/read.h). A window is kReadWindowBytes rounded down to whole
+// chunks, one chunk at least.
+inline constexpr uint64_t kReadWindowBytes = uint64_t{8} << 20;
+uint64_t ReadWindowBytes(uint64_t chunk);
+
+// What the replies that carry `data` bytes in chunks of `chunk` hold: the bytes, and
+// kReplyOverheadBytes for each reply (one at least).
+uint64_t ReplyBytes(uint64_t data, uint64_t chunk);
+
+// The most a read of `total` bytes in chunks of `chunk` holds at once, which it reserves before
+// it runs: the replies of all of it, or of two windows where it streams.
+uint64_t ReadHoldBytes(uint64_t total, uint64_t chunk);
+
 }  // namespace sluice
 
 #endif  // SLUICE_ENGINE_TRANSFER_BUDGET_H_

@@ -104,12 +104,13 @@ ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{0},
           "--max_transfer_bytes leaves less than that beside a chunk)");
 ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{0},
           "host memory for everything streams hold (uploads, reads and replies waiting to be "
-          "sent, requests waiting to run), all sessions together, at least --max_request_bytes "
-          "plus --max_chunk_size (0: a quarter of the host's memory, within [256M, 8G])");
+          "sent, requests waiting to run), all sessions together, at least what the largest "
+          "request holds: --max_request_bytes plus --max_chunk_size, or a read's replies in 4K "
+          "chunks where they hold more (0: a quarter of the host's memory, within [256M, 8G])");
 ABSL_FLAG(sluice::ByteSize, client_transfer_bytes, sluice::ByteSize{0},
           "a client's share of --max_transfer_bytes, all its streams together (a tenant's is "
           "its transfer_share); past it the client is not read (0: half of "
-          "--max_transfer_bytes, but at least --max_request_bytes plus --max_chunk_size)");
+          "--max_transfer_bytes, but at least what the largest request holds)");
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of the host's memory, or of the "
           "container's limit where lower)");

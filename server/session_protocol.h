@@ -78,15 +78,16 @@ class SessionProtocol {
   // ---- Job path: one job at a time, in the order the read path made them. ----
 
   // Runs `job`, appending its replies (the last one final). Afterwards TakeReadHold() has the
-  // transfer memory a read's replies hold until they are sent.
+  // transfer memory a read's replies hold until they are sent, and TakeReadBlock() the block
+  // its data replies' bytes are in (none: each carries its own).
   void Run(Job& job, Responses* out);
   // Answers `job` without running it (the transport replays a recorded reply): only its
   // bookkeeping is done.
   void Skip(Job& job);
   TransferBudget::Hold TakeReadHold() { return std::move(state_.read_hold); }
-  // A read of more than kStreamWindow streams (server/ops/read.h): while read_streaming() the
+  ReplyBlock TakeReadBlock() { return std::move(state_.read_block); }
+  // A read of more than a window streams (server/ops/read.h): while read_streaming() the
   // transport calls ContinueRead for each next window once it has sent most of the last one.
-  static constexpr uint64_t kStreamWindow = sluice::kStreamWindow;
   bool read_streaming() const { return state_.streamed != nullptr; }
   void ContinueRead(Responses* out) { StreamedRead::Continue(state_, out); }
   // The transfer budget requests reserve from: the open session's client's share, else the

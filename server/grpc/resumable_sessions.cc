@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "sluice/base/random.h"
+#include "sluice/server/grpc/reply_codec.h"
 
 namespace sluice {
 
@@ -11,8 +12,8 @@ namespace sluice {
 
 void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies, bool read_only,
                       TransferBudget& budget) {
-  uint64_t size = 0;
-  for (const grpc::ByteBuffer& reply : replies) size += reply.Length();
+  // Counted as the replies are while they wait to be sent (their copies share the slices).
+  const uint64_t size = HeldBytes(replies);
   absl::MutexLock lock(&mu_);
   last_completed_ = std::max(last_completed_, id);
   if (auto again = entries_.find(id); again != entries_.end()) {
@@ -61,8 +62,7 @@ void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies,
 }
 
 void ReplyRecord::Forget(Entry& entry) {
-  uint64_t size = 0;
-  for (const grpc::ByteBuffer& reply : entry.replies) size += reply.Length();
+  const uint64_t size = HeldBytes(entry.replies);
   bytes_ -= size;
   if (entry.small) small_bytes_ -= size;
   entry.replies.clear();

@@ -482,7 +482,7 @@ void SessionReactor::ContinueLocked(Actions* actions) {
     if (aborted) {
       streaming_ = false;
       job_running_ = false;
-    } else if (write_bytes_ < SessionProtocol::kStreamWindow) {
+    } else if (write_bytes_ < kReadWindowBytes) {
       window_running_ = true;
       actions->read_window = true;
     }
@@ -668,15 +668,14 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
 std::vector<grpc::ByteBuffer> SessionReactor::SerializeReplies(SessionProtocol::Responses& out,
                                                                TransferBudget::Hold* hold) {
   std::vector<grpc::ByteBuffer> serialized(out.size());
-  uint64_t bytes = 0;
+  const ReplyBlock block = protocol_.TakeReadBlock();
   for (size_t i = 0; i < out.size(); ++i) {
-    serialized[i] = SerializeReply(out[i]);  // a read's bytes go out uncopied
-    bytes += serialized[i].Length();
+    serialized[i] = SerializeReply(out[i], block);  // a read's bytes go out uncopied
   }
   // A read's replies are serialized now (the protos are released); its reservation stays
   // with the last of them until it has been sent.
   *hold = protocol_.TakeReadHold();
-  hold->Shrink(bytes);
+  hold->Shrink(HeldBytes(serialized));
   return serialized;
 }
 
@@ -687,10 +686,11 @@ void SessionReactor::QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized,
   for (const grpc::ByteBuffer& reply : serialized) bytes += reply.Length();
   // Replies are charged to the client's share until the last of them has been sent (a read's
   // are reserved already, a streaming read's by the read itself).
+  const uint64_t held = HeldBytes(serialized);
   if (!covered && hold.bytes() == 0) {
-    hold = protocol_.Transfers().Charge(bytes);
-  } else if (!covered && hold.bytes() < bytes) {
-    hold.Grow(bytes - hold.bytes());
+    hold = protocol_.Transfers().Charge(held);
+  } else if (!covered && hold.bytes() < held) {
+    hold.Grow(held - hold.bytes());
   }
   for (size_t i = 0; i < serialized.size(); ++i) {
     writes_.push_back(PendingWrite{std::move(serialized[i]),

@@ -1,6 +1,8 @@
 // Execute: kernel steps (a prefix, then a group repeated), then reads behind them, all behind
 // one fence; it stops at its next step, iteration or chunk when cancelled, when its stream
-// goes, or at the daemon's --max_request_seconds.
+// goes, or at the daemon's --max_request_seconds. Reads of more than a window stream, their
+// first window behind the fence and the rest as a plain read's, but in a resumable session,
+// which keeps an execute's replies whole to send them again after a resume.
 #include "sluice/proto/codec.h"
 #include "sluice/server/metrics.h"
 #include "sluice/server/ops/handlers.h"
@@ -20,11 +22,10 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
                                          : absl::Now() + absl::Seconds(seconds));
   const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
   const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
-  const std::vector<RangeRef> reads = RangesFromProto(request.reads());
   bool ran = false;
   ReadInto(
-      state, id, reads,
-      [&](ReadSink sink) {
+      state, id, RangesFromProto(request.reads()), /*may_stream=*/state.resume_token.empty(),
+      [&](absl::Span<const RangeRef> reads, ReadSink sink) {
         absl::Status status = state.ticket->session().Execute(
             prefix, repeated, request.repeat_count(), reads, sink, interrupt);
         ran = status.ok();

@@ -15,10 +15,12 @@ namespace {
 
 // Lands the bytes `reads` name, in order, which are those from `base` (a multiple of the chunk
 // size) of a read of `total` bytes, in data replies appended to `out`: made at the sink's first
-// call, once `prepare` says yes (false: the sink fails, so `run` reads nothing). `run` reads
-// through the sink it is given.
+// call, once `prepare` says yes (false: the sink fails, so `run` reads nothing). Their bytes go
+// into `block` where it is given (each reply's data left empty: the transport sends its piece
+// of the block), else into each reply's own data. `run` reads through the sink it is given.
 absl::Status LandReads(const SessionState& state, uint64_t id, absl::Span<const RangeRef> reads,
-                       uint64_t base, uint64_t total, absl::FunctionRef<bool()> prepare,
+                       uint64_t base, uint64_t total, ReplyBlock* block,
+                       absl::FunctionRef<bool()> prepare,
                        absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
   const uint64_t chunk = state.chunk_size.load();
   std::vector<uint64_t> starts;  // where each read begins, from `base`
@@ -29,25 +31,30 @@ absl::Status LandReads(const SessionState& state, uint64_t id, absl::Span<const 
     length += r.length;
   }
   // The replies are made at the sink's first call, and the device copies straight into their
-  // data: no staging copy.
-  std::vector<std::string*> data;
+  // bytes: no staging copy.
+  bool made = false;
+  std::vector<std::string*> data;  // each reply's own, without a block
   return run([&](size_t i, uint64_t offset, uint64_t piece) {
     if (piece == 0) return absl::Span<uint8_t>();
-    if (data.empty()) {
+    if (!made) {
       if (!prepare()) return absl::Span<uint8_t>();  // the session stops, running nothing
+      made = true;
       const uint64_t count = (length + chunk - 1) / chunk;
       out->reserve(out->size() + count);
+      if (block != nullptr) *block = ReplyBlock(base, length, chunk);
       for (uint64_t c = 0; c < count; ++c) {
         v1::SessionResponse& response = out->emplace_back();
         response.set_id(id);
         v1::DataChunk& chunk_data = *response.mutable_data();
         chunk_data.set_offset(base + c * chunk);
         chunk_data.set_total(total);
+        if (block != nullptr) continue;
         chunk_data.mutable_data()->resize(std::min(chunk, length - c * chunk));
         data.push_back(chunk_data.mutable_data());
       }
     }
     const uint64_t at = starts[i] + offset;
+    if (block != nullptr) return block->bytes().subspan(at, piece);
     std::string& bytes = *data[at / chunk];
     const uint64_t within = at % chunk;
     return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(bytes.data()) + within,
@@ -89,40 +96,41 @@ void Read(SessionState& state, uint64_t id, const v1::ReadRequest& request, Resp
         out);
   }
   std::vector<RangeRef> reads = RangesFromProto(request.ranges());
-  const uint64_t total = TotalLength(reads);
-  if (request.has_shared()) return ReadShared(state, id, request.shared(), reads, total, out);
-  if (total > StreamWindow(state)) {
-    return StreamedRead::Start(state, id, std::move(reads), total, out);
+  if (request.has_shared()) {
+    return ReadShared(state, id, request.shared(), reads, TotalLength(reads), out);
   }
   ReadInto(
-      state, id, reads,
-      [&](ReadSink sink) { return state.ticket->session().Read(reads, sink); }, out);
+      state, id, std::move(reads), /*may_stream=*/true,
+      [&](absl::Span<const RangeRef> window, ReadSink sink) {
+        return state.ticket->session().Read(window, sink);
+      },
+      out);
 }
 
 }  // namespace
 
-uint64_t StreamWindow(const SessionState& state) {
-  const uint64_t chunk = state.chunk_size.load();
-  return std::max<uint64_t>(1, kStreamWindow / chunk) * chunk;
-}
-
-void ReadInto(SessionState& state, uint64_t id, absl::Span<const RangeRef> reads,
-              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out) {
-  // The sink only runs once the session has validated every read, so the total is real.
+void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, bool may_stream,
+              absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
+              Responses* out) {
   const uint64_t total = TotalLength(reads);
   const uint64_t chunk = state.chunk_size.load();
-  // The replies' memory is reserved at the sink's first call, after validation (so a bad read
-  // gets its own code) and before anything runs (so a refusal changes nothing); serializing
-  // holds one chunk more. Small reads reserve nothing: polls of a few state words never fail
+  if (may_stream && total > ReadWindowBytes(chunk)) {
+    return StreamedRead::Start(state, id, std::move(reads), total, run, out);
+  }
+  // The sink only runs once the session has validated every read, so the total is real. What
+  // the replies hold is reserved at the sink's first call, after validation (so a bad read
+  // gets its own code) and before anything runs (so a refusal changes nothing). Small reads
+  // reserve nothing and land in replies of their own: polls of a few state words never fail
   // for want of memory that large transfers hold (the session's flow control bounds them).
+  const bool cheap = total <= kCheapBytes;
   const size_t first = out->size();
   absl::Status refused;
   const absl::Status status = LandReads(
-      state, id, reads, 0, total,
+      state, id, reads, 0, total, cheap ? nullptr : &state.read_block,
       [&] {
-        if (total <= kCheapBytes) return true;
+        if (cheap) return true;
         absl::StatusOr<TransferBudget::Hold> hold =
-            state.Transfers().Reserve(total + std::min(total, chunk), "a read");
+            state.Transfers().Reserve(ReplyBytes(total, chunk), "a read");
         if (!hold.ok()) {
           refused = hold.status();
           return false;
@@ -130,10 +138,11 @@ void ReadInto(SessionState& state, uint64_t id, absl::Span<const RangeRef> reads
         state.read_hold = *std::move(hold);
         return true;
       },
-      run, out);
+      [&](ReadSink sink) { return run(reads, sink); }, out);
   if (!status.ok()) {
     out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
     state.read_hold.Release();
+    state.read_block = ReplyBlock();
     return SessionState::Reply(id, refused.ok() ? status : refused, out);
   }
   state.stats.bytes_down += total;
@@ -163,49 +172,66 @@ std::vector<RangeRef> StreamedRead::Take(uint64_t length) {
   return pieces;
 }
 
-void StreamedRead::Start(SessionState& state, uint64_t id, std::vector<RangeRef> reads,
-                         uint64_t total, Responses* out) {
-  // All of it is checked first, so a bad read gets its own code and nothing is sent.
+void StreamedRead::Start(
+    SessionState& state, uint64_t id, std::vector<RangeRef> reads, uint64_t total,
+    absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
+    Responses* out) {
+  // All of it is checked first, so a bad read gets its own code and nothing is sent (or run).
   if (absl::Status valid = state.ticket->session().CheckReads(reads); !valid.ok()) {
     return SessionState::Reply(id, valid, out);
   }
-  const uint64_t window = StreamWindow(state);
-  absl::StatusOr<TransferBudget::Hold> hold = state.Transfers().Reserve(
-      std::min(total, 2 * window) + state.chunk_size.load(), "a read");
+  const uint64_t chunk = state.chunk_size.load();
+  absl::StatusOr<TransferBudget::Hold> hold =
+      state.Transfers().Reserve(ReadHoldBytes(total, chunk), "a read");
   if (!hold.ok()) return SessionState::Reply(id, hold.status(), out);
   auto read = std::make_unique<StreamedRead>();
   read->id_ = id;
   read->reads_ = std::move(reads);
   read->total_ = total;
-  read->window_ = window;
+  read->window_ = ReadWindowBytes(chunk);
   read->hold_ = *std::move(hold);
   state.streamed = std::move(read);
   state.stats.bytes_down += total;
-  Continue(state, out);
+  Window(state, run, out).IgnoreError();  // an error is the request's, counted by Run
 }
 
 void StreamedRead::Continue(SessionState& state, Responses* out) {
+  const absl::Status status = Window(
+      state,
+      [&](absl::Span<const RangeRef> pieces, ReadSink sink) {
+        return state.ticket->session().Read(pieces, sink);
+      },
+      out);
+  if (!status.ok()) ++state.stats.errors;
+}
+
+absl::Status StreamedRead::Window(
+    SessionState& state,
+    absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
+    Responses* out) {
   StreamedRead& s = *state.streamed;
   const uint64_t base = s.next_;
   const std::vector<RangeRef> pieces = s.Take(std::min(s.window_, s.total_ - s.next_));
   const size_t first = out->size();
   const absl::Status status = LandReads(
-      state, s.id_, pieces, base, s.total_, [] { return true; },
-      [&](ReadSink sink) { return state.ticket->session().Read(pieces, sink); }, out);
+      state, s.id_, pieces, base, s.total_, &state.read_block, [] { return true; },
+      [&](ReadSink sink) { return run(pieces, sink); }, out);
   if (!status.ok()) {
-    // Checked when it began and nothing ran since, so only the device can fail it now.
+    // All of it was checked when it began, so only the device (or, in the first window, an
+    // execute's steps) can fail it now.
     out->erase(out->begin() + static_cast<ptrdiff_t>(first), out->end());
+    state.read_block = ReplyBlock();
     state.stats.bytes_down -= s.total_ - base;
-    ++state.stats.errors;
     SessionState::Reply(s.id_, status, out);
   } else if (s.next_ < s.total_) {
-    return;
+    return status;
   } else {
     out->back().set_last(true);
     out->back().mutable_status();
   }
   state.read_hold = std::move(s.hold_);
   state.streamed.reset();
+  return status;
 }
 
 void AcceptRead(SessionState& state, v1::SessionRequest& request, Job& job) {

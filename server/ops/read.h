@@ -16,34 +16,42 @@
 
 namespace sluice {
 
-// A read of more than a window (kStreamWindow, rounded to whole chunks) streams: its job checks
+// A read of more than a window (ReadWindowBytes of the session's chunk) streams: its job checks
 // all of it and makes its first window of replies, and while the session's `streamed` read is
 // set the transport asks for each next window once it has sent most of the last one. Requests
 // run in order, so nothing else runs on the session meanwhile and every window reads what the
 // first would have. An error after the first window ends the read with a final reply saying
-// so (its earlier data replies are sent already).
-inline constexpr uint64_t kStreamWindow = uint64_t{8} << 20;
-
-// kStreamWindow in whole chunks of the session (one at least).
-uint64_t StreamWindow(const SessionState& state);
+// so (its earlier data replies are sent already). An execute's reads stream so too, their
+// first window read behind its steps.
 
 // Reads `reads`, through the sink `run` is given (after the steps `run` runs, when executing),
 // into chunked data replies of request `id`, the last one final; or one final reply with the
-// error. The replies' memory is reserved (state.read_hold) unless they are small.
-void ReadInto(SessionState& state, uint64_t id, absl::Span<const RangeRef> reads,
-              absl::FunctionRef<absl::Status(ReadSink)> run, Responses* out);
+// error. A read of more than kCheapBytes reserves what its replies hold (ReplyBytes, or
+// ReadHoldBytes where it streams, in state.read_hold) and lands its bytes in one block
+// (state.read_block). A read of more than a window streams where `may_stream`, all of its reads
+// checked before `run` reads the first window.
+void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, bool may_stream,
+              absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
+              Responses* out);
 
 class StreamedRead {
  public:
   // Starts a read of `total` bytes that streams, as the session's `streamed` read, making its
-  // first window of replies; or replies why it cannot.
+  // first window of replies through `run`; or replies why it cannot.
   static void Start(SessionState& state, uint64_t id, std::vector<RangeRef> reads,
-                    uint64_t total, Responses* out);
+                    uint64_t total,
+                    absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
+                    Responses* out);
   // Makes the next window of replies of the session's streamed read; once its last reply is
   // made, the read ends (state.streamed is reset and its reservation is in state.read_hold).
   static void Continue(SessionState& state, Responses* out);
 
  private:
+  // Makes the next window of replies through `run`; the read ends after its last window or an
+  // error (whose reply it makes). The window's status.
+  static absl::Status Window(
+      SessionState& state,
+      absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run, Responses* out);
   // The pieces of the reads that hold the next `length` bytes; advances past them.
   std::vector<RangeRef> Take(uint64_t length);
 
@@ -54,7 +62,7 @@ class StreamedRead {
   uint64_t next_ = 0;     // the first byte of the concatenation not read yet
   size_t read_ = 0;       // the read it lies in...
   uint64_t within_ = 0;   // ...and where in that read
-  TransferBudget::Hold hold_;  // two windows and a chunk
+  TransferBudget::Hold hold_;  // what two windows' replies hold
 };
 
 }  // namespace sluice

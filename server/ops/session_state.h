@@ -31,6 +31,7 @@
 #include "sluice/engine/session_manager.h"
 #include "sluice/engine/transfer_budget.h"
 #include "sluice/proto/contract.h"
+#include "sluice/server/ops/reply_block.h"
 #include "sluice/server/shared_memory.h"
 #include "sluice/v1/sluice.pb.h"
 
@@ -217,6 +218,7 @@ class SessionState {
   std::shared_ptr<SharedSlot> shared;   // the session's shared memory, if its open asked
   std::string shared_token;             // the offer that attaches it
   TransferBudget::Hold read_hold;  // the running read's reservation, until taken
+  ReplyBlock read_block;           // the bytes of its data replies, until taken
   std::unique_ptr<StreamedRead> streamed;  // a read that streams, from its first window to its last
   SessionStats stats;
 

@@ -18,6 +18,7 @@ namespace sluice {
 namespace {
 
 using ::sluice::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using Code = absl::StatusCode;
 using Ticket = std::unique_ptr<SessionManager::Ticket>;
@@ -134,6 +135,38 @@ TEST_F(SessionManagerTest, ZerosFollowTheMachine) {
   given.limits.max_request_bytes = 64 * kMiB;
   EXPECT_THAT(given.Check(),
               StatusIs(Code::kInvalidArgument, HasSubstr("--max_transfer_bytes (67108864)")));
+}
+
+// A read's replies hold their bytes and kReplyOverheadBytes each, two windows of them at most
+// where the read streams: with small chunks and a small --max_chunk_size, more than the
+// request's bytes and a chunk, and the budgets must hold that much.
+TEST_F(SessionManagerTest, TheLargestRequestIsAReadsRepliesWhereTheyHoldMore) {
+  EXPECT_EQ(ReplyBytes(0, 4096), kReplyOverheadBytes) << "an empty read's one reply";
+  EXPECT_EQ(ReplyBytes(4097, 4096), 4097 + 2 * kReplyOverheadBytes);
+  EXPECT_EQ(ReadWindowBytes(4096), 8 * kMiB);
+  EXPECT_EQ(ReadWindowBytes(3 * kMiB), 6 * kMiB) << "whole chunks";
+  EXPECT_EQ(ReadWindowBytes(64 * kMiB), 64 * kMiB) << "one chunk at least";
+  EXPECT_EQ(ReadHoldBytes(4 * kGiB, 4096), 16 * kMiB + 4096 * kReplyOverheadBytes)
+      << "two windows";
+  EXPECT_EQ(ReadHoldBytes(5 * kMiB, 1 * kMiB), 5 * kMiB + 5 * kReplyOverheadBytes);
+
+  SessionManager::Options options{.max_chunk_size = 4096, .max_transfer_bytes = 64 * kMiB,
+                                  .client_transfer_bytes = 64 * kMiB};
+  options.limits.max_request_bytes = 16 * kMiB;
+  EXPECT_EQ(options.LargestRequestBytes(), 18 * kMiB);
+  options.client_transfer_bytes = 18 * kMiB - 1;
+  EXPECT_THAT(options.Check(),
+              StatusIs(Code::kInvalidArgument,
+                       AllOf(HasSubstr("--client_transfer_bytes (18874367)"),
+                             HasSubstr("at least 18874368"), HasSubstr("4096-byte chunks"))));
+  options.client_transfer_bytes = 18 * kMiB;
+  EXPECT_OK(options.Check());
+  options.max_chunk_size = 2 << 20;  // the default: a request's bytes and a chunk are more
+  EXPECT_EQ(options.LargestRequestBytes(), 18 * kMiB);
+  options.max_chunk_size = 4 << 20;
+  EXPECT_EQ(options.LargestRequestBytes(), 20 * kMiB);
+  EXPECT_THAT(options.Check(), StatusIs(Code::kInvalidArgument,
+                                        HasSubstr("--client_transfer_bytes (18874368)")));
 }
 
 TEST_F(SessionManagerTest, TheManagerResolvesItsOptionsForItsDevice) {

@@ -23,6 +23,7 @@
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/client/server_info.h"
 #include "sluice/engine/session_manager.h"
+#include "sluice/engine/transfer_budget.h"
 #include "sluice/kernels/catalog.h"
 #include "sluice/proto/contract.h"
 #include "tests/testing/bytes.h"
@@ -922,17 +923,17 @@ TEST_F(DaemonTest, TransfersInFlightShareADaemonWideBudget) {
            i.transfer_bytes_limit() == kBudget;
   })) << "both uploads hold the memory of the data they sent";
   auto d = Connect("latecomer");
-  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(2 << 20));
+  ASSERT_OK_AND_ASSIGN(Resource r, d->Allocate(3 << 20));
   // Uploads and reads of more than a few bytes need transfer memory; too little is left (a
-  // little over 2 MiB: the upload's first chunk and huge page need 3, the read its bytes and
-  // a chunk).
-  const std::vector<uint8_t> bytes = RandomBytes(2 << 20, 11);
+  // little over 2 MiB: the upload's first chunk and huge page need 3, the read its 3 MiB and
+  // 512 bytes a reply).
+  const std::vector<uint8_t> bytes = RandomBytes(3 << 20, 11);
   const absl::Status refused = d->Upload(r, bytes);
   EXPECT_THAT(refused, StatusIs(Code::kResourceExhausted));
   // Its own client's share is what has no room (one process: one client), and the refusal
   // names the flag that sets it.
   EXPECT_THAT(std::string(refused.message()), HasSubstr("(--client_transfer_bytes)"));
-  EXPECT_THAT(d->DownloadRange(r, 0, 2 << 20), StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(d->DownloadRange(r, 0, 3 << 20), StatusIs(Code::kResourceExhausted));
   // A refused transfer changes nothing, and the session goes on.
   ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> first_word, d->DownloadRange(r, 0, 4));
   EXPECT_EQ(first_word, std::vector<uint8_t>(4, 0));
@@ -1142,8 +1143,8 @@ TEST_F(DaemonTest, ALargeReadStreamsItsChunksInOrderHoldingTwoWindowsAtMost) {
   EXPECT_EQ(response.status().code(), static_cast<int>(Code::kOutOfRange));
   EXPECT_THAT(response.status().message(), HasSubstr("read 5"));
 
-  // A client that reads no reply: the daemon holds two windows and a chunk of its read, not
-  // all of it, and gives them back when the stream goes.
+  // A client that reads no reply: the daemon holds two windows of its read's replies, not all
+  // of them, and gives them back when the stream goes.
   RawSession idle(daemon_->address());
   ASSERT_OK(idle.Open(1 << 20).status());
   ASSERT_OK_AND_ASSIGN(uint64_t big, idle.Allocate(uint64_t{200} << 20));
@@ -1154,8 +1155,8 @@ TEST_F(DaemonTest, ALargeReadStreamsItsChunksInOrderHoldingTwoWindowsAtMost) {
   all.set_length(uint64_t{200} << 20);
   ASSERT_TRUE(idle.Send(unread));
   ASSERT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
-    return i.transfer_bytes_in_use() == (uint64_t{17} << 20);
-  })) << "a read that streams reserves two 8 MiB windows and a chunk";
+    return i.transfer_bytes_in_use() == (uint64_t{16} << 20) + 16 * kReplyOverheadBytes;
+  })) << "a read that streams reserves two 8 MiB windows of replies of 1 MiB";
   idle.Cancel();
   EXPECT_TRUE(WaitForInfo([](const v1::GetInfoResponse& i) {
     return i.transfer_bytes_in_use() == 0 && i.active_sessions() == 1;

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "sluice/base/token.h"
 #include "sluice/client/server_info.h"
+#include "sluice/engine/transfer_budget.h"
 #include "sluice/proto/contract.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
@@ -402,6 +403,63 @@ TEST(MemoryBoundsTest, ATenantsStreamsThatNeverReadHoldItsShareAndNoMore) {
   EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
     return ProcStatusBytes(pid, "VmRSS") <= before + 100 * kMiB;
   })) << "RSS " << before << " before the flood, " << ProcStatusBytes(pid, "VmRSS") << " after";
+}
+
+// What a read's replies hold beyond their data (each reply's message and the transport's
+// buffer for it) is counted too, and the data itself is held at its size. Sessions of one
+// client each read a window's worth of a buffer in small chunks, take the first reply (so all
+// of them have been made) and no more: the daemon's resident memory grows by no more than it
+// counts (and gRPC's buffers), where it once grew a quarter more than it counted.
+TEST(MemoryBoundsTest, ReadRepliesAreCountedWithWhatTheyHoldBeyondTheirData) {
+  for (const uint32_t chunk : {uint32_t{4} << 10, uint32_t{16} << 10}) {
+    // A daemon each: what the allocator keeps of one round would hide the next's.
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                         DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                               "--max_request_bytes=64M",
+                                               "--max_transfer_bytes=1G",
+                                               "--client_transfer_bytes=512M"}));
+    const pid_t pid = daemon->process().pid();
+    constexpr int kSessions = 16;
+    const uint64_t bytes = ReadWindowBytes(chunk);
+    std::vector<std::unique_ptr<RawSession>> sessions;
+    std::vector<uint64_t> handles;
+    // The client takes what a stream's first window of 64 KiB lets through, no more: the rest
+    // stays in the daemon.
+    grpc::ChannelArguments narrow;
+    narrow.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    narrow.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 << 10);
+    for (int s = 0; s < kSessions; ++s) {
+      sessions.push_back(std::make_unique<RawSession>(daemon->address(), "", narrow));
+      ASSERT_OK(sessions.back()->Open(chunk).status());
+      v1::SessionRequest allocate;
+      allocate.mutable_allocate()->set_bytes(bytes);
+      v1::SessionResponse allocated;
+      ASSERT_OK(sessions.back()->Call(allocate, sessions.back()->NextId(), &allocated));
+      handles.push_back(allocated.allocate().handle());
+    }
+    const uint64_t before = ProcStatusBytes(pid, "VmRSS");
+    for (int s = 0; s < kSessions; ++s) {
+      v1::SessionRequest read;
+      read.set_id(sessions[s]->NextId());
+      v1::Range& range = *read.mutable_read()->add_ranges();
+      range.set_handle(handles[s]);
+      range.set_length(bytes);
+      ASSERT_TRUE(sessions[s]->Send(read));
+      v1::SessionResponse first;
+      ASSERT_TRUE(sessions[s]->Next(&first));
+      ASSERT_TRUE(first.has_data()) << first.status().message();
+    }
+    ASSERT_OK_AND_ASSIGN(v1::GetInfoResponse info, InfoOf(daemon->address()));
+    const uint64_t counted = info.transfer_bytes_in_use();
+    EXPECT_GE(counted, kSessions * ReplyBytes(bytes, chunk));
+    const uint64_t rss = ProcStatusBytes(pid, "VmRSS");
+    std::cerr << "[ measured ] " << kSessions << " reads of " << bytes / kMiB << " MiB in "
+              << chunk / 1024 << " KiB chunks: " << counted / kMiB << " MiB counted; RSS "
+              << before / kMiB << " MiB before, " << rss / kMiB << " MiB with the replies made\n";
+    EXPECT_LE(rss, before + counted + 8 * kMiB);
+    sessions.clear();
+    ExpectNothingCounted(daemon->address());
+  }
 }
 
 }  // namespace

@@ -281,6 +281,45 @@ TEST(ResumeTest, RequestsCompletedBeforeTheBreakAreAnsweredFromTheRecordNotRunAg
   EXPECT_EQ(Word(end), 4u);
 }
 
+// An execute's reads of more than a window stream in a session that is not resumable, but a
+// resumable session keeps an execute's replies whole: sent again after a resume, the request
+// gets all of its bytes from the record, not its first window alone.
+TEST(ResumeTest, AnExecutesLargeReadIsAnsweredWholeFromTheRecord) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  constexpr uint64_t kBytes = 12 << 20;  // a window and a half
+  auto first = std::make_unique<RawSession>(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, first->OpenResumable());
+  ASSERT_OK_AND_ASSIGN(uint64_t buffer, first->Allocate(kBytes));  // id 2
+  v1::SessionRequest execute;
+  execute.set_id(3);
+  v1::Step& fill = *execute.mutable_execute()->add_prefix();
+  fill.set_kernel("fill_u32");
+  fill.add_params(0x01020304);
+  fill.add_handles(buffer);
+  v1::Range& all = *execute.mutable_execute()->add_reads();
+  all.set_handle(buffer);
+  all.set_length(kBytes);
+  ASSERT_TRUE(first->Send(execute));
+  v1::SessionResponse one;
+  ASSERT_TRUE(first->Next(&one));  // the execute ran; its replies are made
+  ASSERT_TRUE(one.has_data()) << one.status().message();
+  first->Cancel();  // the connection is lost before the rest arrives
+  first.reset();
+
+  RawSession second(daemon->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse resumed, second.OpenResumable(opened.resume_token()));
+  EXPECT_EQ(resumed.last_completed_id(), 3u);
+  // The client did not see the rest: it sends the request again, with its id.
+  ASSERT_TRUE(second.Send(execute));
+  std::string data;
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse done, second.Await(3, &data));
+  EXPECT_EQ(done.status().code(), 0) << done.status().message();
+  std::string filled;
+  for (uint64_t i = 0; i < kBytes / 4; ++i) filled += std::string("\x04\x03\x02\x01", 4);
+  EXPECT_TRUE(data == filled) << data.size() << " bytes of " << kBytes;
+}
+
 TEST(ResumeTest, AStreamThatStillHoldsTheSessionLetsGoOfIt) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
                        DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));

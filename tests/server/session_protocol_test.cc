@@ -7,9 +7,11 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -97,10 +99,40 @@ class SessionProtocolTest : public ::testing::Test {
   Responses RunAll(std::vector<SessionProtocol::Job> jobs) {
     Responses out;
     for (SessionProtocol::Job& job : jobs) {
-      protocol_->Run(job, &out);
-      while (protocol_->read_streaming()) protocol_->ContinueRead(&out);
+      Run(job, &out);
+      while (protocol_->read_streaming()) ContinueRead(&out);
     }
     return out;
+  }
+  // Runs `job`, or a streaming read's next window, appending the replies to `out`; a data
+  // reply whose bytes are in the read's block gets them, as the transport sends it.
+  void Run(SessionProtocol::Job& job, Responses* out) {
+    const size_t first = out->size();
+    protocol_->Run(job, out);
+    TakeBlock(out, first);
+  }
+  void ContinueRead(Responses* out) {
+    const size_t first = out->size();
+    protocol_->ContinueRead(out);
+    TakeBlock(out, first);
+  }
+  // Runs `job`, a read that streams, with each of its next windows; returns how many windows
+  // it made (0: it did not stream).
+  int RunWindows(SessionProtocol::Job& job, Responses* out) {
+    Run(job, out);
+    if (!protocol_->read_streaming()) return 0;
+    int windows = 1;
+    for (; protocol_->read_streaming(); ++windows) ContinueRead(out);
+    return windows;
+  }
+  void TakeBlock(Responses* out, size_t first) {
+    const ReplyBlock block = protocol_->TakeReadBlock();
+    for (size_t i = first; i < out->size(); ++i) {
+      v1::SessionResponse& reply = (*out)[i];
+      if (!reply.has_data() || !reply.data().data().empty()) continue;
+      const absl::Span<const uint8_t> piece = block.PieceAt(reply.data().offset());
+      reply.mutable_data()->set_data(piece.data(), piece.size());
+    }
   }
   // Accepts and runs `request`; returns its replies.
   Responses Call(v1::SessionRequest request) { return RunAll(Accept(std::move(request))); }
@@ -211,24 +243,64 @@ TEST_F(SessionProtocolTest, AnUploadInChunksIsReadBackInChunks) {
 
 TEST_F(SessionProtocolTest, AReadOfMoreThanAWindowStreamsWindowByWindow) {
   OpenSession();
-  const uint64_t bytes = SessionProtocol::kStreamWindow * 2 + 4096;
+  const uint64_t bytes = kReadWindowBytes * 2 + 4096;
   ASSERT_EQ(CodeOf(Call(Allocate(2, bytes, 0x71)).back()), Code::kOk);
   std::vector<SessionProtocol::Job> jobs = Accept(Read(3, 0x71, 0, bytes));
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_TRUE(jobs[0].read_only);
   Responses out;
-  protocol_->Run(jobs[0], &out);
-  ASSERT_TRUE(protocol_->read_streaming());
-  EXPECT_FALSE(out.back().last());
-  int windows = 1;
-  while (protocol_->read_streaming()) {
-    protocol_->ContinueRead(&out);
-    ++windows;
-  }
-  EXPECT_EQ(windows, 3);
+  EXPECT_EQ(RunWindows(jobs[0], &out), 3);
+  EXPECT_EQ(absl::c_count_if(out, [](const v1::SessionResponse& r) { return r.last(); }), 1);
   EXPECT_TRUE(out.back().last());
   EXPECT_EQ(CodeOf(out.back()), Code::kOk);
   EXPECT_EQ(DataOf(out, 3), std::string(bytes, '\0'));  // a new buffer reads as zeros
+}
+
+// An execute's reads of more than a window stream as a plain read's do: the first window
+// behind the steps, the rest after. A bad step, or a bad read anywhere in them, is refused
+// before anything runs or streams.
+TEST_F(SessionProtocolTest, AnExecutesReadsOfMoreThanAWindowStreamBehindItsSteps) {
+  OpenSession();
+  const uint64_t bytes = kReadWindowBytes * 2 + 4096;
+  ASSERT_EQ(CodeOf(Call(Allocate(2, bytes, 0x72)).back()), Code::kOk);
+  const auto execute = [&](uint64_t id, const std::string& kernel, uint64_t read_length) {
+    v1::SessionRequest request;
+    request.set_id(id);
+    v1::Step& fill = *request.mutable_execute()->add_prefix();
+    fill.set_kernel(kernel);
+    fill.add_params(0x01020304);
+    fill.add_handles(0x72);
+    v1::Range& head = *request.mutable_execute()->add_reads();
+    head.set_handle(0x72);
+    head.set_length(4096);
+    v1::Range& rest = *request.mutable_execute()->add_reads();
+    rest.set_handle(0x72);
+    rest.set_offset(4096);
+    rest.set_length(read_length - 4096);
+    return request;
+  };
+  for (const auto& [kernel, length, code] :
+       {std::tuple<std::string, uint64_t, Code>{"no_such_kernel", bytes, Code::kNotFound},
+        {"fill_u32", bytes + 1, Code::kOutOfRange}}) {
+    std::vector<SessionProtocol::Job> jobs = Accept(execute(3, kernel, length));
+    ASSERT_EQ(jobs.size(), 1u);
+    Responses refused;
+    Run(jobs[0], &refused);
+    EXPECT_FALSE(protocol_->read_streaming());
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(CodeOf(refused[0]), code) << refused[0].status().message();
+  }
+  EXPECT_EQ(DataOf(Call(Read(4, 0x72, 0, 4)), 4), std::string(4, '\0')) << "the fill never ran";
+
+  std::vector<SessionProtocol::Job> jobs = Accept(execute(5, "fill_u32", bytes));
+  ASSERT_EQ(jobs.size(), 1u);
+  Responses out;
+  EXPECT_EQ(RunWindows(jobs[0], &out), 3);
+  EXPECT_TRUE(out.back().last());
+  EXPECT_EQ(CodeOf(out.back()), Code::kOk);
+  std::string filled;
+  for (uint64_t i = 0; i < bytes / 4; ++i) filled += std::string("\x04\x03\x02\x01", 4);
+  EXPECT_TRUE(DataOf(out, 5) == filled);
 }
 
 TEST_F(SessionProtocolTest, AQueuedRequestCountsTheMemoryItsParsedMessageHolds) {

@@ -19,7 +19,13 @@ class RawSession {
  public:
   // `token`: a tenant's bearer token, for a daemon with tenants.
   explicit RawSession(const std::string& target, const std::string& token = "")
-      : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+      : RawSession(target, token, grpc::ChannelArguments()) {}
+  // With the channel's arguments (a test that wants the daemon to keep its replies takes
+  // little of them: a small flow-control window, GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES).
+  RawSession(const std::string& target, const std::string& token,
+             const grpc::ChannelArguments& arguments)
+      : channel_(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                           arguments)),
         stub_(v1::Sluice::NewStub(channel_)) {
     context_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
