@@ -30,6 +30,7 @@
 #include "sluice/engine/resource_table.h"
 #include "sluice/engine/session_manager.h"
 #include "sluice/engine/transfer_budget.h"
+#include "sluice/proto/contract.h"
 #include "sluice/server/grpc/resumable_sessions.h"
 #include "sluice/server/grpc/session_reactor.h"
 #include "tests/testing/daemon_process.h"
@@ -394,6 +395,26 @@ TEST_F(DocsTest, WhatTheDaemonMayHoldIsStatedAsItCountsIt) {
   EXPECT_THAT(check, ::testing::HasSubstr("sessions * " + ring_mib + " * Mi"));
   EXPECT_EQ(TransferBudget::kChargeSlackDivisor, 8u) << "check.mjs counts an eighth more";
   EXPECT_EQ(SessionManager::kWarmUploadDivisor, 8u) << "and an eighth of upload blocks";
+}
+
+TEST_F(DocsTest, WhatAReadsRepliesHoldIsStatedAsItCountsIt) {
+  // docs/daemon.md and docs/architecture.md: "512 bytes for each reply's framing", "two
+  // windows of 8 MiB", and the flags table's "in 4 KiB chunks ...: up to 18 MiB".
+  const std::vector<std::pair<std::regex, uint64_t>> figures = {
+      {std::regex("([0-9]+)\\s+bytes\\s+for\\s+each\\s+reply's\\s+framing"),
+       kReplyOverheadBytes},
+      {std::regex("two\\s+windows\\s+of\\s+([0-9]+)\\s+MiB"), kReadWindowBytes >> 20},
+      {std::regex("in\\s+4\\s+KiB\\s+chunks[^|]*up\\s+to\\s+([0-9]+)\\s+MiB"),
+       ReadHoldBytes(~uint64_t{0}, kMinChunkSize) >> 20},
+  };
+  EXPECT_EQ(kMinChunkSize, 4096u);
+  for (const auto& [re, want] : figures) {
+    const auto stated = Stated(re);
+    EXPECT_GE(stated.size(), 1u) << "the docs state it";
+    for (const auto& [path, said] : stated) {
+      EXPECT_EQ(said[1], std::to_string(want)) << path << ": " << said[0];
+    }
+  }
 }
 
 TEST_F(DocsTest, EveryFileTheDocsNameIsInTheTree) {
