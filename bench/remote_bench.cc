@@ -161,7 +161,11 @@ int SameHost(std::shared_ptr<CpuDevice> device) {
   DaemonOptions options;
   options.listen = absl::StrCat("unix://", dir, "/sluiced.sock");
   options.sessions.limits.max_request_bytes = bytes;
-  options.sessions.max_transfer_bytes = bytes + (uint64_t{64} << 20);
+  // The largest transfer, and the shared memory the client maps beside it (counted to it while
+  // the daemon maps it too): the ring of 128 MiB its uploads are copied in through, then
+  // the staging area of the transfer's size, attached while the ring still is.
+  options.sessions.max_transfer_bytes = bytes + (uint64_t{192} << 20);
+  options.sessions.client_transfer_bytes = options.sessions.max_transfer_bytes;  // one client
   absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(device, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "%s\n", daemon.status().ToString().c_str());

@@ -150,6 +150,9 @@ class SessionManager {
     // The transfer memory this session's requests reserve from: its client's share, within
     // the daemon's budget.
     TransferBudget& transfers() const { return *transfers_; }
+    // The same, for a holder that may outlive the ticket (a shared-memory region a stream's
+    // in-flight work still maps).
+    const std::shared_ptr<TransferBudget>& shared_transfers() const { return transfers_; }
 
     // Sets who is told of drains and ends (nullptr: nobody). Returns once no call into the
     // listener it replaces runs any more, so that listener may then be destroyed. Thread-safe.

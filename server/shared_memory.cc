@@ -223,6 +223,12 @@ absl::Status SharedRegions::AttachWith(const std::string& token, int fd) {
     return absl::NotFoundError("no open session offered that token");
   }
   ASSIGN_OR_RETURN(std::shared_ptr<SharedRegion> region, SharedRegion::Map(fd, max_bytes_));
+  if (slot->budget() != nullptr) {
+    // Counted while mapped, the region it replaces until that one goes too.
+    ASSIGN_OR_RETURN(TransferBudget::Hold hold,
+                     slot->budget()->Reserve(region->bytes().size(), "a shared-memory region"));
+    region->Count(std::move(hold));
+  }
   slot->Attach(std::move(region));
   return absl::OkStatus();
 }

@@ -4,7 +4,10 @@
 // passes its file descriptor over a Unix socket (SCM_RIGHTS) with the token its open's reply
 // offered; no named segment exists that anyone else could open. An upload then names a span of
 // the region instead of carrying data, and a read may land in one. See sluice.proto
-// (SharedMemoryOffer) for the wire.
+// (SharedMemoryOffer) for the wire. A region counts its size to its session's client's share of
+// the transfer budget for as long as the daemon maps it: its pages stay while the daemon does
+// (a parked session's for its grace), and a read into pages the client never touched has the
+// daemon bring them in.
 #ifndef SLUICE_SERVER_SHARED_MEMORY_H_
 #define SLUICE_SERVER_SHARED_MEMORY_H_
 
@@ -18,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "sluice/engine/transfer_budget.h"
 
 namespace sluice {
 
@@ -33,12 +37,15 @@ class SharedRegion {
   SharedRegion& operator=(const SharedRegion&) = delete;
 
   absl::Span<uint8_t> bytes() const { return {data_, size_}; }
+  // Keeps `hold` (what the region counts) until the region is unmapped.
+  void Count(TransferBudget::Hold hold) { hold_ = std::move(hold); }
 
   // The bytes [offset, offset + length) of a region of `size` bytes, or OutOfRange saying why.
   static absl::Status CheckSpan(uint64_t size, uint64_t offset, uint64_t length);
 
  private:
   SharedRegion(uint8_t* data, uint64_t size) : data_(data), size_(size) {}
+  TransferBudget::Hold hold_;  // given back once unmapped (members go after the destructor)
   uint8_t* const data_;
   const uint64_t size_;
 };
@@ -47,11 +54,18 @@ class SharedRegion {
 // Thread-safe.
 class SharedSlot {
  public:
+  // Regions attached count their size to `budget` (the session's client's share; null: they
+  // count nowhere).
+  explicit SharedSlot(std::shared_ptr<TransferBudget> budget = nullptr)
+      : budget_(std::move(budget)) {}
+  TransferBudget* budget() const { return budget_.get(); }
+
   void Attach(std::shared_ptr<SharedRegion> region) ABSL_LOCKS_EXCLUDED(mu_);
   // The region now (null: none attached). Its holder keeps it mapped.
   std::shared_ptr<SharedRegion> region() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  const std::shared_ptr<TransferBudget> budget_;
   mutable absl::Mutex mu_;
   std::shared_ptr<SharedRegion> region_ ABSL_GUARDED_BY(mu_);
 };
@@ -85,7 +99,8 @@ class SharedRegions {
   void Serve();
   // Handles one attach on `connection` (closed here), on its own thread.
   void Attach(int connection);
-  // The answer to an attach of `fd` with `token`.
+  // The answer to an attach of `fd` with `token`: ResourceExhausted where the region's size
+  // does not fit its client's share (the region before it stays attached).
   absl::Status AttachWith(const std::string& token, int fd) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string path_;

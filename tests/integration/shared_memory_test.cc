@@ -23,10 +23,12 @@
 #include "gtest/gtest.h"
 #include "sluice/base/unix_socket.h"
 #include "sluice/client/remote_dispatch.h"
+#include "sluice/client/server_info.h"
 #include "sluice/proto/contract.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/raw_session.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/wait.h"
 
 namespace sluice::testing {
 namespace {
@@ -262,6 +264,55 @@ TEST_F(SharedMemoryTest, WithoutAUnixSocketOrWithItTurnedOffTheStreamCarriesEver
   ASSERT_OK_AND_ASSIGN(daemon_, DaemonProcess::Start({"--backend=cpu"}));  // TCP
   auto tcp = Connect(daemon_->address());
   EXPECT_FALSE(tcp->shared_memory());
+}
+
+// A region counts its size to its client's share while the daemon maps it: its pages stay as
+// long as the daemon does, and a read into pages the client never touched has the daemon bring
+// them in. Past the share an attach is refused (the region before it stays, and a client
+// falls back to the stream); the session's end gives it back.
+TEST_F(SharedMemoryTest, ARegionCountsToItsClientsShareWhileItIsMapped) {
+  Start({"--max_request_bytes=16M", "--max_transfer_bytes=64M",
+         "--client_transfer_bytes=40M"});
+  const auto in_use = [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(address_, absl::Seconds(10));
+    return info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
+  };
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  std::vector<std::unique_ptr<RawSession>> sessions;
+  std::vector<v1::SharedMemoryOffer> offers;
+  for (int i = 0; i < 3; ++i) {
+    sessions.push_back(std::make_unique<RawSession>(address_));
+    offers.push_back(RawOpen(*sessions.back()));
+  }
+  const int sixteen = MakeMemfd(16 * kMiB, true);
+  EXPECT_EQ(Attach(offers[0].socket(), offers[0].token(), sixteen), "OK\n");
+  EXPECT_EQ(Attach(offers[1].socket(), offers[1].token(), sixteen), "OK\n");
+  EXPECT_EQ(in_use(), 32 * kMiB) << "two regions of 16 MiB, one memfd or not";
+  // A third is past the client's 40 MiB.
+  const std::string refused = Attach(offers[2].socket(), offers[2].token(), sixteen);
+  EXPECT_THAT(refused, HasSubstr("ERR 8 "));
+  EXPECT_THAT(refused, HasSubstr("--client_transfer_bytes"));
+  EXPECT_EQ(in_use(), 32 * kMiB);
+  // A smaller one fits; a region replaced goes once the one after it is attached.
+  const int four = MakeMemfd(4 * kMiB, true);
+  EXPECT_EQ(Attach(offers[2].socket(), offers[2].token(), four), "OK\n");
+  EXPECT_EQ(in_use(), 36 * kMiB);
+  EXPECT_EQ(Attach(offers[0].socket(), offers[0].token(), four), "OK\n");
+  EXPECT_EQ(in_use(), 24 * kMiB);
+  close(sixteen);
+  close(four);
+  // The regions are still in use: an upload through the last one attached.
+  ASSERT_OK_AND_ASSIGN(uint64_t h, sessions[0]->Allocate(4 * kMiB));
+  v1::SessionRequest upload;
+  v1::Range& range = *upload.mutable_upload()->add_ranges();
+  range.set_handle(h);
+  range.set_length(4 * kMiB);
+  upload.mutable_upload()->mutable_shared()->set_length(4 * kMiB);
+  upload.mutable_upload()->set_last(true);
+  EXPECT_OK(sessions[0]->Call(upload, sessions[0]->NextId()));
+  sessions.clear();  // the sessions end, and the daemon unmaps their regions
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] { return in_use() == 0; }))
+      << in_use() << " bytes still counted";
 }
 
 TEST_F(SharedMemoryTest, TheSideSocketRefusesWhatIsNotASealedMemfdOfAnOpenSession) {
