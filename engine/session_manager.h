@@ -46,7 +46,8 @@ struct ClientLimits {
 
 // Who opens a session. Sessions with one key share their limits and their device time.
 struct Principal {
-  // Without tenants: the peer's host and the client's name. With tenants: the tenant's name.
+  // Without tenants: the peer (its host and the uid behind the connection, the host alone
+  // where the transport does not say). With tenants: the tenant's name.
   std::string key;
   std::string tenant;      // empty when the daemon has no tenants
   std::string credential;  // what it proved itself with (a token's digest), for revocation

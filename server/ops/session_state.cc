@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sluice/base/status_macros.h"
 #include "sluice/proto/codec.h"
@@ -85,7 +86,8 @@ void SessionState::Reply(uint64_t id, const absl::Status& status, Responses* out
 }
 
 std::string SessionState::LogKey() const {
-  return absl::StrFormat("%s \"%s\"", PeerHost(peer), client_name);
+  if (!principal.has_value()) return PeerHost(peer);
+  return principal->tenant.empty() ? principal->key : absl::StrCat("tenant ", principal->tenant);
 }
 
 LogFields SessionState::Fields() const {

@@ -148,7 +148,8 @@ class SessionState {
   // Appends the final reply of request `id`, with `status`.
   static void Reply(uint64_t id, const absl::Status& status, Responses* out);
   static absl::Status NotOpenError();
-  // Whose lines these are, for the log's rate limit: the client's host and name.
+  // Whose lines these are, for the log's rate limit: the client, as sessions and memory are
+  // shared out (its tenant, or its host and uid), whatever name it gives its sessions.
   std::string LogKey() const;
   // What the session's lines say of it: its id, peer, client name and tenant.
   LogFields Fields() const;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -284,6 +285,35 @@ TEST(DaemonLifecycleTest, AFloodOfBadMessagesLogsAFewLinesWithTimeAndClient) {
   }
   EXPECT_GE(protobuf_lines, 1);
   EXPECT_LE(protobuf_lines, kLogBurst + 2) << "the flood is limited";
+}
+
+// A client is limited in what it makes the daemon log, whatever names it gives its sessions:
+// 60 sessions of one client, each with a name of its own, log a burst of open and close lines
+// and then a few a second, not two lines each.
+TEST(DaemonLifecycleTest, AClientThatRenamesItsSessionsLogsNoMoreForIt) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
+  constexpr int kSessions = 60;
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < kSessions; ++i) {
+    RawSession raw(daemon->address());
+    v1::SessionRequest open;
+    open.mutable_open()->set_client_name(absl::StrCat("name ", i));
+    ASSERT_OK(raw.Call(open, 1));
+  }
+  auto d = Connect(daemon->address());
+  ASSERT_NE(d, nullptr);
+  EXPECT_OK(d->Ping());
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  int lines = 0;
+  for (const absl::string_view line : absl::StrSplit(daemon->process().Stderr(), '\n')) {
+    if (absl::StrContains(line, "opened by \"name ") || absl::StrContains(line, " closed (")) {
+      ++lines;
+    }
+  }
+  EXPECT_GE(lines, 1);
+  EXPECT_LE(lines, kLogBurst + kLogPerSecond * (seconds + 1))
+      << "over " << seconds << " s, for " << 2 * kSessions << " opens and closes";
 }
 
 // GetInfo of `daemon`, polled until `done` holds (at most 20 s).
