@@ -1,5 +1,6 @@
 #include "sluice/engine/session.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -174,6 +175,20 @@ absl::Status Session::CheckReads(absl::Span<const RangeRef> reads) const {
     sizes.push_back(*size);
   }
   return CheckReadRanges(reads, [&](size_t i) { return sizes[i]; });
+}
+
+uint64_t Session::ExecutePlanBytes(absl::Span<const StepRef> prefix,
+                                   absl::Span<const StepRef> repeated) {
+  uint64_t bytes = 0;
+  for (absl::Span<const StepRef> steps : {prefix, repeated}) {
+    for (const StepRef& step : steps) {
+      absl::StatusOr<const KernelSpec*> spec = KernelCatalog::Builtin().Find(step.kernel);
+      const size_t passes = spec.ok() ? (*spec)->passes.size() : 0;
+      // The passes' array is an allocation of its own: 16 bytes for the allocator's rounding.
+      bytes += sizeof(PlannedStep) + sizeof(StepRef) + passes * sizeof(PassLaunch) + 16;
+    }
+  }
+  return bytes;
 }
 
 absl::Status Session::Read(absl::Span<const RangeRef> ranges, ReadSink sink) {

@@ -116,6 +116,12 @@ class Session {
                        uint32_t repeat_count, absl::Span<const RangeRef> reads, ReadSink sink,
                        const Interrupt& interrupt = Interrupt());
 
+  // What an Execute of these steps holds while it runs beyond its request: each step's plan
+  // (its kernel's arguments, with room for every binding, and its kernel's passes) and its
+  // reference. A daemon counts it to the client whose request it is.
+  static uint64_t ExecutePlanBytes(absl::Span<const StepRef> prefix,
+                                   absl::Span<const StepRef> repeated);
+
   // Frees every buffer; returns how many. Work that is running keeps its buffers until done.
   size_t FreeAll() { return table_.FreeAll(); }
 

@@ -16,12 +16,24 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
   if (absl::Status open = state.RequireOpen(); !open.ok()) {
     return SessionState::Reply(id, open, out);
   }
+  const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
+  const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
+  // Its plan, while it runs, is counted to the client: a step's is over a kilobyte, where the
+  // step may be two bytes on the wire. (Too many steps are the engine's to refuse.)
+  TransferBudget::Hold plan;
+  const uint64_t plan_bytes = prefix.size() + repeated.size() <= state.limits.max_steps
+                                  ? Session::ExecutePlanBytes(prefix, repeated)
+                                  : 0;
+  if (plan_bytes > kCheapBytes) {
+    absl::StatusOr<TransferBudget::Hold> held =
+        state.Transfers().Reserve(plan_bytes, "an execute's plan of its steps");
+    if (!held.ok()) return SessionState::Reply(id, held.status(), out);
+    plan = *std::move(held);
+  }
   const uint64_t seconds = state.limits.max_request_seconds;
   const Interrupt interrupt(&state.stream_cancelled, cancelled,
                             seconds == 0 ? absl::InfiniteFuture()
                                          : absl::Now() + absl::Seconds(seconds));
-  const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
-  const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
   bool ran = false;
   ReadInto(
       state, id, RangesFromProto(request.reads()), /*may_stream=*/state.resume_token.empty(),

@@ -29,6 +29,7 @@
 #include "sluice/engine/cuda_device.h"
 #include "sluice/engine/resource_table.h"
 #include "sluice/engine/session_manager.h"
+#include "sluice/engine/session.h"
 #include "sluice/engine/transfer_budget.h"
 #include "sluice/proto/contract.h"
 #include "sluice/server/grpc/resumable_sessions.h"
@@ -397,7 +398,7 @@ TEST_F(DocsTest, WhatTheDaemonMayHoldIsStatedAsItCountsIt) {
   EXPECT_EQ(SessionManager::kWarmUploadDivisor, 8u) << "and an eighth of upload blocks";
 }
 
-TEST_F(DocsTest, WhatAReadsRepliesHoldIsStatedAsItCountsIt) {
+TEST_F(DocsTest, WhatRepliesAndPlansHoldIsStatedAsItIsCounted) {
   // docs/daemon.md and docs/architecture.md: "512 bytes for each reply's framing", "two
   // windows of 8 MiB", and the flags table's "in 4 KiB chunks ...: up to 18 MiB".
   const std::vector<std::pair<std::regex, uint64_t>> figures = {
@@ -408,6 +409,16 @@ TEST_F(DocsTest, WhatAReadsRepliesHoldIsStatedAsItCountsIt) {
        ReadHoldBytes(~uint64_t{0}, kMinChunkSize) >> 20},
   };
   EXPECT_EQ(kMinChunkSize, 4096u);
+  // "an execute's plan of its steps while it runs (about 1.3 KiB a step": a step of one pass.
+  const std::vector<uint64_t> one(1, 0);
+  const StepRef fill{.kernel = "fill_u32", .params = one, .handles = one};
+  const auto plan =
+      Stated(std::regex("plan\\s+of\\s+its\\s+steps[^(]*\\(about\\s+([0-9.]+)\\s+KiB"));
+  EXPECT_GE(plan.size(), 1u);
+  for (const auto& [path, said] : plan) {
+    EXPECT_EQ(said[1], absl::StrFormat("%.1f", Session::ExecutePlanBytes({}, {&fill, 1}) / 1024.0))
+        << path << ": " << said[0];
+  }
   for (const auto& [re, want] : figures) {
     const auto stated = Stated(re);
     EXPECT_GE(stated.size(), 1u) << "the docs state it";

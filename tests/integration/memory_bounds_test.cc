@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "sluice/base/token.h"
 #include "sluice/client/server_info.h"
+#include "sluice/engine/session.h"
 #include "sluice/engine/transfer_budget.h"
 #include "sluice/proto/contract.h"
 #include "tests/testing/daemon_process.h"
@@ -460,6 +461,97 @@ TEST(MemoryBoundsTest, ReadRepliesAreCountedWithWhatTheyHoldBeyondTheirData) {
     sessions.clear();
     ExpectNothingCounted(daemon->address());
   }
+}
+
+// An execute's plan (over a kilobyte a step, where an empty step is two bytes on the wire) is
+// counted to its client while the execute runs or waits for the device. Sessions of one
+// client each run a sequence of the most steps, repeated until cancelled: the daemon counts
+// every plan, and its resident memory grows by no more than it counts.
+TEST(MemoryBoundsTest, AnExecutesPlanIsCountedWhileItRuns) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_request_bytes=16M",
+                                             "--max_transfer_bytes=1G",
+                                             "--client_transfer_bytes=512M"}));
+  const pid_t pid = daemon->process().pid();
+  constexpr int kSessions = 16;
+  const uint64_t steps = SessionLimits{}.max_steps;
+  const std::vector<uint64_t> params(1, 0);
+  const std::vector<uint64_t> handles(1, 0);
+  const std::vector<StepRef> fills(steps, StepRef{.kernel = "fill_u32", .params = params,
+                                                  .handles = handles});
+  const uint64_t plan = Session::ExecutePlanBytes({}, fills);
+  ASSERT_GT(plan, steps * 1024);
+  std::vector<std::unique_ptr<RawSession>> sessions;
+  std::vector<uint64_t> words;
+  for (int s = 0; s < kSessions; ++s) {
+    sessions.push_back(std::make_unique<RawSession>(daemon->address()));
+    ASSERT_OK(sessions.back()->Open().status());
+    ASSERT_OK_AND_ASSIGN(uint64_t word, sessions.back()->Allocate(4));
+    words.push_back(word);
+  }
+  const uint64_t before = ProcStatusBytes(pid, "VmRSS");
+  for (int s = 0; s < kSessions; ++s) {
+    v1::SessionRequest request;
+    request.set_id(sessions[s]->NextId());
+    v1::ExecuteRequest& execute = *request.mutable_execute();
+    for (uint64_t k = 0; k < steps; ++k) {
+      v1::Step& step = *execute.add_repeated();
+      step.set_kernel("fill_u32");
+      step.add_params(k);
+      step.add_handles(words[s]);
+    }
+    execute.set_repeat_count(4000000000u);  // hours: until cancelled
+    ASSERT_TRUE(sessions[s]->Send(request));
+  }
+  uint64_t counted = 0;
+  EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+    absl::StatusOr<v1::GetInfoResponse> info = InfoOf(daemon->address());
+    counted = info.ok() ? info->transfer_bytes_in_use() : 0;
+    return counted >= kSessions * plan;
+  })) << counted << " bytes counted for " << kSessions << " plans of " << plan;
+  const uint64_t rss = ProcStatusBytes(pid, "VmRSS");
+  std::cerr << "[ measured ] " << kSessions << " executes of " << steps << " steps, plans of "
+            << plan / 1024 << " KiB: " << counted / kMiB << " MiB counted; RSS " << before / kMiB
+            << " MiB before, " << rss / kMiB << " MiB with them running\n";
+  EXPECT_LE(rss, before + counted + 24 * kMiB) << "the plans, and the requests and threads";
+  for (std::unique_ptr<RawSession>& session : sessions) session->Cancel();
+  ExpectNothingCounted(daemon->address());
+
+  // Past its client's share a plan is refused, and the session goes on: two plans and their
+  // requests fit in 14 MiB, a third request but not its plan.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> small,
+                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G",
+                                             "--max_request_bytes=4M",
+                                             "--max_transfer_bytes=14M",
+                                             "--client_transfer_bytes=14M"}));
+  std::vector<std::unique_ptr<RawSession>> three;
+  for (int s = 0; s < 3; ++s) {
+    three.push_back(std::make_unique<RawSession>(small->address()));
+    ASSERT_OK(three.back()->Open().status());
+    ASSERT_OK_AND_ASSIGN(uint64_t word, three.back()->Allocate(4));
+    v1::SessionRequest request;
+    request.set_id(three.back()->NextId());
+    for (uint64_t k = 0; k < steps; ++k) {
+      v1::Step& step = *request.mutable_execute()->add_repeated();
+      step.set_kernel("fill_u32");
+      step.add_params(k);
+      step.add_handles(word);
+    }
+    request.mutable_execute()->set_repeat_count(4000000000u);
+    if (s < 2) {
+      ASSERT_TRUE(three.back()->Send(request));
+      EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
+        absl::StatusOr<v1::GetInfoResponse> info = InfoOf(small->address());
+        return info.ok() && info->transfer_bytes_in_use() >= (s + 1) * plan;
+      }));
+    } else {
+      EXPECT_THAT(three.back()->Call(request, request.id()),
+                  StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("plan")));
+      ASSERT_OK(three.back()->Ping());
+    }
+  }
+  for (std::unique_ptr<RawSession>& session : three) session->Cancel();
 }
 
 }  // namespace
