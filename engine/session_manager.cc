@@ -126,10 +126,15 @@ SessionManager::Options SessionManager::Options::FollowMachine(uint64_t device_b
     resolved.max_transfer_bytes = std::clamp<uint64_t>(host_bytes / 4, 256 * kMiB, 8192 * kMiB);
   }
   if (resolved.limits.max_request_bytes == 0) {
-    const uint64_t room = resolved.max_transfer_bytes > max_chunk_size
-                              ? resolved.max_transfer_bytes - max_chunk_size
-                              : 1;
-    resolved.limits.max_request_bytes = std::min<uint64_t>(uint64_t{4} << 30, room);
+    // 4 GiB, or the most the transfer budget holds as the largest request (its bytes and a
+    // chunk, or, with a small budget and chunk, a read's replies in the smallest chunks).
+    const uint64_t budget = resolved.max_transfer_bytes;
+    uint64_t& most = resolved.limits.max_request_bytes;
+    most = std::min<uint64_t>(uint64_t{4} << 30,
+                              budget > max_chunk_size ? budget - max_chunk_size : 1);
+    for (uint64_t over; most > 1 && (over = resolved.LargestRequestBytes()) > budget;) {
+      most -= std::min(most - 1, over - budget);
+    }
   }
   if (resolved.client_transfer_bytes == 0) {
     // Half the budget, but never less than the largest request needs.

@@ -110,6 +110,14 @@ absl::StatusOr<TransferBudget::Hold> TransferBudget::Reserve(uint64_t bytes, con
   return Hold(this, bytes, self_.lock());
 }
 
+absl::StatusOr<TransferBudget::Hold> TransferBudget::ReserveLeaving(uint64_t bytes,
+                                                                    uint64_t room,
+                                                                    const char* what) {
+  absl::StatusOr<Hold> hold = Reserve(bytes + room, what);
+  if (hold.ok()) hold->Shrink(bytes);
+  return hold;
+}
+
 uint64_t ReadWindowBytes(uint64_t chunk) {
   return std::max<uint64_t>(1, kReadWindowBytes / chunk) * chunk;
 }

@@ -68,6 +68,11 @@ class TransferBudget {
   // Reserves `bytes` (0 is fine: a hold to Extend later); ResourceExhausted, naming `what`,
   // when that would pass the limit. Thread-safe.
   absl::StatusOr<Hold> Reserve(uint64_t bytes, const char* what);
+  // Reserves `bytes` for something held long (a shared-memory region, a running execute's
+  // plan) only where `room` bytes more fit too, so that the holder's streams are still read
+  // while it holds them (a budget at its limit reads no more: has_room). ResourceExhausted, as
+  // Reserve's, naming `what` and the bytes with the room.
+  absl::StatusOr<Hold> ReserveLeaving(uint64_t bytes, uint64_t room, const char* what);
   // Counts `bytes` that are in memory already (a message read, a reply made), even past the
   // limit: their holder takes nothing more while the budget has no room (flow control), so a
   // budget is passed by at most what its holders hold at once beyond that point (one message

@@ -91,11 +91,18 @@ void RunAll(SessionProtocol& protocol, std::vector<SessionProtocol::Job>& jobs,
   for (SessionProtocol::Job& job : jobs) {
     SessionProtocol::Responses out;
     protocol.Run(job, &out);
+    // A read (or an execute's reads) of more than a window streams: its windows, as the
+    // transport asks for them, each taking the block and the reservation they were made with.
+    for (bool more = true; more;) {
+      protocol.TakeReadBlock();
+      protocol.TakeReadHold();
+      more = protocol.read_streaming();
+      if (more) protocol.ContinueRead(&out);
+    }
     if (out.empty() || !out.back().last()) std::abort();  // every request gets a final reply
     for (const v1::SessionResponse& response : out) {
       if (response.has_allocate()) handles.push_back(response.allocate().handle());
     }
-    protocol.TakeReadHold();
   }
   jobs.clear();
 }

@@ -101,7 +101,7 @@ ABSL_FLAG(uint64_t, max_request_seconds, sluice::SessionLimits{}.max_request_sec
           "uploads and reads are bounded by their bytes)");
 ABSL_FLAG(sluice::ByteSize, max_request_bytes, sluice::ByteSize{0},
           "bytes uploaded or read back by one request (0: 4G, or less where "
-          "--max_transfer_bytes leaves less than that beside a chunk)");
+          "--max_transfer_bytes holds less as the largest request)");
 ABSL_FLAG(sluice::ByteSize, max_transfer_bytes, sluice::ByteSize{0},
           "host memory for everything streams hold (uploads, reads and replies waiting to be "
           "sent, requests waiting to run), all sessions together, at least what the largest "

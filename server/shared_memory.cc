@@ -226,7 +226,8 @@ absl::Status SharedRegions::AttachWith(const std::string& token, int fd) {
   if (slot->budget() != nullptr) {
     // Counted while mapped, the region it replaces until that one goes too.
     ASSIGN_OR_RETURN(TransferBudget::Hold hold,
-                     slot->budget()->Reserve(region->bytes().size(), "a shared-memory region"));
+                     slot->budget()->ReserveLeaving(region->bytes().size(), slot->room(),
+                                                    "a shared-memory region, and a chunk beside"));
     region->Count(std::move(hold));
   }
   slot->Attach(std::move(region));

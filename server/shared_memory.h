@@ -55,10 +55,11 @@ class SharedRegion {
 class SharedSlot {
  public:
   // Regions attached count their size to `budget` (the session's client's share; null: they
-  // count nowhere).
-  explicit SharedSlot(std::shared_ptr<TransferBudget> budget = nullptr)
-      : budget_(std::move(budget)) {}
+  // count nowhere), each only where `room` bytes more fit too (a chunk: see ReserveLeaving).
+  explicit SharedSlot(std::shared_ptr<TransferBudget> budget = nullptr, uint64_t room = 0)
+      : budget_(std::move(budget)), room_(room) {}
   TransferBudget* budget() const { return budget_.get(); }
+  uint64_t room() const { return room_; }
 
   void Attach(std::shared_ptr<SharedRegion> region) ABSL_LOCKS_EXCLUDED(mu_);
   // The region now (null: none attached). Its holder keeps it mapped.
@@ -66,6 +67,7 @@ class SharedSlot {
 
  private:
   const std::shared_ptr<TransferBudget> budget_;
+  const uint64_t room_;
   mutable absl::Mutex mu_;
   std::shared_ptr<SharedRegion> region_ ABSL_GUARDED_BY(mu_);
 };

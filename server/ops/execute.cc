@@ -19,14 +19,16 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
   const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
   const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
   // Its plan, while it runs, is counted to the client: a step's is over a kilobyte, where the
-  // step may be two bytes on the wire. (Too many steps are the engine's to refuse.)
+  // step may be two bytes on the wire. (Too many steps are the engine's to refuse.) A chunk's
+  // room is left beside it, so that the client's streams are still read meanwhile (a cancel).
   TransferBudget::Hold plan;
   const uint64_t plan_bytes = prefix.size() + repeated.size() <= state.limits.max_steps
                                   ? Session::ExecutePlanBytes(prefix, repeated)
                                   : 0;
   if (plan_bytes > kCheapBytes) {
-    absl::StatusOr<TransferBudget::Hold> held =
-        state.Transfers().Reserve(plan_bytes, "an execute's plan of its steps");
+    absl::StatusOr<TransferBudget::Hold> held = state.Transfers().ReserveLeaving(
+        plan_bytes, state.manager->options().max_chunk_size,
+        "an execute's plan of its steps, and a chunk beside");
     if (!held.ok()) return SessionState::Reply(id, held.status(), out);
     plan = *std::move(held);
   }

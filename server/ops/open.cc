@@ -133,7 +133,8 @@ void Open(SessionState& state, uint64_t id, const v1::OpenRequest& request, Resp
         state.Owner(), who.credential, client);
   }
   if (request.shared_memory() && state.shared_regions != nullptr) {
-    state.shared = std::make_shared<SharedSlot>(state.ticket->shared_transfers());
+    state.shared = std::make_shared<SharedSlot>(state.ticket->shared_transfers(),
+                                                state.manager->options().max_chunk_size);
     state.shared_token = state.shared_regions->Offer(state.shared);
   }
   ReplyOpened(state, id, out);

@@ -119,10 +119,15 @@ void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, boo
   }
   // The sink only runs once the session has validated every read, so the total is real. What
   // the replies hold is reserved at the sink's first call, after validation (so a bad read
-  // gets its own code) and before anything runs (so a refusal changes nothing). Small reads
+  // gets its own code) and before anything runs (so a refusal changes nothing): but no more
+  // than the read's bytes and the largest chunk, which the largest request always finds (see
+  // LargestRequestBytes; a resumable session's execute does not stream, and its replies in
+  // small chunks may hold more): the rest is counted once the replies are made. Small reads
   // reserve nothing and land in replies of their own: polls of a few state words never fail
   // for want of memory that large transfers hold (the session's flow control bounds them).
   const bool cheap = total <= kCheapBytes;
+  const uint64_t reserved =
+      std::min(ReplyBytes(total, chunk), total + state.manager->options().max_chunk_size);
   const size_t first = out->size();
   absl::Status refused;
   const absl::Status status = LandReads(
@@ -130,7 +135,7 @@ void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, boo
       [&] {
         if (cheap) return true;
         absl::StatusOr<TransferBudget::Hold> hold =
-            state.Transfers().Reserve(ReplyBytes(total, chunk), "a read");
+            state.Transfers().Reserve(reserved, "a read");
         if (!hold.ok()) {
           refused = hold.status();
           return false;

@@ -26,9 +26,9 @@ namespace sluice {
 
 // Reads `reads`, through the sink `run` is given (after the steps `run` runs, when executing),
 // into chunked data replies of request `id`, the last one final; or one final reply with the
-// error. A read of more than kCheapBytes reserves what its replies hold (ReplyBytes, or
-// ReadHoldBytes where it streams, in state.read_hold) and lands its bytes in one block
-// (state.read_block). A read of more than a window streams where `may_stream`, all of its reads
+// error. A read of more than kCheapBytes reserves what its replies hold (ReplyBytes, up to its
+// bytes and the largest chunk, the rest counted once they are made; ReadHoldBytes where it
+// streams), in state.read_hold, and lands its bytes in one block (state.read_block). A read of more than a window streams where `may_stream`, all of its reads
 // checked before `run` reads the first window.
 void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, bool may_stream,
               absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,

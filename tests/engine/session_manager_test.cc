@@ -167,6 +167,16 @@ TEST_F(SessionManagerTest, TheLargestRequestIsAReadsRepliesWhereTheyHoldMore) {
   EXPECT_EQ(options.LargestRequestBytes(), 20 * kMiB);
   EXPECT_THAT(options.Check(), StatusIs(Code::kInvalidArgument,
                                         HasSubstr("--client_transfer_bytes (18874368)")));
+
+  // A request limit left to follow a small budget is the most the budget holds as the largest
+  // request: here a read's replies in 4 KiB chunks, an eighth over its bytes.
+  SessionManager::Options small{.max_chunk_size = 64 << 10, .max_transfer_bytes = 16 * kMiB};
+  small.limits.max_request_bytes = 0;
+  const SessionManager::Options followed = small.FollowMachine(kGiB, 8 * kGiB);
+  EXPECT_LE(followed.LargestRequestBytes(), 16 * kMiB);
+  EXPECT_GT(followed.limits.max_request_bytes, 14 * kMiB);
+  EXPECT_LT(followed.limits.max_request_bytes, 16 * kMiB - (64 << 10));
+  EXPECT_OK(followed.Check());
 }
 
 TEST_F(SessionManagerTest, TheManagerResolvesItsOptionsForItsDevice) {

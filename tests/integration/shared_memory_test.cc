@@ -268,11 +268,12 @@ TEST_F(SharedMemoryTest, WithoutAUnixSocketOrWithItTurnedOffTheStreamCarriesEver
 
 // A region counts its size to its client's share while the daemon maps it: its pages stay as
 // long as the daemon does, and a read into pages the client never touched has the daemon bring
-// them in. Past the share an attach is refused (the region before it stays, and a client
-// falls back to the stream); the session's end gives it back.
+// them in. An attach is refused past the share, or where it would leave less than a chunk of
+// it (a client at its share has its streams read no more, and a region stays): the region
+// before it stays, and a client falls back to the stream. The session's end gives it back.
 TEST_F(SharedMemoryTest, ARegionCountsToItsClientsShareWhileItIsMapped) {
   Start({"--max_request_bytes=16M", "--max_transfer_bytes=64M",
-         "--client_transfer_bytes=40M"});
+         "--client_transfer_bytes=40M", "--max_chunk_size=2M"});
   const auto in_use = [&] {
     absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(address_, absl::Seconds(10));
     return info.ok() ? info->transfer_bytes_in_use() : ~uint64_t{0};
@@ -280,36 +281,38 @@ TEST_F(SharedMemoryTest, ARegionCountsToItsClientsShareWhileItIsMapped) {
   constexpr uint64_t kMiB = uint64_t{1} << 20;
   std::vector<std::unique_ptr<RawSession>> sessions;
   std::vector<v1::SharedMemoryOffer> offers;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     sessions.push_back(std::make_unique<RawSession>(address_));
     offers.push_back(RawOpen(*sessions.back()));
   }
-  const int sixteen = MakeMemfd(16 * kMiB, true);
-  EXPECT_EQ(Attach(offers[0].socket(), offers[0].token(), sixteen), "OK\n");
-  EXPECT_EQ(Attach(offers[1].socket(), offers[1].token(), sixteen), "OK\n");
-  EXPECT_EQ(in_use(), 32 * kMiB) << "two regions of 16 MiB, one memfd or not";
-  // A third is past the client's 40 MiB.
-  const std::string refused = Attach(offers[2].socket(), offers[2].token(), sixteen);
+  const auto attach = [&](int session, uint64_t bytes) {
+    const int fd = MakeMemfd(bytes, true);
+    const std::string answer = Attach(offers[session].socket(), offers[session].token(), fd);
+    close(fd);  // the daemon's mapping keeps the memory
+    return answer;
+  };
+  EXPECT_EQ(attach(0, 16 * kMiB), "OK\n");
+  EXPECT_EQ(attach(1, 16 * kMiB), "OK\n");
+  EXPECT_EQ(in_use(), 32 * kMiB) << "two regions of 16 MiB";
+  const std::string refused = attach(2, 16 * kMiB);  // past the client's 40 MiB
   EXPECT_THAT(refused, HasSubstr("ERR 8 "));
   EXPECT_THAT(refused, HasSubstr("--client_transfer_bytes"));
-  EXPECT_EQ(in_use(), 32 * kMiB);
-  // A smaller one fits; a region replaced goes once the one after it is attached.
-  const int four = MakeMemfd(4 * kMiB, true);
-  EXPECT_EQ(Attach(offers[2].socket(), offers[2].token(), four), "OK\n");
+  EXPECT_EQ(attach(2, 4 * kMiB), "OK\n");  // 36 MiB, and a chunk's room
   EXPECT_EQ(in_use(), 36 * kMiB);
-  EXPECT_EQ(Attach(offers[0].socket(), offers[0].token(), four), "OK\n");
-  EXPECT_EQ(in_use(), 24 * kMiB);
-  close(sixteen);
-  close(four);
-  // The regions are still in use: an upload through the last one attached.
-  ASSERT_OK_AND_ASSIGN(uint64_t h, sessions[0]->Allocate(4 * kMiB));
+  EXPECT_THAT(attach(3, 4 * kMiB), HasSubstr("ERR 8 ")) << "it would leave no room";
+  for (std::unique_ptr<RawSession>& session : sessions) EXPECT_OK(session->Ping());
+  // A region replaced goes once the one after it is attached.
+  EXPECT_EQ(attach(2, 2 * kMiB), "OK\n");
+  EXPECT_EQ(in_use(), 34 * kMiB);
+  // It is in use: an upload through it.
+  ASSERT_OK_AND_ASSIGN(uint64_t h, sessions[2]->Allocate(2 * kMiB));
   v1::SessionRequest upload;
   v1::Range& range = *upload.mutable_upload()->add_ranges();
   range.set_handle(h);
-  range.set_length(4 * kMiB);
-  upload.mutable_upload()->mutable_shared()->set_length(4 * kMiB);
+  range.set_length(2 * kMiB);
+  upload.mutable_upload()->mutable_shared()->set_length(2 * kMiB);
   upload.mutable_upload()->set_last(true);
-  EXPECT_OK(sessions[0]->Call(upload, sessions[0]->NextId()));
+  EXPECT_OK(sessions[2]->Call(upload, sessions[2]->NextId()));
   sessions.clear();  // the sessions end, and the daemon unmaps their regions
   EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] { return in_use() == 0; }))
       << in_use() << " bytes still counted";
