@@ -177,16 +177,16 @@ absl::Status Session::CheckReads(absl::Span<const RangeRef> reads) const {
   return CheckReadRanges(reads, [&](size_t i) { return sizes[i]; });
 }
 
-uint64_t Session::ExecutePlanBytes(absl::Span<const StepRef> prefix,
-                                   absl::Span<const StepRef> repeated) {
+absl::StatusOr<uint64_t> Session::ExecutePlanBytes(absl::Span<const StepRef> prefix,
+                                                   absl::Span<const StepRef> repeated) {
   uint64_t bytes = 0;
-  for (absl::Span<const StepRef> steps : {prefix, repeated}) {
-    for (const StepRef& step : steps) {
-      absl::StatusOr<const KernelSpec*> spec = KernelCatalog::Builtin().Find(step.kernel);
-      const size_t passes = spec.ok() ? (*spec)->passes.size() : 0;
-      // The passes' array is an allocation of its own: 16 bytes for the allocator's rounding.
-      bytes += sizeof(PlannedStep) + sizeof(StepRef) + passes * sizeof(PassLaunch) + 16;
-    }
+  for (size_t s = 0; s < prefix.size() + repeated.size(); ++s) {
+    const StepRef& step = s < prefix.size() ? prefix[s] : repeated[s - prefix.size()];
+    absl::StatusOr<const KernelSpec*> spec = KernelCatalog::Builtin().Find(step.kernel);
+    if (!spec.ok()) return Annotate(spec.status(), StepName(s, prefix.size()));
+    // The passes' array is an allocation of its own: 16 bytes for the allocator's rounding.
+    bytes += sizeof(PlannedStep) + sizeof(StepRef) + (*spec)->passes.size() * sizeof(PassLaunch) +
+             16;
   }
   return bytes;
 }

@@ -118,9 +118,10 @@ class Session {
 
   // What an Execute of these steps holds while it runs beyond its request: each step's plan
   // (its kernel's arguments, with room for every binding, and its kernel's passes) and its
-  // reference. A daemon counts it to the client whose request it is.
-  static uint64_t ExecutePlanBytes(absl::Span<const StepRef> prefix,
-                                   absl::Span<const StepRef> repeated);
+  // reference. A daemon counts it to the client whose request it is. Execute's NotFound for
+  // the first step whose kernel the catalog lacks (such a request runs nothing).
+  static absl::StatusOr<uint64_t> ExecutePlanBytes(absl::Span<const StepRef> prefix,
+                                                   absl::Span<const StepRef> repeated);
 
   // Frees every buffer; returns how many. Work that is running keeps its buffers until done.
   size_t FreeAll() { return table_.FreeAll(); }

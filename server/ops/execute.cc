@@ -21,9 +21,10 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
   // Its plan, while it runs, is counted to the client: a step's is over a kilobyte, where the
   // step may be two bytes on the wire. (Too many steps are the engine's to refuse.) A chunk's
   // room is left beside it, so that the client's streams are still read meanwhile (a cancel).
+  // A step of a kernel the catalog lacks is refused as such, before any plan.
   TransferBudget::Hold plan;
   const uint64_t plan_bytes = prefix.size() + repeated.size() <= state.limits.max_steps
-                                  ? Session::ExecutePlanBytes(prefix, repeated)
+                                  ? Session::ExecutePlanBytes(prefix, repeated).value_or(0)
                                   : 0;
   if (plan_bytes > kCheapBytes) {
     absl::StatusOr<TransferBudget::Hold> held = state.Transfers().ReserveLeaving(

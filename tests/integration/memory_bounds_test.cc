@@ -480,7 +480,7 @@ TEST(MemoryBoundsTest, AnExecutesPlanIsCountedWhileItRuns) {
   const std::vector<uint64_t> handles(1, 0);
   const std::vector<StepRef> fills(steps, StepRef{.kernel = "fill_u32", .params = params,
                                                   .handles = handles});
-  const uint64_t plan = Session::ExecutePlanBytes({}, fills);
+  const uint64_t plan = Session::ExecutePlanBytes({}, fills).value();
   ASSERT_GT(plan, steps * 1024);
   std::vector<std::unique_ptr<RawSession>> sessions;
   std::vector<uint64_t> words;
@@ -549,6 +549,10 @@ TEST(MemoryBoundsTest, AnExecutesPlanIsCountedWhileItRuns) {
       EXPECT_THAT(three.back()->Call(request, request.id()),
                   StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("plan")));
       ASSERT_OK(three.back()->Ping());
+      // A kernel the catalog lacks is refused as such, whatever its plan would have needed.
+      request.mutable_execute()->mutable_repeated(steps - 1)->set_kernel("no_such_kernel");
+      EXPECT_THAT(three.back()->Call(request, three.back()->NextId()),
+                  StatusIs(absl::StatusCode::kNotFound, HasSubstr("repeated step")));
     }
   }
   for (std::unique_ptr<RawSession>& session : three) session->Cancel();
