@@ -190,7 +190,13 @@ int SameHost(std::shared_ptr<CpuDevice> device) {
   std::vector<uint8_t> target(bytes, 1), downloaded;
   absl::StatusOr<Resource> on_shm = (*shm)->Allocate(bytes);
   absl::StatusOr<Resource> on_plain = (*plain)->Allocate(bytes);
-  if (!on_shm.ok() || !on_plain.ok()) return 1;
+  // Says what failed, and fails the bench.
+  const auto failed = [](const char* what, const absl::Status& status) {
+    std::fprintf(stderr, "same host: %s: %s\n", what, status.ToString().c_str());
+    return 1;
+  };
+  if (!on_shm.ok()) return failed("allocate", on_shm.status());
+  if (!on_plain.ok()) return failed("allocate", on_plain.status());
   std::vector<double> mem, stream_up, shm_up, stream_down, shm_down, staged_up;
   const auto gbs = [bytes](double t0) { return bytes / ((NowUs() - t0) * 1e3); };
   for (int r = 0; r < absl::GetFlag(FLAGS_same_host_repeats); ++r) {
@@ -198,27 +204,41 @@ int SameHost(std::shared_ptr<CpuDevice> device) {
     std::memcpy(target.data(), payload.data(), bytes);
     mem.push_back(gbs(t0));
     t0 = NowUs();
-    if (!(*plain)->Upload(*on_plain, payload).ok()) return 1;
+    if (absl::Status s = (*plain)->Upload(*on_plain, payload); !s.ok()) {
+      return failed("upload over the stream", s);
+    }
     stream_up.push_back(gbs(t0));
     t0 = NowUs();
-    if (!(*shm)->Upload(*on_shm, payload).ok()) return 1;
+    if (absl::Status s = (*shm)->Upload(*on_shm, payload); !s.ok()) {
+      return failed("upload through shared memory", s);
+    }
     shm_up.push_back(gbs(t0));
     t0 = NowUs();
-    if (!(*plain)->DownloadInto(*on_plain, &downloaded).ok()) return 1;
+    if (absl::Status s = (*plain)->DownloadInto(*on_plain, &downloaded); !s.ok()) {
+      return failed("download over the stream", s);
+    }
     stream_down.push_back(gbs(t0));
-    if (downloaded != payload) return 1;
+    if (downloaded != payload) {
+      return failed("download over the stream", absl::DataLossError("bytes differ"));
+    }
     t0 = NowUs();
-    if (!(*shm)->DownloadInto(*on_shm, &downloaded).ok()) return 1;
+    if (absl::Status s = (*shm)->DownloadInto(*on_shm, &downloaded); !s.ok()) {
+      return failed("download through shared memory", s);
+    }
     shm_down.push_back(gbs(t0));
-    if (downloaded != payload) return 1;  // checked outside the time, as the stream's is not
+    if (downloaded != payload) {  // checked outside the time, as the stream's is not
+      return failed("download through shared memory", absl::DataLossError("bytes differ"));
+    }
   }
   // Last: the staging area takes the front of the shared memory, which reads need past it.
   absl::StatusOr<absl::Span<uint8_t>> staging = (*shm)->StagingArea(bytes);
-  if (!staging.ok()) return 1;
+  if (!staging.ok()) return failed("staging area", staging.status());
   std::memcpy(staging->data(), payload.data(), bytes);
   for (int r = 0; r < absl::GetFlag(FLAGS_same_host_repeats); ++r) {
     const double t0 = NowUs();
-    if (!(*shm)->UploadAtMany({{*on_shm, 0, *staging}}).ok()) return 1;
+    if (absl::Status s = (*shm)->UploadAtMany({{*on_shm, 0, *staging}}); !s.ok()) {
+      return failed("upload of the staging area", s);
+    }
     staged_up.push_back(gbs(t0));
   }
   const uint64_t moved = (*shm)->counters().shared_bytes;

@@ -225,9 +225,10 @@ absl::Status SharedRegions::AttachWith(const std::string& token, int fd) {
   ASSIGN_OR_RETURN(std::shared_ptr<SharedRegion> region, SharedRegion::Map(fd, max_bytes_));
   if (slot->budget() != nullptr) {
     // Counted while mapped, the region it replaces until that one goes too.
-    ASSIGN_OR_RETURN(TransferBudget::Hold hold,
-                     slot->budget()->ReserveLeaving(region->bytes().size(), slot->room(),
-                                                    "a shared-memory region, and a chunk beside"));
+    ASSIGN_OR_RETURN(
+        TransferBudget::Hold hold,
+        slot->budget()->ReserveLeaving(region->bytes().size(), slot->room(),
+                                       "a shared-memory region (with a chunk's room beside it)"));
     region->Count(std::move(hold));
   }
   slot->Attach(std::move(region));

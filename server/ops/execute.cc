@@ -29,7 +29,7 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
   if (plan_bytes > kCheapBytes) {
     absl::StatusOr<TransferBudget::Hold> held = state.Transfers().ReserveLeaving(
         plan_bytes, state.manager->options().max_chunk_size,
-        "an execute's plan of its steps, and a chunk beside");
+        "an execute's plan of its steps (with a chunk's room beside it)");
     if (!held.ok()) return SessionState::Reply(id, held.status(), out);
     plan = *std::move(held);
   }
