@@ -463,6 +463,21 @@ TEST(MemoryBoundsTest, ReadRepliesAreCountedWithWhatTheyHoldBeyondTheirData) {
   }
 }
 
+// Execute request `id`: `steps` fills of `word`, repeated for hours (until cancelled).
+v1::SessionRequest FillsUntilCancelled(uint64_t id, uint64_t steps, uint64_t word) {
+  v1::SessionRequest request;
+  request.set_id(id);
+  v1::ExecuteRequest& execute = *request.mutable_execute();
+  for (uint64_t k = 0; k < steps; ++k) {
+    v1::Step& step = *execute.add_repeated();
+    step.set_kernel("fill_u32");
+    step.add_params(k);
+    step.add_handles(word);
+  }
+  execute.set_repeat_count(4000000000u);
+  return request;
+}
+
 // An execute's plan (over a kilobyte a step, where an empty step is two bytes on the wire) is
 // counted to its client while the execute runs or waits for the device. Sessions of one
 // client each run a sequence of the most steps, repeated until cancelled: the daemon counts
@@ -492,17 +507,7 @@ TEST(MemoryBoundsTest, AnExecutesPlanIsCountedWhileItRuns) {
   }
   const uint64_t before = ProcStatusBytes(pid, "VmRSS");
   for (int s = 0; s < kSessions; ++s) {
-    v1::SessionRequest request;
-    request.set_id(sessions[s]->NextId());
-    v1::ExecuteRequest& execute = *request.mutable_execute();
-    for (uint64_t k = 0; k < steps; ++k) {
-      v1::Step& step = *execute.add_repeated();
-      step.set_kernel("fill_u32");
-      step.add_params(k);
-      step.add_handles(words[s]);
-    }
-    execute.set_repeat_count(4000000000u);  // hours: until cancelled
-    ASSERT_TRUE(sessions[s]->Send(request));
+    ASSERT_TRUE(sessions[s]->Send(FillsUntilCancelled(sessions[s]->NextId(), steps, words[s])));
   }
   uint64_t counted = 0;
   EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
@@ -530,15 +535,7 @@ TEST(MemoryBoundsTest, AnExecutesPlanIsCountedWhileItRuns) {
     three.push_back(std::make_unique<RawSession>(small->address()));
     ASSERT_OK(three.back()->Open().status());
     ASSERT_OK_AND_ASSIGN(uint64_t word, three.back()->Allocate(4));
-    v1::SessionRequest request;
-    request.set_id(three.back()->NextId());
-    for (uint64_t k = 0; k < steps; ++k) {
-      v1::Step& step = *request.mutable_execute()->add_repeated();
-      step.set_kernel("fill_u32");
-      step.add_params(k);
-      step.add_handles(word);
-    }
-    request.mutable_execute()->set_repeat_count(4000000000u);
+    v1::SessionRequest request = FillsUntilCancelled(three.back()->NextId(), steps, word);
     if (s < 2) {
       ASSERT_TRUE(three.back()->Send(request));
       EXPECT_TRUE(WaitUntil(absl::Seconds(30), [&] {
