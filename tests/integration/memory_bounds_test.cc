@@ -437,6 +437,16 @@ TEST(MemoryBoundsTest, ReadRepliesAreCountedWithWhatTheyHoldBeyondTheirData) {
       v1::SessionResponse allocated;
       ASSERT_OK(sessions.back()->Call(allocate, sessions.back()->NextId(), &allocated));
       handles.push_back(allocated.allocate().handle());
+      // Written before the baseline: a host whose kernel backs a read of untouched memory with
+      // fresh pages (not the shared zero page) would otherwise count the buffers' pages, which
+      // the device's memory holds and counts, as the replies'.
+      v1::SessionRequest fill;
+      v1::Step& step = *fill.mutable_execute()->add_prefix();
+      step.set_kernel("fill_u32");
+      step.add_params(0x5a5a5a5a);
+      step.add_handles(handles.back());
+      v1::SessionResponse filled;
+      ASSERT_OK(sessions.back()->Call(fill, sessions.back()->NextId(), &filled));
     }
     const uint64_t before = ProcStatusBytes(pid, "VmRSS");
     for (int s = 0; s < kSessions; ++s) {
