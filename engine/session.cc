@@ -162,21 +162,6 @@ absl::Status Session::CheckReadRanges(absl::Span<const RangeRef> reads,
   return absl::OkStatus();
 }
 
-absl::Status Session::CheckReads(absl::Span<const RangeRef> reads) const {
-  if (reads.size() > options_.max_ranges) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%d reads in one operation; the limit is %d", reads.size(), options_.max_ranges));
-  }
-  std::vector<uint64_t> sizes;
-  sizes.reserve(reads.size());
-  for (size_t i = 0; i < reads.size(); ++i) {
-    absl::StatusOr<uint64_t> size = table_.Size(reads[i].handle);
-    if (!size.ok()) return Annotate(size.status(), absl::StrFormat("read %d", i));
-    sizes.push_back(*size);
-  }
-  return CheckReadRanges(reads, [&](size_t i) { return sizes[i]; });
-}
-
 absl::StatusOr<uint64_t> Session::ExecutePlanBytes(absl::Span<const StepRef> prefix,
                                                    absl::Span<const StepRef> repeated) {
   uint64_t bytes = 0;
@@ -195,9 +180,17 @@ absl::Status Session::Read(absl::Span<const RangeRef> ranges, ReadSink sink) {
   return Execute({}, {}, 0, ranges, sink);
 }
 
-absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
-                              uint32_t repeat_count, absl::Span<const RangeRef> reads,
-                              ReadSink sink, const Interrupt& interrupt) {
+// What Execute checked and planned before anything runs: its buffers pinned (the steps'
+// bindings in order, then the reads'), its steps planned.
+struct Session::ExecutePlan {
+  ResourceTable::Pins pins;
+  std::vector<PlannedStep> steps;
+  size_t first_read = 0;  // the first read's buffer among the pins'
+};
+
+absl::StatusOr<Session::ExecutePlan> Session::PlanExecute(absl::Span<const StepRef> prefix,
+                                                          absl::Span<const StepRef> repeated,
+                                                          absl::Span<const RangeRef> reads) {
   const size_t step_count = prefix.size() + repeated.size();
   if (step_count > options_.max_steps) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -211,7 +204,7 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
   read_handles.reserve(reads.size());
   for (const RangeRef& r : reads) read_handles.push_back(r.handle);
   ASSIGN_OR_RETURN(ResourceTable::Pins pins, PinAll(prefix, repeated, read_handles, "read"));
-  absl::Span<const DeviceBuffer> buffers = pins.buffers();
+  const absl::Span<const DeviceBuffer> buffers = pins.buffers();
 
   // Validate and plan every step before anything is enqueued.
   std::vector<PlannedStep> planned(step_count);
@@ -249,8 +242,23 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     }
   }
 
-  absl::Span<const DeviceBuffer> read_buffers = buffers.subspan(next_buffer);
-  RETURN_IF_ERROR(CheckReadRanges(reads, [&](size_t i) { return read_buffers[i].bytes; }));
+  RETURN_IF_ERROR(CheckReadRanges(
+      reads, [&](size_t i) { return buffers[next_buffer + i].bytes; }));
+  return ExecutePlan{std::move(pins), std::move(planned), next_buffer};
+}
+
+absl::Status Session::CheckExecute(absl::Span<const StepRef> prefix,
+                                   absl::Span<const StepRef> repeated,
+                                   absl::Span<const RangeRef> reads) {
+  return PlanExecute(prefix, repeated, reads).status();
+}
+
+absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
+                              uint32_t repeat_count, absl::Span<const RangeRef> reads,
+                              ReadSink sink, const Interrupt& interrupt) {
+  ASSIGN_OR_RETURN(ExecutePlan plan, PlanExecute(prefix, repeated, reads));
+  const std::vector<PlannedStep>& planned = plan.steps;
+  const absl::Span<const DeviceBuffer> read_buffers = plan.pins.buffers().subspan(plan.first_read);
   struct Piece {
     size_t read;
     uint64_t offset;  // within the read

@@ -96,11 +96,6 @@ class Session {
   // Reads every range, behind one synchronization. Errors as Execute's reads.
   absl::Status Read(absl::Span<const RangeRef> ranges, ReadSink sink);
 
-  // The checks Read makes of its ranges, with the same errors, without reading: for a caller
-  // that reads a large request in pieces (a daemon that streams it) and must refuse a bad one
-  // before the first piece.
-  absl::Status CheckReads(absl::Span<const RangeRef> reads) const;
-
   // Runs the prefix steps once, the repeated steps `repeat_count` times, then reads `reads`,
   // all behind one synchronization. Everything is validated before the first step runs, so a
   // failed validation changes nothing:
@@ -115,6 +110,13 @@ class Session {
   absl::Status Execute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
                        uint32_t repeat_count, absl::Span<const RangeRef> reads, ReadSink sink,
                        const Interrupt& interrupt = Interrupt());
+
+  // The checks Execute (or, with no steps, Read) makes before anything runs, in its order and
+  // with its errors, and nothing run: for a caller that runs a large request's reads in pieces
+  // (a daemon that streams them, the steps before the first) and must refuse a bad request, as
+  // Execute would, before the first piece.
+  absl::Status CheckExecute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
+                            absl::Span<const RangeRef> reads);
 
   // What an Execute of these steps holds while it runs beyond its request: each step's plan
   // (its kernel's arguments, with room for every binding, and its kernel's passes) and its
@@ -137,6 +139,12 @@ class Session {
   // most max_read_bytes in all.
   absl::Status CheckReadRanges(absl::Span<const RangeRef> reads,
                                absl::FunctionRef<uint64_t(size_t i)> size) const;
+
+  // Execute's checks and plan (ExecutePlan, in session.cc): what it runs, once they pass.
+  struct ExecutePlan;
+  absl::StatusOr<ExecutePlan> PlanExecute(absl::Span<const StepRef> prefix,
+                                          absl::Span<const StepRef> repeated,
+                                          absl::Span<const RangeRef> reads);
 
   // Pins what an operation touches, or says which step binding or range named a bad handle.
   absl::StatusOr<ResourceTable::Pins> PinAll(absl::Span<const StepRef> prefix,

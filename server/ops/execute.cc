@@ -40,6 +40,9 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
   bool ran = false;
   ReadInto(
       state, id, RangesFromProto(request.reads()), /*may_stream=*/state.resume_token.empty(),
+      [&](absl::Span<const RangeRef> reads) {
+        return state.ticket->session().CheckExecute(prefix, repeated, reads);
+      },
       [&](absl::Span<const RangeRef> reads, ReadSink sink) {
         absl::Status status = state.ticket->session().Execute(
             prefix, repeated, request.repeat_count(), reads, sink, interrupt);

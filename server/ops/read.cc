@@ -101,6 +101,9 @@ void Read(SessionState& state, uint64_t id, const v1::ReadRequest& request, Resp
   }
   ReadInto(
       state, id, std::move(reads), /*may_stream=*/true,
+      [&](absl::Span<const RangeRef> all) {
+        return state.ticket->session().CheckExecute({}, {}, all);
+      },
       [&](absl::Span<const RangeRef> window, ReadSink sink) {
         return state.ticket->session().Read(window, sink);
       },
@@ -110,12 +113,11 @@ void Read(SessionState& state, uint64_t id, const v1::ReadRequest& request, Resp
 }  // namespace
 
 void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, bool may_stream,
-              absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
-              Responses* out) {
+              ReadCheck check, ReadRun run, Responses* out) {
   const uint64_t total = TotalLength(reads);
   const uint64_t chunk = state.chunk_size.load();
   if (may_stream && total > ReadWindowBytes(chunk)) {
-    return StreamedRead::Start(state, id, std::move(reads), total, run, out);
+    return StreamedRead::Start(state, id, std::move(reads), total, check, run, out);
   }
   // The sink only runs once the session has validated every read, so the total is real. What
   // the replies hold is reserved at the sink's first call, after validation (so a bad read
@@ -177,12 +179,11 @@ std::vector<RangeRef> StreamedRead::Take(uint64_t length) {
   return pieces;
 }
 
-void StreamedRead::Start(
-    SessionState& state, uint64_t id, std::vector<RangeRef> reads, uint64_t total,
-    absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
-    Responses* out) {
-  // All of it is checked first, so a bad read gets its own code and nothing is sent (or run).
-  if (absl::Status valid = state.ticket->session().CheckReads(reads); !valid.ok()) {
+void StreamedRead::Start(SessionState& state, uint64_t id, std::vector<RangeRef> reads,
+                         uint64_t total, ReadCheck check, ReadRun run, Responses* out) {
+  // All of it is checked first, as a read of it whole would be (an execute's steps first), so
+  // a bad request gets the code it would get whole, and nothing is sent (or run).
+  if (absl::Status valid = check(reads); !valid.ok()) {
     return SessionState::Reply(id, valid, out);
   }
   const uint64_t chunk = state.chunk_size.load();
@@ -210,10 +211,7 @@ void StreamedRead::Continue(SessionState& state, Responses* out) {
   if (!status.ok()) ++state.stats.errors;
 }
 
-absl::Status StreamedRead::Window(
-    SessionState& state,
-    absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
-    Responses* out) {
+absl::Status StreamedRead::Window(SessionState& state, ReadRun run, Responses* out) {
   StreamedRead& s = *state.streamed;
   const uint64_t base = s.next_;
   const std::vector<RangeRef> pieces = s.Take(std::min(s.window_, s.total_ - s.next_));

@@ -28,20 +28,20 @@ namespace sluice {
 // into chunked data replies of request `id`, the last one final; or one final reply with the
 // error. A read of more than kCheapBytes reserves what its replies hold (ReplyBytes, up to its
 // bytes and the largest chunk, the rest counted once they are made; ReadHoldBytes where it
-// streams), in state.read_hold, and lands its bytes in one block (state.read_block). A read of more than a window streams where `may_stream`, all of its reads
-// checked before `run` reads the first window.
+// streams), in state.read_hold, and lands its bytes in one block (state.read_block). A read of
+// more than a window streams where `may_stream`, all of it checked by `check` (the checks `run`
+// makes before it reads, in its order: its steps' first) before `run` reads the first window.
+using ReadCheck = absl::FunctionRef<absl::Status(absl::Span<const RangeRef>)>;
+using ReadRun = absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)>;
 void ReadInto(SessionState& state, uint64_t id, std::vector<RangeRef> reads, bool may_stream,
-              absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
-              Responses* out);
+              ReadCheck check, ReadRun run, Responses* out);
 
 class StreamedRead {
  public:
   // Starts a read of `total` bytes that streams, as the session's `streamed` read, making its
-  // first window of replies through `run`; or replies why it cannot.
+  // first window of replies through `run`; or replies why it cannot (`check`'s error first).
   static void Start(SessionState& state, uint64_t id, std::vector<RangeRef> reads,
-                    uint64_t total,
-                    absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run,
-                    Responses* out);
+                    uint64_t total, ReadCheck check, ReadRun run, Responses* out);
   // Makes the next window of replies of the session's streamed read; once its last reply is
   // made, the read ends (state.streamed is reset and its reservation is in state.read_hold).
   static void Continue(SessionState& state, Responses* out);
@@ -49,9 +49,7 @@ class StreamedRead {
  private:
   // Makes the next window of replies through `run`; the read ends after its last window or an
   // error (whose reply it makes). The window's status.
-  static absl::Status Window(
-      SessionState& state,
-      absl::FunctionRef<absl::Status(absl::Span<const RangeRef>, ReadSink)> run, Responses* out);
+  static absl::Status Window(SessionState& state, ReadRun run, Responses* out);
   // The pieces of the reads that hold the next `length` bytes; advances past them.
   std::vector<RangeRef> Take(uint64_t length);
 

@@ -263,11 +263,14 @@ TEST_F(SessionProtocolTest, AnExecutesReadsOfMoreThanAWindowStreamBehindItsSteps
   OpenSession();
   const uint64_t bytes = kReadWindowBytes * 2 + 4096;
   ASSERT_EQ(CodeOf(Call(Allocate(2, bytes, 0x72)).back()), Code::kOk);
-  const auto execute = [&](uint64_t id, const std::string& kernel, uint64_t read_length) {
+  // A fill of the buffer, then reads of its first 4 KiB and of `rest` bytes after them.
+  const auto execute = [&](uint64_t id, const std::string& kernel, uint32_t version,
+                           uint64_t rest_offset, uint64_t rest_length) {
     v1::SessionRequest request;
     request.set_id(id);
     v1::Step& fill = *request.mutable_execute()->add_prefix();
     fill.set_kernel(kernel);
+    fill.set_version(version);
     fill.add_params(0x01020304);
     fill.add_handles(0x72);
     v1::Range& head = *request.mutable_execute()->add_reads();
@@ -275,14 +278,23 @@ TEST_F(SessionProtocolTest, AnExecutesReadsOfMoreThanAWindowStreamBehindItsSteps
     head.set_length(4096);
     v1::Range& rest = *request.mutable_execute()->add_reads();
     rest.set_handle(0x72);
-    rest.set_offset(4096);
-    rest.set_length(read_length - 4096);
+    rest.set_offset(rest_offset);
+    rest.set_length(rest_length);
     return request;
   };
-  for (const auto& [kernel, length, code] :
-       {std::tuple<std::string, uint64_t, Code>{"no_such_kernel", bytes, Code::kNotFound},
-        {"fill_u32", bytes + 1, Code::kOutOfRange}}) {
-    std::vector<SessionProtocol::Job> jobs = Accept(execute(3, kernel, length));
+  // Refused before anything runs, with the code a whole execute's checks give, in their order
+  // (its steps before its reads), whether its reads would stream or not: the last two have a
+  // step of a version this kernel is not, and a read past the end, of 16 MiB or of 4 KiB.
+  for (const auto& [kernel, version, rest_offset, rest_length, code] :
+       {std::tuple<std::string, uint32_t, uint64_t, uint64_t, Code>{
+            "no_such_kernel", 0, 4096, bytes - 4096, Code::kNotFound},
+        {"fill_u32", 0, 4096, bytes - 4095, Code::kOutOfRange},
+        {"fill_u32", 999, 4096, bytes - 4095, Code::kFailedPrecondition},
+        {"fill_u32", 999, bytes - 4096, 4097, Code::kFailedPrecondition}}) {
+    SCOPED_TRACE(absl::StrFormat("%s version %d, reads of 4096 and %d", kernel, version,
+                                 rest_length));
+    std::vector<SessionProtocol::Job> jobs =
+        Accept(execute(3, kernel, version, rest_offset, rest_length));
     ASSERT_EQ(jobs.size(), 1u);
     Responses refused;
     Run(jobs[0], &refused);
@@ -292,7 +304,7 @@ TEST_F(SessionProtocolTest, AnExecutesReadsOfMoreThanAWindowStreamBehindItsSteps
   }
   EXPECT_EQ(DataOf(Call(Read(4, 0x72, 0, 4)), 4), std::string(4, '\0')) << "the fill never ran";
 
-  std::vector<SessionProtocol::Job> jobs = Accept(execute(5, "fill_u32", bytes));
+  std::vector<SessionProtocol::Job> jobs = Accept(execute(5, "fill_u32", 0, 4096, bytes - 4096));
   ASSERT_EQ(jobs.size(), 1u);
   Responses out;
   EXPECT_EQ(RunWindows(jobs[0], &out), 3);
