@@ -120,6 +120,15 @@ Json SummaryJson(const std::vector<FunctionFindings>& summary) {
   return out;
 }
 
+// A place as a compiler writes it, "file:line:column", with what the debug info does not say
+// left out (a declaration has a line and no column; code without debug locations, neither),
+// not written as 0: an editor that reads the line and column goes to the place itself.
+std::string Place(const SourceLocation& at) {
+  if (at.line == 0) return at.file;
+  if (at.column == 0) return absl::StrFormat("%s:%d", at.file, at.line);
+  return absl::StrFormat("%s:%d:%d", at.file, at.line, at.column);
+}
+
 }  // namespace
 
 std::vector<FunctionFindings> SummaryByFunction(const std::vector<Finding>& findings) {
@@ -142,19 +151,16 @@ std::vector<FunctionFindings> SummaryByFunction(const std::vector<Finding>& find
 std::string FormatText(const std::vector<Finding>& findings, const ReportExtras& extras) {
   std::string out;
   for (const Finding& f : findings) {
-    out += absl::StrFormat("%s:%d:%d: warning: %s [%s] in %s\n", f.location.file, f.location.line,
-                           f.location.column, f.message, f.rule, f.function);
+    out += absl::StrFormat("%s: warning: %s [%s] in %s\n", Place(f.location), f.message, f.rule,
+                           f.function);
     // The path to it as the notes a compiler gives (the finding's own place is the warning).
     for (size_t i = 0; i + 1 < f.path.size(); ++i) {
-      const SourceLocation& at = f.path[i].location;
-      out += absl::StrFormat("%s:%d:%d: note: %s\n", at.file, at.line, at.column,
-                             f.path[i].message);
+      out += absl::StrFormat("%s: note: %s\n", Place(f.path[i].location), f.path[i].message);
     }
     for (size_t i = 0; i < f.read_again.size() && i < kTextRereads; ++i) {
       const Finding::Reread& again = f.read_again[i];
-      out += absl::StrFormat("%s:%d:%d: note: the same value read again (as '%s')\n",
-                             again.location.file, again.location.line, again.location.column,
-                             again.variable);
+      out += absl::StrFormat("%s: note: the same value read again (as '%s')\n",
+                             Place(again.location), again.variable);
     }
     if (f.read_again.size() > kTextRereads) {
       out += absl::StrFormat("note: and %d more reads of the same value (--format=json lists "

@@ -747,11 +747,18 @@ std::vector<Finding> TwoFindings() {
   return {a, b};
 }
 
+// A place the debug info gives no column (or no line) is written as a compiler writes it,
+// without one, not as column (or line) 0.
 TEST(ReportTest, TextIsOneCompilerStyleLinePerFinding) {
   EXPECT_EQ(FormatText(TwoFindings()),
             "src/my tool.c:12:3: warning: tainted data reaches 'system' (argument 1: 'cmd') "
             "[tainted-sink] in main\n"
-            "/abs/other.c:40:0: warning: tainted data reaches 'system' (argument 1: 'cmd') "
+            "/abs/other.c:40: warning: tainted data reaches 'system' (argument 1: 'cmd') "
+            "[tainted-sink] in main\n");
+  std::vector<Finding> lineless = TwoFindings();
+  lineless[1].location.line = 0;
+  EXPECT_EQ(FormatText({lineless[1]}),
+            "/abs/other.c: warning: tainted data reaches 'system' (argument 1: 'cmd') "
             "[tainted-sink] in main\n");
 }
 
@@ -806,7 +813,7 @@ TEST(ReportTest, APathIsNotesStepsAndACodeFlowAndFoldedReadsAreListed) {
   EXPECT_EQ(FormatText({f}),
             "/src/u.c:6:17: warning: use of possibly uninitialized 'n' [uninitialized-read] in "
             "main\n"
-            "/src/u.c:5:0: note: 'n' is declared without a value\n"
+            "/src/u.c:5: note: 'n' is declared without a value\n"
             "/src/u.c:2:3: note: passed into 'f'\n"
             "/src/u.c:7:11: note: the same value read again (as 'm')\n");
 
