@@ -153,7 +153,9 @@ std::string Sanitize(std::string_view raw) {
 
 SourceLocation LocationOf(const llvm::Instruction& instruction) {
   SourceLocation location;
-  // A local's alloca has no place of its own: the variable's declaration is its place.
+  // A local's alloca has no place of its own: the variable's declaration is its place. The
+  // variable has a line and no column; the declare that names it has the place of its name
+  // (Clang's), taken where it is on that line.
   if (const auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) {
     for (const llvm::DbgVariableIntrinsic* declare :
          llvm::FindDbgDeclareUses(const_cast<llvm::AllocaInst*>(alloca))) {
@@ -162,6 +164,11 @@ SourceLocation LocationOf(const llvm::Instruction& instruction) {
       location.file = variable->getFilename().str();
       location.directory = variable->getDirectory().str();
       location.line = variable->getLine();
+      if (const llvm::DILocation* named = declare->getDebugLoc().get();
+          named != nullptr && named->getLine() == variable->getLine() &&
+          named->getFilename() == variable->getFilename()) {
+        location.column = named->getColumn();
+      }
       return location;
     }
   }

@@ -162,7 +162,7 @@ TEST_F(AnalyzeCliTest, TheReadmeExampleHasItsTwoFindingsWithEitherSolver) {
   EXPECT_EQ(uninit.out,
             "examples/c/viewer.c:20:30: warning: use of possibly uninitialized 'status' "
             "[uninitialized-read] in main\n"
-            "examples/c/viewer.c:17: note: 'status' is declared without a value\n");
+            "examples/c/viewer.c:17:7: note: 'status' is declared without a value\n");
   // --stats shows each solver's answer by its digest: the same answer, the same digest.
   nlohmann::json runs[2];
   const char* solvers[2] = {"--solver=resident", "--solver=reference"};
