@@ -9,11 +9,18 @@
 
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "sluice/base/utf8.h"
 
 namespace sluice::analyzer {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// JSON is UTF-8, and a path or a name from the debug info need not be (a Latin-1 file name):
+// a byte that is not is written as U+FFFD, where dumping it as it is would throw.
+std::string Dump(const Json& root) {
+  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
 
 struct RuleText {
   const char* id;
@@ -222,7 +229,7 @@ std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
   root["total_findings"] = TotalOf(findings, extras);
   if (!extras.summary.empty()) root["summary"] = SummaryJson(extras.summary);
   if (!stats.empty()) root["stats"] = Json::parse(stats, nullptr, false);
-  return root.dump(2) + "\n";
+  return Dump(root);
 }
 
 std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
@@ -254,9 +261,17 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
       json["artifactLocation"] = artifacts.Locate(at);
       if (at.line > 0) {
         json["region"]["startLine"] = at.line;
-        if (at.column > 0) json["region"]["startColumn"] = at.column;
+        // The debug info's column counts bytes, the log's (columnKind) characters: they
+        // differ on a line with UTF-8 past ASCII before it. A line that is not UTF-8 (a
+        // Latin-1 source's) has no snippet, and its column is left in bytes, a character each
+        // in such an encoding.
         const std::string line = snippets.Line(at);
-        if (!line.empty()) json["region"]["snippet"]["text"] = line;
+        const bool utf8 = !line.empty() && IsValidUtf8(line);
+        if (at.column > 0) {
+          json["region"]["startColumn"] =
+              utf8 ? Utf8CharactersBefore(line, at.column - 1) + 1 : at.column;
+        }
+        if (utf8) json["region"]["snippet"]["text"] = line;
       }
       return json;
     };
@@ -316,7 +331,7 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
   root["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
   root["version"] = "2.1.0";
   root["runs"] = Json::array({std::move(run)});
-  return root.dump(2) + "\n";
+  return Dump(root);
 }
 
 }  // namespace sluice::analyzer

@@ -28,6 +28,7 @@
 #include "sluice/base/heap.h"
 #include "sluice/base/ordered_work.h"
 #include "sluice/base/status_macros.h"
+#include "sluice/base/utf8.h"
 
 namespace sluice::ifds {
 namespace {
@@ -146,45 +147,6 @@ bool Is(std::string_view s, const char (&word)[N]) {
 bool IsNameChar(char c) {
   const uint8_t k = ClassOf(c);
   return k == kName || k == kHigh;
-}
-
-// Length of the valid UTF-8 sequence at the start of `s`, or 0. Valid as RFC 3629 has it:
-// no overlong forms, no surrogates (U+D800..DFFF), nothing past U+10FFFF.
-size_t Utf8Length(std::string_view s) {
-  const unsigned char c = static_cast<unsigned char>(s[0]);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  // The range the second byte must lie in; the later ones are always 0x80..0xbf.
-  unsigned char low = 0x80, high = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    if (c == 0xe0) low = 0xa0;   // overlong below U+0800
-    if (c == 0xed) high = 0x9f;  // surrogates
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    if (c == 0xf0) low = 0x90;   // overlong below U+10000
-    if (c == 0xf4) high = 0x8f;  // past U+10FFFF
-  } else {
-    return 0;  // a continuation byte, an overlong lead (c0, c1) or past f4
-  }
-  if (n > s.size()) return 0;
-  const unsigned char second = static_cast<unsigned char>(s[1]);
-  if (second < low || second > high) return 0;
-  for (size_t i = 2; i < n; ++i) {
-    if ((static_cast<unsigned char>(s[i]) >> 6) != 0x2) return 0;
-  }
-  return n;
-}
-
-bool IsValidUtf8(std::string_view s) {
-  while (!s.empty()) {
-    const size_t n = Utf8Length(s);
-    if (n == 0) return false;
-    s.remove_prefix(n);
-  }
-  return true;
 }
 
 enum class Kind { kName, kOpen, kClose, kComma, kArrow, kEnd };

@@ -79,9 +79,11 @@ std::string StatsJson(const analyzer::ProgramStats& s, const ifds::Problem& prob
                       double findings_seconds, const std::vector<FunctionShare>& busiest) {
   std::string functions;
   for (const FunctionShare& f : busiest) {
-    absl::StrAppend(&functions, functions.empty() ? "" : ",", "{\"name\":",
-                    nlohmann::json(f.name).dump(), ",\"pairs\":", f.pairs,
-                    ",\"facts\":", f.facts, "}");
+    // A name that is not UTF-8 is written with U+FFFD for its bad bytes, not thrown on.
+    const std::string name =
+        nlohmann::json(f.name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    absl::StrAppend(&functions, functions.empty() ? "" : ",", "{\"name\":", name,
+                    ",\"pairs\":", f.pairs, ",\"facts\":", f.facts, "}");
   }
   return absl::StrFormat(
       "{\"program\":{\"functions\":%d,\"external_functions\":%d,\"ir_instructions\":%d,"

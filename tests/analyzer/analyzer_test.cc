@@ -797,6 +797,41 @@ TEST(ReportTest, JsonListsEveryFindingWithItsFields) {
   EXPECT_FALSE(out.contains("summary"));
 }
 
+// JSON and SARIF are UTF-8; a source, a path or a name need not be. A line with UTF-8 past
+// ASCII before the finding has its column counted in characters, as the log says it is (the
+// debug info's counts bytes); a Latin-1 line has no snippet and its column in bytes (a
+// character each); a Latin-1 file name is written with U+FFFD, where dumping it threw.
+TEST(ReportTest, SourcesAndNamesThatAreNotUtf8AreWrittenAsUtf8) {
+  const TempDir dir;
+  Finding utf8;
+  utf8.rule = "uninitialized-read";
+  utf8.message = "use of possibly uninitialized 'x'";
+  utf8.function = "main";
+  utf8.variable = "x";
+  // 'x' after "return " is byte 39 and character 38: the e-acute is two bytes.
+  utf8.location = {.file = dir.Write("u8.c", "int main(){ /* caf\xc3\xa9 */ int x; return x; }\n"),
+                   .line = 1, .column = 39};
+  Finding latin1 = utf8;
+  latin1.location.file = dir.Write("l1.c", "int main(){ /* caf\xe9 */ int x; return x; }\n");
+  latin1.location.column = 38;
+  const nlohmann::json log =
+      nlohmann::json::parse(FormatSarif(Analysis::kUninit, {utf8, latin1}));
+  const nlohmann::json& first = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+  EXPECT_EQ(first["region"]["startColumn"], 38);
+  EXPECT_EQ(first["region"]["snippet"]["text"], "int main(){ /* caf\xc3\xa9 */ int x; return x; }");
+  const nlohmann::json& second = log["runs"][0]["results"][1]["locations"][0]["physicalLocation"];
+  EXPECT_EQ(second["region"]["startColumn"], 38);
+  EXPECT_FALSE(second["region"].contains("snippet"));
+
+  Finding named = utf8;
+  named.location.file = "caf\xe9.c";
+  named.function = "f\xff";
+  const nlohmann::json out = nlohmann::json::parse(FormatJson(Analysis::kUninit, {named}, ""));
+  EXPECT_EQ(out["findings"][0]["file"], "caf\xef\xbf\xbd.c");
+  EXPECT_EQ(out["findings"][0]["function"], "f\xef\xbf\xbd");
+  EXPECT_NO_THROW(nlohmann::json::parse(FormatSarif(Analysis::kUninit, {named})));
+}
+
 // A finding's path: notes after its line in text, "origin" and "path" in JSON, a code flow and
 // related locations in SARIF; the reads folded into it in each.
 TEST(ReportTest, APathIsNotesStepsAndACodeFlowAndFoldedReadsAreListed) {

@@ -127,6 +127,22 @@ TEST_F(AnalyzeCliTest, SarifAndJsonCarryTheSameFindings) {
   }
 }
 
+// A Latin-1 source (its finding's line not UTF-8) under a Latin-1 name: the SARIF and JSON
+// logs are written, valid UTF-8, where the program once aborted on them.
+TEST_F(AnalyzeCliTest, ALatin1SourceUnderALatin1NameGetsItsLogs) {
+  const std::string program =
+      Write("caf\xe9.c", "int main(void) { /* caf\xe9 */ int x; return x; }\n");
+  for (const char* format : {"--format=sarif", "--format=json"}) {
+    const ProgramRun run = RunSluice({"analyze", "--analysis=uninit", format, program});
+    ASSERT_EQ(run.exit_code, 0) << format << ": " << run.err;
+    const nlohmann::json log = nlohmann::json::parse(run.out);
+    EXPECT_EQ(std::string(format) == "--format=sarif" ? log["runs"][0]["results"].size()
+                                                       : log["findings"].size(),
+              1u)
+        << format;
+  }
+}
+
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
   const std::string problem = dir_ + "/problem.ifds";
   const ProgramRun run = RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + problem,
