@@ -305,12 +305,12 @@ absl::StatusOr<LoadedModule> LoadModule(const std::vector<std::string>& given,
                  absl::StrFormat("%d-%s.bc", i, fs::path(input).stem().string()))
                     .string();
       const std::string log = ir_path + ".log";
-      std::vector<std::string> argv = {IsCxx(input) && !absl::EndsWith(clang, "++")
-                                           ? clang + "++"
-                                           : clang,
-                                       "-O0", "-g", "-emit-llvm", "-c",
+      std::vector<std::string> argv = {clang, "-O0", "-g", "-emit-llvm", "-c",
                                        "-fno-discard-value-names", "-Xclang",
                                        "-disable-O0-optnone"};
+      // C++ through the same compiler as C++'s driver (clang++), whatever the compiler's file
+      // is called: "clang-14" has no "clang-14++" beside it.
+      if (IsCxx(input) && !absl::EndsWith(clang, "++")) argv.push_back("--driver-mode=g++");
       std::string directory;
       auto it = commands.find(Normal(input));
       if (it != commands.end()) {

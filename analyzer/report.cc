@@ -105,7 +105,10 @@ class Snippets {
     if (inserted) {
       std::ifstream in(path);
       std::string line;
-      while (in && std::getline(in, line)) it->second.push_back(line);
+      while (in && std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();  // a CRLF file's lines
+        it->second.push_back(line);
+      }
     }
     if (location.line == 0 || location.line > it->second.size()) return "";
     return it->second[location.line - 1];

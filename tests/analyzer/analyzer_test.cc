@@ -832,6 +832,24 @@ TEST(ReportTest, SourcesAndNamesThatAreNotUtf8AreWrittenAsUtf8) {
   EXPECT_NO_THROW(nlohmann::json::parse(FormatSarif(Analysis::kUninit, {named})));
 }
 
+// A source with CRLF line ends (a file from Windows) gives snippets of its lines' text, without
+// the carriage return.
+TEST(ReportTest, ACrlfSourcesSnippetIsItsLineWithoutTheCarriageReturn) {
+  const TempDir dir;
+  Finding f;
+  f.rule = "uninitialized-read";
+  f.message = "use of possibly uninitialized 'x'";
+  f.function = "main";
+  f.variable = "x";
+  f.location = {.file = dir.Write("crlf.c", "int main(void) {\r\n  int x;\r\n  return x;\r\n}\r\n"),
+                .line = 3, .column = 10};
+  const nlohmann::json log = nlohmann::json::parse(FormatSarif(Analysis::kUninit, {f}));
+  const nlohmann::json& region =
+      log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+  EXPECT_EQ(region["snippet"]["text"], "  return x;");
+  EXPECT_EQ(region["startColumn"], 10);
+}
+
 // A finding's path: notes after its line in text, "origin" and "path" in JSON, a code flow and
 // related locations in SARIF; the reads folded into it in each.
 TEST(ReportTest, APathIsNotesStepsAndACodeFlowAndFoldedReadsAreListed) {

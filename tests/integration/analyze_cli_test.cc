@@ -143,6 +143,25 @@ TEST_F(AnalyzeCliTest, ALatin1SourceUnderALatin1NameGetsItsLogs) {
   }
 }
 
+// C++ goes through the same Clang as C, as its C++ driver: the compiler CMake found is
+// "clang-14", beside which there is no "clang-14++" (the path the analyzer once ran).
+TEST_F(AnalyzeCliTest, ACxxSourceIsCompiledAndAnalyzed) {
+  const std::string program = Write("counter.cc",
+                                    "struct Counter {\n"
+                                    "  int total;\n"
+                                    "  int Add(int n) const { return total + n; }\n"
+                                    "};\n"
+                                    "int main() {\n"
+                                    "  int start;\n"
+                                    "  Counter c{0};\n"
+                                    "  return c.Add(start);\n"
+                                    "}\n");
+  const ProgramRun run = RunSluice({"analyze", "--analysis=uninit", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, ::testing::HasSubstr(
+                           "counter.cc:8:16: warning: use of possibly uninitialized 'start'"));
+}
+
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
   const std::string problem = dir_ + "/problem.ifds";
   const ProgramRun run = RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + problem,
