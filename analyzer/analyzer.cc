@@ -428,7 +428,7 @@ class ProblemBuilder {
       procedure_of_[function] = procedure;
       ifds::Procedure p;
       p.name = name;
-      data_->procedure_names.push_back(DisplayName(*function));
+      data_->procedure_names.push_back(QualifiedName(*function));
       const SourceLocation here = FunctionLocation(*function);
       p.start = AddNode(name + ":entry", procedure, here);
       uint32_t index = 0;
@@ -1061,7 +1061,7 @@ class ProblemBuilder {
 
   void AddChecks(const llvm::Instruction& instruction, uint32_t node) {
     Finding finding;
-    finding.function = DisplayName(*instruction.getFunction());
+    finding.function = QualifiedName(*instruction.getFunction());
     finding.location = LocationOf(instruction);
     Check check;
     check.node = node;
@@ -1135,7 +1135,7 @@ class ProblemBuilder {
     if (bool zeroed = false; const llvm::Function* wrapper = model_.WrapperSite(*call, &zeroed)) {
       if (!taint() && !zeroed) {
         data_->origins[node] =
-            absl::StrFormat("memory from '%s' has no value", DisplayName(*wrapper));
+            absl::StrFormat("memory from '%s' has no value", QualifiedName(*wrapper));
       }
       return;
     }

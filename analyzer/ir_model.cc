@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "llvm/BinaryFormat/Dwarf.h"
+#include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/GetElementPtrTypeIterator.h"
@@ -67,6 +68,15 @@ std::string DisplayName(const llvm::Function& function) {
     if (!program->getName().empty()) return program->getName().str();
   }
   return function.getName().str();
+}
+
+std::string QualifiedName(const llvm::Function& function) {
+  const std::string linkage = function.getName().str();
+  if (linkage.rfind("_Z", 0) == 0) {
+    // A name the demangler does not take comes back as it went in.
+    if (std::string demangled = llvm::demangle(linkage); demangled != linkage) return demangled;
+  }
+  return DisplayName(function);
 }
 
 IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized,

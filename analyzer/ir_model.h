@@ -54,6 +54,9 @@ struct Leaf {
 
 // The source-level name of a function: its debug name, else its IR name.
 std::string DisplayName(const llvm::Function& function);
+// The name a finding gives its function: C++'s qualified and demangled ("P::get() const",
+// where the debug name is "get", which any class's get has), else DisplayName.
+std::string QualifiedName(const llvm::Function& function);
 
 class IrModel {
  public:

@@ -144,8 +144,10 @@ TEST_F(AnalyzeCliTest, ALatin1SourceUnderALatin1NameGetsItsLogs) {
 }
 
 // C++ goes through the same Clang as C, as its C++ driver: the compiler CMake found is
-// "clang-14", beside which there is no "clang-14++" (the path the analyzer once ran).
-TEST_F(AnalyzeCliTest, ACxxSourceIsCompiledAndAnalyzed) {
+// "clang-14", beside which there is no "clang-14++" (the path the analyzer once ran). A
+// finding in a method names it qualified and demangled, as a C++ programmer writes it, not by
+// its debug name ("Add", which any class's Add has) or its symbol (_ZNK7Counter3AddEi).
+TEST_F(AnalyzeCliTest, ACxxSourceIsCompiledAndItsMethodsNamedInFull) {
   const std::string program = Write("counter.cc",
                                     "struct Counter {\n"
                                     "  int total;\n"
@@ -153,13 +155,19 @@ TEST_F(AnalyzeCliTest, ACxxSourceIsCompiledAndAnalyzed) {
                                     "};\n"
                                     "int main() {\n"
                                     "  int start;\n"
-                                    "  Counter c{0};\n"
+                                    "  Counter c;\n"
                                     "  return c.Add(start);\n"
                                     "}\n");
   const ProgramRun run = RunSluice({"analyze", "--analysis=uninit", program});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, ::testing::HasSubstr(
-                           "counter.cc:8:16: warning: use of possibly uninitialized 'start'"));
+                           "counter.cc:3:33: warning: use of possibly uninitialized 'c.total' "
+                           "[uninitialized-read] in Counter::Add(int) const\n"));
+  EXPECT_THAT(run.out, ::testing::HasSubstr(
+                           "counter.cc:8:12: note: passed into 'Counter::Add(int) const'\n"));
+  EXPECT_THAT(run.out, ::testing::HasSubstr(
+                           "counter.cc:8:16: warning: use of possibly uninitialized 'start' "
+                           "[uninitialized-read] in main\n"));
 }
 
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
