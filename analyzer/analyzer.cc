@@ -1414,6 +1414,10 @@ absl::StatusOr<ifds::Solution> AnalyzedProgram::Solve(
 
 const ifds::Problem& AnalyzedProgram::problem() const { return data_->problem; }
 const ProgramStats& AnalyzedProgram::stats() const { return data_->stats; }
+const std::string& AnalyzedProgram::FunctionName(uint32_t procedure) const {
+  return procedure < data_->procedure_names.size() ? data_->procedure_names[procedure]
+                                                   : data_->problem.procedures[procedure].name;
+}
 
 absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
     const std::vector<std::string>& inputs, const AnalyzerOptions& options) {

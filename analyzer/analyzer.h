@@ -130,6 +130,9 @@ class AnalyzedProgram {
 
   const ifds::Problem& problem() const;
   const ProgramStats& stats() const;
+  // The source-level name of procedure `procedure`'s function, as findings name it (C++'s
+  // qualified and demangled), where the problem's procedure name is the IR's symbol.
+  const std::string& FunctionName(uint32_t procedure) const;
   // Where a program has a pool (docs/analyzer.md, "The pool"), a write into it makes it hold
   // only where a solution shows that what it writes holds there. Refine turns the writes this
   // solution shows into generations of the pool and returns whether the problem changed: if

@@ -52,8 +52,9 @@ struct FunctionShare {
 };
 constexpr size_t kBusiestFunctions = 5;
 
-std::vector<FunctionShare> BusiestFunctions(const ifds::Problem& problem,
+std::vector<FunctionShare> BusiestFunctions(const analyzer::AnalyzedProgram& program,
                                             const ifds::Solution& solution) {
+  const ifds::Problem& problem = program.problem();
   std::vector<FunctionShare> shares(problem.procedures.size());
   std::vector<absl::flat_hash_set<uint32_t>> facts(problem.procedures.size());
   for (const auto& [node, fact] : solution.facts) {
@@ -63,7 +64,7 @@ std::vector<FunctionShare> BusiestFunctions(const ifds::Problem& problem,
     facts[procedure].insert(fact);
   }
   for (size_t p = 0; p < shares.size(); ++p) {
-    shares[p].name = problem.procedures[p].name;
+    shares[p].name = program.FunctionName(static_cast<uint32_t>(p));
     shares[p].facts = static_cast<uint32_t>(facts[p].size());
   }
   std::sort(shares.begin(), shares.end(), [](const FunctionShare& a, const FunctionShare& b) {
@@ -206,7 +207,7 @@ int RunAnalyze(const std::vector<std::string>& files) {
   std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
   const double findings_seconds = absl::ToDoubleSeconds(absl::Now() - finding);
   const std::vector<FunctionShare> busiest = absl::GetFlag(FLAGS_stats)
-                                                ? BusiestFunctions(problem, solved->solution)
+                                                ? BusiestFunctions(**program, solved->solution)
                                                 : std::vector<FunctionShare>();
   const std::string stats_json = StatsJson((*program)->stats(), problem, solved->stats_json,
                                            findings.size(), findings_seconds, busiest);

@@ -168,6 +168,14 @@ TEST_F(AnalyzeCliTest, ACxxSourceIsCompiledAndItsMethodsNamedInFull) {
   EXPECT_THAT(run.out, ::testing::HasSubstr(
                            "counter.cc:8:16: warning: use of possibly uninitialized 'start' "
                            "[uninitialized-read] in main\n"));
+  // --stats names the busiest functions so too.
+  const ProgramRun stats =
+      RunSluice({"analyze", "--analysis=uninit", "--format=json", "--stats", program});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const nlohmann::json out = nlohmann::json::parse(stats.out);
+  std::vector<std::string> busiest;
+  for (const nlohmann::json& f : out["stats"]["busiest_functions"]) busiest.push_back(f["name"]);
+  EXPECT_THAT(busiest, ::testing::Contains("Counter::Add(int) const"));
 }
 
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
