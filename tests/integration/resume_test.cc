@@ -122,6 +122,14 @@ TEST(ResumeTest, ASolveWhoseConnectionIsCutMidWindowFinishesWithTheRightAnswer) 
       }
       proxy->CutAll();
       cuts.fetch_add(1);
+      // The next cut waits for this one's resume: a cut of the link the client is resuming on
+      // (the daemon may still be running passes of the window it began before) would be one
+      // broken resume, not a cut of its own.
+      if (!WaitUntil(absl::Seconds(120), [&] {
+            return solved.load() || d->counters().resumes >= static_cast<uint64_t>(cut + 1);
+          })) {
+        return;
+      }
     }
   });
   ifds::ResidentStats stats;
