@@ -131,8 +131,9 @@ Json SummaryJson(const std::vector<FunctionFindings>& summary) {
 }
 
 // A place as a compiler writes it, "file:line:column", with what the debug info does not say
-// left out (a declaration has a line and no column; code without debug locations, neither),
-// not written as 0: an editor that reads the line and column goes to the place itself.
+// left out (a store into a parameter at a function's start has a line and no column; code
+// without debug locations, neither), not written as 0: an editor that reads the line and
+// column goes to the place itself.
 std::string Place(const SourceLocation& at) {
   if (at.line == 0) return at.file;
   if (at.column == 0) return absl::StrFormat("%s:%d", at.file, at.line);
