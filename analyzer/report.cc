@@ -131,7 +131,7 @@ Json SummaryJson(const std::vector<FunctionFindings>& summary) {
 }
 
 // A place as a compiler writes it, "file:line:column", with what the debug info does not say
-// left out (a store into a parameter at a function's start has a line and no column; code
+// left out (a function's start, where its parameters are stored, has a line and no column; code
 // without debug locations, neither), not written as 0: an editor that reads the line and
 // column goes to the place itself.
 std::string Place(const SourceLocation& at) {
