@@ -2,6 +2,7 @@
 #include "sluice/analyzer/analyzer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -1112,7 +1114,7 @@ class ProblemBuilder {
         if (argument.facts.empty()) continue;
         argument.finding = finding;
         argument.finding.rule = "tainted-sink";
-        argument.finding.sink = name;
+        argument.finding.sink = Demangled(name);
         argument.finding.argument = a + 1;
         argument.finding.variable = model_.SourceName(call->getArgOperand(a));
         data_->checks.push_back(std::move(argument));
@@ -1143,13 +1145,15 @@ class ProblemBuilder {
     const std::string name = model_.ExternalName(*call);
     if (!taint()) {
       if (AllocatesUninitialized(name)) {
-        data_->origins[node] = absl::StrFormat("memory from '%s' has no value", name);
+        data_->origins[node] =
+            absl::StrFormat("memory from '%s' has no value", Demangled(name));
       }
       return;
     }
     for (const TaintRule& rule : options_.taint.sources) {
       if (rule.function == name) {
-        data_->origins[node] = absl::StrFormat("untrusted data comes from '%s'", name);
+        data_->origins[node] =
+            absl::StrFormat("untrusted data comes from '%s'", Demangled(name));
         return;
       }
     }
@@ -1419,11 +1423,62 @@ const std::string& AnalyzedProgram::FunctionName(uint32_t procedure) const {
                                                    : data_->problem.procedures[procedure].name;
 }
 
+namespace {
+
+// A taint rule may name a C++ function as its source does, qualified ("Shell::Run": every
+// overload) or whole as the demangler writes it ("Shell::Run(char const*)"), where the IR
+// names it by its symbol (_ZN5Shell3RunEPKc): such a rule becomes one for each symbol of the
+// module it names. A name the module has as a symbol (C's, or a mangled one written out) is
+// that symbol.
+void NameCxxFunctionsBySymbol(const llvm::Module& module, TaintConfig* taint) {
+  absl::flat_hash_map<std::string, std::vector<std::string>> symbols;  // by source name
+  const auto add = [&](std::string name, const std::string& symbol) {
+    std::vector<std::string>& named = symbols[std::move(name)];
+    if (named.empty() || named.back() != symbol) named.push_back(symbol);
+  };
+  llvm::ItaniumPartialDemangler demangler;
+  for (const llvm::Function& function : module) {
+    const std::string symbol = function.getName().str();
+    if (symbol.rfind("_Z", 0) != 0) continue;
+    if (std::string whole = Demangled(symbol); whole != symbol) add(std::move(whole), symbol);
+    if (!demangler.partialDemangle(symbol.c_str()) && demangler.isFunction()) {
+      size_t size = 0;
+      if (char* name = demangler.getFunctionName(nullptr, &size); name != nullptr) {
+        add(name, symbol);
+        std::free(name);
+      }
+    }
+  }
+  for (std::vector<TaintRule>* rules : {&taint->sources, &taint->sinks, &taint->sanitizers}) {
+    std::vector<TaintRule> named;
+    for (TaintRule& rule : *rules) {
+      const auto it = module.getFunction(rule.function) == nullptr ? symbols.find(rule.function)
+                                                                    : symbols.end();
+      if (it == symbols.end()) {
+        named.push_back(std::move(rule));
+        continue;
+      }
+      for (const std::string& symbol : it->second) {
+        named.push_back(rule);
+        named.back().function = symbol;
+      }
+    }
+    *rules = std::move(named);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
-    const std::vector<std::string>& inputs, const AnalyzerOptions& options) {
+    const std::vector<std::string>& inputs, const AnalyzerOptions& given) {
   absl::Time start = absl::Now();
-  absl::StatusOr<LoadedModule> loaded = LoadModule(inputs, options.front_end, options.progress);
+  absl::StatusOr<LoadedModule> loaded =
+      LoadModule(inputs, given.front_end, given.progress);
   if (!loaded.ok()) return loaded.status();
+  AnalyzerOptions options = given;
+  if (options.analysis == Analysis::kTaint) {
+    NameCxxFunctionsBySymbol(*loaded->module, &options.taint);
+  }
   auto data = std::make_unique<Data>();
   data->analysis = options.analysis;
   data->stats.front_end_seconds = absl::ToDoubleSeconds(absl::Now() - start);

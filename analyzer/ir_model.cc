@@ -70,12 +70,14 @@ std::string DisplayName(const llvm::Function& function) {
   return function.getName().str();
 }
 
+std::string Demangled(const std::string& symbol) {
+  // A name the demangler does not take comes back as it went in.
+  return symbol.rfind("_Z", 0) == 0 ? llvm::demangle(symbol) : symbol;
+}
+
 std::string QualifiedName(const llvm::Function& function) {
   const std::string linkage = function.getName().str();
-  if (linkage.rfind("_Z", 0) == 0) {
-    // A name the demangler does not take comes back as it went in.
-    if (std::string demangled = llvm::demangle(linkage); demangled != linkage) return demangled;
-  }
+  if (std::string demangled = Demangled(linkage); demangled != linkage) return demangled;
   return DisplayName(function);
 }
 

@@ -57,6 +57,9 @@ std::string DisplayName(const llvm::Function& function);
 // The name a finding gives its function: C++'s qualified and demangled ("P::get() const",
 // where the debug name is "get", which any class's get has), else DisplayName.
 std::string QualifiedName(const llvm::Function& function);
+// A symbol as C++ source writes it ("Shell::Run(char const*)" for _ZN5Shell3RunEPKc); any
+// other (C's) as it is.
+std::string Demangled(const std::string& symbol);
 
 class IrModel {
  public:

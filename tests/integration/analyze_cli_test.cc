@@ -178,6 +178,37 @@ TEST_F(AnalyzeCliTest, ACxxSourceIsCompiledAndItsMethodsNamedInFull) {
   EXPECT_THAT(busiest, ::testing::Contains("Counter::Add(int) const"));
 }
 
+// A taint rule names a C++ function as its source does, qualified (every overload) or whole as
+// the demangler writes it, not only by its symbol; its arguments count as the IR's, a
+// method's object first. The sink's call with a sanitized argument is no finding.
+TEST_F(AnalyzeCliTest, TaintRulesNameCxxFunctionsAsTheSourceDoes) {
+  const std::string program = Write("shell.cc",
+                                    "#include <cstdlib>\n"
+                                    "struct Shell {\n"
+                                    "  void Run(const char* cmd) { std::system(cmd); }\n"
+                                    "};\n"
+                                    "const char* Clean(const char* s) { return s; }\n"
+                                    "int main() {\n"
+                                    "  const char* home = std::getenv(\"HOME\");\n"
+                                    "  Shell shell;\n"
+                                    "  shell.Run(Clean(home));\n"
+                                    "  shell.Run(home);\n"
+                                    "  return 0;\n"
+                                    "}\n");
+  const std::string rules = Write("rules.toml",
+                                  "[[sink]]\nfunction = \"Shell::Run\"\narguments = [1]\n"
+                                  "[[sanitizer]]\nfunction = \"Clean(char const*)\"\n"
+                                  "result = true\n");
+  const ProgramRun run =
+      RunSluice({"analyze", "--analysis=taint", "--config=" + rules, program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            program + ":10:9: warning: tainted data reaches 'Shell::Run(char const*)' "
+                      "(argument 2: 'home') [tainted-sink] in main\n" +
+                program + ":7:22: note: untrusted data comes from 'getenv'\n" + program +
+                ":7:15: note: stored into 'home'\n");
+}
+
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
   const std::string problem = dir_ + "/problem.ifds";
   const ProgramRun run = RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + problem,
