@@ -797,20 +797,27 @@ TEST(ReportTest, JsonListsEveryFindingWithItsFields) {
   EXPECT_FALSE(out.contains("summary"));
 }
 
+// An uninitialized read of 'x' in main, at `at`.
+Finding ReadOfX(SourceLocation at) {
+  Finding f;
+  f.rule = "uninitialized-read";
+  f.message = "use of possibly uninitialized 'x'";
+  f.function = "main";
+  f.variable = "x";
+  f.location = std::move(at);
+  return f;
+}
+
 // JSON and SARIF are UTF-8; a source, a path or a name need not be. A line with UTF-8 past
 // ASCII before the finding has its column counted in characters, as the log says it is (the
 // debug info's counts bytes); a Latin-1 line has no snippet and its column in bytes (a
 // character each); a Latin-1 file name is written with U+FFFD, where dumping it threw.
 TEST(ReportTest, SourcesAndNamesThatAreNotUtf8AreWrittenAsUtf8) {
   const TempDir dir;
-  Finding utf8;
-  utf8.rule = "uninitialized-read";
-  utf8.message = "use of possibly uninitialized 'x'";
-  utf8.function = "main";
-  utf8.variable = "x";
   // 'x' after "return " is byte 39 and character 38: the e-acute is two bytes.
-  utf8.location = {.file = dir.Write("u8.c", "int main(){ /* caf\xc3\xa9 */ int x; return x; }\n"),
-                   .line = 1, .column = 39};
+  const Finding utf8 = ReadOfX(
+      {.file = dir.Write("u8.c", "int main(){ /* caf\xc3\xa9 */ int x; return x; }\n"),
+       .line = 1, .column = 39});
   Finding latin1 = utf8;
   latin1.location.file = dir.Write("l1.c", "int main(){ /* caf\xe9 */ int x; return x; }\n");
   latin1.location.column = 38;
@@ -836,13 +843,9 @@ TEST(ReportTest, SourcesAndNamesThatAreNotUtf8AreWrittenAsUtf8) {
 // the carriage return.
 TEST(ReportTest, ACrlfSourcesSnippetIsItsLineWithoutTheCarriageReturn) {
   const TempDir dir;
-  Finding f;
-  f.rule = "uninitialized-read";
-  f.message = "use of possibly uninitialized 'x'";
-  f.function = "main";
-  f.variable = "x";
-  f.location = {.file = dir.Write("crlf.c", "int main(void) {\r\n  int x;\r\n  return x;\r\n}\r\n"),
-                .line = 3, .column = 10};
+  const Finding f = ReadOfX(
+      {.file = dir.Write("crlf.c", "int main(void) {\r\n  int x;\r\n  return x;\r\n}\r\n"),
+       .line = 3, .column = 10});
   const nlohmann::json log = nlohmann::json::parse(FormatSarif(Analysis::kUninit, {f}));
   const nlohmann::json& region =
       log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
