@@ -1063,7 +1063,7 @@ class ProblemBuilder {
 
   void AddChecks(const llvm::Instruction& instruction, uint32_t node) {
     Finding finding;
-    finding.function = QualifiedName(*instruction.getFunction());
+    finding.function = data_->procedure_names[procedure_of_.at(instruction.getFunction())];
     finding.location = LocationOf(instruction);
     Check check;
     check.node = node;
