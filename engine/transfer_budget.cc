@@ -118,6 +118,13 @@ absl::StatusOr<TransferBudget::Hold> TransferBudget::ReserveLeaving(uint64_t byt
   return hold;
 }
 
+bool TransferBudget::within_limits() const {
+  for (const TransferBudget* budget = this; budget != nullptr; budget = budget->parent_) {
+    if (budget->in_use_.load() > budget->limit_.load()) return false;
+  }
+  return true;
+}
+
 uint64_t ReadWindowBytes(uint64_t chunk) {
   return std::max<uint64_t>(1, kReadWindowBytes / chunk) * chunk;
 }

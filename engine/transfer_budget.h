@@ -84,6 +84,9 @@ class TransferBudget {
   // its small requests read (and its large ones refused) while reservations fill the daemon.
   // Thread-safe.
   bool has_room() const;
+  // Whether what this budget and every budget it is within count is at most their limits:
+  // all of it could have been reserved. Thread-safe.
+  bool within_limits() const;
   // Charges may take a parent budget this fraction of its limit past it (1/8); reservations
   // never do.
   static constexpr uint64_t kChargeSlackDivisor = 8;

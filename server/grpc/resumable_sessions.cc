@@ -11,8 +11,8 @@ namespace sluice {
 // ---- ReplyRecord ------------------------------------------------------------------------------
 
 void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies, bool read_only,
-                      TransferBudget& budget) {
-  // Counted as the replies are while they wait to be sent (their copies share the slices).
+                      SharedHold counted, TransferBudget& budget) {
+  // Sized as the replies are counted while they wait to be sent (their copies share the slices).
   const uint64_t size = HeldBytes(replies);
   absl::MutexLock lock(&mu_);
   last_completed_ = std::max(last_completed_, id);
@@ -33,10 +33,10 @@ void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies,
   }
   last_writer_ = std::max(last_writer_, id);
   if (size <= kSmallBytes && small_bytes_ + size <= kMaxSmallBytes) {
-    // Small replies (a status, a handle) are kept up to a bound without a reservation that
-    // could refuse them, but charged to the session's client all the same.
+    // Small replies (a status, a handle) are kept up to a bound however full the budget is,
+    // counted to the session's client all the same.
     entry.replies = replies;
-    entry.hold = budget.Charge(size);
+    entry.counted = std::move(counted);
     entry.small = true;
     small_bytes_ += size;
     bytes_ += size;
@@ -48,12 +48,11 @@ void ReplyRecord::Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies,
        size <= kMaxBytes && bytes_ + size > kMaxBytes && it != entries_.end(); ++it) {
     Forget(it->second);
   }
-  absl::StatusOr<TransferBudget::Hold> hold =
-      size <= kMaxBytes ? budget.Reserve(size, "the record of a resumable session's replies")
-                        : absl::ResourceExhaustedError("too large");
-  if (hold.ok()) {
+  // Counted already, they are kept where the budget could have reserved them: kept past the
+  // send, they must not take a client past its share.
+  if (size <= kMaxBytes && budget.within_limits()) {
     entry.replies = replies;  // shares the slices
-    entry.hold = *std::move(hold);
+    entry.counted = std::move(counted);
     bytes_ += size;
   } else {
     entry.kept = false;
@@ -66,7 +65,7 @@ void ReplyRecord::Forget(Entry& entry) {
   bytes_ -= size;
   if (entry.small) small_bytes_ -= size;
   entry.replies.clear();
-  entry.hold.Release();
+  entry.counted.reset();  // their bytes stay counted while a stream still sends them
   entry.kept = false;
   entry.small = false;
 }
@@ -88,6 +87,7 @@ ReplyRecord::Answer ReplyRecord::Resend(uint64_t id) const {
   } else if (it->second.kept) {
     answer.kind = Answer::kReplay;
     answer.replies = it->second.replies;
+    answer.counted = it->second.counted;
   } else {
     // A read changes nothing: when only reads completed after it, running it again gives its
     // answer.

@@ -30,12 +30,14 @@ namespace sluice {
 
 // The serialized replies of a resumable session's completed requests, kept until the client
 // says it has them (SessionRequest.settled_through), for a resumed stream to answer requests
-// whose replies were lost with the stream. Replies share the slices that were sent (no copy).
-// A read's replies are not kept: reads change nothing, so one sent again runs again, as long
-// as only reads completed after it. Small replies (at most kSmallBytes: a status, a handle)
-// are kept up to kMaxSmallBytes, charged to the session's transfer budget but never refused;
-// larger ones (an execute's reads) up to kMaxBytes in all, reserved from that budget, the
-// oldest forgotten first.
+// whose replies were lost with the stream. Replies share the slices that were sent (no copy),
+// and the hold that counts them to the session's client while they wait to be sent: their
+// bytes are counted once, until neither the record nor the stream holds them. A read's replies
+// are not kept: reads change nothing, so one sent again runs again, as long as only reads
+// completed after it. Small replies (at most kSmallBytes: a status, a handle) are kept up to
+// kMaxSmallBytes, however full the session's transfer budget; larger ones (an execute's reads)
+// up to kMaxBytes in all, the oldest forgotten first, and only while that budget, counting
+// them, is within its limits (as if the record had reserved them).
 // A request whose replies cannot be kept is remembered as completed without them: sent again,
 // it is answered DATA_LOSS. Each request remembered costs an entry: kFreeEntries of them are
 // part of what any session costs the daemon, and each past those is charged to the budget as
@@ -52,16 +54,21 @@ class ReplyRecord {
   // An entry's memory, about: a node of the map with its key and Entry.
   static constexpr uint64_t kEntryBytes = 160;
 
+  // What counts replies to their client, shared by the record and the stream that sends them.
+  using SharedHold = std::shared_ptr<const TransferBudget::Hold>;
+
   // What a resent request `id` gets.
   struct Answer {
     enum Kind { kRun, kReplay, kLost } kind = kRun;
-    std::vector<grpc::ByteBuffer> replies;  // for kReplay
+    std::vector<grpc::ByteBuffer> replies;  // for kReplay, with what counts them
+    SharedHold counted;
   };
 
-  // Records the replies of request `id` (shares their slices, copies no bytes); `read_only`:
-  // the request only reads (running it again changes nothing).
+  // Records the replies of request `id` (shares their slices, copies no bytes), which
+  // `counted` counts to `budget` (the session's) already; `read_only`: the request only reads
+  // (running it again changes nothing).
   void Add(uint64_t id, const std::vector<grpc::ByteBuffer>& replies, bool read_only,
-           TransferBudget& budget) ABSL_LOCKS_EXCLUDED(mu_);
+           SharedHold counted, TransferBudget& budget) ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets the replies of requests with ids up to `through`.
   void Settle(uint64_t through) ABSL_LOCKS_EXCLUDED(mu_);
   // What a resent request `id` (at most last_completed()) gets.
@@ -73,11 +80,11 @@ class ReplyRecord {
  private:
   struct Entry {
     std::vector<grpc::ByteBuffer> replies;
-    TransferBudget::Hold hold;
+    SharedHold counted;  // what counts `replies`
     TransferBudget::Hold entry;  // kEntryBytes for the entry itself, past kFreeEntries
     bool kept = true;
     bool read_only = false;
-    bool small = false;  // charged, never refused
+    bool small = false;  // kept however full the budget is
   };
   // Drops `entry`'s replies (it stays, as completed without them).
   void Forget(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

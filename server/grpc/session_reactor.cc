@@ -595,6 +595,7 @@ void SessionReactor::RunNextJob() {
 void SessionReactor::RunJob(SessionProtocol::Job& job) {
   std::vector<grpc::ByteBuffer> serialized;
   TransferBudget::Hold hold;
+  ReplyRecord::SharedHold shared;  // what counts replies the record keeps too
   bool answered = false;
   {
     std::shared_ptr<ReplyRecord> record;
@@ -633,12 +634,14 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
       ReplyRecord::Answer again = record->Resend(job.id);
       if (again.kind == ReplyRecord::Answer::kReplay) {
         serialized = std::move(again.replies);
+        shared = std::move(again.counted);
         protocol_.Skip(job);
         answered = true;
       } else if (again.kind == ReplyRecord::Answer::kLost) {
         answer(absl::DataLossError(absl::StrFormat(
             "request %d completed before the stream broke, but its replies were not kept (over "
-            "%d bytes, or not settled): its outcome is unknown",
+            "%d bytes, past the client's transfer share, or forgotten for the newer replies of "
+            "a client that settles none): its outcome is unknown",
             job.id, ReplyRecord::kMaxBytes)));
       }
     }
@@ -648,21 +651,24 @@ void SessionReactor::RunJob(SessionProtocol::Job& job) {
     protocol_.Run(job, &out);
     if (protocol_.open()) CountOpened();
     serialized = SerializeReplies(out, &hold);
+    // A read that streams reserved what its windows hold when it began.
+    hold = CountReplies(serialized, std::move(hold), protocol_.read_streaming());
     std::shared_ptr<ReplyRecord> record;
     {
       absl::MutexLock lock(&mu_);
       record = record_;
     }
-    // A resumable session remembers what it replied (sharing the serialized slices) until the
-    // client settles it.
+    // A resumable session remembers what it replied (sharing the serialized slices, and what
+    // counts them) until the client settles it.
     if (record != nullptr && protocol_.open() && !job.open) {
-      record->Add(job.id, serialized, job.read_only, protocol_.Transfers());
+      if (!job.read_only) shared = std::make_shared<const TransferBudget::Hold>(std::move(hold));
+      record->Add(job.id, serialized, job.read_only, shared, protocol_.Transfers());
     }
+  } else if (shared == nullptr) {
+    hold = CountReplies(serialized, std::move(hold), /*covered=*/false);
   }
-  // A read that streams reserved what its windows hold when it began.
-  const bool covered = protocol_.read_streaming();
   absl::MutexLock lock(&mu_);
-  QueueWritesLocked(std::move(serialized), std::move(hold), covered);
+  QueueWritesLocked(std::move(serialized), std::move(hold), std::move(shared));
 }
 
 std::vector<grpc::ByteBuffer> SessionReactor::SerializeReplies(SessionProtocol::Responses& out,
@@ -679,23 +685,30 @@ std::vector<grpc::ByteBuffer> SessionReactor::SerializeReplies(SessionProtocol::
   return serialized;
 }
 
+TransferBudget::Hold SessionReactor::CountReplies(
+    const std::vector<grpc::ByteBuffer>& serialized, TransferBudget::Hold hold, bool covered) {
+  if (covered) return hold;
+  // Replies are charged to the client's share until the last of them has been sent (a read's
+  // are reserved already).
+  const uint64_t held = HeldBytes(serialized);
+  if (hold.bytes() == 0) return protocol_.Transfers().Charge(held);
+  if (hold.bytes() < held) hold.Grow(held - hold.bytes());
+  return hold;
+}
+
 void SessionReactor::QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized,
-                                       TransferBudget::Hold hold, bool covered) {
+                                       TransferBudget::Hold hold,
+                                       ReplyRecord::SharedHold shared) {
   uint64_t bytes = 0;
   last_activity_ = absl::Now();
   for (const grpc::ByteBuffer& reply : serialized) bytes += reply.Length();
-  // Replies are charged to the client's share until the last of them has been sent (a read's
-  // are reserved already, a streaming read's by the read itself).
-  const uint64_t held = HeldBytes(serialized);
-  if (!covered && hold.bytes() == 0) {
-    hold = protocol_.Transfers().Charge(held);
-  } else if (!covered && hold.bytes() < held) {
-    hold.Grow(held - hold.bytes());
-  }
   for (size_t i = 0; i < serialized.size(); ++i) {
-    writes_.push_back(PendingWrite{std::move(serialized[i]),
-                                   i + 1 == serialized.size() ? std::move(hold)
-                                                              : TransferBudget::Hold()});
+    PendingWrite write{.buffer = std::move(serialized[i])};
+    if (i + 1 == serialized.size()) {
+      write.hold = std::move(hold);
+      write.shared = std::move(shared);
+    }
+    writes_.push_back(std::move(write));
   }
   write_bytes_ += bytes;
   if (metrics_ != nullptr) metrics_->Sent(bytes);
@@ -710,7 +723,7 @@ void SessionReactor::RunReadWindow() {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
-    QueueWritesLocked(std::move(serialized), std::move(hold), /*covered=*/true);
+    QueueWritesLocked(std::move(serialized), std::move(hold));  // counted by the read
     window_running_ = false;
     if (!streaming) {  // the read is done: the session's next request may run
       streaming_ = false;

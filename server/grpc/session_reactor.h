@@ -161,11 +161,13 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Whether the session is resumable (its running work then outlives a broken stream).
   bool ResumableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return record_ != nullptr; }
 
-  // A serialized reply; the last reply of a read keeps the read's transfer memory reserved
-  // until it has been sent.
+  // A serialized reply; the last of a request's replies keeps what counts them to the client
+  // (a read's reservation, or a charge) until it has been sent: `hold`, or `shared` with the
+  // record of a resumable session's replies, which keeps them too.
   struct PendingWrite {
     grpc::ByteBuffer buffer;
     TransferBudget::Hold hold;
+    ReplyRecord::SharedHold shared;
   };
 
   // What to do once the lock is released: gRPC calls are never made under mu_.
@@ -195,11 +197,15 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // replies (TakeReadHold), kept to their bytes.
   std::vector<grpc::ByteBuffer> SerializeReplies(SessionProtocol::Responses& out,
                                                  TransferBudget::Hold* hold);
-  // Queues `serialized` to be written, `hold` with the last of them; unless `covered` (a
-  // streaming read's windows, which its reservation holds), what `hold` lacks of their bytes
-  // is charged to the client's share.
+  // What counts `serialized` to the client's share: `hold` (a read's reservation, or none)
+  // with what it lacks of their bytes charged, unless `covered` (a streaming read's windows,
+  // which its reservation holds).
+  TransferBudget::Hold CountReplies(const std::vector<grpc::ByteBuffer>& serialized,
+                                    TransferBudget::Hold hold, bool covered);
+  // Queues `serialized` to be written, what counts them (`hold` or `shared`) with the last.
   void QueueWritesLocked(std::vector<grpc::ByteBuffer> serialized, TransferBudget::Hold hold,
-                         bool covered) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                         ReplyRecord::SharedHold shared = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Perform(const Actions& actions);
 
   // Decides what can happen next; must hold mu_.

@@ -289,16 +289,16 @@ TEST(ResumeTest, RequestsCompletedBeforeTheBreakAreAnsweredFromTheRecordNotRunAg
   EXPECT_EQ(Word(end), 4u);
 }
 
-// An execute's reads of more than a window stream in a session that is not resumable, but a
-// resumable session keeps an execute's replies whole: sent again after a resume, the request
-// gets all of its bytes from the record, not its first window alone.
-TEST(ResumeTest, AnExecutesLargeReadIsAnsweredWholeFromTheRecord) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon,
-                       DaemonProcess::Start({"--backend=cpu", "--cpu_memory=1G"}));
-  constexpr uint64_t kBytes = 12 << 20;  // a window and a half
+// Fills a buffer of `bytes` and reads it back in one execute, in a resumable session of a
+// daemon started with `flags`, whose stream is lost once the first of the execute's replies
+// arrives; expects the request, sent again after the resume, to get all of its bytes from the
+// record.
+void ExpectALostExecutesReadsAnsweredWholeFromTheRecord(const std::vector<std::string>& flags,
+                                                       uint64_t bytes) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DaemonProcess> daemon, DaemonProcess::Start(flags));
   auto first = std::make_unique<RawSession>(daemon->address());
   ASSERT_OK_AND_ASSIGN(v1::OpenResponse opened, first->OpenResumable());
-  ASSERT_OK_AND_ASSIGN(uint64_t buffer, first->Allocate(kBytes));  // id 2
+  ASSERT_OK_AND_ASSIGN(uint64_t buffer, first->Allocate(bytes));  // id 2
   v1::SessionRequest execute;
   execute.set_id(3);
   v1::Step& fill = *execute.mutable_execute()->add_prefix();
@@ -307,7 +307,7 @@ TEST(ResumeTest, AnExecutesLargeReadIsAnsweredWholeFromTheRecord) {
   fill.add_handles(buffer);
   v1::Range& all = *execute.mutable_execute()->add_reads();
   all.set_handle(buffer);
-  all.set_length(kBytes);
+  all.set_length(bytes);
   ASSERT_TRUE(first->Send(execute));
   v1::SessionResponse one;
   ASSERT_TRUE(first->Next(&one));  // the execute ran; its replies are made
@@ -324,8 +324,25 @@ TEST(ResumeTest, AnExecutesLargeReadIsAnsweredWholeFromTheRecord) {
   ASSERT_OK_AND_ASSIGN(v1::SessionResponse done, second.Await(3, &data));
   EXPECT_EQ(done.status().code(), 0) << done.status().message();
   std::string filled;
-  for (uint64_t i = 0; i < kBytes / 4; ++i) filled += std::string("\x04\x03\x02\x01", 4);
-  EXPECT_TRUE(data == filled) << data.size() << " bytes of " << kBytes;
+  for (uint64_t i = 0; i < bytes / 4; ++i) filled += std::string("\x04\x03\x02\x01", 4);
+  EXPECT_TRUE(data == filled) << data.size() << " bytes of " << bytes;
+}
+
+// An execute's reads of more than a window stream in a session that is not resumable, but a
+// resumable session keeps an execute's replies whole: sent again after a resume, the request
+// gets all of its bytes from the record, not its first window alone.
+TEST(ResumeTest, AnExecutesLargeReadIsAnsweredWholeFromTheRecord) {
+  ExpectALostExecutesReadsAnsweredWholeFromTheRecord({"--backend=cpu", "--cpu_memory=1G"},
+                                                     12 << 20);  // a window and a half
+}
+
+// The record shares the replies' bytes with the stream that sends them, and what counts them:
+// a client whose share holds an execute's replies once, not twice, still has them kept.
+TEST(ResumeTest, AnExecutesRepliesAreKeptWhereTheClientsShareHoldsThemOnce) {
+  ExpectALostExecutesReadsAnsweredWholeFromTheRecord(
+      {"--backend=cpu", "--cpu_memory=1G", "--max_request_bytes=16M",
+       "--max_transfer_bytes=64M", "--client_transfer_bytes=20M"},
+      12 << 20);
 }
 
 TEST(ResumeTest, AStreamThatStillHoldsTheSessionLetsGoOfIt) {
