@@ -327,7 +327,7 @@ class ProblemBuilder {
     problem_.fact_names.push_back("0");
     used.insert("0");
     data_->shared_labels.push_back("");
-    for (uint32_t leaf : shared_leaf_) data_->shared_labels.push_back(leaves[leaf].name);
+    for (uint32_t leaf : shared_leaf_) data_->shared_labels.push_back(leaves[leaf].label);
     if (pool_fact_ != kNoFact) {
       data_->shared_labels.push_back(PoolLabel());
       data_->shared_labels.push_back(PoolLabel());
@@ -341,7 +341,7 @@ class ProblemBuilder {
       AnalyzedProgram::Data::OwnLabels& labels = data_->own_labels.emplace_back();
       labels.first = id;
       for (uint32_t leaf : own[f].leaves) {
-        labels.labels.push_back(leaves[leaf].name);
+        labels.labels.push_back(leaves[leaf].label);
         leaf_fact_[leaf] = id++;
         if (readable_) problem_.fact_names.push_back(unique(function + ":" + leaves[leaf].name));
       }
@@ -732,7 +732,7 @@ class ProblemBuilder {
     const bool last = model_.MostRecent(argument, &object, &offset);
     for (uint32_t leaf : leaves) {
       for (uint32_t fact : last ? LastFacts({leaf}) : LeafFacts({leaf})) {
-        out->emplace_back(fact, model_.leaves()[leaf].name);
+        out->emplace_back(fact, model_.leaves()[leaf].label);
       }
     }
     if (AnyPooled(leaves)) out->emplace_back(pool_fact_, PoolLabel());
@@ -887,6 +887,20 @@ class ProblemBuilder {
         std::vector<std::pair<uint32_t, std::string>> from;
         ArgumentFacts(call.getArgOperand(a), &from);
         for (const auto& [fact, ignored] : from) flow->Pair(fact, result);
+      }
+    }
+    // So is what a C++ library call makes through memory (a string it constructs, appends to
+    // or returns by value) when another argument is tainted or points to tainted memory.
+    if (sanitized_result || source_result) return;
+    for (const unsigned out : model_.CxxOutputs(call)) {
+      const std::vector<uint32_t> written = WrittenFacts(call.getArgOperand(out), kToEnd);
+      for (unsigned a = 0; a < args; ++a) {
+        if (a == out) continue;
+        std::vector<std::pair<uint32_t, std::string>> from;
+        ArgumentFacts(call.getArgOperand(a), &from);
+        for (const auto& [fact, ignored] : from) {
+          for (uint32_t to : written) flow->Pair(fact, to);
+        }
       }
     }
   }
@@ -1082,10 +1096,10 @@ class ProblemBuilder {
         const Leaf& l = model_.leaves()[leaf];
         if (!model_.objects()[l.object].named) continue;
         pooled |= pool_fact_ != kNoFact && pooled_[leaf];
-        names.push_back(l.name);
+        names.push_back(l.label);
         if (spread) continue;
         for (uint32_t fact : last ? LastFacts({leaf}) : LeafFacts({leaf})) {
-          check.facts.emplace_back(fact, l.name);
+          check.facts.emplace_back(fact, l.label);
         }
       }
       // What the pool holds is read as the one place read, or as the pool where there are more.

@@ -81,10 +81,128 @@ std::string QualifiedName(const llvm::Function& function) {
   return DisplayName(function);
 }
 
+namespace {
+
+// A C++ name without its template arguments: "std::vector<int>::push_back" is
+// "std::vector::push_back" (and an IR type's name is its class's without the class's own).
+std::string WithoutTemplateArguments(std::string_view name) {
+  std::string out;
+  int depth = 0;
+  for (const char c : name) {
+    if (c == '<') ++depth;
+    if (depth == 0) out += c;
+    if (c == '>' && depth > 0) --depth;
+  }
+  return out;
+}
+
+// How many parameters a demangled parameter list ("(char const*, std::allocator<char> const&)")
+// has: its commas outside brackets, plus one unless it is empty.
+size_t ParameterCount(std::string_view list) {
+  if (list.size() < 2 || list == "()") return 0;
+  size_t count = 1;
+  int depth = 0;
+  for (const char c : list.substr(1, list.size() - 2)) {
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if (c == '>' || c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) ++count;
+  }
+  return count;
+}
+
+// Whether a mangled member function's object is const: "_ZNK...", its qualifiers (restrict,
+// volatile, const) right after the N.
+bool ConstMember(std::string_view symbol) {
+  if (!symbol.starts_with("_ZN")) return false;
+  for (size_t i = 3; i < symbol.size() && (symbol[i] == 'r' || symbol[i] == 'V' ||
+                                          symbol[i] == 'K');
+       ++i) {
+    if (symbol[i] == 'K') return true;
+  }
+  return false;
+}
+
+// A demangler's string of `symbol` (getFunctionBaseName and the like), owned.
+template <typename Get>
+std::string DemanglerString(llvm::ItaniumPartialDemangler& demangler, Get get) {
+  size_t size = 0;
+  char* text = (demangler.*get)(nullptr, &size);
+  if (text == nullptr) return "";
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
+// A library function's name in the name of what it returns: C's as it is, C++'s qualified
+// without its parameters or template arguments ("std::__cxx11::basic_string::c_str").
+std::string ShortName(const std::string& symbol) {
+  llvm::ItaniumPartialDemangler demangler;
+  if (symbol.rfind("_Z", 0) != 0 || demangler.partialDemangle(symbol.c_str()) ||
+      !demangler.isFunction()) {
+    return symbol;
+  }
+  const std::string name =
+      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionName);
+  return name.empty() ? symbol : WithoutTemplateArguments(name);
+}
+
+}  // namespace
+
+std::vector<unsigned> IrModel::CxxOutputs(const llvm::CallBase& call) const {
+  std::vector<unsigned> outputs;
+  const auto* function =
+      llvm::dyn_cast<llvm::Function>(call.getCalledOperand()->stripPointerCasts());
+  if (function == nullptr || !function->getName().startswith("_Z")) return outputs;
+  const std::string symbol = function->getName().str();
+  bool sret_first = false;
+  for (unsigned a = 0; a < call.arg_size(); ++a) {
+    if (call.paramHasAttr(a, llvm::Attribute::StructRet)) {
+      outputs.push_back(a);
+      sret_first = a == 0;
+      break;
+    }
+  }
+  llvm::ItaniumPartialDemangler demangler;
+  if (demangler.partialDemangle(symbol.c_str()) || !demangler.isFunction()) return outputs;
+  const std::string base =
+      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionBaseName);
+  if (base.empty() || base[0] == '~') return outputs;  // a destructor takes nothing in
+  if (!demangler.isCtorOrDtor()) {
+    const std::string context = WithoutTemplateArguments(
+        DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionDeclContextName));
+    const size_t parameters = ParameterCount(
+        DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionParameters));
+    const size_t arguments = call.arg_size() - outputs.size();
+    if (!class_names_.contains(context) || arguments != parameters + 1 ||
+        ConstMember(symbol)) {
+      return outputs;
+    }
+  }
+  // The object comes first, after the result's memory where that is.
+  const unsigned object = sret_first ? 1 : 0;
+  if (object < call.arg_size() && call.getArgOperand(object)->getType()->isPointerTy()) {
+    outputs.push_back(object);
+  }
+  return outputs;
+}
+
 IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::string>& summarized,
                  const absl::flat_hash_set<std::string>& sources)
     : module_(module), layout_(module.getDataLayout()), summarized_(summarized),
       sources_(sources) {
+  for (const llvm::StructType* type : module.getIdentifiedStructTypes()) {
+    std::string_view name(type->getName().data(), type->getName().size());
+    if (!name.starts_with("class.") && !name.starts_with("struct.")) continue;
+    name.remove_prefix(name.find('.') + 1);
+    // Types of one name are told apart by a suffix: "class.std::vector.0".
+    if (const size_t dot = name.rfind('.'); dot != std::string_view::npos &&
+                                            dot + 1 < name.size() &&
+                                            name.find_first_not_of("0123456789", dot + 1) ==
+                                                std::string_view::npos) {
+      name = name.substr(0, dot);
+    }
+    class_names_.insert(WithoutTemplateArguments(name));
+  }
   for (const llvm::Function& function : module) {
     if (!function.isDeclaration()) functions_.push_back(&function);
   }
@@ -159,7 +277,8 @@ std::string IrModel::ExternalName(const llvm::CallBase& call) const {
 }
 
 void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
-                      const llvm::DIType* di_type, uint32_t object, int depth) {
+                      const std::string& label, const llvm::DIType* di_type, uint32_t object,
+                      int depth) {
   auto* structure = llvm::dyn_cast<llvm::StructType>(type);
   if (structure != nullptr && !structure->isOpaque() && structure->getNumElements() > 0 &&
       depth < kMaxStructDepth) {
@@ -167,11 +286,10 @@ void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name
     for (unsigned i = 0; i < structure->getNumElements(); ++i) {
       const uint64_t field_offset = layout->getElementOffset(i);
       const llvm::DIDerivedType* member = MemberAt(di_type, field_offset);
-      const std::string field =
-          member != nullptr && !member->getName().empty()
-              ? member->getName().str()
-              : absl::StrFormat("field%d", i);
+      const bool named = member != nullptr && !member->getName().empty();
+      const std::string field = named ? member->getName().str() : absl::StrFormat("field%d", i);
       Flatten(structure->getElementType(i), offset + field_offset, name + "." + field,
+              named ? label + "." + field : label,
               member != nullptr ? member->getBaseType() : nullptr, object, depth + 1);
     }
     return;
@@ -182,6 +300,7 @@ void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name
   leaf.size = type->isSized() ? layout_.getTypeAllocSize(type).getFixedSize() : kToEnd;
   leaf.array = type->isArrayTy() || type->isVectorTy();
   leaf.name = name;
+  leaf.label = label;
   leaves_.push_back(std::move(leaf));
 }
 
@@ -215,7 +334,7 @@ void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DITyp
   const uint32_t id = static_cast<uint32_t>(objects_.size());
   object.first_leaf = static_cast<uint32_t>(leaves_.size());
   if (type != nullptr && type->isSized()) {
-    Flatten(type, 0, object.name, di_type, id, 0);
+    Flatten(type, 0, object.name, object.name, di_type, id, 0);
   }
   if (type != nullptr && type->isSized() && !open_ended) {
     object.size = layout_.getTypeAllocSize(type).getFixedSize();
@@ -231,6 +350,7 @@ void IrModel::AddObject(MemoryObject object, llvm::Type* type, const llvm::DITyp
     whole.size = kToEnd;
     whole.array = true;
     whole.name = object.name;
+    whole.label = object.name;
     leaves_.push_back(std::move(whole));
   }
   object.leaf_count = static_cast<uint32_t>(leaves_.size()) - object.first_leaf;
@@ -425,7 +545,7 @@ void IrModel::BuildObjects() {
           MemoryObject object;
           object.kind = MemoryObject::Kind::kExternal;
           object.site = call;
-          object.name = SiteName(instruction, name.empty() ? "indirect" : name);
+          object.name = SiteName(instruction, name.empty() ? "indirect" : ShortName(name));
           object.named = true;
           AddObject(std::move(object), nullptr, nullptr);
         }
@@ -519,7 +639,7 @@ std::string IrModel::SourceName(const llvm::Value* value) const {
         Leaves(load->getPointerOperand(),
                type->isSized() ? layout_.getTypeStoreSize(load->getType()).getFixedSize() : 1);
     if (leaves.size() == 1 && objects_[leaves_[leaves[0]].object].named) {
-      return leaves_[leaves[0]].name;
+      return leaves_[leaves[0]].label;
     }
     return "";
   }
@@ -529,7 +649,8 @@ std::string IrModel::SourceName(const llvm::Value* value) const {
     const MemoryObject& object = objects_[ObjectOf(*points_to.begin())];
     if (!object.named) return "";
     std::vector<uint32_t> leaves = LeavesOf(*points_to.begin(), 1);
-    return leaves.size() == 1 && !leaves_[leaves[0]].array ? leaves_[leaves[0]].name : object.name;
+    return leaves.size() == 1 && !leaves_[leaves[0]].array ? leaves_[leaves[0]].label
+                                                            : object.name;
   }
   return "";
 }

@@ -49,7 +49,10 @@ struct Leaf {
   uint64_t offset = 0;
   uint64_t size = kToEnd;
   bool array = false;
-  std::string name;  // "x", "s.a", "buf", "heap@f.c:12"
+  std::string name;  // "x", "s.a", "buf", "heap@f.c:12"; "s.field1" for a field with no name
+  // What a user reads: `name` without the fields the debug info does not name (a library
+  // class's members: std::string `cmd`'s leaves are all "cmd").
+  std::string label;
 };
 
 // The source-level name of a function: its debug name, else its IR name.
@@ -81,6 +84,14 @@ class IrModel {
   // The external function a call with no defined callee names, by its libc name
   // ("memcpy" for llvm.memcpy.*); "" for an unresolved indirect call.
   std::string ExternalName(const llvm::CallBase& call) const;
+  // Where an external C++ function called by `call` (one the library defines: std::string's
+  // members, say) hands back what it makes of its other arguments, by argument: its result
+  // returned through memory (an sret argument), and the object it constructs, or changes as a
+  // member that is not const (a constructor, append, operator=). None for C's functions,
+  // destructors, const members and free functions, which write nothing through their
+  // arguments here. A member is told from a free function by its context, a class the module
+  // has a type of, and its object, an argument more than its parameters.
+  std::vector<unsigned> CxxOutputs(const llvm::CallBase& call) const;
 
   // The leaves `pointer` may reach in [offset, offset + size) of each object it may point to
   // (kToEnd: to the object's end; unknown offsets: the whole object), sorted.
@@ -172,7 +183,8 @@ class IrModel {
   // name does not (linked_unions_).
   void NoteUnions(llvm::Type* type, const llvm::DIType* di_type, int depth);
   void Flatten(llvm::Type* type, uint64_t offset, const std::string& name,
-               const llvm::DIType* di_type, uint32_t object, int depth);
+               const std::string& label, const llvm::DIType* di_type, uint32_t object,
+               int depth);
   // The bytes a call of a library allocator allocates where they are constant, else 0.
   static uint64_t AllocatorBytes(const llvm::CallBase& call, const std::string& name);
   // (`*open_ended`: an allocation of a size not known, read as a struct that ends in an array
@@ -347,6 +359,9 @@ class IrModel {
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;
   const absl::flat_hash_set<std::string> sources_;
+  // The classes the module has types of, without template arguments
+  // ("std::__cxx11::basic_string" for %"class.std::__cxx11::basic_string"), for CxxOutputs.
+  absl::flat_hash_set<std::string> class_names_;
 };
 
 }  // namespace sluice::analyzer

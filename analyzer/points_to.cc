@@ -998,6 +998,7 @@ void IrModel::Solve(const std::vector<Constraint>& constraints) {
       objects_[o].smashed = true;
       for (uint32_t i = 0; i < objects_[o].leaf_count; ++i) {
         leaves_[objects_[o].first_leaf + i].name = objects_[o].name;
+        leaves_[objects_[o].first_leaf + i].label = objects_[o].name;
       }
     }
   }

@@ -876,6 +876,7 @@ TEST(ReportTest, APathIsNotesStepsAndACodeFlowAndFoldedReadsAreListed) {
   const nlohmann::json json = nlohmann::json::parse(FormatJson(Analysis::kUninit, {f}, ""));
   const nlohmann::json& item = json["findings"][0];
   EXPECT_EQ(item["origin"]["line"], 5);
+  EXPECT_EQ(item["origin"]["column"], 0) << "a place without a column";
   EXPECT_EQ(item["origin"]["message"], "'n' is declared without a value");
   ASSERT_EQ(item["path"].size(), 3u);
   EXPECT_EQ(item["path"][1]["column"], 3);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -214,6 +215,44 @@ TEST_F(AnalyzeCliTest, TaintRulesNameCxxFunctionsAsTheSourceDoes) {
     ++warnings;
   }
   EXPECT_EQ(warnings, 1u) << run.out;
+}
+
+// std::string's members are the C++ library's, compiled there: a string that a tainted
+// argument is made into (constructed, appended to, returned by value) is tainted, and one only
+// compared with tainted data is not.
+TEST_F(AnalyzeCliTest, TaintFlowsThroughTheStringsTheCxxLibraryMakes) {
+  const std::string program =
+      Write("strings.cc",
+            "#include <cstdio>\n"
+            "#include <cstdlib>\n"
+            "#include <string>\n"
+            "int main() {\n"
+            "  char line[256];\n"
+            "  if (!std::fgets(line, sizeof line, stdin)) return 1;\n"
+            "  std::string made(line);\n"
+            "  std::system(made.c_str());\n"
+            "  std::string appended(\"ls \");\n"
+            "  appended.append(line);\n"
+            "  std::system(appended.c_str());\n"
+            "  std::string joined = std::string(\"ls \") + line;\n"
+            "  std::system(joined.c_str());\n"
+            "  std::string compared(\"ls\");\n"
+            "  if (compared == line || compared.compare(line) == 0) return 2;\n"
+            "  std::system(compared.c_str());\n"
+            "  return 0;\n"
+            "}\n");
+  const ProgramRun run = RunSluice({"analyze", "--analysis=taint", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const int line : {8, 11, 13}) {
+    EXPECT_THAT(run.out, HasSubstr(absl::StrFormat(
+                             "strings.cc:%d:3: warning: tainted data reaches 'system' (argument "
+                             "1: 'std::__cxx11::basic_string::c_str@strings.cc:%d') "
+                             "[tainted-sink] in main\n",
+                             line, line)));
+  }
+  EXPECT_THAT(run.out, HasSubstr("strings.cc:7:15: note: stored into 'made'\n"));
+  EXPECT_THAT(run.out, HasSubstr("strings.cc:10:12: note: stored into 'appended'\n"));
+  EXPECT_THAT(run.out, Not(HasSubstr("strings.cc:16:"))) << "compared only";
 }
 
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
