@@ -1440,7 +1440,8 @@ const std::string& AnalyzedProgram::FunctionName(uint32_t procedure) const {
 namespace {
 
 // A taint rule may name a C++ function as its source does, qualified ("Shell::Run": every
-// overload) or whole as the demangler writes it ("Shell::Run(char const*)"), where the IR
+// overload; a template's without its arguments, "std::getline", every instance too) or whole
+// as the demangler writes it ("Shell::Run(char const*)"), where the IR
 // names it by its symbol (_ZN5Shell3RunEPKc): such a rule becomes one for each symbol of the
 // module it names. A name the module has as a symbol (C's, or a mangled one written out) is
 // that symbol.
@@ -1459,6 +1460,10 @@ void NameCxxFunctionsBySymbol(const llvm::Module& module, TaintConfig* taint) {
       size_t size = 0;
       if (char* name = demangler.getFunctionName(nullptr, &size); name != nullptr) {
         add(name, symbol);
+        // A template's functions by the template's name ("std::getline").
+        if (std::string plain = WithoutTemplateArguments(name); plain != name) {
+          add(std::move(plain), symbol);
+        }
         std::free(name);
       }
     }

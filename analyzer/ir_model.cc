@@ -70,6 +70,35 @@ std::string DisplayName(const llvm::Function& function) {
   return function.getName().str();
 }
 
+std::string WithoutTemplateArguments(std::string_view name) {
+  // An operator's own brackets ("operator>>", "operator<=>") are its name's.
+  static constexpr std::string_view kOperators[] = {
+      "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "->", "<", ">"};
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (depth == 0 && name.substr(i).starts_with("operator") &&
+        (i == 0 || name[i - 1] == ':' || name[i - 1] == ' ')) {
+      out += "operator";
+      i += 8;
+      for (const std::string_view op : kOperators) {
+        if (name.substr(i).starts_with(op)) {
+          out += op;
+          i += op.size();
+          break;
+        }
+      }
+      if (i >= name.size()) break;
+    }
+    const char c = name[i];
+    if (c == '<') ++depth;
+    if (depth == 0) out += c;
+    if (c == '>' && depth > 0) --depth;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 std::string Demangled(const std::string& symbol) {
   // A name the demangler does not take comes back as it went in.
   return symbol.rfind("_Z", 0) == 0 ? llvm::demangle(symbol) : symbol;
@@ -82,19 +111,6 @@ std::string QualifiedName(const llvm::Function& function) {
 }
 
 namespace {
-
-// A C++ name without its template arguments: "std::vector<int>::push_back" is
-// "std::vector::push_back" (and an IR type's name is its class's without the class's own).
-std::string WithoutTemplateArguments(std::string_view name) {
-  std::string out;
-  int depth = 0;
-  for (const char c : name) {
-    if (c == '<') ++depth;
-    if (depth == 0) out += c;
-    if (c == '>' && depth > 0) --depth;
-  }
-  return out;
-}
 
 // How many parameters a demangled parameter list ("(char const*, std::allocator<char> const&)")
 // has: its commas outside brackets, plus one unless it is empty.

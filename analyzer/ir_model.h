@@ -63,6 +63,10 @@ std::string QualifiedName(const llvm::Function& function);
 // A symbol as C++ source writes it ("Shell::Run(char const*)" for _ZN5Shell3RunEPKc); any
 // other (C's) as it is.
 std::string Demangled(const std::string& symbol);
+// A C++ name without its template arguments: "std::vector<int>::push_back" is
+// "std::vector::push_back", "std::operator>><char>" "std::operator>>" (and an IR type's
+// name is its class's without the class's own).
+std::string WithoutTemplateArguments(std::string_view name);
 
 class IrModel {
  public:

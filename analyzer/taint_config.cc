@@ -13,7 +13,7 @@ namespace {
 constexpr uint32_t kMaxArgumentIndex = 1000;
 constexpr uint64_t kMaxConfigBytes = uint64_t{1} << 20;
 
-constexpr std::string_view kDefaultRules = R"toml(# Sluice's built-in taint rules for libc.
+constexpr std::string_view kDefaultRules = R"toml(# Sluice's built-in taint rules for libc and the C++ library.
 # Sources: what the program reads from its environment, its input, files and sockets.
 [[source]]
 function = "getenv"
@@ -78,6 +78,27 @@ result = true
 [[source]]
 function = "getchar"
 result = true
+# The C++ library's input streams (a template named without its arguments covers each of its
+# instances; a member's object is argument 0).
+[[source]]
+function = "std::getline"
+arguments = [1]
+[[source]]
+function = "std::operator>>"
+arguments = [1]
+[[source]]
+function = "std::istream::operator>>"
+arguments = [1]
+[[source]]
+function = "std::istream::getline"
+arguments = [1]
+[[source]]
+function = "std::istream::get"
+arguments = [1]
+result = true
+[[source]]
+function = "std::istream::read"
+arguments = [1]
 
 # Sinks: commands, format strings, and sizes of copies and allocations.
 [[sink]]

@@ -255,6 +255,46 @@ TEST_F(AnalyzeCliTest, TaintFlowsThroughTheStringsTheCxxLibraryMakes) {
   EXPECT_THAT(run.out, Not(HasSubstr("strings.cc:16:"))) << "compared only";
 }
 
+// The built-in rules take what a C++ program reads from its input streams as untrusted: a line
+// or a word into a string, a line into a buffer, a number.
+TEST_F(AnalyzeCliTest, WhatTheCxxLibrarysInputStreamsReadIsTainted) {
+  const std::string program = Write("streams.cc",
+                                    "#include <cstdlib>\n"
+                                    "#include <iostream>\n"
+                                    "#include <string>\n"
+                                    "int main() {\n"
+                                    "  std::string line;\n"
+                                    "  std::getline(std::cin, line);\n"
+                                    "  std::system(line.c_str());\n"
+                                    "  std::string word;\n"
+                                    "  std::cin >> word;\n"
+                                    "  std::system(word.c_str());\n"
+                                    "  char buffer[64];\n"
+                                    "  std::cin.getline(buffer, sizeof buffer);\n"
+                                    "  std::system(buffer);\n"
+                                    "  int size = 0;\n"
+                                    "  std::cin >> size;\n"
+                                    "  std::free(std::malloc(size));\n"
+                                    "  return 0;\n"
+                                    "}\n");
+  const ProgramRun run = RunSluice({"analyze", "--analysis=taint", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:7:3: warning: tainted data reaches 'system'"));
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:6:3: note: untrusted data comes from "
+                                 "'std::basic_istream<char, std::char_traits<char> >& "
+                                 "std::getline<char, std::char_traits<char>, "
+                                 "std::allocator<char> >("));
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:10:3: warning: tainted data reaches 'system'"));
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:13:3: warning: tainted data reaches 'system' "
+                                 "(argument 1: 'buffer')"));
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:12:12: note: untrusted data comes from "
+                                 "'std::istream::getline(char*, long)'\n"));
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:16:13: warning: tainted data reaches 'malloc' "
+                                 "(argument 1: 'size')"));
+  EXPECT_THAT(run.out, HasSubstr("streams.cc:15:12: note: untrusted data comes from "
+                                 "'std::istream::operator>>(int&)'\n"));
+}
+
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
   const std::string problem = dir_ + "/problem.ifds";
   const ProgramRun run = RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + problem,
