@@ -112,18 +112,34 @@ std::string QualifiedName(const llvm::Function& function) {
 
 namespace {
 
-// How many parameters a demangled parameter list ("(char const*, std::allocator<char> const&)")
-// has: its commas outside brackets, plus one unless it is empty.
-size_t ParameterCount(std::string_view list) {
-  if (list.size() < 2 || list == "()") return 0;
-  size_t count = 1;
+// The parameters of a demangled parameter list ("(char const*, std::allocator<char> const&)"),
+// split at its commas outside brackets.
+std::vector<std::string_view> Parameters(std::string_view list) {
+  std::vector<std::string_view> out;
+  if (list.size() <= 2 || list.front() != '(' || list.back() != ')') return out;
+  list = list.substr(1, list.size() - 2);
   int depth = 0;
-  for (const char c : list.substr(1, list.size() - 2)) {
+  size_t begin = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    const char c = i < list.size() ? list[i] : ',';
     if (c == '<' || c == '(' || c == '[') ++depth;
     if (c == '>' || c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) ++count;
+    if (c == ',' && depth == 0) {
+      std::string_view parameter = list.substr(begin, i - begin);
+      while (!parameter.empty() && parameter.front() == ' ') parameter.remove_prefix(1);
+      out.push_back(parameter);
+      begin = i + 1;
+    }
   }
-  return count;
+  return out;
+}
+
+// Whether a demangled parameter is a reference to something the callee may change ("std::ostream&",
+// "char const*&"), not to a constant ("std::string const&") nor an rvalue ("T&&").
+bool WritableReference(std::string_view parameter) {
+  if (!parameter.ends_with("&") || parameter.ends_with("&&")) return false;
+  parameter.remove_suffix(1);
+  return !parameter.ends_with(" const") && !parameter.ends_with(" const volatile");
 }
 
 // Whether a mangled member function's object is const: "_ZNK...", its qualifiers (restrict,
@@ -164,40 +180,52 @@ std::string ShortName(const std::string& symbol) {
 
 }  // namespace
 
+std::optional<unsigned> IrModel::ReturnedArgument(const llvm::CallBase& call) const {
+  if (call.arg_size() == 0 || !call.getType()->isPointerTy()) return std::nullopt;
+  const std::string name = ExternalName(call);
+  if (ReturnsFirstArgument(name)) return 0;
+  if (name.rfind("_Z", 0) == 0 && call.hasRetAttr(llvm::Attribute::Dereferenceable) &&
+      call.getArgOperand(0)->getType() == call.getType()) {
+    return 0;
+  }
+  return std::nullopt;
+}
+
 std::vector<unsigned> IrModel::CxxOutputs(const llvm::CallBase& call) const {
   std::vector<unsigned> outputs;
   const auto* function =
       llvm::dyn_cast<llvm::Function>(call.getCalledOperand()->stripPointerCasts());
   if (function == nullptr || !function->getName().startswith("_Z")) return outputs;
   const std::string symbol = function->getName().str();
-  bool sret_first = false;
-  for (unsigned a = 0; a < call.arg_size(); ++a) {
-    if (call.paramHasAttr(a, llvm::Attribute::StructRet)) {
-      outputs.push_back(a);
-      sret_first = a == 0;
-      break;
-    }
-  }
+  // The result's memory comes first where there is one (the Itanium ABI's order).
+  const bool sret = call.arg_size() > 0 && call.paramHasAttr(0, llvm::Attribute::StructRet);
+  if (sret) outputs.push_back(0);
   llvm::ItaniumPartialDemangler demangler;
   if (demangler.partialDemangle(symbol.c_str()) || !demangler.isFunction()) return outputs;
   const std::string base =
       DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionBaseName);
   if (base.empty() || base[0] == '~') return outputs;  // a destructor takes nothing in
-  if (!demangler.isCtorOrDtor()) {
-    const std::string context = WithoutTemplateArguments(
-        DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionDeclContextName));
-    const size_t parameters = ParameterCount(
-        DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionParameters));
-    const size_t arguments = call.arg_size() - outputs.size();
-    if (!class_names_.contains(context) || arguments != parameters + 1 ||
-        ConstMember(symbol)) {
-      return outputs;
-    }
+  const std::string list =
+      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionParameters);
+  const std::vector<std::string_view> parameters = Parameters(list);
+  const size_t arguments = call.arg_size() - (sret ? 1 : 0);
+  const bool constructor = demangler.isCtorOrDtor();
+  const bool member =
+      constructor ||
+      (arguments == parameters.size() + 1 &&
+       class_names_.contains(WithoutTemplateArguments(DemanglerString(
+           demangler, &llvm::ItaniumPartialDemangler::getFunctionDeclContextName))));
+  const unsigned first = sret ? 1 : 0;  // the object, or the first parameter
+  if (member && (constructor || !ConstMember(symbol)) && first < call.arg_size() &&
+      call.getArgOperand(first)->getType()->isPointerTy()) {
+    outputs.push_back(first);
   }
-  // The object comes first, after the result's memory where that is.
-  const unsigned object = sret_first ? 1 : 0;
-  if (object < call.arg_size() && call.getArgOperand(object)->getType()->isPointerTy()) {
-    outputs.push_back(object);
+  // And what it is given by reference to change, where each argument is a parameter's.
+  if (arguments != parameters.size() + (member ? 1 : 0)) return outputs;
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    if (WritableReference(parameters[p])) {
+      outputs.push_back(first + (member ? 1 : 0) + static_cast<unsigned>(p));
+    }
   }
   return outputs;
 }
@@ -557,7 +585,7 @@ void IrModel::BuildObjects() {
           llvm::Type* type =
               HeapType(*call, AllocatorBytes(*call, name), declared, &di_type, &open_ended);
           AddObject(std::move(object), type, di_type, open_ended);
-        } else if (call->getType()->isPointerTy() && !ReturnsFirstArgument(name)) {
+        } else if (call->getType()->isPointerTy() && !ReturnedArgument(*call).has_value()) {
           MemoryObject object;
           object.kind = MemoryObject::Kind::kExternal;
           object.site = call;

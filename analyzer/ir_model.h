@@ -6,6 +6,7 @@
 #define SLUICE_ANALYZER_IR_MODEL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,13 +89,19 @@ class IrModel {
   // The external function a call with no defined callee names, by its libc name
   // ("memcpy" for llvm.memcpy.*); "" for an unresolved indirect call.
   std::string ExternalName(const llvm::CallBase& call) const;
+  // The argument an external call returns a pointer into, if it does: C's strcpy and the like
+  // their first, and a C++ library function that returns a reference of its first argument's
+  // type that argument (a stream's operator<< and >>, a string's append and operator=, which
+  // return the stream or *this).
+  std::optional<unsigned> ReturnedArgument(const llvm::CallBase& call) const;
   // Where an external C++ function called by `call` (one the library defines: std::string's
   // members, say) hands back what it makes of its other arguments, by argument: its result
-  // returned through memory (an sret argument), and the object it constructs, or changes as a
-  // member that is not const (a constructor, append, operator=). None for C's functions,
-  // destructors, const members and free functions, which write nothing through their
-  // arguments here. A member is told from a free function by its context, a class the module
-  // has a type of, and its object, an argument more than its parameters.
+  // returned through memory (an sret argument), the object it constructs, or changes as a
+  // member that is not const (a constructor, append, operator=), and what it is given by a
+  // reference that is not const (the stream of `std::operator<<(std::ostream&, ...)`). None
+  // for C's functions and destructors, nor through const members' objects and const
+  // references (compare, operator==). A member is told from a free function by its context, a
+  // class the module has a type of, and its object, an argument more than its parameters.
   std::vector<unsigned> CxxOutputs(const llvm::CallBase& call) const;
 
   // The leaves `pointer` may reach in [offset, offset + size) of each object it may point to

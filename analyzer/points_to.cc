@@ -19,7 +19,6 @@ using internal::kUnknownOffset;
 using internal::ObjectOf;
 using internal::OffsetOf;
 using internal::Pack;
-using internal::ReturnsFirstArgument;
 
 uint32_t IrModel::ValueId(const llvm::Value* value) {
   auto [it, inserted] = value_ids_.emplace(value, static_cast<uint32_t>(points_to_.size()));
@@ -356,7 +355,9 @@ void IrModel::SolvePointsTo() {
           if (site != object_of_site_.end()) {
             points_to_[ValueId(call)].push_back(Pack(site->second, 0));
           }
-          if (ReturnsFirstArgument(name) && call->arg_size() > 0) copy(call, call->getArgOperand(0));
+          if (const std::optional<unsigned> returned = ReturnedArgument(*call)) {
+            copy(call, call->getArgOperand(*returned));
+          }
           if (CopiesMemory(name) && call->arg_size() > 1) {
             constraints.push_back({Constraint::Kind::kCopyContents,
                                    ValueId(call->getArgOperand(0)),

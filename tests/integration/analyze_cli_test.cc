@@ -218,13 +218,14 @@ TEST_F(AnalyzeCliTest, TaintRulesNameCxxFunctionsAsTheSourceDoes) {
 }
 
 // std::string's members are the C++ library's, compiled there: a string that a tainted
-// argument is made into (constructed, appended to, returned by value) is tainted, and one only
-// compared with tainted data is not.
+// argument is made into (constructed, appended to, returned by value, a stream written) is
+// tainted, and one only compared with tainted data is not.
 TEST_F(AnalyzeCliTest, TaintFlowsThroughTheStringsTheCxxLibraryMakes) {
   const std::string program =
       Write("strings.cc",
             "#include <cstdio>\n"
             "#include <cstdlib>\n"
+            "#include <sstream>\n"
             "#include <string>\n"
             "int main() {\n"
             "  char line[256];\n"
@@ -239,20 +240,24 @@ TEST_F(AnalyzeCliTest, TaintFlowsThroughTheStringsTheCxxLibraryMakes) {
             "  std::string compared(\"ls\");\n"
             "  if (compared == line || compared.compare(line) == 0) return 2;\n"
             "  std::system(compared.c_str());\n"
+            "  std::ostringstream written;\n"
+            "  written << \"ls \" << line;\n"
+            "  std::system(written.str().c_str());\n"
             "  return 0;\n"
             "}\n");
   const ProgramRun run = RunSluice({"analyze", "--analysis=taint", program});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  for (const int line : {8, 11, 13}) {
+  for (const int line : {9, 12, 14, 20}) {
     EXPECT_THAT(run.out, HasSubstr(absl::StrFormat(
                              "strings.cc:%d:3: warning: tainted data reaches 'system' (argument "
                              "1: 'std::__cxx11::basic_string::c_str@strings.cc:%d') "
                              "[tainted-sink] in main\n",
                              line, line)));
   }
-  EXPECT_THAT(run.out, HasSubstr("strings.cc:7:15: note: stored into 'made'\n"));
-  EXPECT_THAT(run.out, HasSubstr("strings.cc:10:12: note: stored into 'appended'\n"));
-  EXPECT_THAT(run.out, Not(HasSubstr("strings.cc:16:"))) << "compared only";
+  EXPECT_THAT(run.out, HasSubstr("strings.cc:8:15: note: stored into 'made'\n"));
+  EXPECT_THAT(run.out, HasSubstr("strings.cc:11:12: note: stored into 'appended'\n"));
+  EXPECT_THAT(run.out, HasSubstr("strings.cc:19:20: note: stored into 'written'\n"));
+  EXPECT_THAT(run.out, Not(HasSubstr("strings.cc:17:"))) << "compared only";
 }
 
 // The built-in rules take what a C++ program reads from its input streams as untrusted: a line
