@@ -180,11 +180,50 @@ std::string ShortName(const std::string& symbol) {
 
 }  // namespace
 
+std::optional<IrModel::CxxCall> IrModel::CxxCallOf(const llvm::CallBase& call) const {
+  const auto* function =
+      llvm::dyn_cast<llvm::Function>(call.getCalledOperand()->stripPointerCasts());
+  if (function == nullptr || !function->getName().startswith("_Z")) return std::nullopt;
+  const std::string symbol = function->getName().str();
+  llvm::ItaniumPartialDemangler demangler;
+  if (demangler.partialDemangle(symbol.c_str()) || !demangler.isFunction()) return std::nullopt;
+  CxxCall cxx;
+  // The result's memory comes first where there is one (the Itanium ABI's order).
+  cxx.sret = call.arg_size() > 0 && call.paramHasAttr(0, llvm::Attribute::StructRet);
+  const std::string base =
+      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionBaseName);
+  cxx.destructor = !base.empty() && base[0] == '~';
+  cxx.constructor = demangler.isCtorOrDtor() && !cxx.destructor;
+  const std::string list =
+      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionParameters);
+  for (const std::string_view parameter : Parameters(list)) cxx.parameters.emplace_back(parameter);
+  const size_t arguments = call.arg_size() - (cxx.sret ? 1 : 0);
+  cxx.member =
+      demangler.isCtorOrDtor() ||
+      (arguments == cxx.parameters.size() + 1 &&
+       class_names_.contains(WithoutTemplateArguments(DemanglerString(
+           demangler, &llvm::ItaniumPartialDemangler::getFunctionDeclContextName))));
+  cxx.const_member = cxx.member && ConstMember(symbol);
+  cxx.one_each = arguments == cxx.parameters.size() + (cxx.member ? 1 : 0);
+  const unsigned object = cxx.sret ? 1 : 0;
+  if (cxx.member && (object >= call.arg_size() ||
+                     !call.getArgOperand(object)->getType()->isPointerTy())) {
+    cxx.member = false;
+    cxx.one_each = false;
+  }
+  return cxx;
+}
+
 std::optional<unsigned> IrModel::ReturnedArgument(const llvm::CallBase& call) const {
   if (call.arg_size() == 0 || !call.getType()->isPointerTy()) return std::nullopt;
-  const std::string name = ExternalName(call);
-  if (ReturnsFirstArgument(name)) return 0;
-  if (name.rfind("_Z", 0) == 0 && call.hasRetAttr(llvm::Attribute::Dereferenceable) &&
+  if (ReturnsFirstArgument(ExternalName(call))) return 0;
+  const std::optional<CxxCall> cxx = CxxCallOf(call);
+  if (!cxx.has_value()) return std::nullopt;
+  // A member's pointer or reference is into its object (c_str, data, operator[], append's
+  // *this); a free function's reference of its first argument's type is that argument (a
+  // stream's operator<< and >>).
+  if (cxx->member) return cxx->object();
+  if (call.hasRetAttr(llvm::Attribute::Dereferenceable) &&
       call.getArgOperand(0)->getType() == call.getType()) {
     return 0;
   }
@@ -193,38 +232,16 @@ std::optional<unsigned> IrModel::ReturnedArgument(const llvm::CallBase& call) co
 
 std::vector<unsigned> IrModel::CxxOutputs(const llvm::CallBase& call) const {
   std::vector<unsigned> outputs;
-  const auto* function =
-      llvm::dyn_cast<llvm::Function>(call.getCalledOperand()->stripPointerCasts());
-  if (function == nullptr || !function->getName().startswith("_Z")) return outputs;
-  const std::string symbol = function->getName().str();
-  // The result's memory comes first where there is one (the Itanium ABI's order).
-  const bool sret = call.arg_size() > 0 && call.paramHasAttr(0, llvm::Attribute::StructRet);
-  if (sret) outputs.push_back(0);
-  llvm::ItaniumPartialDemangler demangler;
-  if (demangler.partialDemangle(symbol.c_str()) || !demangler.isFunction()) return outputs;
-  const std::string base =
-      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionBaseName);
-  if (base.empty() || base[0] == '~') return outputs;  // a destructor takes nothing in
-  const std::string list =
-      DemanglerString(demangler, &llvm::ItaniumPartialDemangler::getFunctionParameters);
-  const std::vector<std::string_view> parameters = Parameters(list);
-  const size_t arguments = call.arg_size() - (sret ? 1 : 0);
-  const bool constructor = demangler.isCtorOrDtor();
-  const bool member =
-      constructor ||
-      (arguments == parameters.size() + 1 &&
-       class_names_.contains(WithoutTemplateArguments(DemanglerString(
-           demangler, &llvm::ItaniumPartialDemangler::getFunctionDeclContextName))));
-  const unsigned first = sret ? 1 : 0;  // the object, or the first parameter
-  if (member && (constructor || !ConstMember(symbol)) && first < call.arg_size() &&
-      call.getArgOperand(first)->getType()->isPointerTy()) {
-    outputs.push_back(first);
-  }
+  const std::optional<CxxCall> cxx = CxxCallOf(call);
+  if (!cxx.has_value() || cxx->destructor) return outputs;  // a destructor takes nothing in
+  if (cxx->sret) outputs.push_back(0);
+  if (cxx->member && !cxx->const_member) outputs.push_back(cxx->object());
   // And what it is given by reference to change, where each argument is a parameter's.
-  if (arguments != parameters.size() + (member ? 1 : 0)) return outputs;
-  for (size_t p = 0; p < parameters.size(); ++p) {
-    if (WritableReference(parameters[p])) {
-      outputs.push_back(first + (member ? 1 : 0) + static_cast<unsigned>(p));
+  if (!cxx->one_each) return outputs;
+  const unsigned first = cxx->object() + (cxx->member ? 1 : 0);
+  for (size_t p = 0; p < cxx->parameters.size(); ++p) {
+    if (WritableReference(cxx->parameters[p])) {
+      outputs.push_back(first + static_cast<unsigned>(p));
     }
   }
   return outputs;

@@ -90,9 +90,9 @@ class IrModel {
   // ("memcpy" for llvm.memcpy.*); "" for an unresolved indirect call.
   std::string ExternalName(const llvm::CallBase& call) const;
   // The argument an external call returns a pointer into, if it does: C's strcpy and the like
-  // their first, and a C++ library function that returns a reference of its first argument's
-  // type that argument (a stream's operator<< and >>, a string's append and operator=, which
-  // return the stream or *this).
+  // their first; a C++ library member its object (c_str, data and operator[] point into the
+  // string, append and operator= return *this), and a free C++ library function that returns
+  // a reference of its first argument's type that argument (a stream's operator<< and >>).
   std::optional<unsigned> ReturnedArgument(const llvm::CallBase& call) const;
   // Where an external C++ function called by `call` (one the library defines: std::string's
   // members, say) hands back what it makes of its other arguments, by argument: its result
@@ -100,8 +100,7 @@ class IrModel {
   // member that is not const (a constructor, append, operator=), and what it is given by a
   // reference that is not const (the stream of `std::operator<<(std::ostream&, ...)`). None
   // for C's functions and destructors, nor through const members' objects and const
-  // references (compare, operator==). A member is told from a free function by its context, a
-  // class the module has a type of, and its object, an argument more than its parameters.
+  // references (compare, operator==).
   std::vector<unsigned> CxxOutputs(const llvm::CallBase& call) const;
 
   // The leaves `pointer` may reach in [offset, offset + size) of each object it may point to
@@ -370,6 +369,22 @@ class IrModel {
   uint32_t external_functions_ = 0;
   const absl::flat_hash_set<std::string>& summarized_;
   const absl::flat_hash_set<std::string> sources_;
+  // An external C++ library call as the demangler reads it.
+  struct CxxCall {
+    bool sret = false;          // its first argument is its result's memory
+    bool member = false;        // a constructor's or member's: its object comes next
+    bool constructor = false;
+    bool destructor = false;
+    bool const_member = false;  // a member whose object is const
+    std::vector<std::string> parameters;  // as demangled
+    bool one_each = false;      // each argument after the object is one of `parameters`
+    // The object's argument, or the first parameter's of a free function.
+    unsigned object() const { return sret ? 1 : 0; }
+  };
+  // Null for a call of anything but a C++ function (a mangled name the demangler reads).
+  // A member is told from a free function by its context, a class the module has a type of,
+  // and its object, an argument more than its parameters.
+  std::optional<CxxCall> CxxCallOf(const llvm::CallBase& call) const;
   // The classes the module has types of, without template arguments
   // ("std::__cxx11::basic_string" for %"class.std::__cxx11::basic_string"), for CxxOutputs.
   absl::flat_hash_set<std::string> class_names_;
