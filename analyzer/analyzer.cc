@@ -46,6 +46,7 @@ struct Check {
 struct AnalyzedProgram::Data {
   ifds::Problem problem;
   ProgramStats stats;
+  std::vector<std::string> system_header_directories;  // LoadedModule's
   Analysis analysis = Analysis::kUninit;
   std::vector<Check> checks;
 
@@ -1431,6 +1432,12 @@ absl::StatusOr<ifds::Solution> AnalyzedProgram::Solve(
 }
 
 const ifds::Problem& AnalyzedProgram::problem() const { return data_->problem; }
+bool AnalyzedProgram::InSystemHeader(const Finding& finding) const {
+  const SourceLocation& at = finding.location;
+  const bool relative = !at.file.empty() && at.file[0] != '/';
+  return InDirectories(relative && !at.directory.empty() ? at.directory + "/" + at.file : at.file,
+                       data_->system_header_directories);
+}
 const ProgramStats& AnalyzedProgram::stats() const { return data_->stats; }
 const std::string& AnalyzedProgram::FunctionName(uint32_t procedure) const {
   return procedure < data_->procedure_names.size() ? data_->procedure_names[procedure]
@@ -1500,6 +1507,7 @@ absl::StatusOr<std::unique_ptr<AnalyzedProgram>> AnalyzedProgram::Build(
   }
   auto data = std::make_unique<Data>();
   data->analysis = options.analysis;
+  data->system_header_directories = std::move(loaded->system_header_directories);
   data->stats.front_end_seconds = absl::ToDoubleSeconds(absl::Now() - start);
   start = absl::Now();
   absl::flat_hash_set<std::string> summarized, sources;

@@ -148,6 +148,10 @@ class AnalyzedProgram {
   // origin, the others its read_again (docs/analyzer.md).
   // `solution` is one Refine leaves unchanged.
   std::vector<Finding> Findings(const ifds::Solution& solution) const;
+  // Whether `finding` is in a system header (a header of a directory Clang searches for
+  // `#include <...>` by itself, or one the flags name with -isystem): the library's code, not
+  // the program's, where compilers leave out their warnings.
+  bool InSystemHeader(const Finding& finding) const;
 
   struct Data;
 

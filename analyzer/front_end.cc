@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -243,7 +244,70 @@ bool IsCxx(const std::string& path) {
   return ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".c++" || ext == ".C";
 }
 
+// A directory as InDirectories compares it: lexically normal, without a trailing '/'.
+std::string NormalDirectory(const std::string& directory) {
+  std::string out = Normal(directory);
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+// The directories `clang -v` says it searches for `#include <...>` in a C++ compile with no
+// flags of the user's: its own headers, the C++ library's and the system's. None where it
+// cannot be run or says nothing of them.
+std::vector<std::string> DefaultSystemDirectories(const std::string& clang,
+                                                  const std::string& work) {
+  std::vector<std::string> argv = {clang, "-x", "c++", "-E", "-v", "/dev/null", "-o",
+                                   "/dev/null"};
+  if (!absl::EndsWith(clang, "++")) argv.insert(argv.begin() + 1, "--driver-mode=g++");
+  const std::string log = Normal(fs::path(work) / "system-headers.log");
+  std::vector<std::string> directories;
+  absl::StatusOr<int> exit = Run(argv, "", log);
+  if (!exit.ok() || *exit != 0) return directories;
+  bool listing = false;
+  for (absl::string_view line : absl::StrSplit(ReadSmallFile(log), '\n')) {
+    if (absl::StartsWith(line, "#include <...> search starts here:")) {
+      listing = true;
+    } else if (absl::StartsWith(line, "End of search list.")) {
+      break;
+    } else if (listing && absl::StartsWith(line, " /")) {
+      directories.push_back(NormalDirectory(std::string(absl::StripLeadingAsciiWhitespace(line))));
+    }
+  }
+  return directories;
+}
+
+// The directories `flags` name with -isystem (as "-isystem DIR" or "-isystemDIR"), relative
+// ones from `directory`.
+void AddIsystemDirectories(const std::vector<std::string>& flags, const std::string& directory,
+                           std::vector<std::string>* out) {
+  for (size_t i = 0; i < flags.size(); ++i) {
+    std::string named;
+    if (flags[i] == "-isystem" && i + 1 < flags.size()) {
+      named = flags[++i];
+    } else if (absl::StartsWith(flags[i], "-isystem") && flags[i].size() > 8) {
+      named = flags[i].substr(8);
+    } else {
+      continue;
+    }
+    const fs::path path(named);
+    out->push_back(NormalDirectory(
+        path.is_absolute() || directory.empty() ? named : (fs::path(directory) / path).string()));
+  }
+}
+
 }  // namespace
+
+bool InDirectories(const std::string& file, const std::vector<std::string>& directories) {
+  if (file.empty() || file[0] != '/') return false;
+  const std::string normal = fs::path(file).lexically_normal().string();
+  for (const std::string& directory : directories) {
+    if (normal.size() > directory.size() && absl::StartsWith(normal, directory) &&
+        (directory == "/" || normal[directory.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 bool IsSource(const std::string& path) {
   return fs::path(path).extension() == ".c" || IsCxx(path);
@@ -274,6 +338,8 @@ absl::StatusOr<LoadedModule> LoadModule(const std::vector<std::string>& given,
   const std::string clang = options.clang.empty() ? SLUICE_CLANG : options.clang;
 
   LoadedModule loaded;
+  loaded.system_header_directories = DefaultSystemDirectories(clang, work->path());
+  AddIsystemDirectories(options.cflags, "", &loaded.system_header_directories);
   loaded.context = std::make_unique<llvm::LLVMContext>();
   std::string link_errors;
   loaded.context->setDiagnosticHandlerCallBack(
@@ -316,6 +382,7 @@ absl::StatusOr<LoadedModule> LoadModule(const std::vector<std::string>& given,
       if (it != commands.end()) {
         directory = it->second.directory;
         argv.insert(argv.end(), it->second.flags.begin(), it->second.flags.end());
+        AddIsystemDirectories(it->second.flags, directory, &loaded.system_header_directories);
       }
       argv.insert(argv.end(), options.cflags.begin(), options.cflags.end());
       argv.push_back("-o");

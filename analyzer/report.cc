@@ -184,6 +184,10 @@ std::string FormatText(const std::vector<Finding>& findings, const ReportExtras&
     out += absl::StrFormat("note: %d more findings not listed (--max-findings)\n",
                            total - findings.size());
   }
+  if (extras.in_system_headers > 0) {
+    out += absl::StrFormat("note: %d finding%s in system headers not listed (--system-headers)\n",
+                           extras.in_system_headers, extras.in_system_headers == 1 ? "" : "s");
+  }
   for (const FunctionFindings& f : extras.summary) {
     out += absl::StrFormat("note: %d finding%s in %s (%s)\n", f.findings,
                            f.findings == 1 ? "" : "s", f.function, f.file);
@@ -231,6 +235,7 @@ std::string FormatJson(Analysis analysis, const std::vector<Finding>& findings,
   }
   root["findings"] = std::move(list);
   root["total_findings"] = TotalOf(findings, extras);
+  root["system_header_findings"] = extras.in_system_headers;
   if (!extras.summary.empty()) root["summary"] = SummaryJson(extras.summary);
   if (!stats.empty()) root["stats"] = Json::parse(stats, nullptr, false);
   return Dump(root);
@@ -330,6 +335,7 @@ std::string FormatSarif(Analysis analysis, const std::vector<Finding>& findings,
   run["results"] = std::move(results);
   // A property bag (SARIF 2.1.0, 3.8): what the results do not say themselves.
   run["properties"]["totalFindings"] = TotalOf(findings, extras);
+  run["properties"]["systemHeaderFindings"] = extras.in_system_headers;
   if (!extras.summary.empty()) run["properties"]["findingsByFunction"] = SummaryJson(extras.summary);
   Json root;
   root["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";

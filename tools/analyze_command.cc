@@ -37,6 +37,7 @@ ABSL_DECLARE_FLAG(uint32_t, pool_objects);
 ABSL_DECLARE_FLAG(bool, print_rules);
 ABSL_DECLARE_FLAG(uint64_t, max_findings);
 ABSL_DECLARE_FLAG(bool, summary);
+ABSL_DECLARE_FLAG(bool, system_headers);
 
 namespace sluice {
 
@@ -206,12 +207,21 @@ int RunAnalyze(const std::vector<std::string>& files) {
   const absl::Time finding = absl::Now();
   std::vector<analyzer::Finding> findings = (*program)->Findings(solved->solution);
   const double findings_seconds = absl::ToDoubleSeconds(absl::Now() - finding);
+  // Those in system headers are the libraries' code: left out, as compilers leave out their
+  // warnings there, and counted.
+  uint64_t in_system_headers = 0;
+  if (!absl::GetFlag(FLAGS_system_headers)) {
+    in_system_headers = std::erase_if(findings, [&](const analyzer::Finding& f) {
+      return (*program)->InSystemHeader(f);
+    });
+  }
   const std::vector<FunctionShare> busiest = absl::GetFlag(FLAGS_stats)
                                                 ? BusiestFunctions(**program, solved->solution)
                                                 : std::vector<FunctionShare>();
   const std::string stats_json = StatsJson((*program)->stats(), problem, solved->stats_json,
                                            findings.size(), findings_seconds, busiest);
-  analyzer::ReportExtras extras{.total = findings.size()};
+  analyzer::ReportExtras extras{.total = findings.size(),
+                                .in_system_headers = in_system_headers};
   if (absl::GetFlag(FLAGS_summary)) extras.summary = analyzer::SummaryByFunction(findings);
   const uint64_t max_findings = absl::GetFlag(FLAGS_max_findings);
   if (max_findings != 0 && findings.size() > max_findings) findings.resize(max_findings);

@@ -31,3 +31,7 @@ ABSL_FLAG(uint64_t, max_findings, 0,
           "many there are in all");
 ABSL_FLAG(bool, summary, false,
           "analyze: also report how many findings each function has, most first");
+ABSL_FLAG(bool, system_headers, false,
+          "analyze: also report findings in system headers (the C and C++ libraries' and "
+          "others Clang searches for #include <...>, or -isystem names), which are left out "
+          "and counted, as compilers leave out their warnings there");

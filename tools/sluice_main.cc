@@ -52,7 +52,7 @@ constexpr char kUsage[] =
     "         [--format text|sarif|json] [--out FILE] [--server HOST:PORT | --backend]\n"
     "         [--solver resident|reference] [--stats] [--emit-problem FILE]\n"
     "         [--cflags FLAGS] [--compile-commands JSON] [--print-rules]\n"
-    "         [--max-findings N] [--summary]\n"
+    "         [--max-findings N] [--summary] [--system-headers]\n"
     "  token  a new bearer token and the digest a tenants file lists for it;\n"
     "         token hash: the digest of each token read from stdin, one per line\n"
     "\n"

@@ -212,6 +212,67 @@ int main(void) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bad.json")));
 }
 
+// A finding in a header of the system's (a directory Clang searches for #include <...> by
+// itself, or that -isystem names, in --cflags or a compile command) is told from the
+// program's: compilers leave out their warnings there.
+TEST(FrontEndTest, FindingsInSystemHeadersAreToldFromTheProgramsOwn) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/vendor");
+  std::filesystem::create_directories(dir.path() + "/own");
+  // Each header's function reads a variable it never set.
+  const auto header = [](const std::string& function) {
+    return "static inline int " + function + "(void) {\n  int unset;\n  return unset;\n}\n";
+  };
+  dir.Write("vendor/vendor.h", header("vendors"));
+  dir.Write("own/own.h", header("owns"));
+  const std::string source = dir.Write("tool.c", R"(#include <vendor.h>
+#include "own/own.h"
+int main(void) { return vendors() + owns(); }
+)");
+  const auto in_system_headers = [&](AnalyzerOptions options) {
+    absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+        AnalyzedProgram::Build({source}, options);
+    EXPECT_TRUE(program.ok()) << program.status();
+    std::vector<std::string> files;
+    if (!program.ok()) return files;
+    for (const Finding& f : (*program)->Findings(ifds::SolveReference((*program)->problem()))) {
+      if ((*program)->InSystemHeader(f)) files.push_back(f.location.file);
+    }
+    return files;
+  };
+  AnalyzerOptions options;
+  options.front_end.cflags = {"-isystem", dir.path() + "/vendor", "-I", dir.path()};
+  // Two findings, one of them in a system header.
+  EXPECT_THAT(in_system_headers(options), ElementsAre(HasSubstr("vendor/vendor.h")));
+  options.front_end.cflags = {"-I" + dir.path() + "/vendor", "-I", dir.path()};
+  EXPECT_THAT(in_system_headers(options), IsEmpty()) << "-I is the program's own";
+  options.front_end.cflags = {};
+  options.front_end.compile_commands =
+      dir.Write("compile_commands.json",
+                nlohmann::json::array({{{"directory", dir.path()},
+                                        {"file", "tool.c"},
+                                        {"command", "cc -isystemvendor -I. -c tool.c"}}})
+                    .dump());
+  EXPECT_THAT(in_system_headers(options), ElementsAre(HasSubstr("vendor/vendor.h")));
+  // Clang's own directories: the C library's headers are among them.
+  options.front_end.compile_commands.clear();
+  const std::string libc = dir.Write("libc.c", R"(#include <stdio.h>
+int main(void) { return 0; }
+)");
+  absl::StatusOr<std::unique_ptr<AnalyzedProgram>> program =
+      AnalyzedProgram::Build({libc}, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  Finding in_stdio;
+  in_stdio.location.file = "/usr/include/x86_64-linux-gnu/../stdio.h";
+  EXPECT_TRUE((*program)->InSystemHeader(in_stdio));
+  in_stdio.location.file = "/usr/include2/stdio.h";
+  EXPECT_FALSE((*program)->InSystemHeader(in_stdio)) << "a directory's name, not its prefix";
+  in_stdio.location.file = "stdio.h";
+  EXPECT_FALSE((*program)->InSystemHeader(in_stdio)) << "relative, and no directory";
+  in_stdio.location.directory = "/usr/include";
+  EXPECT_TRUE((*program)->InSystemHeader(in_stdio)) << "relative to its directory";
+}
+
 // Linking gives a union the type of an identical struct of another file, and that type's name
 // (LLVM's IR linker merges types by their bodies): the union is still known as one, from debug
 // info, so a member that begins unlike the struct still lives in it.

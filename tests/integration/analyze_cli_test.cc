@@ -305,6 +305,39 @@ TEST_F(AnalyzeCliTest, WhatTheCxxLibrarysInputStreamsReadIsTainted) {
                                  "'std::istream::operator>>(int&)'\n"));
 }
 
+// Findings in system headers are left out, as compilers leave out their warnings there, and
+// counted; --system-headers lists them.
+TEST_F(AnalyzeCliTest, FindingsInSystemHeadersAreCountedNotListedUnlessAskedFor) {
+  std::filesystem::create_directories(dir_ + "/vendor");
+  Write("vendor/vendor.h", "static inline int vendors(void) {\n  int unset;\n  return unset;\n}\n");
+  const std::string program = Write("tool.c",
+                                    "#include <vendor.h>\n"
+                                    "int main(void) {\n"
+                                    "  int mine;\n"
+                                    "  return vendors() + mine;\n"
+                                    "}\n");
+  const std::string cflags = "--cflags=-isystem " + dir_ + "/vendor";
+  const ProgramRun run = RunSluice({"analyze", "--analysis=uninit", cflags, program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("tool.c:4:22: warning: use of possibly uninitialized 'mine'"));
+  EXPECT_THAT(run.out, Not(HasSubstr("vendor.h")));
+  EXPECT_THAT(run.out,
+              HasSubstr("note: 1 finding in system headers not listed (--system-headers)\n"));
+  const ProgramRun json =
+      RunSluice({"analyze", "--analysis=uninit", "--format=json", cflags, program});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["findings"].size(), 1u);
+  EXPECT_EQ(parsed["system_header_findings"], 1);
+  const ProgramRun all =
+      RunSluice({"analyze", "--analysis=uninit", "--system-headers", cflags, program});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_THAT(all.out, HasSubstr("vendor.h:3:10: warning: use of possibly uninitialized 'unset' "
+                                 "[uninitialized-read] in vendors\n"));
+  EXPECT_THAT(all.out, HasSubstr("tool.c:4:22: warning:"));
+  EXPECT_THAT(all.out, Not(HasSubstr("system headers not listed")));
+}
+
 TEST_F(AnalyzeCliTest, TheEmittedProblemSolvesToTheSameFactsWithEitherSolver) {
   const std::string problem = dir_ + "/problem.ifds";
   const ProgramRun run = RunSluice({"analyze", "--analysis=taint", "--emit-problem=" + problem,
