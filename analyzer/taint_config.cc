@@ -13,7 +13,7 @@ namespace {
 constexpr uint32_t kMaxArgumentIndex = 1000;
 constexpr uint64_t kMaxConfigBytes = uint64_t{1} << 20;
 
-constexpr std::string_view kDefaultRules = R"toml(# Sluice's built-in taint rules for libc and the C++ library.
+constexpr std::string_view kDefaultRules = R"toml(# Built-in taint rules: libc's, the C++ library's.
 # Sources: what the program reads from its environment, its input, files and sockets.
 [[source]]
 function = "getenv"
