@@ -329,6 +329,12 @@ TEST_F(AnalyzeCliTest, FindingsInSystemHeadersAreCountedNotListedUnlessAskedFor)
   const nlohmann::json parsed = nlohmann::json::parse(json.out);
   EXPECT_EQ(parsed["findings"].size(), 1u);
   EXPECT_EQ(parsed["system_header_findings"], 1);
+  const ProgramRun sarif =
+      RunSluice({"analyze", "--analysis=uninit", "--format=sarif", cflags, program});
+  ASSERT_EQ(sarif.exit_code, 0) << sarif.err;
+  const nlohmann::json log = nlohmann::json::parse(sarif.out);
+  EXPECT_EQ(log["runs"][0]["results"].size(), 1u);
+  EXPECT_EQ(log["runs"][0]["properties"]["systemHeaderFindings"], 1);
   const ProgramRun all =
       RunSluice({"analyze", "--analysis=uninit", "--system-headers", cflags, program});
   ASSERT_EQ(all.exit_code, 0) << all.err;
