@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -423,6 +424,10 @@ absl::StatusOr<LoadedModule> LoadModule(const std::vector<std::string>& given,
     return absl::InvalidArgumentError(absl::StrFormat("the linked module is not valid IR: %s",
                                                       broken.substr(0, kMaxDiagnosticBytes)));
   }
+  // Each source's compile command may name the same ones.
+  std::vector<std::string>& system = loaded.system_header_directories;
+  std::sort(system.begin(), system.end());
+  system.erase(std::unique(system.begin(), system.end()), system.end());
   return loaded;
 }
 
