@@ -25,7 +25,12 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   the compiled problem and those results, the issue's bound: at most 1),
   client_start_rss_bytes (its resident set before it read the problem: its code, libraries
   and what they set up, as `--stats` reports it) and client_own_over_bound (its peak less
-  that, over the same bound: what it held for the problem).
+  that, over the same bound), client_fixed_rss_bytes (the median peak of a client of the same
+  daemon that solves a problem of six lines, run beside each repeat: what any client holds
+  whatever its problem, its code and libraries as a session runs them, which a client that
+  reads its problem before it opens its session has not run at its start) and
+  client_problem_over_bound (the peak less that, over the same bound: what the client held
+  for the problem, the issue's measure).
 
   end_to_end.py SLUICE_BINARY WORK_DIR [--repeats N] [--sluiced SLUICED] -- GEN_ARGS...
 """
@@ -138,8 +143,13 @@ def main():
     answer = os.path.join(args.work, "e2e_answer.json")
     stderr = os.path.join(args.work, "e2e_stderr.txt")
     client_answer = os.path.join(args.work, "e2e_client_answer.json")
+    # Any client's own cost: the least problem there is, a procedure of one edge.
+    tiny = os.path.join(args.work, "e2e_tiny.ifds")
+    with open(tiny, "w") as f:
+        f.write("ifds 1\nzero 0\nfacts a\nprocedure main start s exit e\n"
+                "edge s e {id}\nseed s 0\n")
     subprocess.run([args.sluice, "gen", *gen, f"--out={problem}"], check=True)
-    clients = []
+    clients, fixed = [], []
     try:
         pairs = count_pairs(problem)
         resident, reference, runs = [], [], []
@@ -173,8 +183,12 @@ def main():
                     clients.append((client_rss, client_stats["compiled_bytes"],
                                     client_stats["download_bytes"],
                                     client_stats["resident_bytes_before_read"]))
+                    run([args.sluice, "solve", tiny, f"--server={address}", "--stats",
+                         f"--out={os.devnull}"], stderr)
+                    with open(stderr) as f:
+                        fixed.append(peak_rss(f.read()))
     finally:
-        for path in (problem, answer, stderr, client_answer):
+        for path in (problem, answer, stderr, client_answer, tiny):
             if os.path.exists(path):
                 os.remove(path)
     # The run whose wall time is the median (its phases go together).
@@ -220,6 +234,9 @@ def main():
         figures["client_over_bound"] = client_rss / max(1, compiled + results)
         figures["client_start_rss_bytes"] = client_start
         figures["client_own_over_bound"] = (client_rss - client_start) / max(1, compiled + results)
+        figures["client_fixed_rss_bytes"] = statistics.median(fixed)
+        figures["client_problem_over_bound"] = ((client_rss - figures["client_fixed_rss_bytes"])
+                                                / max(1, compiled + results))
     json.dump(figures, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0

@@ -176,7 +176,12 @@ def summary(results, stamp):
                    + (f"; less its {r['client_start_rss_bytes'] / 2**20:.0f} MiB at start: "
                       f"{r['client_own_over_bound']:.2f}x "
                       f"({meets(r['client_own_over_bound'], '<= 1')})"
-                      if 'client_own_over_bound' in r else "") + " |"
+                      if 'client_own_over_bound' in r else "")
+                   + (f"; less a client's peak on a six-line problem, "
+                      f"{r['client_fixed_rss_bytes'] / 2**20:.0f} MiB: "
+                      f"{r['client_problem_over_bound']:.2f}x "
+                      f"({meets(r['client_problem_over_bound'], '<= 1')})"
+                      if 'client_problem_over_bound' in r else "") + " |"
                    if 'client_over_bound' in r else "- |"))
         if "memory.fresh_huge_page_gbs" in results:
             lines += ["", f"Fresh memory on this host at the time (`sluice_memory_bench`, "
@@ -192,9 +197,12 @@ def summary(results, stamp):
                   "least 400 MB/s a core, peak RSS at most 70 bytes per path edge, "
                   "resident / reference end to end at least 1.5x, a client of a daemon at most "
                   "the compiled problem and a window of results (these problems' results take "
-                  "one window: what the client reads back), its peak given whole and less its "
+                  "one window: what the client reads back), its peak given whole, less its "
                   "resident set before it read the problem (its code and libraries, "
-                  "`--stats`'s \"before the read\")."]
+                  "`--stats`'s \"before the read\"), and less the peak of a client of the same "
+                  "daemon that solves a problem of six lines (what any client holds, the code "
+                  "its session runs among it, which the first figure's start has not run yet: "
+                  "the issue's measure)."]
     return "\n".join(lines) + "\n"
 
 
