@@ -63,9 +63,12 @@ struct SourceLocation {
 };
 
 // How far the searches of each finding's own path may go (docs/analyzer.md, "Paths"): pairs
-// visited for one finding, and for all of them; past that the tabulation gives the rest theirs,
-// and a finding it did not reach gets a longer search, within what is left for all.
+// visited for one finding, and calls deep, by the first search, which finds the shortest
+// chain; pairs visited by the longer search of a finding left, which goes as deep as a search
+// goes (ifds::Witnesses::kMaxDepth), and by all the searches. The tabulation gives those still
+// left theirs, and a finding it did not reach gets a longer search again, within what is left.
 inline constexpr uint64_t kPathSearchBudget = 100'000;
+inline constexpr uint32_t kPathSearchDepth = 8;
 inline constexpr uint64_t kPathLastSearchBudget = 30'000'000;
 inline constexpr uint64_t kPathSearchesBudget = 100'000'000;
 

@@ -40,6 +40,51 @@ struct Visit {
   uint32_t call_site;
 };
 
+// A path edge of the tabulation (FromTabulation), <start, d1> -> <node, d2>, and the one it
+// was first made from.
+struct PathEdge {
+  uint32_t node;
+  uint16_t d1, d2;
+  uint32_t from;   // the path edge it was made from; kNoEdge for a seed
+  uint32_t other;  // kReturn: the callee's exit path edge; kCall: the call site
+  WitnessStep::Kind kind;  // kOrigin (a seed), kEdge, kCall (a callee's start), kReturn
+};
+constexpr uint32_t kNoEdge = ~uint32_t{0};
+
+// The chain to path edge `id`'s (node, d2), read backwards from it: a return enters the callee
+// at its exit and leaves it, at its start, for the call it returns to (kept on `calls`); a start
+// reached with no such call goes to the call that first entered it. Empty where the path edges
+// lead back to a seed of a fact other than the zero fact.
+std::vector<WitnessStep> ChainTo(const std::vector<PathEdge>& edges,
+                                 const std::vector<uint32_t>& site_at, uint32_t id) {
+  std::vector<WitnessStep> chain;
+  std::vector<uint32_t> calls;
+  for (;;) {
+    const PathEdge& e = edges[id];
+    if (e.d2 == kZeroFact) {
+      chain.push_back(WitnessStep{WitnessStep::Kind::kOrigin, e.node, kZeroFact, 0});
+      break;
+    }
+    if (e.kind == WitnessStep::Kind::kOrigin) return {};  // a seed of another fact
+    if (e.kind == WitnessStep::Kind::kReturn) {
+      chain.push_back(WitnessStep{e.kind, e.node, e.d2, site_at[edges[e.from].node]});
+      calls.push_back(e.from);
+      id = e.other;
+    } else if (e.kind == WitnessStep::Kind::kCall && !calls.empty()) {
+      const uint32_t caller = calls.back();
+      calls.pop_back();
+      chain.push_back(WitnessStep{e.kind, e.node, e.d2, site_at[edges[caller].node]});
+      id = caller;
+    } else {
+      chain.push_back(WitnessStep{e.kind, e.node, e.d2,
+                                  e.kind == WitnessStep::Kind::kCall ? e.other : 0});
+      id = e.from;
+    }
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
 }  // namespace
 
 Witnesses::Witnesses(const Problem& problem, const Solution& solution)
@@ -76,15 +121,34 @@ bool Witnesses::Holds(uint32_t node, uint32_t fact) const {
                             std::make_pair(node, fact));
 }
 
-void Witnesses::Tabulate() const {
-  built_ = true;
+std::vector<WitnessStep> Witnesses::FromTabulation(uint32_t node, uint32_t fact) const {
+  const std::pair<uint32_t, uint32_t> pair(node, fact);
+  return FromTabulation(absl::MakeConstSpan(&pair, 1)).front();
+}
+
+std::vector<std::vector<WitnessStep>> Witnesses::FromTabulation(
+    absl::Span<const std::pair<uint32_t, uint32_t>> pairs) const {
   const Problem& p = problem_;
   const size_t nodes = p.node_names.size();
+  // The zero fact has no chain; the pairs asked for that no path edge reaches yet (a pair
+  // outside the solution none ever will): the tabulation stops once there are none.
+  absl::flat_hash_set<uint64_t> wanted;
+  for (const auto& [node, fact] : pairs) {
+    if (fact != kZeroFact && Holds(node, fact)) {
+      wanted.insert((uint64_t{node} << 16) | fact);
+    }
+  }
+  std::vector<std::vector<WitnessStep>> chains(pairs.size());
+  if (wanted.empty()) return chains;
+  size_t missing = wanted.size();
   std::vector<std::vector<uint32_t>> edges_out(nodes);
   for (uint32_t e = 0; e < p.edges.size(); ++e) edges_out[p.edges[e].from].push_back(e);
-  const std::vector<uint32_t>& site_at = site_at_;
   std::vector<uint32_t> exit_of(nodes, kNone);
   for (uint32_t q = 0; q < p.procedures.size(); ++q) exit_of[p.procedures[q].exit] = q;
+  // Path edges <start, d1> -> <node, d2>, each with what it was first made from, and the first
+  // path edge at each (node, d2).
+  std::vector<PathEdge> edges;
+  absl::flat_hash_map<uint64_t, uint32_t> first_at;
   // By (procedure, d1): the path edges at calls entering it with d1 (and by which callee of
   // their site), and its exit's path edges from d1: the summaries.
   const auto entry_key = [](uint32_t q, uint32_t d) { return (uint64_t{q} << 16) | d; };
@@ -94,25 +158,27 @@ void Witnesses::Tabulate() const {
   std::deque<uint32_t> work;
   const auto propagate = [&](uint32_t d1, uint32_t node, uint32_t d2, WitnessStep::Kind kind,
                              uint32_t from, uint32_t other) {
-    if (edges_.size() >= kMaxTabulatedEdges) return;
+    if (edges.size() >= kMaxTabulatedEdges) return;
     if (!made.insert((uint64_t{d1} << 48) | (uint64_t{node} << 16) | d2).second) return;
-    const auto id = static_cast<uint32_t>(edges_.size());
-    edges_.push_back(PathEdge{node, static_cast<uint16_t>(d1), static_cast<uint16_t>(d2), from,
-                              other, kind});
-    first_at_.try_emplace((uint64_t{node} << 16) | d2, id);
+    const auto id = static_cast<uint32_t>(edges.size());
+    edges.push_back(PathEdge{node, static_cast<uint16_t>(d1), static_cast<uint16_t>(d2), from,
+                             other, kind});
+    const uint64_t at = (uint64_t{node} << 16) | d2;
+    if (first_at.try_emplace(at, id).second && wanted.contains(at)) --missing;
     work.push_back(id);
   };
   for (const auto& [n, d] : p.seeds) propagate(d, n, d, WitnessStep::Kind::kOrigin, kNoEdge, 0);
   std::vector<uint32_t> to, back;
-  while (!work.empty()) {
+  // Once the bound is met no path edge is made: what is left to do would make none.
+  while (!work.empty() && missing > 0 && edges.size() < kMaxTabulatedEdges) {
     const uint32_t id = work.front();
     work.pop_front();
-    const PathEdge e = edges_[id];
+    const PathEdge e = edges[id];
     const auto apply = [&](uint32_t flow, uint32_t d, std::vector<uint32_t>* out) {
       out->clear();
       p.flows[flow].Apply(d, out);
     };
-    if (const uint32_t c = site_at[e.node]; c != kNone) {
+    if (const uint32_t c = site_at_[e.node]; c != kNone) {
       const CallSite& site = p.call_sites[c];
       apply(site.call_to_return_flow, e.d2, &to);
       for (uint32_t d3 : to) propagate(e.d1, site.return_site, d3, WitnessStep::Kind::kEdge, id, 0);
@@ -128,7 +194,7 @@ void Witnesses::Tabulate() const {
           const auto done = summaries.find(entry_key(callee.procedure, d4));
           if (done == summaries.end()) continue;
           for (const uint32_t exit_edge : done->second) {
-            apply(callee.return_flow, edges_[exit_edge].d2, &back);
+            apply(callee.return_flow, edges[exit_edge].d2, &back);
             for (uint32_t d3 : back) {
               propagate(e.d1, site.return_site, d3, WitnessStep::Kind::kReturn, id, exit_edge);
             }
@@ -141,11 +207,11 @@ void Witnesses::Tabulate() const {
       const auto callers = incoming.find(entry_key(q, e.d1));
       if (callers != incoming.end()) {
         for (const auto& [caller, k] : callers->second) {
-          const uint32_t c = site_at[edges_[caller].node];
+          const uint32_t c = site_at_[edges[caller].node];
           const CallSite& site = p.call_sites[c];
           apply(p.CalleesOf(c)[k].return_flow, e.d2, &back);
           for (uint32_t d3 : back) {
-            propagate(edges_[caller].d1, site.return_site, d3, WitnessStep::Kind::kReturn, caller,
+            propagate(edges[caller].d1, site.return_site, d3, WitnessStep::Kind::kReturn, caller,
                       id);
           }
         }
@@ -156,43 +222,12 @@ void Witnesses::Tabulate() const {
       for (uint32_t d3 : to) propagate(e.d1, p.edges[out].to, d3, WitnessStep::Kind::kEdge, id, 0);
     }
   }
-}
-
-std::vector<WitnessStep> Witnesses::FromTabulation(uint32_t node, uint32_t fact) const {
-  if (fact == kZeroFact) return {};
-  if (!built_) Tabulate();
-  const auto first = first_at_.find((uint64_t{node} << 16) | fact);
-  if (first == first_at_.end()) return {};
-  // Backwards from the pair: a return enters the callee at its exit and leaves it, at its
-  // start, for the call it returns to (kept on `calls`); a start reached with no such call
-  // goes to the call that first entered it.
-  std::vector<WitnessStep> chain;
-  std::vector<uint32_t> calls;
-  for (uint32_t id = first->second;;) {
-    const PathEdge& e = edges_[id];
-    if (e.d2 == kZeroFact) {
-      chain.push_back(WitnessStep{WitnessStep::Kind::kOrigin, e.node, kZeroFact, 0});
-      break;
-    }
-    if (e.kind == WitnessStep::Kind::kOrigin) return {};  // a seed of another fact
-    if (e.kind == WitnessStep::Kind::kReturn) {
-      chain.push_back(WitnessStep{e.kind, e.node, e.d2, site_at_[edges_[e.from].node]});
-      calls.push_back(e.from);
-      id = e.other;
-    } else if (e.kind == WitnessStep::Kind::kCall && !calls.empty()) {
-      const uint32_t caller = calls.back();
-      calls.pop_back();
-      chain.push_back(WitnessStep{e.kind, e.node, e.d2, site_at_[edges_[caller].node]});
-      id = caller;
-    } else {
-      chain.push_back(WitnessStep{e.kind, e.node, e.d2, e.kind == WitnessStep::Kind::kCall
-                                                            ? e.other
-                                                            : 0});
-      id = e.from;
-    }
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    if (pairs[k].second == kZeroFact) continue;
+    const auto first = first_at.find((uint64_t{pairs[k].first} << 16) | pairs[k].second);
+    if (first != first_at.end()) chains[k] = ChainTo(edges, site_at_, first->second);
   }
-  std::reverse(chain.begin(), chain.end());
-  return chain;
+  return chains;
 }
 
 bool Witnesses::Realizable(const std::vector<WitnessStep>& chain) {
@@ -328,7 +363,7 @@ std::vector<WitnessStep> Witnesses::Search(uint32_t node, uint32_t fact, uint64_
                                            uint64_t* visited) const {
   uint64_t spent = 0;
   std::vector<WitnessStep> chain;
-  for (const uint32_t depth : {0u, 1u, 2u, 4u, kMaxDepth}) {
+  for (const uint32_t depth : {0u, 1u, 2u, 4u, 8u, 16u, 32u, kMaxDepth}) {
     if (spent >= budget) break;
     uint64_t met = 0;
     chain = Explain(node, fact, budget - spent, depth, &met);

@@ -6,9 +6,11 @@
 #define SLUICE_IFDS_WITNESS_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "sluice/ifds/problem.h"
 
 namespace sluice::ifds {
@@ -44,7 +46,10 @@ class Witnesses {
                                    uint32_t max_depth = kMaxDepth,
                                    uint64_t* visited = nullptr) const;
 
-  static constexpr uint32_t kMaxDepth = 8;
+  // Deep enough for C++, whose library calls nest a dozen calls and more (an allocator's
+  // construct under a vector's emplace under a string's move ...): a chain that needs more
+  // than 8 was found by no search at 8, and only by a tabulation of the whole problem.
+  static constexpr uint32_t kMaxDepth = 64;
 
   // Keeps `chain` (one Explain, Search or FromTabulation gave) for the searches after it: one
   // that meets a pair of it in that pair's own procedure or a caller (not inside a callee it
@@ -55,21 +60,25 @@ class Witnesses {
   // each search after the first ends where it meets that way.
   void Remember(const std::vector<WitnessStep>& chain);
 
-  // Explain at depths 0, 1, 2, 4 and kMaxDepth in turn, all within one `budget`: the chain of
-  // the shallowest that has one. A value made in the pair's own procedure or a caller is found
-  // at depth 0 without meeting any callee's pairs once per call chain, which most of a deep
-  // search's pairs are.
+  // Explain at depths 0, 1, 2, 4, 8, 16, 32 and kMaxDepth in turn, all within one `budget`:
+  // the chain of the shallowest that has one. A value made in the pair's own procedure or a
+  // caller is found at depth 0 without meeting any callee's pairs once per call chain, which
+  // most of a deep search's pairs are.
   std::vector<WitnessStep> Search(uint32_t node, uint32_t fact, uint64_t budget,
                                   uint64_t* visited = nullptr) const;
   // A chain ending at (node, fact) from a tabulation of the problem that keeps, for each
   // path edge, the one it was first made from (Reps, Horwitz and Sagiv's algorithm, as the
-  // reference solver runs it; built on the first call, at most kMaxTabulatedEdges path edges).
-  // Returns go back to the call whose flow they complete, so the chain is realizable; a callee
-  // entered from no call on the chain is entered from the call that first reached it. Empty
-  // for a pair the tabulation did not reach within its bound, or that has no origin (a seed
-  // of a fact other than the zero fact). For pairs whose Explain search would not end within
-  // a budget: one pass for all of them. Not thread-safe (built in place).
+  // reference solver runs it, breadth first from the seeds; at most kMaxTabulatedEdges path
+  // edges). Returns go back to the call whose flow they complete, so the chain is realizable;
+  // a callee entered from no call on the chain is entered from the call that first reached it.
+  // Empty for a pair the tabulation did not reach within its bound, or that has no origin (a
+  // seed of a fact other than the zero fact). For pairs whose Explain search would not end
+  // within a budget: one pass for all of them (the second form), which stops once it has
+  // reached them all (the chains are those of the whole tabulation, which it is a beginning
+  // of) or made kMaxTabulatedEdges path edges.
   std::vector<WitnessStep> FromTabulation(uint32_t node, uint32_t fact) const;
+  std::vector<std::vector<WitnessStep>> FromTabulation(
+      absl::Span<const std::pair<uint32_t, uint32_t>> pairs) const;
 
   static constexpr uint64_t kMaxTabulatedEdges = uint64_t{1} << 25;
 
@@ -79,7 +88,6 @@ class Witnesses {
 
  private:
   bool Holds(uint32_t node, uint32_t fact) const;
-  void Tabulate() const;
 
   const Problem& problem_;
   const Solution& solution_;
@@ -91,19 +99,6 @@ class Witnesses {
   std::vector<std::vector<uint32_t>> returning_to_;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> entering_;
   std::vector<uint32_t> site_at_;  // by node: its call site, or ~0
-  // The tabulation (FromTabulation): path edges <start, d1> -> <node, d2>, each with what it
-  // was first made from, and the first path edge at each (node, d2).
-  struct PathEdge {
-    uint32_t node;
-    uint16_t d1, d2;
-    uint32_t from;   // the path edge it was made from; kNoEdge for a seed
-    uint32_t other;  // kReturn: the callee's exit path edge; kCall: the call site
-    WitnessStep::Kind kind;  // kOrigin (a seed), kEdge, kCall (a callee's start), kReturn
-  };
-  static constexpr uint32_t kNoEdge = ~uint32_t{0};
-  mutable std::vector<PathEdge> edges_;
-  mutable absl::flat_hash_map<uint64_t, uint32_t> first_at_;  // (node, d2) -> path edge
-  mutable bool built_ = false;
   // Remember: the chains, and where each of their pairs is first met, (chain, step).
   std::vector<std::vector<WitnessStep>> remembered_;
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, std::pair<uint32_t, uint32_t>> known_;

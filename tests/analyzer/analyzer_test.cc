@@ -646,7 +646,8 @@ TEST(PathTest, TheDocumentedBoundsAreTheCodes) {
   };
   for (const std::string& stated :
        {"more than " + std::to_string(AnalyzerOptions{}.copy_pairs_limit) + " pairs",
-        "at most " + std::to_string(ifds::Witnesses::kMaxDepth) + " calls deep",
+        "at most " + std::to_string(kPathSearchDepth) + " calls deep",
+        "32 and " + std::to_string(ifds::Witnesses::kMaxDepth) + " calls deep",
         "At most " + thousands(kPathSearchBudget) + " pairs for one finding",
         std::to_string(kPathSearchesBudget / 1'000'000) + " million for all of them",
         "at most " + std::to_string(kPathLastSearchBudget / 1'000'000) +

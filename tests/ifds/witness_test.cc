@@ -2,6 +2,7 @@
 // problem has, and leaves a callee only for the call that entered it.
 #include "sluice/ifds/witness.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,6 +151,41 @@ TEST(WitnessTest, SearchFindsAShallowChainWithinOneBudgetForAllDepths) {
   EXPECT_TRUE(witnesses.Search(NodeId(p, "r2"), 4, shallow + deep - 1).empty());
 }
 
+// A value made 20 calls down (f0 calls f1 ... calls f19, which makes it) and returned up to
+// main: only a search deeper than the first search of a finding goes (8 calls) finds it, as
+// in C++, whose library calls nest that deep. The chain goes down and comes back by the calls
+// that entered each callee.
+TEST(WitnessTest, SearchFindsAChainMadeTwentyCallsDown) {
+  constexpr int kLevels = 20;
+  std::string text = "facts v\nprocedure main start ms exit me\nnodes main c r\n"
+                     "edge ms c {id}\ncall c returns r {id}\ncallee c f0 call {id} return {id}\n"
+                     "edge r me {id}\nseed ms 0\n";
+  for (int i = 0; i < kLevels; ++i) {
+    absl::StrAppend(&text, "procedure f", i, " start s", i, " exit e", i, "\n");
+    if (i + 1 < kLevels) {
+      absl::StrAppend(&text, "nodes f", i, " c", i, " r", i, "\nedge s", i, " c", i, " {id}\n",
+                      "call c", i, " returns r", i, " {id}\ncallee c", i, " f", i + 1,
+                      " call {id} return {id}\nedge r", i, " e", i, " {id}\n");
+    } else {
+      absl::StrAppend(&text, "edge s", i, " e", i, " {id, gen v}\n");
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(Problem p, ParseText(text, "deep.ifds"));
+  const Solution s = SolveReference(p);
+  const Witnesses witnesses(p, s);
+  const uint32_t r = NodeId(p, "r");
+  EXPECT_TRUE(witnesses.Explain(r, 1, 1'000'000, 8).empty()) << "a chain within 8 calls";
+  const std::vector<WitnessStep> chain = witnesses.Search(r, 1, 1'000'000);
+  ASSERT_FALSE(chain.empty());
+  EXPECT_EQ(Show(p, {chain.front()}), "origin s19/0; ");
+  EXPECT_EQ(Show(p, {chain.back()}), "return r/v; ");
+  EXPECT_EQ(std::count_if(chain.begin(), chain.end(),
+                          [](const WitnessStep& step) { return step.kind == Kind::kReturn; }),
+            kLevels);
+  EXPECT_TRUE(Witnesses::Realizable(chain));
+  EXPECT_EQ(Show(p, witnesses.FromTabulation(r, 1)), Show(p, chain));
+}
+
 // On generated problems, every pair of the solution but the zero fact's has a chain, and each
 // chain's steps are pairs of the solution, each reached from the one before by a flow the
 // problem has.
@@ -173,6 +209,16 @@ TEST(WitnessTest, EveryPairOfGeneratedSolutionsHasAChainOfRealFlows) {
     };
     // Searches that each end where they meet the chains found before them.
     Witnesses remembering(p, s);
+    // One tabulation for every pair, which runs to its end, and one for each pair alone,
+    // which stops once it reaches its pair: the same chains.
+    const std::vector<std::vector<WitnessStep>> together = witnesses.FromTabulation(s.facts);
+    ASSERT_EQ(together.size(), s.facts.size());
+    for (size_t k = 0; k < s.facts.size(); ++k) {
+      const auto& [node, fact] = s.facts[k];
+      if (fact == kZeroFact) continue;
+      EXPECT_EQ(Show(p, witnesses.FromTabulation(node, fact)), Show(p, together[k]))
+          << "seed " << seed << ": " << p.node_names[node] << "/" << p.fact_names[fact];
+    }
     for (const auto& [node, fact] : s.facts) {
       for (const char* way : {"searched", "tabulated", "remembered"}) {
       if (fact == kZeroFact) continue;
