@@ -785,6 +785,9 @@ class ProblemBuilder {
     const std::string name = model_.ExternalName(call);
     const uint32_t result = ValueFact(&call);
     const unsigned args = call.arg_size();
+    // An array this call begins to fill (a copy into its first element) holds what it is
+    // filled with (ArrayFilledAt).
+    for (uint32_t fact : LastFacts(model_.ArrayFilledAt(call))) flow->Kill(fact);
     // A new object of a site with recency: the one made before joins the older ones.
     for (uint32_t leaf : model_.CreatedLeaves(call)) {
       if (old_fact_[leaf] == kNoFact) continue;
@@ -926,6 +929,7 @@ class ProblemBuilder {
       const uint64_t size = SizeOf(store->getValueOperand()->getType());
       const llvm::Value* pointer = store->getPointerOperand();
       for (uint32_t fact : StrongFacts(pointer, size)) flow.Kill(fact);
+      for (uint32_t fact : LastFacts(model_.ArrayFilledAt(*store))) flow.Kill(fact);
       const uint32_t value = ValueFact(store->getValueOperand());
       for (uint32_t fact : WrittenFacts(pointer, size)) flow.Pair(value, fact);
     } else if (llvm::isa<llvm::AtomicRMWInst>(instruction) ||
@@ -1028,6 +1032,8 @@ class ProblemBuilder {
       // What the callee writes before reading it does not go in: after the call it holds what
       // the callee wrote (a strong update through the argument).
       std::vector<uint32_t> replaced = LeafFacts(model_.ReplacedByCall(call, *callee));
+      // As an array whose elements this call begins to write in turn (ArrayFilledAt).
+      for (uint32_t fact : LeafFacts(model_.ArrayFilledAt(call))) replaced.push_back(fact);
       std::sort(replaced.begin(), replaced.end());
       FlowSpec out;
       out.identity = false;
@@ -1049,6 +1055,9 @@ class ProblemBuilder {
           {procedure_of_.at(callee), AddFlow(std::move(in)), AddFlow(std::move(out))});
     }
     for (uint32_t fact : through_all) bypass.Kill(fact);
+    // An array this call begins to fill goes into it no more than around it: what it holds
+    // after is what the callee wrote (ArrayFilledAt).
+    for (uint32_t fact : LeafFacts(model_.ArrayFilledAt(call))) bypass.Kill(fact);
     const uint32_t bypass_flow = AddFlow(std::move(bypass));
     problem_.call_sites.back().call_to_return_flow = bypass_flow;
   }

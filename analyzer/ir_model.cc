@@ -51,6 +51,74 @@ const llvm::DIDerivedType* MemberAt(const llvm::DIType* type, uint64_t byte_offs
   return nullptr;
 }
 
+// Whether `structure`'s element `i` is the tail padding Clang gives a field of its own (an
+// array of bytes ending a packed struct, as a class whose padding a derived class may reuse
+// has): no member of `type`, the struct's debug type, nor a base class, has a byte of it.
+bool TailPadding(const llvm::StructType& structure, unsigned i, uint64_t byte_offset,
+                 uint64_t size, const llvm::DIType* type) {
+  const auto* composite = llvm::dyn_cast_or_null<llvm::DICompositeType>(StripTypedefs(type));
+  const auto* bytes = llvm::dyn_cast<llvm::ArrayType>(structure.getElementType(i));
+  if (composite == nullptr || !structure.isPacked() || i + 1 != structure.getNumElements() ||
+      bytes == nullptr || !bytes->getElementType()->isIntegerTy(8)) {
+    return false;
+  }
+  for (const llvm::DINode* element : composite->getElements()) {
+    const auto* member = llvm::dyn_cast_or_null<llvm::DIDerivedType>(element);
+    if (member == nullptr || member->isStaticMember() ||
+        (member->getTag() != llvm::dwarf::DW_TAG_member &&
+         member->getTag() != llvm::dwarf::DW_TAG_inheritance)) {
+      continue;
+    }
+    uint64_t bits = member->getSizeInBits();
+    if (bits == 0 && member->getBaseType() != nullptr) {
+      bits = member->getBaseType()->getSizeInBits();
+    }
+    const uint64_t begin = member->getOffsetInBits();
+    if (bits == 0 || (begin < (byte_offset + size) * 8 && byte_offset * 8 < begin + bits)) {
+      return false;  // a member of a size not known may have those bytes
+    }
+  }
+  return true;
+}
+
+// The bytes of a value of `type` at `offset` that hold a value, appended to `data` in order:
+// a scalar's, and those of a struct's fields and an array's elements, past padding.
+void DataBytes(llvm::Type* type, const llvm::DIType* di_type, uint64_t offset,
+               const llvm::DataLayout& layout, int depth,
+               std::vector<std::pair<uint64_t, uint64_t>>* data) {
+  auto* structure = llvm::dyn_cast<llvm::StructType>(type);
+  if (structure != nullptr && !structure->isOpaque() && depth < kMaxStructDepth) {
+    const llvm::StructLayout* fields = layout.getStructLayout(structure);
+    for (unsigned i = 0; i < structure->getNumElements(); ++i) {
+      llvm::Type* field = structure->getElementType(i);
+      const uint64_t at = fields->getElementOffset(i);
+      if (TailPadding(*structure, i, at, layout.getTypeAllocSize(field).getFixedSize(),
+                      di_type)) {
+        continue;
+      }
+      const llvm::DIDerivedType* member = MemberAt(di_type, at);
+      DataBytes(field, member != nullptr ? member->getBaseType() : nullptr, offset + at, layout,
+                depth + 1, data);
+    }
+    return;
+  }
+  auto* array = llvm::dyn_cast<llvm::ArrayType>(type);
+  if (array != nullptr && depth < kMaxStructDepth) {
+    const auto* composite = llvm::dyn_cast_or_null<llvm::DICompositeType>(StripTypedefs(di_type));
+    const llvm::DIType* element =
+        composite != nullptr && composite->getTag() == llvm::dwarf::DW_TAG_array_type
+            ? composite->getBaseType()
+            : nullptr;
+    const uint64_t stride = layout.getTypeAllocSize(array->getElementType()).getFixedSize();
+    for (uint64_t k = 0; k < array->getNumElements(); ++k) {
+      DataBytes(array->getElementType(), element, offset + k * stride, layout, depth + 1, data);
+    }
+    return;
+  }
+  const uint64_t size = type->isSized() ? layout.getTypeStoreSize(type).getFixedSize() : 0;
+  if (size > 0) data->emplace_back(offset, offset + size);
+}
+
 std::string SiteName(const llvm::Instruction& instruction, std::string_view prefix) {
   const llvm::DILocation* location = instruction.getDebugLoc().get();
   if (location == nullptr) {
@@ -278,6 +346,7 @@ IrModel::IrModel(const llvm::Module& module, const absl::flat_hash_set<std::stri
   for (const llvm::Function* function : callees_first_) ComputeWrittenFirst(*function);
   ComputeRecency();
   ComputeEscapes();
+  for (const llvm::Function* function : functions_) ComputeArrayFills(*function);
 }
 
 void IrModel::BuildCallGraph() {
@@ -346,6 +415,12 @@ void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name
     const llvm::StructLayout* layout = layout_.getStructLayout(structure);
     for (unsigned i = 0; i < structure->getNumElements(); ++i) {
       const uint64_t field_offset = layout->getElementOffset(i);
+      // Padding holds no value: no location (a copy of the struct copies none).
+      if (TailPadding(*structure, i, field_offset,
+                      layout_.getTypeAllocSize(structure->getElementType(i)).getFixedSize(),
+                      di_type)) {
+        continue;
+      }
       const llvm::DIDerivedType* member = MemberAt(di_type, field_offset);
       const bool named = member != nullptr && !member->getName().empty();
       const std::string field = named ? member->getName().str() : absl::StrFormat("field%d", i);
@@ -360,6 +435,21 @@ void IrModel::Flatten(llvm::Type* type, uint64_t offset, const std::string& name
   leaf.offset = offset;
   leaf.size = type->isSized() ? layout_.getTypeAllocSize(type).getFixedSize() : kToEnd;
   leaf.array = type->isArrayTy() || type->isVectorTy();
+  // An array of structs: the bytes between the data of its elements.
+  if (auto* array = llvm::dyn_cast<llvm::ArrayType>(type);
+      array != nullptr && array->getElementType()->isStructTy() &&
+      array->getNumElements() <= Leaf::kMaxPaddedElements) {
+    std::vector<std::pair<uint64_t, uint64_t>> data;
+    DataBytes(type, di_type, offset, layout_, depth, &data);
+    uint64_t at = offset;
+    for (const auto& [begin, end] : data) {
+      if (begin > at) leaf.padding.emplace_back(at, begin);
+      at = std::max(at, end);
+    }
+    if (leaf.size != kToEnd && at < offset + leaf.size) {
+      leaf.padding.emplace_back(at, offset + leaf.size);
+    }
+  }
   leaf.name = name;
   leaf.label = label;
   leaves_.push_back(std::move(leaf));
@@ -704,7 +794,9 @@ std::string IrModel::SourceName(const llvm::Value* value) const {
     }
     return "";
   }
-  if (const auto* cast = llvm::dyn_cast<llvm::CastInst>(value)) return SourceName(cast->getOperand(0));
+  if (const auto* cast = llvm::dyn_cast<llvm::CastInst>(value)) {
+    return SourceName(cast->getOperand(0));
+  }
   const PointsTo& points_to = PointsToOf(value);
   if (points_to.size() == 1) {
     const MemoryObject& object = objects_[ObjectOf(*points_to.begin())];

@@ -50,6 +50,11 @@ struct Leaf {
   uint64_t offset = 0;
   uint64_t size = kToEnd;
   bool array = false;
+  // An array of structs: the bytes of it that are its elements' padding (between fields, and
+  // the tail Clang gives a field of its own), which hold no value: [begin, end) in the object,
+  // sorted. Empty for any other leaf, or an array of more than kMaxPaddedElements.
+  std::vector<std::pair<uint64_t, uint64_t>> padding;
+  static constexpr uint64_t kMaxPaddedElements = 1024;
   std::string name;  // "x", "s.a", "buf", "heap@f.c:12"; "s.field1" for a field with no name
   // What a user reads: `name` without the fields the debug info does not name (a library
   // class's members: std::string `cmd`'s leaves are all "cmd").
@@ -156,6 +161,16 @@ class IrModel {
   // before writing them, so their content before the call does not reach past it.
   std::vector<uint32_t> ReplacedByCall(const llvm::CallBase& call,
                                        const llvm::Function& callee) const;
+  // The array leaves of the function's own locals that a run of writes beginning at
+  // `instruction` fills whole before anything may read them (analyzer/array_fills.cc): each
+  // element written in turn, by stores or by calls that write it first through a pointer at a
+  // constant offset from the local, or by copies of a known length there, along one block or
+  // blocks that follow each other only (an invoke's normal way), with nothing between that
+  // may read the array: a load through a pointer that may point to it, or a call that may
+  // reach it (ReachedObjects) other than to write an element first. The run's first write
+  // replaces such an array, as a strong update would, and the writes after it add what they
+  // write: what the array holds once it is filled.
+  const std::vector<uint32_t>& ArrayFilledAt(const llvm::Instruction& instruction) const;
   // Whether a local leaf is accessed by a function other than its own.
   bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }
   // The objects a call's callees may reach but through globals or library objects (sorted):
@@ -277,6 +292,7 @@ class IrModel {
   static constexpr int64_t kVariableShift = INT64_MIN;
   void ComputeAccesses();
   void ComputeWrittenFirst(const llvm::Function& function);
+  void ComputeArrayFills(const llvm::Function& function);
   void ComputeRecency();
   void ComputeEscapes();
   // ReachedObjects' sets, from what each object's contents may point to (`holds[object]`:
@@ -332,6 +348,8 @@ class IrModel {
   std::vector<const llvm::Function*> callees_first_;  // each function after what it calls
   absl::flat_hash_set<const llvm::Function*> recursive_;  // on a cycle of the call graph
   absl::flat_hash_map<const llvm::Function*, std::vector<ParameterWrite>> written_first_;
+  // By instruction: the array leaves the run of writes it begins fills (ArrayFilledAt).
+  absl::flat_hash_map<const llvm::Instruction*, std::vector<uint32_t>> array_fills_;
   // Loads of a recency variable where it holds its site's last object: the object.
   absl::flat_hash_map<const llvm::LoadInst*, uint32_t> recent_loads_;
   absl::flat_hash_set<uint32_t> recency_objects_;

@@ -16,6 +16,7 @@
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 
 namespace sluice::analyzer::internal {
 
@@ -62,6 +63,14 @@ const llvm::Value* ConstantBase(const llvm::Value* pointer, const llvm::DataLayo
 // of it is then the site's last object until something runs the site again
 // (analyzer/recency.cc). Null otherwise.
 const llvm::AllocaInst* RecencySlot(const llvm::CallBase& call);
+
+// Whether a call only marks what the code around it does (debug information, a local's
+// lifetime: llvm.dbg.*, llvm.lifetime.*), reading and writing nothing.
+inline bool MarksOnly(const llvm::CallBase& call) {
+  const auto* intrinsic = llvm::dyn_cast<llvm::IntrinsicInst>(&call);
+  return intrinsic != nullptr &&
+         (llvm::isa<llvm::DbgInfoIntrinsic>(intrinsic) || intrinsic->isLifetimeStartOrEnd());
+}
 
 // A forward data-flow analysis of a function's blocks, in reverse post order to its fixed
 // point: each reached block's state on entry. `step(instruction, state)` applies an

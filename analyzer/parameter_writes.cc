@@ -133,11 +133,7 @@ void IrModel::ComputeWrittenFirst(const llvm::Function& function) {
         if (parameter < 0 || size == kToEnd) continue;
         add_write(effect, {static_cast<unsigned>(parameter), offset, size});
       } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction)) {
-        if (const auto* intrinsic = llvm::dyn_cast<llvm::IntrinsicInst>(call);
-            intrinsic != nullptr && (llvm::isa<llvm::DbgInfoIntrinsic>(intrinsic) ||
-                                     intrinsic->isLifetimeStartOrEnd())) {
-          continue;
-        }
+        if (internal::MarksOnly(*call)) continue;
         const std::vector<const llvm::Function*>& callees = Callees(*call);
         if (!callees.empty()) {
           effect.callees = callees;

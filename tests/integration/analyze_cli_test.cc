@@ -305,6 +305,62 @@ TEST_F(AnalyzeCliTest, WhatTheCxxLibrarysInputStreamsReadIsTainted) {
                                  "'std::istream::operator>>(int&)'\n"));
 }
 
+// C++ fills an initializer list's array an element at a time (a constructor of each, or a copy
+// of what make_pair returns), and copies a class whose tail a derived class may reuse without
+// that padding: none of it is a value not given, so reading them is no finding.
+TEST_F(AnalyzeCliTest, ArraysCxxFillsInTurnAndTheirPaddingAreInitialized) {
+  const std::string program =
+      Write("fill.cc",
+            "#include <string>\n"
+            "#include <utility>\n"
+            "class Span {\n"
+            " public:\n"
+            "  Span(long hi, unsigned lo) : hi_(hi), lo_(lo) {}\n"
+            "  long hi() const { return hi_; }\n"
+            " private:\n"
+            "  long hi_;\n"
+            "  unsigned lo_;\n"
+            "};\n"
+            "long Latest(Span first, Span now) {\n"
+            "  Span spans[2] = {first, now};\n"
+            "  return spans[1].hi();\n"
+            "}\n"
+            "int Count(const std::string& a, const std::string& b) {\n"
+            "  int n = 0;\n"
+            "  for (auto [name, value] : {std::pair{\"a\", &a}, std::pair{\"b\", &b}}) {\n"
+            "    if (!value->empty()) n += name[0];\n"
+            "  }\n"
+            "  return n;\n"
+            "}\n"
+            "int Sum(int a, int b) {\n"
+            "  int n = 0;\n"
+            "  for (const auto& entry : {std::make_pair(1, a), std::make_pair(2, b)}) {\n"
+            "    n += entry.second;\n"
+            "  }\n"
+            "  return n;\n"
+            "}\n"
+            "int main(int argc, char** argv) {\n"
+            "  std::string a = argv[0], b;\n"
+            "  return static_cast<int>(Latest(Span(argc, 1), Span(argc, 2))) + Count(a, b) +\n"
+            "         Sum(argc, 1);\n"
+            "}\n");
+  const ProgramRun run =
+      RunSluice({"analyze", "--analysis=uninit", "--cflags=-std=c++17", program});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, Not(HasSubstr("warning:"))) << run.out;
+  // The same reads with an array written in part: a finding.
+  const std::string part = Write("part.cc",
+                                 "int Half(int a) {\n"
+                                 "  int n[2];\n"
+                                 "  n[0] = a;\n"
+                                 "  return n[0];\n"
+                                 "}\n"
+                                 "int main(int argc, char**) { return Half(argc); }\n");
+  const ProgramRun half = RunSluice({"analyze", "--analysis=uninit", part});
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  EXPECT_THAT(half.out, HasSubstr("part.cc:4:10: warning: use of possibly uninitialized 'n'"));
+}
+
 // Findings in system headers are left out, as compilers leave out their warnings there, and
 // counted; --system-headers lists them.
 TEST_F(AnalyzeCliTest, FindingsInSystemHeadersAreCountedNotListedUnlessAskedFor) {

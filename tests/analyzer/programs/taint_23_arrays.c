@@ -1,5 +1,5 @@
 // analysis: taint
-// arrays are one location: a tainted element taints every element, and a clean write never cleans it
+// arrays are one location: a tainted element taints every element, and a clean write of one element never cleans it
 #include <stdlib.h>
 
 int main(void) {

@@ -1,5 +1,5 @@
 // analysis: uninit
-// arrays are one location: writing elements never initializes the array, so reading any element is a finding
+// arrays are one location: writing some of the elements, or all of them in a loop, never initializes the array, so reading any element is a finding
 #include <stdio.h>
 
 int main(int argc, char **argv) {
