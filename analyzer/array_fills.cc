@@ -124,41 +124,63 @@ void IrModel::ComputeArrayFills(const llvm::Function& function) {
           // to it only to write there first (a constructor of one of its elements, a copy of a
           // known length into it): anything else it may do there may read it.
           const std::vector<const llvm::Function*>& callees = Callees(*call);
-          std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>> writes;
+          struct Write {
+            uint32_t object;
+            unsigned argument;  // the pointer it writes through
+            uint64_t offset, size;
+          };
+          std::vector<Write> writes;
           if (const auto* fill = llvm::dyn_cast<llvm::MemIntrinsic>(call)) {
-            if (const auto* transfer = llvm::dyn_cast<llvm::MemTransferInst>(fill)) {
-              read(transfer->getRawSource());
-            }
             const auto* length = llvm::dyn_cast<llvm::ConstantInt>(fill->getLength());
             const uint32_t object = local_at(fill->getRawDest(), &offset);
             if (length != nullptr && object != ~uint32_t{0}) {
-              writes.push_back({object, {offset, length->getZExtValue()}});
+              writes.push_back({object, 0, offset, length->getZExtValue()});
             }
           } else if (callees.size() == 1) {
             for (const ParameterWrite& w : WrittenFirst(*callees[0])) {
               if (w.argument >= call->arg_size()) continue;
               const uint32_t object = local_at(call->getArgOperand(w.argument), &offset);
               if (object != ~uint32_t{0}) {
-                writes.push_back({object, {offset + w.offset, w.size}});
+                writes.push_back({object, w.argument, offset + w.offset, w.size});
               }
             }
           }
-          // Other arrays go on where the call cannot reach them: neither its arguments nor
-          // what globals lead to lead to them (ReachedObjects).
+          // An array this call writes goes on unless another of its arguments may point into
+          // it (a copy's source), which it may read; such a call begins no run either. Others
+          // go on where the call cannot reach them: neither its arguments nor what globals
+          // lead to lead to them (ReachedObjects).
+          const auto given_otherwise = [&](uint32_t object) {
+            for (unsigned a = 0; a < call->arg_size(); ++a) {
+              if (std::any_of(writes.begin(), writes.end(), [&](const Write& w) {
+                    return w.object == object && w.argument == a;
+                  })) {
+                continue;
+              }
+              for (const Pointee pointee : PointsToOf(call->getArgOperand(a))) {
+                if (ObjectOf(pointee) == object) return true;
+              }
+            }
+            return false;
+          };
+          std::vector<uint32_t> read_too;
+          for (const Write& w : writes) {
+            if (given_otherwise(w.object)) read_too.push_back(w.object);
+          }
+          std::erase_if(writes, [&](const Write& w) {
+            return std::find(read_too.begin(), read_too.end(), w.object) != read_too.end();
+          });
           std::vector<uint32_t> reached;
           if (!runs.empty()) reached = ReachedObjects(*call);
           absl::erase_if(runs, [&](const auto& entry) {
             const uint32_t object = leaves_[entry.first].object;
             if (std::any_of(writes.begin(), writes.end(),
-                            [&](const auto& w) { return w.first == object; })) {
+                            [&](const Write& w) { return w.object == object; })) {
               return false;
             }
             return ReachedFromEverywhere(object) ||
                    std::binary_search(reached.begin(), reached.end(), object);
           });
-          for (const auto& [object, range] : writes) {
-            write(instruction, object, range.first, range.second);
-          }
+          for (const Write& w : writes) write(instruction, w.object, w.offset, w.size);
         } else if (llvm::isa<llvm::AtomicRMWInst>(instruction) ||
                    llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) {
           read(instruction.getOperand(0));

@@ -167,9 +167,10 @@ class IrModel {
   // constant offset from the local, or by copies of a known length there, along one block or
   // blocks that follow each other only (an invoke's normal way), with nothing between that
   // may read the array: a load through a pointer that may point to it, or a call that may
-  // reach it (ReachedObjects) other than to write an element first. The run's first write
-  // replaces such an array, as a strong update would, and the writes after it add what they
-  // write: what the array holds once it is filled.
+  // reach it (ReachedObjects) other than to write an element first (one given another pointer
+  // into the array too may read through it: it ends a run and begins none). The run's first
+  // write replaces such an array, as a strong update would, and the writes after it add what
+  // they write: what the array holds once it is filled.
   const std::vector<uint32_t>& ArrayFilledAt(const llvm::Instruction& instruction) const;
   // Whether a local leaf is accessed by a function other than its own.
   bool Escapes(uint32_t leaf) const { return escapes_[leaf]; }

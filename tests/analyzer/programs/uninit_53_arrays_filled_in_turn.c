@@ -9,6 +9,11 @@ struct item {
 
 static void set(int *p, int v) { *p = v; }
 
+static int set_then_read(int *to, const int *from) {
+  *to = 0;
+  return *from; // expect: uninit g
+}
+
 static int filled(int x) {
   int a[3];
   a[0] = x;
@@ -59,6 +64,14 @@ static int filled_on_two_branches(int x) {
   return e[0]; // expect: uninit e
 }
 
+static int read_by_the_call_that_writes(void) {
+  int g[2];
+  // note: the call reads g[1] through its other argument: it begins no run
+  int r = set_then_read(&g[0], &g[1]);
+  g[1] = 2;
+  return g[0] + r; // expect: uninit g, uninit r
+}
+
 static int filled_with_a_value_not_given(int x) {
   int u;
   int f[2];
@@ -72,6 +85,6 @@ int main(int argc, char **argv) {
   (void)argv;
   printf("%d\n", filled(argc) + filled_by_calls(argc) + filled_around_padding(argc));
   printf("%d\n", filled_in_part(argc) + read_between(argc) + filled_on_two_branches(argc));
-  printf("%d\n", filled_with_a_value_not_given(argc));
+  printf("%d\n", filled_with_a_value_not_given(argc) + read_by_the_call_that_writes());
   return 0;
 }
