@@ -82,7 +82,9 @@ class CpuDevice::CpuStream final : public Stream {
           done += LaunchOnCpu(pass.body, step.args, n, done, pass.work_per_thread,
                               device_->pool_, &interrupt, device_->ranges_);
         }
-        if (done >= n) break;
+        // Every index ran, unless the work stopped: then a thread may have ended early
+        // (KernelArgs::Stopping), its work undone.
+        if (done >= n && !interrupt.Stopped()) break;
         // Stopped, or paused: the device goes to the client owed it, and this pass resumes
         // where it stopped once it is back.
         if (interrupt.Stopped() || !interrupt.Pause()) {

@@ -44,17 +44,29 @@ constexpr BodyTable kEach = {
 
 }  // namespace
 
+bool CpuLaunchStopped(const CpuLaunch* launch) { return launch->interrupt->Stopped(); }
+
 uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t from,
                      uint32_t work_per_thread, ThreadPool& pool, const Interrupt* interrupt,
                      bool ranges) {
   const RangeFn fn = (ranges ? kRanges : kEach)[static_cast<size_t>(body)];
   if (from >= n) return 0;
   const uint64_t grain = std::max<uint64_t>(1, kGrain / std::max<uint32_t>(work_per_thread, 1));
-  const auto run = [&](uint64_t begin, uint64_t end) { fn(args, from + begin, from + end, n); };
   if (interrupt == nullptr) {
-    pool.ParallelFor(n - from, grain, run);
+    pool.ParallelFor(n - from, grain,
+                     [&](uint64_t begin, uint64_t end) { fn(args, from + begin, from + end, n); });
     return n - from;
   }
+  // The threads see the launch, so that one whose data keeps it looping stops with it; each
+  // task counts its own steps (KernelArgs::Stopping).
+  const CpuLaunch launch{interrupt};
+  const auto run = [&](uint64_t begin, uint64_t end) {
+    KernelArgs own = args;
+    own.cpu_launch = &launch;
+    own.steps_to_poll = kStopPollSteps;
+    own.stopped = false;
+    fn(own, from + begin, from + end, n);
+  };
   return pool.ParallelForUntil(n - from, grain, run, [interrupt] {
     return interrupt->Stopped() || interrupt->PauseRequested();
   });

@@ -17,7 +17,10 @@ namespace sluice {
 // sizes the share of indexes one pool task takes, so that blocked passes with few indexes
 // still spread over every core. A body that can run a whole range of indexes (Body::RunRange:
 // the IFDS passes that probe at random, prefetching) does when `ranges`; otherwise every body
-// runs one index at a time, as a GPU's threads run it. Thread-safe.
+// runs one index at a time, as a GPU's threads run it. A thread whose loops run long looks at
+// `interrupt` too (KernelArgs::Stopping), and ends early once it stops: the indexes that ran
+// are then counted as run, but the work is not done, so a caller whose `interrupt` has stopped
+// fails the launch. Thread-safe.
 uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t from,
                      uint32_t work_per_thread, ThreadPool& pool,
                      const Interrupt* interrupt = nullptr, bool ranges = true);

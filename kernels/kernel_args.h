@@ -20,6 +20,19 @@ inline constexpr int kMaxParams = 8;
 inline constexpr uint32_t kStatusCapacityOverflow = 1u << 0;  // a table or queue was full
 inline constexpr uint32_t kStatusIndexOutOfBounds = 1u << 1;  // data held an index past a binding
 
+class Interrupt;
+
+// A launch on the CPU device, as its kernel threads see it (LaunchOnCpu): whether it has been
+// stopped, by `interrupt` (base/interrupt.h). A GPU's threads never look.
+struct CpuLaunch {
+  const Interrupt* interrupt;
+};
+bool CpuLaunchStopped(const CpuLaunch* launch);  // kernels/cpu_launcher.cc
+
+// Steps of a kernel thread's loops between its looks at whether its launch has been stopped
+// (KernelArgs::Stopping).
+inline constexpr uint32_t kStopPollSteps = 4096;
+
 // A typed window onto one binding: `size` counts whole elements of T.
 template <class T>
 struct DeviceSpan {
@@ -38,11 +51,35 @@ struct BindingView {
 struct KernelArgs {
   BindingView binding[kMaxBindings];
   uint64_t param[kMaxParams];
+  // On the CPU device, the launch (LaunchOnCpu sets it; null elsewhere), and where its threads
+  // stand: each pool task runs on a copy of its own, so these are one thread's.
+  const CpuLaunch* cpu_launch;
+  mutable uint32_t steps_to_poll;
+  mutable bool stopped;
 
   // Binding `b` viewed as whole elements of T (a trailing partial element is not visible).
   template <class T>
   SLUICE_HD DeviceSpan<T> As(int b) const {
     return DeviceSpan<T>{reinterpret_cast<T*>(binding[b].data), binding[b].bytes / sizeof(T)};
+  }
+  // Whether a thread taking a step of a loop whose length its data sets (a node's edges, a
+  // flow's facts, a chain, a probe) ends now. On the CPU device a thread looks every
+  // kStopPollSteps such steps, all its loops together, at whether the launch has been stopped
+  // (its request cancelled or past its time limit, its stream gone, the daemon draining), and
+  // once it has, every loop ends: data can make one thread loop for hours, where a pass looks
+  // for a stop only between its threads. Such a thread's work is left undone, and the launch
+  // fails (CpuStream::Launch). On a GPU, never.
+  SLUICE_HD bool Stopping() const {
+#if defined(__CUDA_ARCH__)
+    return false;
+#else
+    if (cpu_launch == nullptr) return false;
+    if (--steps_to_poll == 0) {
+      steps_to_poll = kStopPollSteps;
+      stopped = CpuLaunchStopped(cpu_launch);
+    }
+    return stopped;
+#endif
   }
   // ORs `bits` into element 0 of the u32 binding `b`, if it has one.
   SLUICE_HD void RaiseStatus(int b, uint32_t bits) const {

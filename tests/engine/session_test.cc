@@ -185,6 +185,58 @@ TEST_F(SessionTest, ARequestPastItsDeadlineStopsInsideALongStep) {
   EXPECT_EQ(last, 0u);
 }
 
+// A BFS step whose data keeps each thread looping: one node with `edges` edges to itself,
+// named `threads` times in the frontier (visited already, so no thread writes anything but
+// the visited word). A pass looks for a stop between its threads, and each thread here takes
+// `edges` steps: with a frontier of 65,536, a pool task of 4,096 threads takes minutes. The
+// request may run for `allowed`; how long it ran goes to `*ran`.
+absl::Status RunLoopingBfs(Session& session, uint32_t threads, uint32_t edges,
+                           absl::Duration allowed, absl::Duration* ran) {
+  const std::vector<uint32_t> rows = {0, edges};
+  const std::vector<uint32_t> columns(edges, 0);
+  const std::vector<uint32_t> visited = {1}, levels = {0}, next = {0};
+  const std::vector<uint32_t> frontier(threads, 0);
+  const std::vector<uint32_t> state = {threads, 0, 0, 0};
+  const std::vector<const std::vector<uint32_t>*> bindings = {&rows,     &columns, &visited,
+                                                               &levels,   &frontier, &next,
+                                                               &state};
+  std::vector<uint64_t> handles;
+  std::vector<RangeRef> ranges;
+  for (const std::vector<uint32_t>* b : bindings) {
+    ASSIGN_OR_RETURN(uint64_t h, session.Allocate(4 * b->size()));
+    handles.push_back(h);
+    ranges.push_back({h, 0, 4 * b->size()});
+  }
+  RETURN_IF_ERROR(session.Write(ranges, [&](size_t i, uint64_t, uint64_t) {
+    return absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bindings[i]->data()),
+                               4 * bindings[i]->size());
+  }));
+  const std::vector<StepRef> prefix = {{"bfs_expand", {}, handles, std::nullopt}};
+  const absl::Time started = absl::Now();
+  const absl::Status status = session.Execute(
+      prefix, {}, 0, {}, [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); },
+      Interrupt(nullptr, nullptr, started + allowed));
+  *ran = absl::Now() - started;
+  return status;
+}
+
+TEST_F(SessionTest, ARequestPastItsDeadlineStopsInsideAThreadWhoseDataKeepsItLooping) {
+  constexpr uint32_t kEdges = uint32_t{16} << 20;  // 64 MiB of edges
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<CpuDevice> device,
+                       CpuDevice::Create({.memory_limit = uint64_t{80} << 20}));
+  // 16 threads: one pool task, whose threads all stop early, and which then counts as run;
+  // 65,536: many tasks, each of them minutes long but for the stop.
+  for (const uint32_t threads : {16u, 65536u}) {
+    SCOPED_TRACE(threads);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::Create(device, {}));
+    absl::Duration ran;
+    EXPECT_THAT(RunLoopingBfs(*session, threads, kEdges, absl::Milliseconds(100), &ran),
+                StatusIs(Code::kDeadlineExceeded,
+                         HasSubstr("prefix step 0: the request ran past its time limit")));
+    EXPECT_LT(ran, absl::Seconds(30));
+  }
+}
+
 TEST_F(SessionTest, ACancelledRequestRunsNoStepAndSaysWhich) {
   ASSERT_OK_AND_ASSIGN(uint64_t h, session_->Allocate(64));
   const std::vector<uint64_t> bind = {h};

@@ -1409,6 +1409,56 @@ TEST_F(DaemonTest, ARequestPastItsTimeLimitStopsAndTheSessionGoesOn) {
   EXPECT_OK(d->Ping());
 }
 
+// A hostile client's kernel whose data keeps each thread looping (a BFS step from a frontier
+// that names 65,536 times a node with 16M edges to itself: 10^12 steps, where the CPU device
+// looks for a stop between threads) holds the device for its request's time limit, and no
+// longer: the other sessions are served meanwhile, and their work runs once it has stopped.
+TEST_F(DaemonTest, AKernelWhoseDataKeepsItsThreadsLoopingStopsAtTheTimeLimitForEveryone) {
+  daemon_.reset();
+  StartDaemon({"--max_request_seconds=1"});
+  auto hostile = Connect("hostile");
+  auto other = Connect("other");
+  constexpr uint32_t kEdges = uint32_t{16} << 20, kThreads = 65536;
+  const std::vector<std::vector<uint32_t>> contents = {
+      {0, kEdges},                              // row_offsets: node 0's edges
+      std::vector<uint32_t>(kEdges, 0),         // columns: all to node 0
+      {1},                                      // visited: node 0
+      {0},                                      // levels
+      std::vector<uint32_t>(kThreads, 0),       // frontier: node 0, again and again
+      {0},                                      // next
+      {kThreads, 0, 0, 0}};                     // state: the frontier's count
+  std::vector<Resource> bindings;
+  for (const std::vector<uint32_t>& words : contents) {
+    ASSERT_OK_AND_ASSIGN(Resource r, hostile->Allocate(4 * words.size()));
+    ASSERT_OK(hostile->Upload(
+        r, {reinterpret_cast<const uint8_t*>(words.data()), 4 * words.size()}));
+    bindings.push_back(r);
+  }
+  ASSERT_OK_AND_ASSIGN(Resource counter, other->Allocate(4));
+  const absl::Time started = absl::Now();
+  {
+    // The other session is served meanwhile (what needs no device).
+    absl::Notification sent;
+    absl::Status pinged;
+    std::thread beside([&] {
+      sent.WaitForNotification();
+      pinged = other->Ping();
+    });
+    sent.Notify();
+    EXPECT_THAT(hostile->Dispatch(Program{"bfs_expand", {}}, bindings, std::nullopt),
+                StatusIs(Code::kDeadlineExceeded, HasSubstr("--max_request_seconds")));
+    beside.join();
+    EXPECT_OK(pinged);
+  }
+  EXPECT_LT(absl::Now() - started, absl::Seconds(30));
+  // The device is free again: the other session's kernel runs.
+  const Program add{"atomic_add_u32", {0, 1}};
+  EXPECT_OK(other->Dispatch(add, {&counter, 1}, std::nullopt));
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> word, other->DownloadRange(counter, 0, 4));
+  EXPECT_EQ(word, (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_OK(hostile->Ping());
+}
+
 TEST_F(DaemonTest, SigtermDrainsCancelsLongWorkFreesEverythingAndExitsZero) {
   daemon_.reset();
   StartDaemon({"--drain_timeout=1s"});

@@ -1,12 +1,15 @@
 // The IFDS bodies' encodings and the calls bitmap, checked on their own (the differential tests
 // check the solver they make up).
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "sluice/base/interrupt.h"
 #include "sluice/kernels/bodies/ifds.h"
+#include "sluice/kernels/bodies/ifds_ranges.h"
 
 namespace sluice::kernels::ifds {
 namespace {
@@ -186,6 +189,198 @@ INSTANTIATE_TEST_SUITE_P(ThreadsOrRanges, IfdsResultsTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Ranges" : "Threads";
                          });
+
+// A launch on the CPU device whose interrupt has stopped (a cancelled request), or never
+// does, as its threads see it.
+struct Launch {
+  explicit Launch(bool stopped) : cancelled(stopped) {}
+  std::atomic<bool> cancelled;
+  Interrupt interrupt{nullptr, &cancelled};
+  CpuLaunch launch{&interrupt};
+  // `a`, its threads part of this launch.
+  KernelArgs Of(KernelArgs a) const {
+    a.cpu_launch = &launch;
+    a.steps_to_poll = kStopPollSteps;
+    a.stopped = false;
+    return a;
+  }
+};
+
+// A graph of one node and one procedure whose data makes a thread loop: `intra` edges from the
+// node to itself and `calls` call edges at it, all with flow 0, which has `gens` gens of the
+// zero fact and `pairs` pairs (1, 0); two facts.
+struct LoopingGraph {
+  std::vector<uint32_t> words;
+  LoopingGraph(uint32_t intra, uint32_t calls, uint32_t gens, uint32_t pairs) {
+    std::vector<std::vector<uint32_t>> sections(GraphLayout::kNumSections);
+    sections[GraphLayout::kIntraOffsets] = {0, intra};
+    sections[GraphLayout::kIntraEdges].assign(2 * size_t{intra}, 0);
+    sections[GraphLayout::kCallOffsets] = {0, calls};
+    for (uint32_t e = 0; e < calls; ++e) {
+      sections[GraphLayout::kCallEdges].insert(sections[GraphLayout::kCallEdges].end(),
+                                               {0, 0, 0, 0, 0});
+    }
+    sections[GraphLayout::kProcStart] = {0};
+    sections[GraphLayout::kExitProc] = {kNone};
+    sections[GraphLayout::kReturnSite] = {0};
+    sections[GraphLayout::kFlowHeaders] = {0, 0, 0, 0, gens, pairs};
+    sections[GraphLayout::kGens].assign(gens, 0);
+    sections[GraphLayout::kPairs].assign(pairs, GraphLayout::PackPair(1, 0));
+    words.assign(GraphLayout::kHeaderWords, 0);
+    words[GraphLayout::kMagic] = GraphLayout::kMagicValue;
+    words[GraphLayout::kVersion] = GraphLayout::kVersionValue;
+    words[GraphLayout::kFacts] = 2;
+    words[GraphLayout::kNodes] = 1;
+    words[GraphLayout::kProcedures] = 1;
+    words[GraphLayout::kFlows] = 1;
+    words[GraphLayout::kCallEdgeCount] = calls;
+    words[GraphLayout::kSectionCount] = GraphLayout::kNumSections;
+    for (uint32_t k = 0; k < GraphLayout::kNumSections; ++k) {
+      words[GraphLayout::kSectionTable + 2 * k] = static_cast<uint32_t>(words.size());
+      words[GraphLayout::kSectionTable + 2 * k + 1] = static_cast<uint32_t>(sections[k].size());
+      words.insert(words.end(), sections[k].begin(), sections[k].end());
+    }
+  }
+};
+
+// The IFDS bodies' buffers for one path edge (0, 0, 0) in the current delta of PE.
+struct LoopingBuffers {
+  LoopingGraph graph;
+  std::vector<uint32_t> state = std::vector<uint32_t>(State::kSlots, 0);
+  std::vector<uint64_t> pe_list = {PackPe(0, 0, 0), kEmpty};
+  KernelArgs args{};
+  explicit LoopingBuffers(LoopingGraph g) : graph(std::move(g)) {
+    args.binding[kGraph] =
+        BindingView{reinterpret_cast<uint8_t*>(graph.words.data()), 4 * graph.words.size()};
+    args.binding[kState] =
+        BindingView{reinterpret_cast<uint8_t*>(state.data()), 4 * state.size()};
+    args.binding[static_cast<int>(kDeltas) + kPe] =
+        BindingView{reinterpret_cast<uint8_t*>(pe_list.data()), 8 * pe_list.size()};
+  }
+};
+
+constexpr uint32_t kLong = 1 << 16;  // steps a loop takes if nothing stops it
+
+TEST(IfdsBodiesStopTest, AFlowsGensAndPairsStopOnceTheLaunchHasStopped) {
+  for (const bool stopped : {false, true}) {
+    SCOPED_TRACE(stopped);
+    LoopingBuffers b(LoopingGraph(0, 0, kLong, kLong));
+    const Launch launch(stopped);
+    const KernelArgs a = launch.Of(b.args);
+    const Graph g = Graph::Open(a);
+    ASSERT_TRUE(g.ok);
+    uint64_t gens = 0, pairs = 0;
+    ApplyFlow(a, g, 0, 0, [&](uint32_t) { ++gens; });     // the zero fact: its gens
+    ApplyFlow(a, g, 0, 1, [&](uint32_t) { ++pairs; });    // fact 1: its pairs
+    if (stopped) {
+      EXPECT_LE(gens, kStopPollSteps + 1);
+      EXPECT_EQ(pairs, 0u) << "the launch was seen to stop: no loop goes on";
+    } else {
+      EXPECT_EQ(gens, kLong + 1);
+      EXPECT_EQ(pairs, kLong);
+    }
+    EXPECT_EQ(b.state[State::kStatus], 0u);
+  }
+}
+
+TEST(IfdsBodiesStopTest, APathEdgesIntraAndCallEdgesStopOnceTheLaunchHasStopped) {
+  for (const bool stopped : {false, true}) {
+    for (const bool calls : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << stopped << " " << calls);
+      LoopingBuffers b(calls ? LoopingGraph(0, kLong, 0, 0) : LoopingGraph(kLong, 0, 0, 0));
+      const Launch launch(stopped);
+      const KernelArgs a = launch.Of(b.args);
+      const Graph g = Graph::Open(a);
+      ASSERT_TRUE(g.ok);
+      uint64_t inserts = 0;
+      const auto insert = [&](int, uint64_t) { ++inserts; };
+      const auto walk = [](uint64_t, WalkContext) {};
+      PeDelta::Visit(a, g, 0, insert, walk);
+      // Each edge inserts a path edge (a call edge an incoming call too), and a call node
+      // indexes the path edge once more.
+      const uint64_t all = calls ? 2 * uint64_t{kLong} + 1 : kLong;
+      if (stopped) {
+        EXPECT_LE(inserts, 2 * uint64_t{kStopPollSteps});
+      } else {
+        EXPECT_EQ(inserts, all);
+      }
+    }
+  }
+}
+
+// A walk that counts the tuples it meets.
+struct CountedWalk {
+  static constexpr int kWalked = kEs;
+  static void Each(const KernelArgs&, const Graph&, WalkContext, uint64_t, uint64_t& count) {
+    ++count;
+  }
+};
+
+// A chain of table ES whose one tuple links to itself: a walk of it ends at the table's slots
+// (a corrupt link cannot loop for ever), or once the launch has stopped.
+TEST(IfdsBodiesStopTest, AChainWalkStopsOnceTheLaunchHasStopped) {
+  std::vector<std::vector<uint8_t>> segments(kSegments);
+  segments[0].assign(12 * size_t{kLong}, 0);
+  std::vector<uint8_t> heads(12 * 16, 0);
+  std::vector<uint32_t> state(State::kSlots, 0);
+  KernelArgs base{};
+  for (uint32_t s = 0; s < kSegments; ++s) {
+    base.binding[TableBinding(kEs, s)] = BindingView{segments[s].data(), segments[s].size()};
+  }
+  base.binding[HeadsBinding(kEs)] = BindingView{heads.data(), heads.size()};
+  base.binding[kState] = BindingView{reinterpret_cast<uint8_t*>(state.data()), 4 * state.size()};
+  const uint64_t group = Group(3, 4);
+  const SlotView segment = Segment(base, kEs, 0);
+  segment.keys[0] = Pack(3, 4, 5);
+  segment.links[0] = Location(0, 0) + 1;
+  *HeadOf(base, kEs, group, Mix(group), true) = Location(0, 0) + 1;
+  for (const bool stopped : {false, true}) {
+    SCOPED_TRACE(stopped);
+    state[State::kStatus] = 0;
+    const Launch launch(stopped);
+    const KernelArgs a = launch.Of(base);
+    uint64_t visits = 0;
+    ForEachInGroup(a, kEs, group, [&](uint64_t) { ++visits; });
+    // The same, as the CPU's ranges walk (several walks interleaved).
+    uint64_t ranged = 0;
+    const Graph g{};
+    QueuedWalks<CountedWalk, uint64_t> walks(a, g, ranged);
+    walks(group, WalkContext{1, 0});
+    walks.Close();
+    if (stopped) {
+      EXPECT_LE(visits, kStopPollSteps);
+      EXPECT_EQ(ranged, 0u) << "the launch was seen to stop: no walk goes on";
+      EXPECT_EQ(state[State::kStatus], 0u);
+    } else {
+      EXPECT_EQ(visits, kLong);
+      EXPECT_EQ(ranged, kLong);
+      EXPECT_EQ(state[State::kStatus], kStatusIndexOutOfBounds);
+    }
+  }
+}
+
+// A rehash into a segment with no empty slot probes every slot for every tuple, unless the
+// launch has stopped.
+TEST(IfdsBodiesStopTest, ARehashIntoAFullSegmentStopsOnceTheLaunchHasStopped) {
+  std::vector<uint64_t> full(kLong, Pack(1, 2, 3));
+  std::vector<uint32_t> status = {0};
+  KernelArgs base{};
+  base.binding[Rehash::kNew] = BindingView{reinterpret_cast<uint8_t*>(full.data()), 8 * full.size()};
+  base.binding[Rehash::kRehashStatus] = BindingView{reinterpret_cast<uint8_t*>(status.data()), 4};
+  base.param[Rehash::kTable] = kPe;
+  const uint64_t v = Pack(7, 8, 9);
+  const uint64_t hash = Mix(v);
+  base.param[Rehash::kSegmentIndex] = SegmentOf(hash);
+  for (const bool stopped : {false, true}) {
+    SCOPED_TRACE(stopped);
+    status[0] = 0;
+    const Launch launch(stopped);
+    const KernelArgs a = launch.Of(base);
+    RehashPass::Place(a, RehashPass::Keys(a, Rehash::kNew), v, hash);
+    // Every slot probed: no place, reported; stopped, it ends early and reports nothing.
+    EXPECT_EQ(status[0], stopped ? 0u : kStatusIndexOutOfBounds);
+  }
+}
 
 }  // namespace
 }  // namespace sluice::kernels::ifds
