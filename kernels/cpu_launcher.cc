@@ -63,7 +63,7 @@ uint64_t LaunchOnCpu(BodyId body, const KernelArgs& args, uint64_t n, uint64_t f
   const auto run = [&](uint64_t begin, uint64_t end) {
     KernelArgs own = args;
     own.cpu_launch = &launch;
-    own.steps_to_poll = kStopPollSteps;
+    own.looks_to_poll = 1;  // asks at its first look
     own.stopped = false;
     fn(own, from + begin, from + end, n);
   };

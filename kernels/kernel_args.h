@@ -29,9 +29,13 @@ struct CpuLaunch {
 };
 bool CpuLaunchStopped(const CpuLaunch* launch);  // kernels/cpu_launcher.cc
 
-// Steps of a kernel thread's loops between its looks at whether its launch has been stopped
-// (KernelArgs::Stopping).
-inline constexpr uint32_t kStopPollSteps = 4096;
+// A loop whose length a kernel thread's data sets looks every kStopPollSteps steps, and the
+// thread asks whether its launch has stopped at its first look and every kStopPollLooks looks
+// after (KernelArgs::Stopping). Loops shorter than kStopPollSteps never look: a pool task of
+// such threads ends, and the pass looks for a stop, within a few million steps (its 4,096
+// threads at most, each at most two such loops deep).
+inline constexpr uint32_t kStopPollSteps = 64;
+inline constexpr uint32_t kStopPollLooks = 64;
 
 // A typed window onto one binding: `size` counts whole elements of T.
 template <class T>
@@ -54,7 +58,7 @@ struct KernelArgs {
   // On the CPU device, the launch (LaunchOnCpu sets it; null elsewhere), and where its threads
   // stand: each pool task runs on a copy of its own, so these are one thread's.
   const CpuLaunch* cpu_launch;
-  mutable uint32_t steps_to_poll;
+  mutable uint32_t looks_to_poll;
   mutable bool stopped;
 
   // Binding `b` viewed as whole elements of T (a trailing partial element is not visible).
@@ -62,20 +66,22 @@ struct KernelArgs {
   SLUICE_HD DeviceSpan<T> As(int b) const {
     return DeviceSpan<T>{reinterpret_cast<T*>(binding[b].data), binding[b].bytes / sizeof(T)};
   }
-  // Whether a thread taking a step of a loop whose length its data sets (a node's edges, a
-  // flow's facts, a chain, a probe) ends now. On the CPU device a thread looks every
-  // kStopPollSteps such steps, all its loops together, at whether the launch has been stopped
+  // Whether a thread at step `step` (from 0) of a loop whose length its data sets (a node's
+  // edges, a flow's facts, a chain, a probe) ends the loop now. Data can make one thread loop
+  // for hours, where a pass looks for a stop only between its threads: on the CPU device a
+  // thread asks now and then (kStopPollSteps, kStopPollLooks) whether its launch has stopped
   // (its request cancelled or past its time limit, its stream gone, the daemon draining), and
-  // once it has, every loop ends: data can make one thread loop for hours, where a pass looks
-  // for a stop only between its threads. Such a thread's work is left undone, and the launch
-  // fails (CpuStream::Launch). On a GPU, never.
-  SLUICE_HD bool Stopping() const {
+  // once it has, every loop ends at its next look. Such a thread's work is left undone, and the
+  // launch fails (CpuStream::Launch). On a GPU, never. Cheap: a step that is no look costs a
+  // test of `step`, and only a look touches memory (at every step it cost the 5M-path-edge
+  // solve's fixed point about 3%).
+  SLUICE_HD bool Stopping(uint64_t step) const {
 #if defined(__CUDA_ARCH__)
     return false;
 #else
-    if (cpu_launch == nullptr) return false;
-    if (--steps_to_poll == 0) {
-      steps_to_poll = kStopPollSteps;
+    if (step % kStopPollSteps != kStopPollSteps - 1 || cpu_launch == nullptr) return false;
+    if (!stopped && --looks_to_poll == 0) {
+      looks_to_poll = kStopPollLooks;
       stopped = CpuLaunchStopped(cpu_launch);
     }
     return stopped;

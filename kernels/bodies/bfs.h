@@ -41,7 +41,7 @@ struct BfsExpand {
     }
     const uint32_t next_level = state[BfsState::kLevel] + 1;
     for (uint32_t e = begin; e < end; ++e) {
-      if (a.Stopping()) return;
+      if (a.Stopping(e - begin)) return;
       const uint32_t v = columns[e];
       if (v >= nodes || !visited.Contains(v / 32) || !levels.Contains(v)) {
         atomics::FetchOr(status, kStatusIndexOutOfBounds);

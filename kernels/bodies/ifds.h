@@ -88,7 +88,7 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
   };
   if (d == 0) {
     out(0);
-    for (uint32_t i = gen_begin; i < gen_end && !a.Stopping(); ++i) out(gens[i]);
+    for (uint32_t i = gen_begin; i < gen_end && !a.Stopping(i - gen_begin); ++i) out(gens[i]);
   } else if (identity) {
     uint32_t lo = kill_begin, hi = kill_end;  // binary search of the sorted kills
     while (lo < hi) {
@@ -105,7 +105,7 @@ SLUICE_HD void ApplyFlow(const KernelArgs& a, const Graph& g, uint32_t f, uint32
     if (pairs[mid] < first) lo = mid + 1; else hi = mid;
   }
   for (uint32_t i = lo; i < pair_end && GraphLayout::PairSource(pairs[i]) == d; ++i) {
-    if (a.Stopping()) return;
+    if (a.Stopping(i - lo)) return;
     out(GraphLayout::PairTarget(pairs[i]));
   }
 }
@@ -203,7 +203,7 @@ struct PeDelta : Inserting<PeDelta> {
     const uint32_t ib = intra_offsets[n], ie = intra_offsets[n + 1];
     if (ib > ie || 2ull * ie > intra.size) return Raise(a, kStatusIndexOutOfBounds);
     for (uint32_t e = ib; e < ie; ++e) {
-      if (a.Stopping()) return;
+      if (a.Stopping(e - ib)) return;
       const uint32_t m = intra[2 * e];
       if (m >= g.nodes) {
         Raise(a, kStatusIndexOutOfBounds);
@@ -219,7 +219,7 @@ struct PeDelta : Inserting<PeDelta> {
     const uint32_t cb = call_offsets[n], ce = call_offsets[n + 1];
     if (cb > ce || 5ull * ce > calls.size) return Raise(a, kStatusIndexOutOfBounds);
     for (uint32_t e = cb; e < ce; ++e) {
-      if (a.Stopping()) return;
+      if (a.Stopping(e - cb)) return;
       const uint32_t callee = calls[5ull * e + 1];
       if (!proc_start.Contains(callee)) {
         Raise(a, kStatusIndexOutOfBounds);
@@ -481,7 +481,7 @@ struct RehashPass {
     if (SegmentOf(hash) == s && slots != 0) {
       uint64_t slot = HomeOf(hash, slots);
       for (uint64_t probe = 0; probe < slots; ++probe) {
-        if (a.Stopping()) return;
+        if (a.Stopping(probe)) return;
         // A locked exchange only where the slot looks empty: most probes pass taken slots.
         if (atomics::Load(&to[slot]) == kEmpty &&
             atomics::CompareExchange(&to[slot], kEmpty, v) == kEmpty) {

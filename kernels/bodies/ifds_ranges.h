@@ -295,7 +295,7 @@ class QueuedWalks {
         Raise(a_, kStatusIndexOutOfBounds);
         return false;
       }
-      if (a_.Stopping()) return false;
+      if (a_.Stopping(way.steps)) return false;
       ++way.steps;
       way.link = segment.links[slot];
       Walk::Each(a_, g_, way.context, segment.keys[slot], insert_);

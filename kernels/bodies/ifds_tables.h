@@ -314,7 +314,7 @@ SLUICE_HD void ForEachInGroup(const KernelArgs& a, int t, uint64_t group, Visit&
     const SlotView segment = Segment(a, t, SegmentAt(at));
     const uint64_t slot = SlotAt(at);
     if (steps >= bound || !segment.keys.Contains(slot)) return Raise(a, kStatusIndexOutOfBounds);
-    if (a.Stopping()) return;
+    if (a.Stopping(steps)) return;
     visit(segment.keys[slot]);
     link = segment.links[slot];
   }
