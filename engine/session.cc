@@ -188,18 +188,40 @@ struct Session::ExecutePlan {
   size_t first_read = 0;  // the first read's buffer among the pins'
 };
 
-absl::StatusOr<Session::ExecutePlan> Session::PlanExecute(absl::Span<const StepRef> prefix,
-                                                          absl::Span<const StepRef> repeated,
-                                                          absl::Span<const RangeRef> reads) {
-  const size_t step_count = prefix.size() + repeated.size();
+absl::Status Session::CheckExecuteCounts(
+    uint64_t prefix_steps, uint64_t repeated_steps, uint64_t reads,
+    absl::FunctionRef<std::pair<uint64_t, uint64_t>(size_t step)> step_counts) const {
+  const uint64_t step_count = prefix_steps + repeated_steps;
   if (step_count > options_.max_steps) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d steps in one sequence; the limit is %d", step_count, options_.max_steps));
   }
-  if (reads.size() > options_.max_ranges) {
+  if (reads > options_.max_ranges) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%d reads in one operation; the limit is %d", reads.size(), options_.max_ranges));
+        "%d reads in one operation; the limit is %d", reads, options_.max_ranges));
   }
+  for (size_t s = 0; s < step_count; ++s) {
+    const auto [bindings, params] = step_counts(s);
+    if (bindings > static_cast<uint64_t>(kMaxBindings) ||
+        params > static_cast<uint64_t>(kMaxParams)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d bindings and %d parameters; no kernel takes more than %d and %d",
+          StepName(s, prefix_steps), bindings, params, kMaxBindings, kMaxParams));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Session::ExecutePlan> Session::PlanExecute(absl::Span<const StepRef> prefix,
+                                                          absl::Span<const StepRef> repeated,
+                                                          absl::Span<const RangeRef> reads) {
+  const size_t step_count = prefix.size() + repeated.size();
+  const auto step_at = [&](size_t s) -> const StepRef& {
+    return s < prefix.size() ? prefix[s] : repeated[s - prefix.size()];
+  };
+  RETURN_IF_ERROR(CheckExecuteCounts(prefix.size(), repeated.size(), reads.size(), [&](size_t s) {
+    return std::pair<uint64_t, uint64_t>{step_at(s).handles.size(), step_at(s).params.size()};
+  }));
   std::vector<uint64_t> read_handles;
   read_handles.reserve(reads.size());
   for (const RangeRef& r : reads) read_handles.push_back(r.handle);
@@ -211,7 +233,7 @@ absl::StatusOr<Session::ExecutePlan> Session::PlanExecute(absl::Span<const StepR
   std::vector<uint64_t> binding_bytes;
   size_t next_buffer = 0;
   for (size_t s = 0; s < step_count; ++s) {
-    const StepRef& step = s < prefix.size() ? prefix[s] : repeated[s - prefix.size()];
+    const StepRef& step = step_at(s);
     absl::StatusOr<const KernelSpec*> spec = KernelCatalog::Builtin().Find(step.kernel);
     if (!spec.ok()) return Annotate(spec.status(), StepName(s, prefix.size()));
     if (step.version != 0 && step.version != (*spec)->version) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
@@ -117,6 +118,15 @@ class Session {
   // Execute would, before the first piece.
   absl::Status CheckExecute(absl::Span<const StepRef> prefix, absl::Span<const StepRef> repeated,
                             absl::Span<const RangeRef> reads);
+  // The first of those checks, which need the request's counts alone, with Execute's errors:
+  // at most max_steps steps and max_ranges reads (InvalidArgument), and then, for each step in
+  // order (`step_counts(s)`: its bindings and its parameters), no more bindings or parameters
+  // than any kernel takes (kMaxBindings, kMaxParams; InvalidArgument naming the step). A
+  // caller that holds the request in another form (a parsed message) makes them before it
+  // copies the request out: what a hostile request makes it hold stays within these bounds.
+  absl::Status CheckExecuteCounts(
+      uint64_t prefix_steps, uint64_t repeated_steps, uint64_t reads,
+      absl::FunctionRef<std::pair<uint64_t, uint64_t>(size_t step)> step_counts) const;
 
   // What an Execute of these steps holds while it runs beyond its request: each step's plan
   // (its kernel's arguments, with room for every binding, and its kernel's passes) and its

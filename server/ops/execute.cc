@@ -16,16 +16,31 @@ void Execute(SessionState& state, uint64_t id, const v1::ExecuteRequest& request
   if (absl::Status open = state.RequireOpen(); !open.ok()) {
     return SessionState::Reply(id, open, out);
   }
+  // Refused on their counts before they are copied out of the message (a step's copy is 72
+  // bytes, where an empty step is two on the wire; a step's bindings are looked up with 40 bytes
+  // each): what the request makes the daemon hold beside its message stays bounded.
+  const auto step_at = [&](size_t s) -> const v1::Step& {
+    return s < static_cast<size_t>(request.prefix_size())
+               ? request.prefix(static_cast<int>(s))
+               : request.repeated(static_cast<int>(s) - request.prefix_size());
+  };
+  if (absl::Status counts = state.ticket->session().CheckExecuteCounts(
+          request.prefix_size(), request.repeated_size(), request.reads_size(),
+          [&](size_t s) {
+            return std::pair<uint64_t, uint64_t>{step_at(s).handles_size(),
+                                                 step_at(s).params_size()};
+          });
+      !counts.ok()) {
+    return SessionState::Reply(id, counts, out);
+  }
   const std::vector<StepRef> prefix = StepsFromProto(request.prefix());
   const std::vector<StepRef> repeated = StepsFromProto(request.repeated());
   // Its plan, while it runs, is counted to the client: a step's is over a kilobyte, where the
-  // step may be two bytes on the wire. (Too many steps are the engine's to refuse.) A chunk's
-  // room is left beside it, so that the client's streams are still read meanwhile (a cancel).
-  // A step of a kernel the catalog lacks is refused as such, before any plan.
+  // step may be two bytes on the wire. A chunk's room is left beside it, so that the client's
+  // streams are still read meanwhile (a cancel). A step of a kernel the catalog lacks is
+  // refused as such, before any plan.
   TransferBudget::Hold plan;
-  const uint64_t plan_bytes = prefix.size() + repeated.size() <= state.limits.max_steps
-                                  ? Session::ExecutePlanBytes(prefix, repeated).value_or(0)
-                                  : 0;
+  const uint64_t plan_bytes = Session::ExecutePlanBytes(prefix, repeated).value_or(0);
   if (plan_bytes > kCheapBytes) {
     absl::StatusOr<TransferBudget::Hold> held = state.Transfers().ReserveLeaving(
         plan_bytes, state.manager->options().max_chunk_size,

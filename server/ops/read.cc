@@ -87,13 +87,10 @@ void Read(SessionState& state, uint64_t id, const v1::ReadRequest& request, Resp
     return SessionState::Reply(id, open, out);
   }
   // Too many ranges are refused before they are copied (24 bytes each, uncounted).
-  if (static_cast<uint64_t>(request.ranges_size()) > state.limits.max_ranges) {
-    return SessionState::Reply(
-        id,
-        absl::InvalidArgumentError(absl::StrFormat("%d reads in one operation; the limit is %d",
-                                                   request.ranges_size(),
-                                                   state.limits.max_ranges)),
-        out);
+  if (absl::Status counts = state.ticket->session().CheckExecuteCounts(
+          0, 0, request.ranges_size(), [](size_t) { return std::pair<uint64_t, uint64_t>(); });
+      !counts.ok()) {
+    return SessionState::Reply(id, counts, out);
   }
   std::vector<RangeRef> reads = RangesFromProto(request.ranges());
   if (request.has_shared()) {

@@ -106,6 +106,37 @@ TEST_F(SessionTest, ErrorsSayWhichStepAndBinding) {
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("repeated step 1 binding 0"));
 }
 
+// A step with more bindings or parameters than any kernel takes is refused on its counts,
+// before its handles are looked up (each a pin), and CheckExecuteCounts refuses it the same.
+TEST_F(SessionTest, AStepWithMoreBindingsOrParametersThanAnyKernelTakesIsRefusedOnItsCounts) {
+  ASSERT_OK_AND_ASSIGN(uint64_t h, session_->Allocate(16));
+  const std::vector<uint64_t> one = {h};
+  const std::vector<uint64_t> value = {1};
+  const std::vector<uint64_t> unknown(kMaxBindings + 1, h ^ 0x5555);
+  const std::vector<uint64_t> many_params(kMaxParams + 1, 1);
+  const auto none = [](size_t, uint64_t, uint64_t) { return absl::Span<uint8_t>(); };
+  const std::vector<StepRef> fine = {{"fill_u32", value, one, std::nullopt}};
+  const std::vector<StepRef> bound = {{"fill_u32", value, unknown, std::nullopt}};
+  const std::vector<StepRef> passed = {{"fill_u32", many_params, one, std::nullopt}};
+  EXPECT_THAT(session_->Execute(fine, bound, 1, {}, none),
+              StatusIs(Code::kInvalidArgument,
+                       HasSubstr("repeated step 0: 65 bindings and 1 parameters; no kernel "
+                                 "takes more than 64 and 8")));
+  EXPECT_THAT(session_->Execute(passed, {}, 0, {}, none),
+              StatusIs(Code::kInvalidArgument, HasSubstr("prefix step 0: 1 bindings and 9")));
+  // As many as a kernel may take: looked up, and the unknown handle found.
+  const std::vector<uint64_t> most(kMaxBindings, h ^ 0x5555);
+  const std::vector<StepRef> at_most = {{"fill_u32", value, most, std::nullopt}};
+  EXPECT_THAT(session_->Execute(at_most, {}, 0, {}, none), StatusIs(Code::kNotFound));
+  const auto counts = [&](size_t s) {
+    return s == 0 ? std::pair<uint64_t, uint64_t>{1, 1}
+                  : std::pair<uint64_t, uint64_t>{kMaxBindings + 1, 1};
+  };
+  EXPECT_THAT(session_->CheckExecuteCounts(1, 1, 0, counts),
+              StatusIs(Code::kInvalidArgument, HasSubstr("repeated step 0: 65 bindings")));
+  EXPECT_OK(session_->CheckExecuteCounts(1, 0, 0, counts));
+}
+
 TEST_F(SessionTest, ReadsBeyondTheByteLimitAreResourceExhausted) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> limited,
                        Session::Create(device_, {.max_read_bytes = 100}));
