@@ -1,11 +1,13 @@
 #include "sluice/server/shared_memory.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +42,14 @@ absl::StatusOr<std::shared_ptr<SharedRegion>> SharedRegion::Map(int fd, uint64_t
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError("the shared memory cannot be examined");
+  }
+  // Of ordinary memory: a page of a memfd of huge pages (MFD_HUGETLB) whose hole the client
+  // punched comes back from the system's pool of them when the daemon touches it, and with the
+  // pool empty the daemon would die of it (SIGBUS).
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
+    return absl::FailedPreconditionError(
+        "the shared memory must be a memfd of ordinary memory (not MFD_HUGETLB)");
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size == 0) return absl::InvalidArgumentError("the shared memory holds no bytes");
@@ -152,9 +162,9 @@ void SharedRegions::Serve() {
     }
     const int connection = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) continue;
-    const timeval second = {1, 0};
-    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof(second));
-    setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &second, sizeof(second));
+    const timeval within = {kAttachSeconds, 0};
+    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &within, sizeof(within));
+    setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &within, sizeof(within));
     {
       absl::MutexLock lock(&mu_);
       ++connections_;
@@ -187,7 +197,8 @@ void SharedRegions::Attach(int connection) {
   const int error = errno;
   absl::Status status;
   if (got < 0 && (error == EAGAIN || error == EWOULDBLOCK)) {
-    status = absl::DeadlineExceededError("no attach arrived within a second");
+    status = absl::DeadlineExceededError(
+        absl::StrFormat("no attach arrived within %d s of connecting", kAttachSeconds));
   } else if (got != static_cast<ssize_t>(sizeof(token))) {
     status = absl::InvalidArgumentError(absl::StrFormat(
         "an attach is the offer's %d-byte token with one file descriptor",

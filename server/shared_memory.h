@@ -78,6 +78,9 @@ class SharedSlot {
 // line, "OK" or "ERR <canonical code> <why>". A connection that sends nothing within a second is dropped.
 class SharedRegions {
  public:
+  // A connection to the socket sends its attach within this many seconds of connecting, or is
+  // told DEADLINE_EXCEEDED and closed.
+  static constexpr int kAttachSeconds = 1;
   // Serves `path` (claimed as the daemon's main socket is: see ClaimUnixSocketPath); regions
   // of at most `max_bytes`.
   static absl::StatusOr<std::unique_ptr<SharedRegions>> Listen(const std::string& path,

@@ -34,6 +34,7 @@
 #include "sluice/proto/contract.h"
 #include "sluice/server/grpc/resumable_sessions.h"
 #include "sluice/server/grpc/session_reactor.h"
+#include "sluice/server/shared_memory.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
@@ -323,6 +324,30 @@ TEST_F(DocsTest, TheLeastABufferCountsIsTheOneTheQuotasCount) {
     EXPECT_EQ(said[1], std::to_string(ResourceTable::kMinCountedBytes)) << path << ": " << said[0];
   }
   EXPECT_GE(stated.size(), 2u) << "daemon.md and sluice.proto state it";
+}
+
+TEST_F(DocsTest, TheBoundsOnAKernelCallAndOnAnAttachAreTheCodes) {
+  const std::string proto = ReadFile(kRoot / "proto/sluice/v1/sluice.proto");
+  // "no step with more handles or params than any kernel takes (64 and 8)".
+  const std::regex step(
+      "than[\\s/]+any[\\s/]+kernel[\\s/]+takes[\\s/]+\\(([0-9]+)[\\s/]+and[\\s/]+([0-9]+)\\)");
+  const auto steps = Statements(proto, step);
+  ASSERT_EQ(steps.size(), 1u) << "sluice.proto states them for ExecuteRequest";
+  EXPECT_EQ(steps[0][1], std::to_string(kMaxBindings));
+  EXPECT_EQ(steps[0][2], std::to_string(kMaxParams));
+  // docs/daemon.md: a kernel thread "checks each loop whose length its data sets every 64
+  // steps, asks whether its request has stopped every 64 checks".
+  const std::regex polls(
+      "sets\\s+every\\s+([0-9]+)\\s+steps,\\s+asks\\s+whether\\s+its\\s+request\\s+"
+      "has\\s+stopped\\s+every\\s+([0-9]+)\\s+checks");
+  const auto stated = Stated(polls);
+  ASSERT_EQ(stated.size(), 1u) << "daemon.md states them";
+  EXPECT_EQ(stated[0].second[1], std::to_string(kStopPollSteps));
+  EXPECT_EQ(stated[0].second[2], std::to_string(kStopPollLooks));
+  // "within a second of connecting" (across a comment's lines).
+  const std::regex attach("within[\\s/]+a[\\s/]+second[\\s/]+of[\\s/]+connecting");
+  EXPECT_EQ(Statements(proto, attach).size(), 1u);
+  EXPECT_EQ(SharedRegions::kAttachSeconds, 1);
 }
 
 TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {

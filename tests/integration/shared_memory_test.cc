@@ -33,6 +33,7 @@
 namespace sluice::testing {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using Code = absl::StatusCode;
 
@@ -356,6 +357,14 @@ TEST_F(SharedMemoryTest, TheSideSocketRefusesWhatIsNotASealedMemfdOfAnOpenSessio
   const int huge = MakeMemfd(uint64_t{32} << 20, true);
   EXPECT_THAT(Attach(side, offer.token(), huge), HasSubstr("ERR 8 "));
   close(huge);
+  // A sealed memfd of huge pages, where the system makes one.
+  const int hugetlb = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+  if (hugetlb >= 0 && ftruncate(hugetlb, 2 << 20) == 0 &&
+      fcntl(hugetlb, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0) {
+    EXPECT_THAT(Attach(side, offer.token(), hugetlb),
+                AllOf(HasSubstr("ERR 9 "), HasSubstr("not MFD_HUGETLB")));
+  }
+  if (hugetlb >= 0) close(hugetlb);
   // A connection that says nothing is dropped within a second; attaches go on meanwhile.
   absl::StatusOr<int> silent = ConnectUnixSocket(side, absl::Seconds(10));
   ASSERT_OK(silent.status());

@@ -365,7 +365,8 @@ TEST(IfdsBodiesStopTest, ARehashIntoAFullSegmentStopsOnceTheLaunchHasStopped) {
   std::vector<uint64_t> full(kLong, Pack(1, 2, 3));
   std::vector<uint32_t> status = {0};
   KernelArgs base{};
-  base.binding[Rehash::kNew] = BindingView{reinterpret_cast<uint8_t*>(full.data()), 8 * full.size()};
+  base.binding[Rehash::kNew] =
+      BindingView{reinterpret_cast<uint8_t*>(full.data()), 8 * full.size()};
   base.binding[Rehash::kRehashStatus] = BindingView{reinterpret_cast<uint8_t*>(status.data()), 4};
   base.param[Rehash::kTable] = kPe;
   const uint64_t v = Pack(7, 8, 9);
