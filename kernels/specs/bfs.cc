@@ -28,7 +28,8 @@ void AddBfsKernels(std::vector<KernelSpec>* k) {
       .version = kernels::kBfsExpandKernel.version,
       .summary = "one BFS level over a CSR graph: claim unvisited neighbours of the frontier",
       .bindings =
-          {{"row_offsets", 4, Access::kRead, 1, "CSR row offsets, nodes + 1 elements"},
+          {{"row_offsets", 4, Access::kRead, 1,
+            "CSR row offsets, nodes + 1 elements: at most 2^32 - 2 nodes"},
            {"columns", 4, Access::kRead, 0, "CSR column indices"},
            {"visited", 4, Access::kReadWrite, 0, "visited bitset, ceil(nodes / 32) words",
             {{.bindings = {BfsExpand::kRowOffsets}, .add = -1, .divide = 32}}},

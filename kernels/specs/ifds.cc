@@ -38,9 +38,10 @@ std::vector<BindingSpec> IfdsBindings() {
                        : "a hash-table segment of u64 packed tuples; fewer than 2^29 slots"};
     }
     if (k::Joined(t)) {
-      b[k::HeadsBinding(t)] = {head_names[t - 1], static_cast<uint32_t>(k::kHeadBytes),
-                               Access::kReadWrite, 1,
-                               "chain heads: u64 group keys, then a u32 first location per slot"};
+      b[k::HeadsBinding(t)] = {
+          head_names[t - 1], static_cast<uint32_t>(k::kHeadBytes), Access::kReadWrite, 1,
+          "chain heads: u64 group keys, then a u32 first location per slot; fewer than 2^29 "
+          "slots"};
     }
     b[k::kDeltas + t] = {list_names[t], 8, Access::kReadWrite, 2,
                          "two halves of packed tuples: the current delta and the next"};
@@ -167,7 +168,9 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
       .version = ifds::kRehashKernel.version,
       .summary = "IFDS: move the tuples of one table segment into a larger buffer",
       .bindings = {{"old", 8, Access::kRead, 0, "the segment"},
-                   {"new", 8, Access::kReadWrite, 1, "the new segment, filled empty"},
+                   {"new", 8, Access::kReadWrite, 1,
+                    "the new segment, filled empty: fewer than 2^29 slots of the table's (8 "
+                    "bytes for pe, 12 for the others)"},
                    {"status", 4, Access::kReadWrite, 1,
                     "status word: a tuple that finds no place is reported out of bounds"}},
       .params = {{"table", ifds::kNumTables - 1, "pe, inc, es, sum, pec: 0 to 4"},
@@ -186,7 +189,8 @@ void AddIfdsKernels(std::vector<KernelSpec>* k) {
   static const char* const segment_names[] = {"pe_0", "pe_1", "pe_2", "pe_3",
                                               "pe_4", "pe_5", "pe_6", "pe_7"};
   for (uint32_t s = 0; s < ifds::kSegments; ++s) {
-    result_bindings.push_back({segment_names[s], 8, Access::kRead, 1, "a path-edge segment"});
+    result_bindings.push_back(
+        {segment_names[s], 8, Access::kRead, 1, "a path-edge segment; fewer than 2^29 slots"});
   }
   // A window of `nodes` rows of `words_per_node` words, and a count per block of its words plus
   // one: what ifds_results and ifds_results_list both need.

@@ -53,13 +53,17 @@ uint64_t Evaluate(const v1::SizeRule& rule, const std::vector<uint64_t>& params,
 }
 
 // Each binding's least element count for `params`: min_elements, raised by its rules until
-// none raises any (rules may name other bindings' counts).
-std::vector<uint64_t> Minimum(const v1::KernelInfo& kernel, const std::vector<uint64_t>& params) {
+// none raises any (rules may name other bindings' counts); binding `fixed`, if any, holds
+// `count` elements whatever its rules say.
+std::vector<uint64_t> Minimum(const v1::KernelInfo& kernel, const std::vector<uint64_t>& params,
+                              int fixed = -1, uint64_t count = 0) {
   std::vector<uint64_t> elements;
   for (const v1::KernelBinding& b : kernel.bindings()) elements.push_back(b.min_elements());
+  if (fixed >= 0) elements[fixed] = count;
   for (bool changed = true; changed;) {
     changed = false;
     for (int b = 0; b < kernel.bindings_size(); ++b) {
+      if (b == fixed) continue;
       for (const v1::SizeRule& rule : kernel.bindings(b).size_rules()) {
         const uint64_t needed = Evaluate(rule, params, elements);
         if (needed > elements[b]) {
@@ -127,6 +131,43 @@ TEST(PublishedSizeRulesTest, BuffersSizedFromGetInfoAloneAreAcceptedAndOneElemen
     }
   }
   EXPECT_GT(calls, 500) << "every kernel's bindings were tried";
+}
+
+// Beyond the rules, the catalog bounds a few bindings from above (an IFDS table's segment: fewer
+// than 2^29 slots): each such binding's published doc states its bound, in "fewer than" or "at
+// most", and any other binding takes a buffer of any size.
+TEST(PublishedSizeRulesTest, ABindingRefusedForItsSizeAloneStatesItsBound) {
+  v1::GetInfoResponse info;
+  ToProto(KernelCatalog::Builtin(), &info);
+  int bounded = 0;
+  for (const v1::KernelInfo& kernel : info.kernels()) {
+    ASSERT_OK_AND_ASSIGN(const KernelSpec* spec, KernelCatalog::Builtin().Find(kernel.name()));
+    std::vector<uint64_t> params;
+    for (const v1::KernelParam& p : kernel.params()) params.push_back(p.min_value());
+    const std::vector<uint64_t> elements = Minimum(kernel, params);
+    std::vector<uint64_t> bytes;
+    for (int b = 0; b < kernel.bindings_size(); ++b) {
+      bytes.push_back(elements[b] * kernel.bindings(b).element_size());
+    }
+    ASSERT_OK(KernelCatalog::Validate(*spec, {bytes, params}, std::nullopt)) << kernel.name();
+    for (int b = 0; b < kernel.bindings_size(); ++b) {
+      // 2^40 elements, past any bound; the others as that needs.
+      const std::vector<uint64_t> with = Minimum(kernel, params, b, uint64_t{1} << 40);
+      std::vector<uint64_t> huge;
+      for (int c = 0; c < kernel.bindings_size(); ++c) {
+        huge.push_back(SaturatingMul(with[c], kernel.bindings(c).element_size()));
+      }
+      const absl::Status status = KernelCatalog::Validate(*spec, {huge, params}, std::nullopt);
+      const std::string& doc = kernel.bindings(b).doc();
+      const bool states = doc.find("fewer than") != std::string::npos ||
+                          doc.find("at most") != std::string::npos;
+      EXPECT_EQ(status.ok(), !states)
+          << kernel.name() << " binding " << b << " (" << kernel.bindings(b).name()
+          << "): " << status << "; its doc: " << doc;
+      bounded += states ? 1 : 0;
+    }
+  }
+  EXPECT_GT(bounded, 40) << "the IFDS tables' segments";
 }
 
 }  // namespace
