@@ -1459,6 +1459,38 @@ TEST_F(DaemonTest, AKernelWhoseDataKeepsItsThreadsLoopingStopsAtTheTimeLimitForE
   EXPECT_OK(hostile->Ping());
 }
 
+// limits.max_message_bytes, as the open reply publishes it, is the largest message the daemon
+// reads: one of exactly that many bytes is read (and answered), one byte more ends the stream
+// with RESOURCE_EXHAUSTED.
+TEST_F(DaemonTest, AMessageOfMaxMessageBytesIsReadAndOneByteMoreEndsTheStream) {
+  // A ping of `bytes` bytes on the wire, its payload grown to make it so.
+  const auto ping_of = [](uint64_t bytes, uint64_t id) {
+    v1::SessionRequest ping;
+    ping.set_id(id);
+    uint64_t payload = bytes;
+    for (int tries = 0; tries < 4; ++tries) {
+      ping.mutable_ping()->set_payload(std::string(payload, 'p'));
+      payload = payload + bytes - ping.ByteSizeLong();
+    }
+    EXPECT_EQ(ping.ByteSizeLong(), bytes);
+    return ping;
+  };
+  RawSession fits(daemon_->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse open, fits.Open());
+  const uint64_t most = open.limits().max_message_bytes();
+  ASSERT_GT(most, uint64_t{1} << 20);
+  const uint64_t id = fits.NextId();
+  ASSERT_TRUE(fits.Send(ping_of(most, id)));
+  ASSERT_OK_AND_ASSIGN(v1::SessionResponse answer, fits.Await(id));
+  EXPECT_EQ(answer.status().code(), static_cast<int>(Code::kInvalidArgument))
+      << "read, and refused as a ping: " << answer.status().message();
+  EXPECT_OK(fits.Ping());
+  RawSession past(daemon_->address());
+  ASSERT_OK(past.Open().status());
+  past.Send(ping_of(most + 1, past.NextId()));
+  EXPECT_EQ(past.AwaitEnd().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
 TEST_F(DaemonTest, SigtermDrainsCancelsLongWorkFreesEverythingAndExitsZero) {
   daemon_.reset();
   StartDaemon({"--drain_timeout=1s"});

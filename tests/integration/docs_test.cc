@@ -348,6 +348,11 @@ TEST_F(DocsTest, TheBoundsOnAKernelCallAndOnAnAttachAreTheCodes) {
   const std::regex attach("within[\\s/]+a[\\s/]+second[\\s/]+of[\\s/]+connecting");
   EXPECT_EQ(Statements(proto, attach).size(), 1u);
   EXPECT_EQ(SharedRegions::kAttachSeconds, 1);
+  // OpenRequest.client_name: "at most 128 bytes are kept".
+  const auto kept =
+      Statements(proto, std::regex("at\\s+most\\s+([0-9]+)\\s+bytes\\s+are\\s+kept"));
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0][1], std::to_string(kMaxClientNameBytes));
 }
 
 TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
