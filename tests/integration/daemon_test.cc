@@ -1282,6 +1282,33 @@ TEST_F(DaemonTest, SessionCountAndMemoryQuotaAreEnforcedPerSession) {
   EXPECT_OK(b->Allocate(1 << 20).status()) << "quotas are per session";
 }
 
+// --max_buffers as the open reply publishes it and as the daemon enforces it, on a raw stream
+// (RemoteDispatch refuses one more on its own before asking): per session, and a freed
+// buffer's place taken again.
+TEST_F(DaemonTest, MaxBuffersIsPublishedAndTheDaemonRefusesOneMorePerSession) {
+  daemon_.reset();
+  StartDaemon({"--max_buffers=3"});
+  RawSession raw(daemon_->address());
+  ASSERT_OK_AND_ASSIGN(v1::OpenResponse open, raw.Open());
+  EXPECT_EQ(open.limits().max_buffers(), 3u);
+  std::vector<uint64_t> held;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(uint64_t handle, raw.Allocate(16));
+    held.push_back(handle);
+  }
+  EXPECT_THAT(raw.Allocate(16),
+              StatusIs(Code::kResourceExhausted, HasSubstr("most buffers allowed (3)")));
+  auto other = Connect("other");
+  EXPECT_EQ(other->limits().max_buffers, 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_OK(other->Allocate(16).status()) << "per session";
+  EXPECT_THAT(other->Allocate(16), StatusIs(Code::kResourceExhausted));
+  v1::SessionRequest free;
+  free.mutable_free()->set_handle(held[0]);
+  ASSERT_OK(raw.Call(free, raw.NextId()));
+  EXPECT_OK(raw.Allocate(16).status()) << "a freed buffer's place";
+  EXPECT_THAT(raw.Allocate(16), StatusIs(Code::kResourceExhausted));
+}
+
 TEST_F(DaemonTest, HealthAndReflectionAreServed) {
   auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
   grpc::GenericStub generic(channel);
