@@ -1,7 +1,8 @@
 // The IFDS text format's parser on arbitrary bytes: it returns a problem or an error, never
 // crashes, and what it accepts writes back to text that parses to the same problem. Read in
 // small stretches on two threads with the text given back and reloaded as it goes (a client's
-// reading, LoadOptions::reread), and read statement by statement without the fast way, it
+// reading, LoadOptions::reread), in small stretches with a first pass that stops at the first
+// connection or reads every line, and read statement by statement without the fast way, it
 // gives the same answer. Told of its flows as it reads them (TextPaging::flows_read, as a
 // client that sends them to a daemon is), it tells of each once, in order, and fails where it
 // fails without that.
@@ -19,6 +20,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::StatusOr<sluice::ifds::Problem> reread =
       sluice::ifds::internal::ParseTextOverwritingConsumed(text, "fuzz.ifds", 64, 2, true);
   if (reread.status() != problem.status()) std::abort();
+  // In stretches of a few lines, the first pass reading every line rather than stopping at
+  // the first connection: the same answer.
+  const absl::StatusOr<sluice::ifds::Problem> whole =
+      sluice::ifds::internal::ParseTextInStretches(text, "fuzz.ifds", 64, 2, false);
+  const absl::StatusOr<sluice::ifds::Problem> declarations_first =
+      sluice::ifds::internal::ParseTextInStretches(text, "fuzz.ifds", 64, 2, true);
+  if (whole.status() != problem.status() || declarations_first.status() != problem.status()) {
+    std::abort();
+  }
   sluice::ifds::FlowTable told;
   const auto tell = [&](sluice::ifds::FlowTable& flows, size_t first, size_t last) {
     if (first != told.size() || last <= first || last > flows.size()) std::abort();
@@ -47,7 +57,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const std::string written = sluice::ifds::WriteText(*problem);
-  if (sluice::ifds::WriteText(*reread) != written) std::abort();
+  if (sluice::ifds::WriteText(*reread) != written ||
+      sluice::ifds::WriteText(*whole) != written ||
+      sluice::ifds::WriteText(*declarations_first) != written) {
+    std::abort();
+  }
   absl::StatusOr<sluice::ifds::Problem> again = sluice::ifds::ParseText(written, "again.ifds");
   if (!again.ok() || sluice::ifds::WriteText(*again) != written) std::abort();
   return 0;

@@ -474,7 +474,7 @@ absl::StatusOr<Problem> ParseMapped(const MappedFile& file, int fd, const struct
     file.Discard(begin / page * page, end - begin / page * page);
   };
   const auto reload = [](size_t, size_t) {};  // the mapping reads the file again itself
-  TextPaging paging{.release = release, .reload = std::nullopt};
+  TextPaging paging{.release = release, .reload = std::nullopt, .released_text_returns = true};
   if (options.reread) paging.reload.emplace(reload);
   if (options.flows_read) paging.flows_read.emplace(options.flows_read);
   absl::StatusOr<Problem> parsed = binary ? TellFlowsRead(ParseBinary(bytes, path), options)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -336,6 +337,8 @@ struct Stretch {
   Cursor stopped;
   // Whether `flows` were checked (ValidateFlows) where they were read, on the reader's thread.
   bool flows_checked = false;
+  // Whether the reading stopped at a declaration the first pass did not read (Parser::Late).
+  bool late = false;
   // The node the reader named last, where it looks for the next first (Parser::NearNode): a
   // hint, kept by clear().
   uint32_t last_node = 0;
@@ -347,6 +350,7 @@ struct Stretch {
     connections.clear();
     flow_texts.Clear();
     flows_checked = false;
+    late = false;
   }
 };
 
@@ -361,6 +365,15 @@ struct SkipCounts {
     if (Is(head, "call")) ++calls;
     if (Is(head, "callee")) ++callees;
     arrows += line_arrows;
+  }
+  // These counts, of `sampled` bytes, in proportion to `bytes` (rounded up; none of none).
+  SkipCounts Scaled(uint64_t bytes, uint64_t sampled) const {
+    if (sampled == 0) return {};
+    const double ratio = static_cast<double>(bytes) / static_cast<double>(sampled);
+    const auto scale = [&](uint64_t count) {
+      return static_cast<uint64_t>(std::ceil(static_cast<double>(count) * ratio));
+    };
+    return {scale(edges), scale(calls), scale(callees), scale(arrows)};
   }
   SkipCounts& operator+=(const SkipCounts& other) {
     edges += other.edges;
@@ -405,6 +418,9 @@ struct FirstPiece {
   // A statement that does not tokenize, where the piece stops: read again in order, it is the
   // parse's error unless one comes before it.
   std::optional<Cursor> untokenized;
+  // Where a speculative first pass stopped reading the piece: its first connection's line, or
+  // the blank and comment lines before it.
+  std::optional<Cursor> connections;
   Statement scratch;
 
   // Empty, keeping the room.
@@ -416,6 +432,7 @@ struct FirstPiece {
     tokens.clear();
     declarations.clear();
     untokenized.reset();
+    connections.reset();
   }
 };
 
@@ -780,20 +797,28 @@ class Parser {
   // The passes read stretches of `stretch_bytes` on up to `threads` threads (0: one per core).
   // Nodes are indexed once all are declared, unless `index_as_declared` (or not `fast`): then
   // each as it is, which finds a name declared twice where it is.
+  // With `declarations_first`, the first pass stops at the first connection where the text may
+  // be read again (see ParseText): `speculative_`.
   Parser(std::string_view text, std::string_view filename, bool fast = true,
          const TextPaging* paging = nullptr, size_t release_step = 0,
          size_t stretch_bytes = kStretchBytes, unsigned threads = 0,
-         bool index_as_declared = false)
+         bool index_as_declared = false, bool declarations_first = true)
       : text_(text), file_(filename), fast_(fast), paging_(paging),
         release_step_(release_step), stretch_bytes_(std::max<size_t>(1, stretch_bytes)),
         threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
         index_as_declared_(index_as_declared || !fast),
+        speculative_(declarations_first && !index_as_declared_ &&
+                     (paging == nullptr ||
+                      (paging->released_text_returns && !paging->reload.has_value() &&
+                       !paging->flows_read.has_value()))),
         terminated_(paging != nullptr && paging->reload.has_value() ? 0 : Terminated(text)) {
     if (index_as_declared_) node_index_.emplace(text, &problem_.node_names);
     proc_index_.emplace(text, &procedure_names_);
   }
 
   absl::StatusOr<Problem> Parse();
+  // Where this parser's first pass stopped reading (kAllRead where it read everything).
+  size_t unread_from() const { return unread_from_; }
 
  private:
   absl::Status Error(uint32_t line, uint32_t column, const std::string& what) const {
@@ -836,6 +861,10 @@ class Parser {
   // declaration, with its place in the file, in the text's order; fails where it does.
   absl::Status FirstPass(
       absl::FunctionRef<absl::Status(const Cursor&, size_t next, Tokens)> declare);
+  // Where a speculative first pass stopped at unread_from_, in the stretch of the piece before
+  // `piece`: the stretches from `piece` on, and the lists' room they and the rest of that one
+  // may need (stretch_counts_, counts_), estimated from a sample.
+  void StretchesUnread(size_t piece);
   // The second pass's fast way for the statements that fill files (edge, call, callee and
   // seed) in plain ASCII: read straight from the text into `out`, only once the whole line is
   // read. False (nothing changed) for anything else, and for any line that would be an error
@@ -988,6 +1017,25 @@ class Parser {
   }
   const unsigned threads_;
   const bool index_as_declared_;
+  // Whether the first pass stops at the first connection (a line that begins with edge, call,
+  // callee or seed), taking the text from there on to hold nothing it must declare: the second
+  // pass then checks that it holds none (Late), and any failure reads the text again with a
+  // whole first pass (Parse). A front end lists its declarations first; the lines after them,
+  // most of a problem's text, are then read once, not skipped and counted first (a fifth of
+  // the first pass's time reading a 5M-path-edge problem on two cores: docs/benchmarks.md).
+  const bool speculative_;
+  // Where the first pass stopped reading (the first connection's line, or the blank and comment
+  // lines before it), if it stopped: kAllRead otherwise.
+  static constexpr size_t kAllRead = ~size_t{0};
+  size_t unread_from_ = kAllRead;
+  // Whether a statement the first pass did not read, at `offset`, whose first word is `head`,
+  // is one the second pass cannot take as it is: anything but a connection.
+  bool Late(size_t offset, std::string_view head) const {
+    return offset >= unread_from_ && !Is(head, "edge") && !Is(head, "call") &&
+           !Is(head, "callee") && !Is(head, "seed");
+  }
+  // What a speculative parse returns where it meets a Late statement: Parse reads the text again.
+  static absl::Status LateStatus() { return absl::AbortedError("a declaration past the first pass"); }
   // Where the text's last newline ends a line: the fast way reads the lines before. Where the
   // text is read twice, found as the first pass reads it (newlines_end_).
   size_t terminated_;
@@ -1245,12 +1293,22 @@ void Parser::ReadFirstPiece(size_t k, FirstPiece* out) const {
   out->begin = cursor;
   std::string_view head;
   while (cursor.i < end) {
-    if (SkipConnecting(&cursor, end, &out->counts)) {
+    // Speculative, a connection ends the reading: one line is looked at, not all that follow.
+    const Cursor before = cursor;
+    if (SkipConnecting(&cursor, speculative_ ? cursor.i + 1 : end, &out->counts)) {
+      if (speculative_) {
+        out->connections = cursor = before;
+        break;
+      }
       out->skipped = true;
       continue;
     }
     uint64_t arrows = 0;
     if (Skip(&cursor, /*declarations=*/true, &head, end, &arrows)) {
+      if (speculative_) {
+        out->connections = cursor = before;
+        break;
+      }
       // Unread: tokenized only if the parse fails (Parse).
       out->skipped = true;
       out->counts.Add(head, arrows);
@@ -1374,6 +1432,11 @@ absl::Status Parser::FirstPass(
       return absl::InternalError(
           absl::StrFormat("%s:%d: the reader's two ways disagree", file_, at.line));
     }
+    if (piece.connections.has_value()) {
+      unread_from_ = piece.connections->i;
+      StretchesUnread(k + 1);
+      return absl::OkStatus();
+    }
     lines += piece.lines;
     reader.Release(k);
     // Read and declared: where the text is read twice, it goes back up to the byte before the
@@ -1385,6 +1448,40 @@ absl::Status Parser::FirstPass(
     }
   }
   return absl::OkStatus();
+}
+
+void Parser::StretchesUnread(size_t piece) {
+  // The first kSampleBytes or so past unread_from_ counted as the first pass counts, for the
+  // rest to be sized in proportion: an estimate, where the counts are the lists' room only.
+  constexpr size_t kSampleBytes = size_t{256} << 10;
+  const size_t limit = std::min(text_.size(), unread_from_ + kSampleBytes);
+  SkipCounts sample;
+  Cursor probe{.i = unread_from_, .line = 1, .line_start = unread_from_};
+  while (probe.i < limit) {
+    if (SkipConnecting(&probe, limit, &sample)) continue;
+    std::string_view head;
+    uint64_t arrows = 0;
+    if (!Skip(&probe, /*declarations=*/true, &head, limit, &arrows)) break;
+    sample.Add(head, arrows);
+  }
+  const size_t sampled = probe.i - unread_from_;
+  const auto estimate = [&](size_t begin, size_t end) {
+    const SkipCounts c = sample.Scaled(end - begin, sampled);
+    counts_ += c;
+    return c;
+  };
+  // The rest of the piece where the first pass stopped, in that piece's stretch; then the
+  // stretches of the pieces after it, as a whole first pass makes them, their first lines'
+  // numbers unknown (0): a failure reads the text again (Parse), and the numbers are needed
+  // for errors alone.
+  stretch_counts_.back() += estimate(unread_from_, LineStartFrom(PieceStart(piece)));
+  for (const size_t pieces = Pieces(); piece < pieces; ++piece) {
+    const size_t begin = LineStartFrom(PieceStart(piece));
+    const size_t end = LineStartFrom(PieceStart(piece + 1));
+    if (begin >= end) continue;
+    stretches_.push_back(Cursor{.i = begin, .line = 0, .line_start = begin});
+    stretch_counts_.push_back(estimate(begin, end));
+  }
 }
 
 // The fast way reads only lines that end in a newline (FastConnect), so its scans stop at one
@@ -1656,7 +1753,11 @@ void Parser::ReadStretch(Cursor cursor, size_t end, Stretch* out) const {
     // Most lines are read the fast way: tried first, then past a declaration (or blank and
     // comment lines) if it is not one.
     if (FastConnect(&cursor, out, fast_end)) continue;
-    if (Skip(&cursor, /*declarations=*/false, &head, end)) continue;
+    if (Skip(&cursor, /*declarations=*/false, &head, end)) {
+      if (!Late(static_cast<size_t>(head.data() - text_.data()), head)) continue;
+      out->late = true;
+      break;
+    }
     if (cursor.i >= end || !FastConnect(&cursor, out, fast_end)) break;
   }
   out->stopped = cursor;
@@ -1705,6 +1806,9 @@ absl::Status Parser::SecondPass() {
     rescan_from_ = *cursor;
     absl::StatusOr<bool> more = NextStatement(cursor, &s);
     if (!more.ok() || !*more) return more;
+    if (Late(static_cast<size_t>(s[0].text.data() - text_.data()), s[0].text)) {
+      return LateStatus();
+    }
     if (absl::Status c = Connect(s); !c.ok()) return c;
     return true;
   };
@@ -1740,6 +1844,7 @@ absl::Status Parser::SecondPass() {
     const size_t end = end_of(j);
     Stretch* const stretch = &reader.Take(j);
     for (;;) {
+      if (stretch->late) return LateStatus();
       if (const Stretch::Connection* refused = Commit(*stretch)) {
         // The slow way reads it, and says what is wrong as a statement-by-statement reading
         // would: the problem is as that reading would have it here.
@@ -2066,13 +2171,21 @@ absl::Status Parser::Connect(Tokens s) {
 
 absl::StatusOr<Problem> Parser::Parse() {
   absl::StatusOr<Problem> parsed = ParseStatements();
+  if (!parsed.ok() && speculative_) {
+    // A declaration past where the first pass stopped, or an error anywhere: read again with a
+    // whole first pass, whose problem or error is the statement-by-statement reading's. What
+    // the second pass gave back is there again (TextPaging::released_text_returns).
+    return Parser(text_, file_, fast_, paging_, release_step_, stretch_bytes_, threads_,
+                  index_as_declared_, /*declarations_first=*/false)
+        .Parse();
+  }
   if (!parsed.ok() && !connecting_ && !index_as_declared_) {
     // The declarations fail: read again as each is made, so that the error is the first a
     // statement-by-statement reading meets (a node declared twice, say, before the error met
     // here). The second pass has not begun, so it has given no text back; where the first has
     // (TextPaging::reload), the new reading reloads what it reads, as this one did.
     return Parser(text_, file_, fast_, paging_, release_step_, stretch_bytes_, threads_,
-                  /*index_as_declared=*/true)
+                  /*index_as_declared=*/true, /*declarations_first=*/false)
         .Parse();
   }
   if (parsed.ok() || !skipped_unread_) return parsed;
@@ -2243,6 +2356,17 @@ namespace internal {
 absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
                                                       std::string_view filename) {
   return Parser(text, filename, /*fast=*/false).Parse();
+}
+
+absl::StatusOr<Problem> ParseTextInStretches(std::string_view text, std::string_view filename,
+                                             size_t stretch_bytes, unsigned threads,
+                                             bool declarations_first, size_t* first_pass_end) {
+  Parser parser(text, filename, /*fast=*/true, /*paging=*/nullptr, /*release_step=*/0,
+                stretch_bytes != 0 ? stretch_bytes : kStretchBytes, threads,
+                /*index_as_declared=*/false, declarations_first);
+  absl::StatusOr<Problem> parsed = parser.Parse();
+  if (first_pass_end != nullptr) *first_pass_end = std::min(parser.unread_from(), text.size());
+  return parsed;
 }
 
 absl::StatusOr<Problem> ParseTextOverwritingConsumed(

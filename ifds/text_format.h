@@ -16,6 +16,12 @@ namespace sluice::ifds {
 
 // Parses `text`. Errors are InvalidArgument with the message "FILE:LINE:COLUMN: what", FILE
 // being `filename`. Never crashes on any input; the result passes Validate.
+// A front end lists its declarations (facts, procedures, nodes) before its connections (edges,
+// call sites, callees, seeds), and the parser reads the text that way first: its first pass
+// stops at the first connection, and the second reads the rest. Where that reading meets a
+// declaration or anything else it cannot take (an error), the text is read again with a first
+// pass over all of it, so that the problem and the error are the ones a statement-by-statement
+// reading gives.
 absl::StatusOr<Problem> ParseText(std::string_view text, std::string_view filename);
 
 // How a caller holds the text, and the problem's flows, as the parser goes.
@@ -39,6 +45,12 @@ struct TextPaging {
   // stops the parse, which returns it.
   std::optional<absl::FunctionRef<absl::Status(FlowTable& flows, size_t first, size_t last)>>
       flows_read;
+  // Whether the text released is there again when it is read again (a mapped file's pages come
+  // back from the system's cache). Where it is, and neither `reload` nor `flows_read` is set,
+  // the parser may read the text again from its start, telling of its ranges again from 0: its
+  // first pass stops where the declarations end, and the second reads the text again whole if
+  // it meets a statement that pass did not read (ParseText, below).
+  bool released_text_returns = false;
 };
 inline constexpr size_t kReleaseStepBytes = size_t{4} << 20;
 // As ParseText, for text the caller gives back as the parser goes: the same errors, and the
@@ -55,6 +67,14 @@ namespace internal {
 // and the same errors, slower. Tests compare the two.
 absl::StatusOr<Problem> ParseTextStatementByStatement(std::string_view text,
                                                       std::string_view filename);
+// ParseText in stretches of `stretch_bytes` (0: as ParseText does) on `threads` threads (0: one
+// per core), with or without its first pass stopping at the first connection
+// (`declarations_first`): tests compare it with the others. `first_pass_end`, if given, is
+// set to where the first reading's first pass stopped (the text's size where it read it all).
+absl::StatusOr<Problem> ParseTextInStretches(std::string_view text, std::string_view filename,
+                                             size_t stretch_bytes, unsigned threads,
+                                             bool declarations_first = true,
+                                             size_t* first_pass_end = nullptr);
 // ParseText of a copy of `text` whose bytes are overwritten with NUL as soon as the parser
 // releases them (TextPaging), and copied back when it reloads them (`reread`: the first pass
 // releases too): a parser that read them in between would see bytes that are no text. The

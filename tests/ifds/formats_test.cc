@@ -199,7 +199,8 @@ TEST(TextFormatTest, ADeclarationAfterSkippedLinesOfEveryLengthNamesItsLine) {
 // every stretch size and thread count it reads what a statement-by-statement reading does:
 // the same problem, or the same first error, wherever the stretches' ends fall (on blank and
 // comment lines too), and whatever the fast way leaves to the slow one in the middle of a
-// stretch (names past ASCII).
+// stretch (names past ASCII). So does a first pass that stops at the first connection, where
+// declarations, errors and statements of no kind come after it.
 TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
   ASSERT_OK_AND_ASSIGN(Problem generated, Generate({.procedures = 30, .facts = 8, .seeds = 3,
                                                     .front_end_shape = true, .scope = 4}));
@@ -252,6 +253,25 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
     early_nodes.erase(early_nodes.begin() + static_cast<ptrdiff_t>(first_nodes));
     early_nodes.insert(early_nodes.begin() + 1, moved);
     variants.emplace_back("nodes before their procedure", joined(early_nodes));
+    // Declarations past the first connection, where a first pass that stops there has not
+    // read them: the second pass meets them, and the text is read again whole.
+    size_t first_edge = 0;
+    while (!lines[first_edge].starts_with("edge ")) ++first_edge;
+    std::vector<std::string> late = lines;
+    late.insert(late.end() - 1, "facts late_fact");
+    variants.emplace_back("a declaration after the connections", joined(late));
+    std::vector<std::string> moved_down = lines;
+    const std::vector<std::string> declarations(moved_down.begin() + 3,
+                                                moved_down.begin() + first_edge);
+    moved_down.erase(moved_down.begin() + 3, moved_down.begin() + first_edge);
+    moved_down.insert(moved_down.end() - 1, declarations.begin(), declarations.end());
+    variants.emplace_back("procedures declared after their edges", joined(moved_down));
+    std::vector<std::string> unknown = lines;
+    unknown.insert(unknown.end() - 1, "frobnicate x");
+    variants.emplace_back("an unknown statement after the connections", joined(unknown));
+    std::vector<std::string> late_twice = lines;
+    late_twice.insert(late_twice.end() - 1, lines[first_nodes]);
+    variants.emplace_back("a node declared again after the connections", joined(late_twice));
   }
   // A node renamed past ASCII wherever it is named: its lines go the slow way.
   std::string renamed = text;
@@ -264,6 +284,17 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
     const absl::StatusOr<Problem> one = internal::ParseTextStatementByStatement(variant, "s.ifds");
     for (const size_t stretch : {size_t{1}, size_t{13}, size_t{100}, size_t{1000}, size_t{0}}) {
       for (const unsigned threads : {1u, 2u, 5u}) {
+        // The first pass stopping at the first connection, or reading everything.
+        for (const bool declarations_first : {true, false}) {
+          const absl::StatusOr<Problem> read = internal::ParseTextInStretches(
+              variant, "s.ifds", stretch, threads, declarations_first);
+          ASSERT_EQ(read.status(), one.status())
+              << what << ", stretches of " << stretch << " on " << threads
+              << " threads, declarations first " << declarations_first;
+          if (one.ok()) {
+            ASSERT_EQ(WriteText(*read), WriteText(*one)) << what << ", stretches of " << stretch;
+          }
+        }
         for (const bool reread : {false, true}) {
           const absl::StatusOr<Problem> read =
               internal::ParseTextOverwritingConsumed(variant, "s.ifds", stretch, threads, reread);
@@ -276,13 +307,44 @@ TEST(TextFormatTest, StretchesReadOnManyThreadsReadWhatOneReadingDoes) {
       }
     }
     if (what == "as written" || what == "with blank and comment lines" ||
-        what == "a name past ASCII" || what == "nodes before their procedure") {
+        what == "a name past ASCII" || what == "nodes before their procedure" ||
+        what == "a declaration after the connections" ||
+        what == "procedures declared after their edges") {
       EXPECT_OK(one.status()) << what;
     } else {
       EXPECT_THAT(one, StatusIs(Code::kInvalidArgument)) << what;
     }
-    if (what.starts_with("a node declared twice")) {
+    if (what.starts_with("a node declared twice") ||
+        what == "a node declared again after the connections") {
       EXPECT_THAT(one.status().message(), ::testing::HasSubstr("is declared twice")) << what;
+    }
+  }
+}
+
+// A front end lists its declarations first: the first pass reads up to the first connection
+// (or to the blank and comment lines before it, where a piece begins among them) and no
+// further, in pieces of any size; told to read every line, it reads them all.
+TEST(TextFormatTest, AFirstPassStopsAtTheFirstConnection) {
+  ASSERT_OK_AND_ASSIGN(Problem generated, Generate({.procedures = 30, .facts = 8, .seeds = 3,
+                                                    .front_end_shape = true, .scope = 4}));
+  const std::string text = WriteText(generated);
+  const size_t first_edge = text.find("\nedge ") + 1;
+  ASSERT_GT(first_edge, 1u);
+  std::string commented = text;
+  commented.insert(first_edge, "# the edges\n\n");
+  for (const std::string& variant : {text, commented}) {
+    const size_t connection = variant.find("\nedge ") + 1;
+    for (const size_t stretch : {size_t{1}, size_t{13}, size_t{1000}, size_t{0}}) {
+      for (const unsigned threads : {1u, 2u}) {
+        size_t end = 0;
+        ASSERT_OK(internal::ParseTextInStretches(variant, "f.ifds", stretch, threads, true, &end)
+                      .status());
+        EXPECT_GE(end, first_edge) << "stretches of " << stretch << " on " << threads;
+        EXPECT_LE(end, connection) << "stretches of " << stretch << " on " << threads;
+        ASSERT_OK(internal::ParseTextInStretches(variant, "f.ifds", stretch, threads, false, &end)
+                      .status());
+        EXPECT_EQ(end, variant.size()) << "stretches of " << stretch << " on " << threads;
+      }
     }
   }
 }
@@ -634,6 +696,15 @@ TEST(LoadProblemTest, ALargeFileReadInRangesIsTheFile) {
     ASSERT_OK_AND_ASSIGN(Problem loaded, LoadProblem(path, {.reread = reread}));
     EXPECT_EQ(WriteText(loaded), WriteText(generated)) << "reread " << reread;
   }
+  // A declaration at the end, past where a first pass that stops at the first connection
+  // stopped: the text is read again, the pages the second pass gave back by then coming back
+  // from the system's cache.
+  write(text + "facts late_fact\n");
+  ASSERT_OK_AND_ASSIGN(const Problem late, LoadProblem(path));
+  ASSERT_OK_AND_ASSIGN(const Problem expected, internal::ParseTextStatementByStatement(
+                                                   text + "facts late_fact\n", path));
+  EXPECT_EQ(WriteText(late), WriteText(expected));
+  EXPECT_EQ(late.fact_names.back(), "late_fact");
   text += "  unknown statement\n";
   write(text);
   const size_t last_line = lines.size() * (1 + (size_t{16} << 20) / lines.size()) + 1;
