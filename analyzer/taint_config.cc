@@ -1,10 +1,10 @@
 #include "sluice/analyzer/taint_config.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "sluice/base/small_file.h"
+#include "sluice/base/status_macros.h"
 #include "toml++/toml.h"
 
 namespace sluice::analyzer {
@@ -349,16 +349,9 @@ absl::StatusOr<TaintConfig> ParseTaintConfig(std::string_view text, std::string_
 }
 
 absl::StatusOr<TaintConfig> LoadTaintConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrFormat("%s: cannot open the taint rules", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrFormat("%s: cannot read it", path));
-  if (text.str().size() > kMaxConfigBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: a rules file is at most %d bytes", path, kMaxConfigBytes));
-  }
-  return ParseTaintConfig(text.str(), path);
+  ASSIGN_OR_RETURN(const std::string text,
+                   ReadSmallFile(path, kMaxConfigBytes, "the taint rules file"));
+  return ParseTaintConfig(text, path);
 }
 
 }  // namespace sluice::analyzer

@@ -6,12 +6,14 @@
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "grpcpp/grpcpp.h"
 #include "sluice/base/copy.h"
 #include "sluice/base/random.h"
 #include "sluice/base/status_macros.h"
+#include "sluice/base/utf8.h"
 #include "sluice/client/internal/call_checks.h"
 #include "sluice/client/remote/channel.h"
 #include "sluice/client/remote/shared_memory.h"
@@ -53,6 +55,10 @@ class PartCursor {
 
 absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Options& options) {
   if (options.target.empty()) return absl::InvalidArgumentError("no daemon address given");
+  // A message's strings are UTF-8 (the daemon would end a stream that sent anything else).
+  if (!IsValidUtf8(options.client_name)) {
+    return absl::InvalidArgumentError("client_name is not valid UTF-8");
+  }
   if (options.reply_poll < absl::ZeroDuration() || options.reply_poll > kMaxReplyPoll) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "reply_poll is %s: it is between 0 and %s", absl::FormatDuration(options.reply_poll),
@@ -69,7 +75,13 @@ absl::StatusOr<std::unique_ptr<RemoteDispatch>> RemoteDispatch::Connect(const Op
 
   Outgoing out;
   v1::OpenRequest& open = *out.head.mutable_open();
-  open.set_client_name(options.client_name);
+  // The daemon keeps kMaxClientNameBytes of it: no more is sent (cut where a character begins).
+  size_t name_bytes = std::min(options.client_name.size(), kMaxClientNameBytes);
+  while (name_bytes < options.client_name.size() && name_bytes > 0 &&
+         (static_cast<unsigned char>(options.client_name[name_bytes]) & 0xc0) == 0x80) {
+    --name_bytes;
+  }
+  open.set_client_name(options.client_name.substr(0, name_bytes));
   open.set_chunk_size(options.chunk_size);
   open.set_resumable(options.resumable);
   // Shared memory is for a daemon on this host.
@@ -579,6 +591,15 @@ absl::Status RemoteDispatch::Execute(absl::Span<const Step> prefix,
         // Pipelined, a dispatch naming a buffer this session no longer holds fails now.
         if (pipelined_) RETURN_IF_ERROR(KnownSize(handle).status());
         handles.push_back(handle);
+      }
+      // No catalog's kernel has a name past UTF-8, nor could a message carry it.
+      if (!IsValidUtf8(step.program->kernel)) {
+        const std::string_view name = step.program->kernel;
+        const std::string_view shown = name.substr(0, 64);
+        return absl::NotFoundError(absl::StrFormat(
+            "no kernel named \"%s\"%s in the catalog (the name is not UTF-8)",
+            absl::CHexEscape(absl::string_view(shown.data(), shown.size())),
+            name.size() > shown.size() ? "..." : ""));
       }
       ToProto(StepRef{step.program->kernel, step.program->params, handles, step.grid,
                       step.program->version},

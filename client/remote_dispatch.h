@@ -45,6 +45,8 @@ class RemoteDispatch final : public CoreDispatch {
  public:
   struct Options {
     std::string target;  // host:port of sluiced
+    // UTF-8 (InvalidArgument otherwise); its first kMaxClientNameBytes are sent, the daemon
+    // keeping no more.
     std::string client_name = "sluice-client";
     uint32_t chunk_size = 0;  // preferred bytes per data message; 0: the daemon's default
     absl::Duration call_timeout = absl::Minutes(10);

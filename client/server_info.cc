@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "sluice/base/status_macros.h"
@@ -12,6 +13,16 @@
 
 namespace sluice {
 
+namespace {
+
+// A call's deadline `timeout` from now: an infinite or huge one saturates (no overflow past the
+// clock's range, which would be a deadline already past).
+std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
+  return absl::ToChronoTime(absl::Now() + timeout);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
                                                   absl::Duration timeout,
                                                   const ClientCredentials& credentials) {
@@ -20,8 +31,7 @@ absl::StatusOr<v1::GetInfoResponse> GetServerInfo(const std::string& target,
   std::unique_ptr<v1::Sluice::Stub> stub = v1::Sluice::NewStub(channel);
   grpc::ClientContext context;
   AddToken(credentials, &context);
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  context.set_deadline(Deadline(timeout));
   v1::GetInfoResponse info;
   const grpc::Status status = stub->GetInfo(&context, v1::GetInfoRequest(), &info);
   if (!status.ok()) return StatusFromGrpc(status);
@@ -35,8 +45,7 @@ absl::Status CheckServing(const std::string& target, const std::string& service,
   std::unique_ptr<grpc::health::v1::Health::Stub> stub =
       grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  context.set_deadline(Deadline(timeout));
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -148,12 +149,19 @@ CpuDevice::CpuDevice(const Options& options)
 CpuDevice::~CpuDevice() = default;
 
 absl::StatusOr<std::shared_ptr<CpuDevice>> CpuDevice::Create(const Options& options) {
-  if (options.threads < 0) {
-    return absl::InvalidArgumentError("CpuDevice: threads must be >= 0");
+  if (options.threads < 0 || options.threads > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CpuDevice: threads is %d; it is from 0 (one per hardware thread) to %d",
+        options.threads, kMaxThreads));
   }
   Options resolved = options;
   if (resolved.memory_limit == 0) resolved.memory_limit = PhysicalMemoryBytes() / 2;
-  return std::shared_ptr<CpuDevice>(new CpuDevice(resolved));
+  try {
+    return std::shared_ptr<CpuDevice>(new CpuDevice(resolved));
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "CpuDevice: cannot start %d threads: %s", resolved.threads, e.what()));
+  }
 }
 
 absl::StatusOr<DeviceBuffer> CpuDevice::Allocate(uint64_t bytes) {

@@ -17,7 +17,8 @@ class CpuDevice final : public Device {
   struct Options {
     // Bytes of host memory the device may hand out; 0 means half of PhysicalMemoryBytes().
     uint64_t memory_limit = 0;
-    // Worker threads; 0 means one per hardware thread (the caller is one of them).
+    // Worker threads; 0 means one per hardware thread (the caller is one of them). At most
+    // kMaxThreads.
     int threads = 0;
     // Kernel bodies that can run a whole range of thread indexes do (see LaunchOnCpu); false
     // runs every body one index at a time, as a GPU's threads do, for tests that compare the
@@ -25,6 +26,10 @@ class CpuDevice final : public Device {
     bool ranges = true;
   };
 
+  static constexpr int kMaxThreads = 1024;
+
+  // InvalidArgument for threads out of [0, kMaxThreads], ResourceExhausted where the system
+  // cannot start them.
   static absl::StatusOr<std::shared_ptr<CpuDevice>> Create(const Options& options);
   ~CpuDevice() override;
 

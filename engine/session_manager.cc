@@ -149,6 +149,8 @@ absl::Status SessionManager::Options::Check() const {
   if (limits.max_request_bytes == 0) {
     return absl::InvalidArgumentError("--max_request_bytes must be at least 1");
   }
+  // A daemon of no sessions would refuse every client it started for.
+  if (max_sessions == 0) return absl::InvalidArgumentError("--max_sessions must be at least 1");
   if (client_transfer_bytes > max_transfer_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--client_transfer_bytes (%d) must be at most --max_transfer_bytes (%d)",

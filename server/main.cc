@@ -114,7 +114,8 @@ ABSL_FLAG(sluice::ByteSize, client_transfer_bytes, sluice::ByteSize{0},
 ABSL_FLAG(sluice::ByteSize, cpu_memory, sluice::ByteSize{0},
           "CPU backend: device memory limit (0: half of the host's memory, or of the "
           "container's limit where lower)");
-ABSL_FLAG(int, cpu_threads, 0, "CPU backend: kernel threads (0: every hardware thread)");
+ABSL_FLAG(int, cpu_threads, 0,
+          "CPU backend: kernel threads (0: every hardware thread; at most 1024)");
 ABSL_FLAG(int, cuda_device, 0, "CUDA backend: which GPU");
 ABSL_FLAG(sluice::ByteSize, cuda_memory, sluice::ByteSize{0},
           "CUDA backend: device memory limit (0: 90% of the GPU's free memory)");

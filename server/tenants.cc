@@ -1,17 +1,15 @@
 #include "sluice/server/tenants.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <toml++/toml.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sluice/base/byte_size.h"
+#include "sluice/base/small_file.h"
+#include "sluice/base/status_macros.h"
 
 namespace sluice {
 namespace {
@@ -115,21 +113,7 @@ absl::StatusOr<Tenant> ParseTenant(std::string_view source, std::string_view nam
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const TenantTable>> TenantTable::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno;
-    const std::string why = absl::StrFormat("cannot read the tenants file %s: %s", path,
-                                            std::strerror(error));
-    return error == EACCES ? absl::PermissionDeniedError(why) : absl::NotFoundError(why);
-  }
-  std::string text;
-  text.resize(kMaxFileBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxFileBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("the tenants file %s is larger than %d bytes", path, kMaxFileBytes));
-  }
+  ASSIGN_OR_RETURN(const std::string text, ReadSmallFile(path, kMaxFileBytes, "the tenants file"));
   return Parse(text, path);
 }
 

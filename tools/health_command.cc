@@ -24,6 +24,10 @@ int RunHealth() {
     std::fprintf(stderr, "sluice health: --server HOST:PORT is required\n");
     return kExitUsage;
   }
+  if (absl::GetFlag(FLAGS_timeout) <= absl::ZeroDuration()) {
+    std::fprintf(stderr, "sluice health: --timeout is a duration past 0 (5s, 1m, inf)\n");
+    return kExitUsage;
+  }
   const absl::Status serving = CheckServing(server, absl::GetFlag(FLAGS_service),
                                             absl::GetFlag(FLAGS_timeout), CredentialsFromFlags());
   if (!serving.ok()) {

@@ -177,8 +177,9 @@ SLUICE_C_API sluice_status* sluice_download_ranges(sluice_dispatch* dispatch,
 
 /* ---- Programs ---- */
 
-/* A kernel of the catalog (`sluice info` lists them), its scalar parameters in order, and the
- * kernel version the caller was written for (0: whichever the backend has). */
+/* A kernel of the catalog (`sluice info` lists them), its scalar parameters in order (at most
+ * 8: INVALID_ARGUMENT past that, before any is read), and the kernel version the caller was
+ * written for (0: whichever the backend has). */
 typedef struct sluice_program {
   const char* kernel;
   uint32_t version;
@@ -186,8 +187,9 @@ typedef struct sluice_program {
   size_t param_count;
 } sluice_program;
 
-/* One step of a sequence: a program, its resources in binding order, and a grid override
- * (logical threads in x, y, z) or NULL for the kernel's own. */
+/* One step of a sequence: a program, its resources in binding order (at most 64:
+ * INVALID_ARGUMENT past that, before any is read), and a grid override (logical threads in x,
+ * y, z) or NULL for the kernel's own. */
 typedef struct sluice_step {
   const sluice_program* program;
   const sluice_resource* resources;

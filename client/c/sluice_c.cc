@@ -18,6 +18,7 @@
 #include "sluice/client/local_dispatch.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/client/resident_dispatch.h"
+#include "sluice/kernels/kernel_args.h"
 
 struct sluice_status {
   sluice_code code;
@@ -45,10 +46,19 @@ static_assert(static_cast<int>(absl::StatusCode::kUnauthenticated) == SLUICE_UNA
                   static_cast<int>(absl::StatusCode::kOutOfRange) == SLUICE_OUT_OF_RANGE,
               "the C codes are absl's");
 
+// What a failure returns where there is no memory for its status (NULL would say success):
+// never freed (sluice_status_free passes it by).
+sluice_status* const kNoMemoryForStatus =
+    new sluice_status{SLUICE_INTERNAL, "the Sluice library ran out of memory"};
+
 sluice_status* ToC(const absl::Status& status) {
   if (status.ok()) return nullptr;
-  return new (std::nothrow)
-      sluice_status{static_cast<sluice_code>(status.code()), std::string(status.message())};
+  try {
+    return new sluice_status{static_cast<sluice_code>(status.code()),
+                             std::string(status.message())};
+  } catch (...) {
+    return kNoMemoryForStatus;
+  }
 }
 
 sluice_status* Invalid(const std::string& message) {
@@ -105,6 +115,15 @@ sluice_status* ToSteps(const sluice_step* steps, size_t count, const char* what,
     }
     if (Missing(s.resources, s.resource_count)) {
       return Invalid(absl::StrFormat("%s step %d: resources is null", what, i));
+    }
+    // Counted before anything is copied: no kernel takes more.
+    if (p->param_count > kMaxParams) {
+      return Invalid(absl::StrFormat("%s step %d: %d params; a kernel takes at most %d", what,
+                                     i, p->param_count, kMaxParams));
+    }
+    if (s.resource_count > kMaxBindings) {
+      return Invalid(absl::StrFormat("%s step %d: %d resources; a kernel binds at most %d", what,
+                                     i, s.resource_count, kMaxBindings));
     }
     HeldStep& h = held->emplace_back();
     h.program = Program{p->kernel, std::vector<uint64_t>(p->params, p->params + p->param_count),
@@ -195,7 +214,9 @@ const char* sluice_status_message(const sluice_status* status) {
   return status == nullptr ? "" : status->message.c_str();
 }
 
-void sluice_status_free(sluice_status* status) { delete status; }
+void sluice_status_free(sluice_status* status) {
+  if (status != sluice::kNoMemoryForStatus) delete status;
+}
 
 const char* sluice_code_name(sluice_code code) {
   switch (code) {

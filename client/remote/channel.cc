@@ -1,7 +1,5 @@
 #include "sluice/client/remote/channel.h"
 
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,20 +7,31 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "sluice/base/small_file.h"
 #include "sluice/base/status_macros.h"
 #include "sluice/proto/contract.h"
 
 namespace sluice {
 namespace {
 
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("cannot read %s from %s (a PEM file)", what, path));
+// A token travels as an HTTP/2 header ("authorization: Bearer TOKEN"), whose value gRPC takes
+// as printable ASCII only (it aborts the process on anything else): refused here, where the
+// caller hears why.
+absl::Status CheckToken(const std::string& token) {
+  if (token.size() > kMaxTokenBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the token is %d bytes; a token is at most %d", token.size(), kMaxTokenBytes));
   }
-  return text;
+  for (size_t i = 0; i < token.size(); ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c < 0x21 || c > 0x7e) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the token holds byte 0x%02x at %d: a token is printable ASCII, with no blank, no "
+          "line end (a token file read with its newline?) and nothing past ASCII",
+          c, i));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -30,6 +39,7 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& target,
                                                            const ClientCredentials& credentials,
                                                            grpc::ChannelArguments args) {
+  RETURN_IF_ERROR(CheckToken(credentials.token));
   if (!credentials.uses_tls()) {
     return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   }
@@ -39,12 +49,14 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ta
   }
   grpc::SslCredentialsOptions ssl;
   if (!credentials.tls_ca.empty()) {
-    ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem(credentials.tls_ca, "the CA certificates"));
+    ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                     ReadPemFile(credentials.tls_ca, "the CA certificates"));
   }
   if (!credentials.tls_cert.empty()) {
     ASSIGN_OR_RETURN(ssl.pem_cert_chain,
-                     ReadPem(credentials.tls_cert, "the client's certificate"));
-    ASSIGN_OR_RETURN(ssl.pem_private_key, ReadPem(credentials.tls_key, "the client's key"));
+                     ReadPemFile(credentials.tls_cert, "the client's certificate"));
+    ASSIGN_OR_RETURN(ssl.pem_private_key,
+                     ReadPemFile(credentials.tls_key, "the client's key"));
   }
   if (!credentials.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(credentials.tls_server_name);
@@ -98,6 +110,9 @@ grpc::ChannelArguments SessionChannelArguments() {
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
     const std::string& target, const ClientCredentials& credentials) {
+  // Checked here too: a balanced target's channel is made once, and its sessions' tokens
+  // travel per call.
+  RETURN_IF_ERROR(CheckToken(credentials.token));
   grpc::ChannelArguments args = SessionChannelArguments();
   if (!NamesSeveralDaemons(target)) {
     // A connection per session: one job's transfer never queues behind another's.

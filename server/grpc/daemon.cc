@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -19,6 +17,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "sluice/base/heap.h"
+#include "sluice/base/small_file.h"
 #include "sluice/base/status_macros.h"
 #include "sluice/base/unix_socket.h"
 #include "sluice/engine/transfer_budget.h"
@@ -28,15 +27,23 @@
 namespace sluice {
 namespace {
 
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) text.clear();
-  if (text.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("cannot read %s from %s (a PEM file)", what, path));
+// Whether `listen` is HOST:PORT, PORT a number from 0 (any free port) to 65535: gRPC would take
+// 99999 as 34463, and "abc" as a failure to listen.
+bool IsHostPort(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string_view port = std::string_view(listen).substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
   }
-  return text;
+  return std::stoul(std::string(port)) <= 65535;
+}
+
+// A server that takes its port alone: gRPC's default (SO_REUSEPORT) would let a second daemon
+// listen on a port that one already serves, and split the clients between them.
+void ListenAlone(grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
@@ -46,12 +53,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const
   }
   grpc::SslServerCredentialsOptions ssl;
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem(tls.cert, "the certificate (--tls_cert)"));
-  ASSIGN_OR_RETURN(pair.private_key, ReadPem(tls.key, "the private key (--tls_key)"));
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadPemFile(tls.cert, "the certificate (--tls_cert)"));
+  ASSIGN_OR_RETURN(pair.private_key, ReadPemFile(tls.key, "the private key (--tls_key)"));
   ssl.pem_key_cert_pairs.push_back(std::move(pair));
   if (!tls.client_ca.empty()) {
     ASSIGN_OR_RETURN(ssl.pem_root_certs,
-                     ReadPem(tls.client_ca, "the client CA certificates (--tls_client_ca)"));
+                     ReadPemFile(tls.client_ca, "the client CA certificates (--tls_client_ca)"));
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
@@ -86,11 +93,11 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 absl::Status Daemon::ServeMetrics(const std::string& listen) {
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("metrics address \"%s\" is not host:port", listen));
+  if (!IsHostPort(listen)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "metrics address \"%s\" is not host:port (a port from 0 to 65535)", listen));
   }
+  const size_t colon = listen.rfind(':');
   // civetweb takes IPv6 hosts in brackets too, and port 0 for a free port.
   std::string host = listen.substr(0, colon);
   try {
@@ -113,14 +120,15 @@ absl::Status Daemon::ServeMetrics(const std::string& listen) {
 }
 
 absl::Status Daemon::ServeHealth(const std::string& listen) {
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("health address \"%s\" is not host:port", listen));
+  if (!IsHostPort(listen)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "health address \"%s\" is not host:port (a port from 0 to 65535)", listen));
   }
+  const size_t colon = listen.rfind(':');
   // A server of no service of its own: gRPC's default health service is all it has (it holds
   // no secret and takes no token, so plaintext on any address is safe).
   grpc::ServerBuilder builder;
+  ListenAlone(&builder);
   int port = 0;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   health_server_ = builder.BuildAndStart();
@@ -146,13 +154,14 @@ void Daemon::SetServing(bool serving) {
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> device,
                                                       const DaemonOptions& options) {
   const std::optional<std::string> unix_path = UnixSocketPath(options.listen);
-  const size_t colon = options.listen.rfind(':');
   if (unix_path.has_value()) {
     RETURN_IF_ERROR(ClaimUnixSocketPath(*unix_path));
-  } else if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
+  } else if (!IsHostPort(options.listen)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "listen address \"%s\" is not host:port or unix:PATH", options.listen));
+        "listen address \"%s\" is not host:port (a port from 0 to 65535) or unix:PATH",
+        options.listen));
   }
+  const size_t colon = options.listen.rfind(':');
   if (options.streams.tenants == nullptr && !options.allow_unauthenticated &&
       !IsLocalAddress(options.listen)) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -242,6 +251,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::shared_ptr<Device> de
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  ListenAlone(&builder);
   if (!own_unix_listener) {
     builder.AddListeningPort(options.listen, credentials,
                              unix_path.has_value() ? nullptr : &daemon->port_);

@@ -136,6 +136,16 @@ static void Programs(sluice_dispatch* d) {
   CHECK(EXPECT_CODE(sluice_dispatch_program(d, &wrong_version, &out, 1, NULL),
                     SLUICE_FAILED_PRECONDITION));
   CHECK(EXPECT_CODE(sluice_dispatch_program(d, &fill, &out, 0, NULL), SLUICE_INVALID_ARGUMENT));
+  /* Counts past what any kernel takes (8 params, 64 resources) are refused before anything
+   * is read: the arrays here hold one element. */
+  const sluice_program too_many = {"fill_u32", 0, &value, (size_t)1 << 40};
+  CHECK(EXPECT_CODE(sluice_dispatch_program(d, &too_many, &out, 1, NULL),
+                    SLUICE_INVALID_ARGUMENT));
+  const sluice_program nine = {"fill_u32", 0, &value, 9};
+  CHECK(EXPECT_CODE(sluice_dispatch_program(d, &nine, &out, 1, NULL), SLUICE_INVALID_ARGUMENT));
+  CHECK(EXPECT_CODE(sluice_dispatch_program(d, &fill, &out, 65, NULL), SLUICE_INVALID_ARGUMENT));
+  CHECK(EXPECT_CODE(sluice_dispatch_program(d, &fill, &out, SIZE_MAX, NULL),
+                    SLUICE_INVALID_ARGUMENT));
 
   /* A sequence and its reads behind one fence: fill with 5, then add 2 to word 3. */
   const uint64_t five = 5;

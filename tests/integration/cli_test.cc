@@ -118,6 +118,30 @@ TEST(CliHelpTest, HelpListsEveryFlagWithItsDefaultAndExitsZero) {
   EXPECT_THAT(daemon.out, HasSubstr("  --max_sessions_per_client=0\n"));
 }
 
+// What the client cannot send or read ends a command with a message, not an abort (exit 134
+// before): a token with a line end or past ASCII, a CA path that is a directory; a health
+// check's timeout may be infinite, and not negative.
+TEST_F(CliTest, WhatTheClientCannotSendOrReadIsAMessageNotAnAbort) {
+  const std::string server = "--server=" + daemon_->address();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"info", server, "--token=abc\r"},
+        std::vector<std::string>{"bfs", server, "--nodes=100", "--token=s3cr\xc3\xa9t"}}) {
+    const ProgramRun run = RunSluice(args);
+    EXPECT_EQ(run.exit_code, 1) << args[0] << ": " << run.err;
+    EXPECT_THAT(run.err, HasSubstr("the token holds byte 0x")) << args[0];
+  }
+  const testing::ScopedTempDir dir("sluice-cli-tls");
+  const ProgramRun ca = RunSluice({"info", server, "--tls_ca=" + dir.path()});
+  EXPECT_EQ(ca.exit_code, 1) << ca.err;
+  EXPECT_THAT(ca.err, HasSubstr("it is a directory"));
+  const ProgramRun forever = RunSluice({"health", server, "--timeout=inf"});
+  EXPECT_EQ(forever.exit_code, 0) << forever.err;
+  EXPECT_THAT(forever.out, HasSubstr("SERVING"));
+  const ProgramRun negative = RunSluice({"health", server, "--timeout=-5s"});
+  EXPECT_EQ(negative.exit_code, 2) << negative.err;
+  EXPECT_THAT(negative.err, HasSubstr("--timeout is a duration past 0"));
+}
+
 TEST_F(CliTest, BadUsageExitsTwoAndUnreachableDaemonExitsOne) {
   EXPECT_EQ(RunSluice({}).exit_code, 2);
   EXPECT_EQ(RunSluice({"frobnicate"}).exit_code, 2);

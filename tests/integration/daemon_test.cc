@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -491,6 +493,100 @@ TEST(DaemonStartTest, AnAddressItCannotListenOnEndsItWithAMessageNotACrash) {
   ASSERT_OK_AND_ASSIGN(status, small->Wait(absl::Seconds(60)));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << small->Stderr();
   EXPECT_THAT(small->Stderr(), HasSubstr("--max_transfer_bytes (33554432) must be at least"));
+}
+
+// A port another daemon serves is in use: a second daemon ends saying so, where gRPC's
+// default (SO_REUSEPORT) would have it listen too and split the clients between the two. A port
+// past 65535 or not a number is a bad flag, not a port gRPC wraps or fails on.
+TEST_F(DaemonTest, APortInUseOrPastItsRangeEndsASecondDaemonWithAMessage) {
+  const std::string address = daemon_->address();
+  ASSERT_TRUE(absl::StartsWith(address, "127.0.0.1:")) << address;
+  const auto start = [](const std::vector<std::string>& flags) -> std::pair<int, std::string> {
+    std::vector<std::string> argv = {BinaryPath("sluiced"), "--backend=cpu", "--cpu_memory=64M"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    absl::StatusOr<std::unique_ptr<ChildProcess>> daemon = ChildProcess::Spawn(argv);
+    if (!daemon.ok()) return {-1, std::string(daemon.status().message())};
+    absl::StatusOr<int> status = (*daemon)->Wait(absl::Seconds(60));
+    if (!status.ok()) {
+      (*daemon)->SignalAndWait(SIGKILL, absl::Seconds(30)).IgnoreError();
+      return {-2, "still running: " + (*daemon)->Stderr()};
+    }
+    if (!WIFEXITED(*status)) return {-3, "killed by a signal: " + (*daemon)->Stderr()};
+    return {WEXITSTATUS(*status), (*daemon)->Stderr()};
+  };
+  const auto [in_use, said] = start({"--listen=" + address});
+  EXPECT_EQ(in_use, 1) << said;
+  EXPECT_THAT(said, HasSubstr(absl::StrCat("cannot listen on ", address, " (in use")));
+  const auto [health_in_use, health_said] =
+      start({"--listen=127.0.0.1:0", "--health_listen=" + address});
+  EXPECT_EQ(health_in_use, 1) << health_said;
+  EXPECT_THAT(health_said, HasSubstr("cannot serve health checks on"));
+  for (const std::string bad : {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:abc",
+                                "127.0.0.1:-1", "127.0.0.1:"}) {
+    const auto [code, message] = start({"--listen=" + bad});
+    EXPECT_EQ(code, 2) << bad << ": " << message;
+    EXPECT_THAT(message, HasSubstr("a port from 0 to 65535")) << bad;
+  }
+  // The first daemon serves on.
+  EXPECT_OK(Connect()->Ping());
+}
+
+// What a header or a message cannot carry is refused by the client, which says why: a token
+// that is not printable ASCII (gRPC aborted the process on it), a client name or a kernel name
+// that is not UTF-8 (the daemon ended the stream on it, and every buffer with it). A long
+// client name is cut to what the daemon keeps.
+TEST_F(DaemonTest, WhatAHeaderOrAMessageCannotCarryIsRefusedByTheClient) {
+  for (const std::string& token :
+       {std::string("abc\ndef"), std::string("abc\r"), std::string("s3cr\xc3\xa9t"),
+        std::string("a b"), std::string(4097, 'x')}) {
+    ClientCredentials credentials;
+    credentials.token = token;
+    EXPECT_THAT(RemoteDispatch::Connect({.target = daemon_->address(),
+                                         .credentials = credentials}),
+                StatusIs(Code::kInvalidArgument, HasSubstr("token")))
+        << absl::CEscape(token.substr(0, 16));
+    EXPECT_THAT(GetServerInfo(daemon_->address(), absl::Seconds(30), credentials),
+                StatusIs(Code::kInvalidArgument, HasSubstr("token")));
+  }
+  EXPECT_THAT(RemoteDispatch::Connect({.target = daemon_->address(), .client_name = "a\xff"}),
+              StatusIs(Code::kInvalidArgument, HasSubstr("UTF-8")));
+  const std::string long_name = std::string(127, 'n') + "\xc3\xa9" + std::string(65536, 'n');
+  absl::StatusOr<std::unique_ptr<RemoteDispatch>> named =
+      RemoteDispatch::Connect({.target = daemon_->address(), .client_name = long_name});
+  ASSERT_OK(named.status()) << "cut to what the daemon keeps, where a character begins";
+  ASSERT_OK((*named)->Ping());
+  EXPECT_THAT(daemon_->process().Stderr(),
+              HasSubstr(absl::StrCat("opened by \"", std::string(127, 'n'), "\"")));
+
+  auto d = Connect();
+  ASSERT_OK_AND_ASSIGN(Resource word, d->Allocate(4));
+  ASSERT_OK(d->Upload(word, {7, 0, 0, 0}));
+  const Program bad{"atomic_add_u32\xc3", {0, 1}};
+  EXPECT_THAT(d->Dispatch(bad, {&word, 1}, std::nullopt),
+              StatusIs(Code::kNotFound, HasSubstr("not UTF-8")));
+  EXPECT_OK(d->Ping()) << "the session goes on";
+  ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> bytes, d->Download(word));
+  EXPECT_EQ(bytes, (std::vector<uint8_t>{7, 0, 0, 0})) << "and holds its buffers";
+}
+
+// Flags past what a daemon can take end it with a message and exit code 2 (they aborted it,
+// or read without end, or started a daemon that refused every session).
+TEST(DaemonStartTest, FlagsPastWhatTheDaemonCanTakeEndItWithAMessage) {
+  const std::string dir = ::testing::TempDir();
+  for (const auto& [flag, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--cpu_threads=2147483647", "from 0 (one per hardware thread) to 1024"},
+           {"--max_sessions=0", "--max_sessions must be at least 1"},
+           {"--tls_cert=" + dir, "it is a directory"},
+           {"--tls_cert=/dev/zero", "is larger than"}}) {
+    std::vector<std::string> argv = {BinaryPath("sluiced"), "--backend=cpu", "--cpu_memory=64M",
+                                     "--listen=127.0.0.1:0", flag};
+    if (absl::StartsWith(flag, "--tls_cert")) argv.push_back("--tls_key=" + dir);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<ChildProcess> daemon, ChildProcess::Spawn(argv));
+    ASSERT_OK_AND_ASSIGN(int status, daemon->Wait(absl::Seconds(60)));
+    ASSERT_TRUE(WIFEXITED(status)) << flag << ": killed by a signal: " << daemon->Stderr();
+    EXPECT_EQ(WEXITSTATUS(status), 2) << flag << ": " << daemon->Stderr();
+    EXPECT_THAT(daemon->Stderr(), HasSubstr(said)) << flag;
+  }
 }
 
 TEST_F(DaemonTest, ConnectingToNothingIsUnavailable) {

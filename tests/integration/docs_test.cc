@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/log.h"
+#include "sluice/client/remote/channel.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/cuda_device.h"
 #include "sluice/engine/resource_table.h"
@@ -353,6 +354,21 @@ TEST_F(DocsTest, TheBoundsOnAKernelCallAndOnAnAttachAreTheCodes) {
       Statements(proto, std::regex("at\\s+most\\s+([0-9]+)\\s+bytes\\s+are\\s+kept"));
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept[0][1], std::to_string(kMaxClientNameBytes));
+  // The C ABI: a program's params "(at most 8: ...", a step's resources "(at most 64: ...".
+  const std::string header = ReadFile(kRoot / "client/c/sluice.h");
+  const auto at_most = [&](const char* what) {
+    const auto found = Statements(
+        header, std::regex(std::string(what) + "[^(]*\\(at[\\s*]+most[\\s*]+([0-9]+):"));
+    return found.size() == 1 ? found[0][1] : std::string("not stated once");
+  };
+  EXPECT_EQ(at_most("scalar parameters"), std::to_string(kMaxParams));
+  EXPECT_EQ(at_most("its resources in binding order"), std::to_string(kMaxBindings));
+  // docs/tenants.md: "A token is printable ASCII with no blank ... of at most 4096 bytes".
+  const auto tokens = Statements(
+      ReadFile(kRoot / "docs/tenants.md"),
+      std::regex("token\\s+is\\s+printable\\s+ASCII[^.]*?at\\s+most\\s+([0-9]+)\\s+bytes"));
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(tokens[0][1], std::to_string(kMaxTokenBytes));
 }
 
 TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {

@@ -171,7 +171,10 @@ pub trait IfdsResidentDispatch {
 /// A resident buffer of a Sluice dispatcher: a value, copied and compared freely, meaningful
 /// only to the dispatcher that issued it (another's is FAILED_PRECONDITION, a freed one
 /// NOT_FOUND).
+/// Laid out as the C ABI's `sluice_resource` (`transparent`): a slice of them is passed as
+/// theirs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(transparent)]
 pub struct Resource(ffi::sluice_resource);
 
 /// The name of a status code (`"NOT_FOUND"`), as error strings begin.
@@ -285,9 +288,13 @@ fn c_reads(
         })
         .collect();
     let mut pointers = Vec::with_capacity(outputs.len());
-    for ((_, _, len), output) in ranges.iter().zip(outputs.iter_mut()) {
+    for (i, ((_, _, len), output)) in ranges.iter().zip(outputs.iter_mut()).enumerate() {
         output.clear();
-        output.reserve(*len);
+        // Room the process cannot have (a range of usize::MAX bytes) is an error, not a panic
+        // or an abort: the library checks the range against its buffer only once called.
+        output.try_reserve_exact(*len).map_err(|_| {
+            format!("RESOURCE_EXHAUSTED: range {i}: this process cannot hold {len} bytes")
+        })?;
         pointers.push(output.as_mut_ptr());
     }
     Ok((reads, pointers))
@@ -388,7 +395,9 @@ impl Dispatcher {
             if size > capacity {
                 // The buffer is larger than the vector's room: make room, and read again.
                 unsafe { ffi::sluice_status_free(status) };
-                output.reserve(size);
+                output.try_reserve_exact(size).map_err(|_| {
+                    format!("RESOURCE_EXHAUSTED: this process cannot hold the buffer's {size} bytes")
+                })?;
                 continue;
             }
             return check(status);

@@ -41,6 +41,11 @@ fn contracts<D: IfdsResidentDispatch<Resource = sluice::Resource>>(d: &D, other:
     assert_eq!(d.download_resident_range(&r, 100, 0).unwrap(), Vec::<u8>::new());
     assert_eq!(code(d.download_resident_range(&r, 95, 6)), "OUT_OF_RANGE");
     assert_eq!(code(d.download_resident_range(&r, 101, 0)), "OUT_OF_RANGE");
+    // A range no process could hold is an error too, never a panic or an abort.
+    let absurd = code(d.download_resident_range(&r, 0, usize::MAX));
+    assert!(absurd == "OUT_OF_RANGE" || absurd == "RESOURCE_EXHAUSTED", "{absurd}");
+    let absurd = code(d.download_resident_range(&r, 0, 1 << 46));
+    assert!(absurd == "OUT_OF_RANGE" || absurd == "RESOURCE_EXHAUSTED", "{absurd}");
     assert_eq!(code(d.upload_resident(&r, &[0u8; 101])), "OUT_OF_RANGE");
     let mut whole = Vec::with_capacity(3); // too little room: it grows
     d.download_resident_into(&r, &mut whole).unwrap();
