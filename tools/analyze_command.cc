@@ -3,7 +3,9 @@
 // solver, reported as text, JSON or SARIF (docs/analyzer.md).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -32,6 +34,7 @@ ABSL_DECLARE_FLAG(std::string, cflags);
 ABSL_DECLARE_FLAG(std::string, compile_commands);
 ABSL_DECLARE_FLAG(std::string, clang);
 ABSL_DECLARE_FLAG(std::string, emit_problem);
+ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(bool, shared_slots);
 ABSL_DECLARE_FLAG(uint32_t, pool_objects);
 ABSL_DECLARE_FLAG(bool, print_rules);
@@ -140,6 +143,19 @@ int RunAnalyze(const std::vector<std::string>& files) {
                  "sluice analyze: give the files to analyze (.c .cc .cpp sources, .ll or .bc), "
                  "or --compile-commands\n");
     return kExitUsage;
+  }
+  // Neither output may be one of the inputs: the analysis would write over its own source.
+  for (const std::string& output :
+       {absl::GetFlag(FLAGS_out), absl::GetFlag(FLAGS_emit_problem)}) {
+    if (output.empty()) continue;
+    for (const std::string& file : files) {
+      std::error_code unknown;  // a path that does not exist is no input
+      if (std::filesystem::equivalent(output, file, unknown)) {
+        std::fprintf(stderr, "sluice analyze: %s would write over the input %s\n",
+                     output.c_str(), file.c_str());
+        return kExitUsage;
+      }
+    }
   }
   analyzer::AnalyzerOptions options;
   options.analysis =

@@ -20,12 +20,14 @@ struct CsrGraph {
   std::vector<uint32_t> columns;      // edge targets
 };
 
-// The most edges a generated graph may have (4 GiB of columns).
+// The most edges a generated graph may have (4 GiB of columns), and nodes (a node costs about
+// 20 bytes between the graph, the reference and the device).
 inline constexpr uint64_t kMaxGeneratedEdges = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxGeneratedNodes = uint64_t{1} << 28;
 
 // A random directed graph with `nodes` nodes and about `average_degree` out-edges per node (at
 // most twice that at any node); the same seed always gives the same graph. InvalidArgument when
-// nodes x 2 x average_degree exceeds kMaxGeneratedEdges.
+// nodes x 2 x average_degree exceeds kMaxGeneratedEdges, or nodes kMaxGeneratedNodes.
 absl::StatusOr<CsrGraph> GenerateGraph(uint32_t nodes, uint32_t average_degree, uint64_t seed);
 
 // The reference: level of each node from `source`, kUnreachedLevel where unreachable.

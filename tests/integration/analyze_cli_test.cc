@@ -481,6 +481,23 @@ TEST_F(AnalyzeCliTest, BadInputIsRefusedWithExit2NamingIt) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr("bad.ll: not LLVM IR"));
   EXPECT_THAT(run.out, Not(HasSubstr("warning")));
+  // An output that is an input would write over the source (the run succeeded before).
+  const std::string source = Write("own.c", "int f(void) { return 0; }\n");
+  for (const std::string& output : {"--out=" + source, "--emit-problem=" + source}) {
+    run = RunSluice({"analyze", "--analysis=uninit", output, source});
+    EXPECT_EQ(run.exit_code, 2) << output;
+    EXPECT_THAT(run.err, HasSubstr("would write over the input")) << output;
+  }
+  std::ifstream kept(source);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), std::istreambuf_iterator<char>()),
+            "int f(void) { return 0; }\n");
+  // And a rules file that is a directory, or a device without end, says so.
+  run = RunSluice({"analyze", "--analysis=taint", "--config=" + dir_, program});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("it is a directory"));
+  run = RunSluice({"analyze", "--analysis=taint", "--config=/dev/zero", program});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("is larger than 1048576 bytes"));
 }
 
 // `sluice analyze` runs as sluice-analyze beside `sluice`, so only that program loads LLVM;

@@ -72,6 +72,23 @@ TEST(GenerateGraphTest, SizesPastTheEdgeBoundAreInvalidArgument) {
   EXPECT_THAT(GenerateGraph(1u << 20, 1u << 10, 1), StatusIs(absl::StatusCode::kInvalidArgument));
   ASSERT_OK_AND_ASSIGN(const CsrGraph graph, GenerateGraph(1u << 20, 0, 1));
   EXPECT_TRUE(graph.columns.empty());
+  // Without edges the node bound holds alone (4G nodes asked for 86 GB before).
+  EXPECT_THAT(GenerateGraph(0xffffffffu, 0, 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(GenerateGraph(kMaxGeneratedNodes + 1, 0, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A window longer than a graph has levels runs as many iterations as it has nodes and one
+// more, not the 2^32 - 1 asked for (about 20 minutes on 1,000 nodes before).
+TEST_F(BfsTest, AWindowLongerThanTheGraphHasLevelsEndsWithTheGraph) {
+  ASSERT_OK_AND_ASSIGN(const CsrGraph graph, GenerateGraph(1000, 2, 5));
+  const DeviceCounters before = dispatch_->device().counters();
+  ASSERT_OK_AND_ASSIGN(BfsResult result, ResidentBfs(*dispatch_, graph, 0, 0xffffffffu));
+  const DeviceCounters after = dispatch_->device().counters();
+  EXPECT_EQ(result.levels, HostBfs(graph, 0));
+  EXPECT_EQ(result.windows, 1u);
+  // Three passes an iteration (bfs_expand two, bfs_advance one), and a few to set up.
+  EXPECT_LE(after.launches - before.launches, 3u * 1001u + 8u);
 }
 
 TEST_F(BfsTest, CorruptGraphDataIsReportedNotTrusted) {
