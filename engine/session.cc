@@ -313,8 +313,17 @@ absl::Status Session::Execute(absl::Span<const StepRef> prefix, absl::Span<const
     if (!status.ok()) status = Annotate(status, StepName(s, prefix.size()));
   }
   if (status.ok() && repeat_count > 0 && !repeated.empty()) {
-    status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()),
-                                     repeat_count, in_turn);
+    // A group whose steps run no pass (a loop guard alone) changes nothing in an iteration:
+    // one is all it runs, as ResidentDispatch's own loop does (2^32 - 1 of them held the CPU
+    // device for about a minute).
+    const auto runs_nothing = [](const PlannedStep& step) { return step.passes.empty(); };
+    const uint32_t count =
+        std::all_of(planned.begin() + static_cast<ptrdiff_t>(prefix.size()), planned.end(),
+                    runs_nothing)
+            ? 1
+            : repeat_count;
+    status = stream_->LaunchRepeated(absl::MakeConstSpan(planned).subspan(prefix.size()), count,
+                                     in_turn);
   }
   for (size_t p = 0; p < pieces.size() && status.ok(); ++p) {
     const Piece& piece = pieces[p];

@@ -1530,6 +1530,11 @@ TEST_F(DaemonTest, ARequestPastItsTimeLimitStopsAndTheSessionGoesOn) {
               StatusIs(Code::kDeadlineExceeded, HasSubstr("--max_request_seconds")));
   EXPECT_LT(absl::Now() - started, absl::Seconds(30));
   EXPECT_OK(d->Ping());
+  // A group of a loop guard alone, its word never zero, runs nothing past its first iteration:
+  // well within the limit (4,000,000,000 empty iterations took about a minute).
+  const Program guard{"repeat_while_u32", {0}};
+  const Step alone{&guard, {&counter, 1}, std::nullopt};
+  EXPECT_OK(d->DispatchRepeatedSequenceReadRangesInto({}, {&alone, 1}, 4000000000u, {}, {}));
 }
 
 // A hostile client's kernel whose data keeps each thread looping (a BFS step from a frontier
