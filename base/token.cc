@@ -70,4 +70,21 @@ std::string NewToken() {
       absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
 }
 
+absl::Status CheckToken(std::string_view token) {
+  if (token.size() > kMaxTokenBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the token is %d bytes; a token is at most %d", token.size(), kMaxTokenBytes));
+  }
+  for (size_t i = 0; i < token.size(); ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c < 0x21 || c > 0x7e) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the token holds byte 0x%02x at %d: a token is printable ASCII, with no blank, no "
+          "line end (a token file read with its newline?) and nothing past ASCII",
+          c, i));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice

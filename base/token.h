@@ -5,10 +5,12 @@
 #define SLUICE_BASE_TOKEN_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace sluice {
@@ -26,6 +28,13 @@ bool DigestsEqual(const TokenDigest& a, const TokenDigest& b);
 // A new token: 32 bytes from the operating system's entropy source, as 43 characters of
 // unpadded base64url.
 std::string NewToken();
+
+// The longest token (a gRPC header holds 8 KiB at most by default).
+inline constexpr size_t kMaxTokenBytes = 4096;
+// OK for a token a client may send: printable ASCII with no blank (0x21 to 0x7e), at most
+// kMaxTokenBytes (a token travels as an HTTP/2 header's value, which gRPC takes as printable
+// ASCII only). InvalidArgument saying what is wrong otherwise.
+absl::Status CheckToken(std::string_view token);
 
 }  // namespace sluice
 

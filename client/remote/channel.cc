@@ -9,32 +9,10 @@
 #include "absl/synchronization/mutex.h"
 #include "sluice/base/small_file.h"
 #include "sluice/base/status_macros.h"
+#include "sluice/base/token.h"
 #include "sluice/proto/contract.h"
 
 namespace sluice {
-namespace {
-
-// A token travels as an HTTP/2 header ("authorization: Bearer TOKEN"), whose value gRPC takes
-// as printable ASCII only (it aborts the process on anything else): refused here, where the
-// caller hears why.
-absl::Status CheckToken(const std::string& token) {
-  if (token.size() > kMaxTokenBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the token is %d bytes; a token is at most %d", token.size(), kMaxTokenBytes));
-  }
-  for (size_t i = 0; i < token.size(); ++i) {
-    const auto c = static_cast<unsigned char>(token[i]);
-    if (c < 0x21 || c > 0x7e) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "the token holds byte 0x%02x at %d: a token is printable ASCII, with no blank, no "
-          "line end (a token file read with its newline?) and nothing past ASCII",
-          c, i));
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& target,
                                                            const ClientCredentials& credentials,

@@ -12,12 +12,9 @@
 
 namespace sluice {
 
-// The longest token a client sends (a header of gRPC's holds 8 KiB at most by default).
-inline constexpr size_t kMaxTokenBytes = 4096;
-
 // A channel to `target` with `args`, over TLS when `credentials` ask for it. InvalidArgument
 // when a certificate or key file cannot be read, or the token is not printable ASCII with no
-// blank (0x21 to 0x7e) of at most kMaxTokenBytes bytes.
+// blank (0x21 to 0x7e) of at most kMaxTokenBytes bytes (CheckToken).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& target,
                                                            const ClientCredentials& credentials,
                                                            grpc::ChannelArguments args);

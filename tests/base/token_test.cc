@@ -56,5 +56,19 @@ TEST(TokenTest, NewTokensAreLongUrlSafeAndDistinct) {
   }
 }
 
+// What a client may send as a token: printable ASCII with no blank, at most kMaxTokenBytes;
+// every token NewToken makes is one.
+TEST(TokenTest, ATokenIsPrintableAsciiWithNoBlankOfBoundedLength) {
+  EXPECT_TRUE(CheckToken(NewToken()).ok());
+  EXPECT_TRUE(CheckToken(std::string(kMaxTokenBytes, '~')).ok());
+  EXPECT_TRUE(CheckToken("!").ok());
+  for (const std::string& bad :
+       {std::string("abc\n"), std::string("abc\r"), std::string("a b"), std::string("\t"),
+        std::string("s3cr\xc3\xa9t"), std::string(1, '\0'), std::string(1, '\x7f'),
+        std::string(kMaxTokenBytes + 1, 'x')}) {
+    EXPECT_EQ(CheckToken(bad).code(), absl::StatusCode::kInvalidArgument) << bad.size();
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -25,7 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sluice/base/log.h"
-#include "sluice/client/remote/channel.h"
+#include "sluice/base/token.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/cuda_device.h"
 #include "sluice/engine/resource_table.h"

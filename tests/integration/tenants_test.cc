@@ -336,6 +336,20 @@ TEST(TokenCliTest, ANewTokenHashesToTheDigestPrintedWithIt) {
       RunProgram({"/bin/sh", "-c", sluice + " token hash < " + dir + "/tokens"});
   ASSERT_EQ(hashed.exit_code, 0) << hashed.err;
   EXPECT_EQ(hashed.out, digest + "\n" + Digest(kTokenB) + "\n");
+  // CRLF line ends are line ends; a line a client could not send as a token (a blank, a NUL,
+  // a stream without line ends) is refused naming its line, not hashed or read without end.
+  WriteFile(dir + "/crlf", token + "\r\n\r\n");
+  const ProgramRun crlf = RunProgram({"/bin/sh", "-c", sluice + " token hash < " + dir + "/crlf"});
+  ASSERT_EQ(crlf.exit_code, 0) << crlf.err;
+  EXPECT_EQ(crlf.out, digest + "\n");
+  WriteFile(dir + "/blank", token + "\n  \n");
+  const ProgramRun blank =
+      RunProgram({"/bin/sh", "-c", sluice + " token hash < " + dir + "/blank"});
+  EXPECT_EQ(blank.exit_code, 2);
+  EXPECT_THAT(blank.err, HasSubstr("line 2: the token holds byte 0x20"));
+  const ProgramRun zeros = RunProgram({"/bin/sh", "-c", sluice + " token hash < /dev/zero"});
+  EXPECT_EQ(zeros.exit_code, 2);
+  EXPECT_THAT(zeros.err, HasSubstr("line 1: the token is"));
 }
 
 TEST(LoopbackRuleTest, WithoutTenantsTheDaemonServesOnlyLoopbackUnlessTold) {
