@@ -5,8 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -46,6 +53,40 @@ void ListenAlone(grpc::ServerBuilder* builder) {
   builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
+// Checks what gRPC would refuse only as a failure to listen ("in use, or not a local
+// address"): that the certificate and the key are PEM, and that the key is the certificate's.
+absl::Status CheckKeyPair(const std::string& cert_pem, const std::string& key_pem,
+                          const TlsFiles& tls) {
+  const auto bio = [](const std::string& pem) {
+    return std::unique_ptr<BIO, decltype(&BIO_free)>(
+        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+  };
+  const auto cert_bio = bio(cert_pem);
+  const std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), &X509_free);
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--tls_cert %s holds no PEM certificate", tls.cert));
+  }
+  const auto key_bio = bio(key_pem);
+  // No passphrase callback: an encrypted key is refused here, where gRPC could not read it.
+  const auto no_passphrase = [](char*, int, int, void*) { return 0; };
+  const std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr), &EVP_PKEY_free);
+  ERR_clear_error();
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--tls_key %s holds no PEM private key (or one a passphrase locks)", tls.key));
+  }
+  if (X509_check_private_key(cert.get(), key.get()) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the key --tls_key %s is not the key of the certificate --tls_cert %s", tls.key,
+        tls.cert));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
   if (!tls.enabled()) return grpc::InsecureServerCredentials();
   if (tls.cert.empty() || tls.key.empty()) {
@@ -55,6 +96,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
   ASSIGN_OR_RETURN(pair.cert_chain, ReadPemFile(tls.cert, "the certificate (--tls_cert)"));
   ASSIGN_OR_RETURN(pair.private_key, ReadPemFile(tls.key, "the private key (--tls_key)"));
+  RETURN_IF_ERROR(CheckKeyPair(pair.cert_chain, pair.private_key, tls));
   ssl.pem_key_cert_pairs.push_back(std::move(pair));
   if (!tls.client_ca.empty()) {
     ASSIGN_OR_RETURN(ssl.pem_root_certs,

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -497,6 +498,27 @@ TEST_F(TlsTest, ADaemonWhoseCertificateCannotBeReadDoesNotStart) {
                                     absl::Seconds(60));
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr("missing.pem"));
+  // A key that is not the certificate's, a file that holds no certificate, and a key a
+  // passphrase locks are said to be so (they were "cannot listen ... (in use, or not a local
+  // address)", exit 1, with the reason only in gRPC's own log).
+  WriteFile(dir_ + "/garbage.pem", "not a certificate\n");
+  const ProgramRun locked_key = RunProgram(
+      {"/usr/bin/env", "openssl", "pkey", "-in", dir_ + "/server.key", "-aes256", "-passout",
+       "pass:sluice", "-out", dir_ + "/locked.key"},
+      absl::Seconds(60));
+  ASSERT_EQ(locked_key.exit_code, 0) << locked_key.err;
+  using Case = std::tuple<std::string, std::string, std::string>;
+  for (const auto& [cert, key, said] : std::vector<Case>{
+           {"server.pem", "client.key", "is not the key of the certificate"},
+           {"garbage.pem", "server.key", "holds no PEM certificate"},
+           {"server.pem", "locked.key", "holds no PEM private key (or one a passphrase locks)"}}) {
+    const ProgramRun bad = RunProgram(
+        {BinaryPath("sluiced"), "--backend=cpu", "--listen=127.0.0.1:0",
+         "--tls_cert=" + dir_ + "/" + cert, "--tls_key=" + dir_ + "/" + key},
+        absl::Seconds(60));
+    EXPECT_EQ(bad.exit_code, 2) << cert << " " << key << ": " << bad.err;
+    EXPECT_THAT(bad.err, HasSubstr(said)) << cert << " " << key;
+  }
 }
 
 }  // namespace
