@@ -37,7 +37,7 @@ int RunBfs() {
   absl::StatusOr<OpenedDispatch> opened = OpenDispatch("sluice bfs");
   if (!opened.ok()) {
     std::fprintf(stderr, "sluice bfs: %s\n", opened.status().ToString().c_str());
-    return kExitFailed;
+    return ExitCodeOf(opened.status());
   }
   ResidentDispatch& dispatch = *opened->dispatch;
   std::printf("graph: %u nodes, %zu edges (seed %llu); source %u; window %u iterations\n",

@@ -46,8 +46,9 @@ std::string HumanBytes(uint64_t bytes);
 // bad usage, what a bad flag exits with too.
 inline constexpr int kExitUsage = kExitUsageError;
 
-// The exit code of a solve that failed with `status`: kExitInterrupted when a signal cancelled
-// it (see CancelOnSignal), else kExitFailed.
+// The exit code of a command that failed with `status`: kExitInterrupted when a signal
+// cancelled it (see CancelOnSignal), kExitUsage for INVALID_ARGUMENT (a value it was given
+// that it cannot take: a backend, a token, a TLS file), else kExitFailed.
 int ExitCodeOf(const absl::Status& status);
 
 // Solves `problem` with the solver --solver names (the resident one on the dispatcher of

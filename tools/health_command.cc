@@ -31,8 +31,10 @@ int RunHealth() {
   const absl::Status serving = CheckServing(server, absl::GetFlag(FLAGS_service),
                                             absl::GetFlag(FLAGS_timeout), CredentialsFromFlags());
   if (!serving.ok()) {
-    std::printf("NOT SERVING\n");
     std::fprintf(stderr, "sluice health: %s\n", serving.ToString().c_str());
+    // A token or a TLS file it cannot send or read is bad input; anything else, not serving.
+    if (absl::IsInvalidArgument(serving)) return kExitUsage;
+    std::printf("NOT SERVING\n");
     return kExitFailed;
   }
   std::printf("SERVING\n");

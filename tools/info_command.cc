@@ -23,7 +23,7 @@ int RunInfo() {
   absl::StatusOr<v1::GetInfoResponse> info = GetServerInfo(server, absl::Seconds(10), CredentialsFromFlags());
   if (!info.ok()) {
     std::fprintf(stderr, "sluice info: %s\n", info.status().ToString().c_str());
-    return kExitFailed;
+    return ExitCodeOf(info.status());
   }
   std::printf("server:    %s (sluiced %s)\n", server.c_str(), info->server_version().c_str());
   std::printf("backend:   %s\n", info->backend().c_str());

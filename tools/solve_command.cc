@@ -176,8 +176,16 @@ absl::StatusOr<SolveOutcome> SolveWithFlags(const ifds::Problem& problem,
 }
 
 int ExitCodeOf(const absl::Status& status) {
-  // Only a signal cancels what this command runs.
-  return status.code() == absl::StatusCode::kCancelled ? kExitInterrupted : kExitFailed;
+  // Only a signal cancels what this command runs; INVALID_ARGUMENT is a value the command was
+  // given that it cannot take (a backend, a token, a TLS file, a problem past a bound).
+  switch (status.code()) {
+    case absl::StatusCode::kCancelled:
+      return kExitInterrupted;
+    case absl::StatusCode::kInvalidArgument:
+      return kExitUsage;
+    default:
+      return kExitFailed;
+  }
 }
 
 int RunSolve(const std::string& path) {
@@ -220,7 +228,7 @@ int RunSolve(const std::string& path) {
     absl::StatusOr<OpenedDispatch> opening = OpenDispatch("sluice solve");
     if (!opening.ok()) {
       std::fprintf(stderr, "sluice solve: %s\n", opening.status().ToString().c_str());
-      return kExitFailed;
+      return ExitCodeOf(opening.status());
     }
     opened = *std::move(opening);
     staged.emplace(*opened->dispatch);

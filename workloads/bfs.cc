@@ -23,15 +23,15 @@ absl::Span<const uint8_t> Bytes(const std::vector<uint32_t>& v) {
 
 absl::StatusOr<CsrGraph> GenerateGraph(uint32_t nodes, uint32_t average_degree,
                                        uint64_t seed) {
-  if (nodes > kMaxGeneratedNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%d nodes: the generator makes at most %d", nodes, kMaxGeneratedNodes));
-  }
   const uint64_t most_degree = 2 * uint64_t{average_degree};
   if (most_degree > 0 && nodes > kMaxGeneratedEdges / most_degree) {  // cannot wrap
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d nodes of up to %d out-edges each can exceed the generator's %d edges", nodes,
         most_degree, kMaxGeneratedEdges));
+  }
+  if (nodes > kMaxGeneratedNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d nodes: the generator makes at most %d", nodes, kMaxGeneratedNodes));
   }
   std::mt19937_64 rng(seed);
   CsrGraph g;

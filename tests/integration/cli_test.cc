@@ -1,5 +1,6 @@
 // The `sluice` command line against a real daemon, as a user runs it.
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,25 +119,39 @@ TEST(CliHelpTest, HelpListsEveryFlagWithItsDefaultAndExitsZero) {
   EXPECT_THAT(daemon.out, HasSubstr("  --max_sessions_per_client=0\n"));
 }
 
-// What the client cannot send or read ends a command with a message, not an abort (exit 134
-// before): a token with a line end or past ASCII, a CA path that is a directory; a health
-// check's timeout may be infinite, and not negative.
+// What the client cannot send or read ends a command with a message and exit 2 (bad input),
+// not an abort (exit 134 before): a token with a line end or past ASCII, a CA path that is a
+// directory, a backend it does not know; a health check's timeout may be infinite, and not
+// negative.
 TEST_F(CliTest, WhatTheClientCannotSendOrReadIsAMessageNotAnAbort) {
   const std::string server = "--server=" + daemon_->address();
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"info", server, "--token=abc\r"},
         std::vector<std::string>{"bfs", server, "--nodes=100", "--token=s3cr\xc3\xa9t"}}) {
     const ProgramRun run = RunSluice(args);
-    EXPECT_EQ(run.exit_code, 1) << args[0] << ": " << run.err;
+    EXPECT_EQ(run.exit_code, 2) << args[0] << ": " << run.err;
     EXPECT_THAT(run.err, HasSubstr("the token holds byte 0x")) << args[0];
   }
   const testing::ScopedTempDir dir("sluice-cli-tls");
   const ProgramRun ca = RunSluice({"info", server, "--tls_ca=" + dir.path()});
-  EXPECT_EQ(ca.exit_code, 1) << ca.err;
+  EXPECT_EQ(ca.exit_code, 2) << ca.err;
   EXPECT_THAT(ca.err, HasSubstr("it is a directory"));
   const ProgramRun forever = RunSluice({"health", server, "--timeout=inf"});
   EXPECT_EQ(forever.exit_code, 0) << forever.err;
   EXPECT_THAT(forever.out, HasSubstr("SERVING"));
+  // A backend it does not know is a value it cannot take too.
+  const std::string problem = dir.File("tiny.ifds");
+  {
+    std::ofstream out(problem);
+    out << "ifds 1\nprocedure main start s exit e\nedge s e {id}\nseed s 0\n";
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"bfs", "--backend=bogus", "--nodes=10"},
+        std::vector<std::string>{"solve", "--backend=bogus", problem}}) {
+    const ProgramRun bogus = RunSluice(args);
+    EXPECT_EQ(bogus.exit_code, 2) << args[0] << ": " << bogus.err;
+    EXPECT_THAT(bogus.err, HasSubstr("bogus")) << args[0];
+  }
   const ProgramRun negative = RunSluice({"health", server, "--timeout=-5s"});
   EXPECT_EQ(negative.exit_code, 2) << negative.err;
   EXPECT_THAT(negative.err, HasSubstr("--timeout is a duration past 0"));
