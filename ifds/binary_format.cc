@@ -404,6 +404,20 @@ size_t ReadRange(int fd, char* data, size_t offset, size_t length, char* failed 
 // and the faults that give `data` its pages, split between them). Where the file ends: `size`,
 // or less where it shrank while it was read (what is there is then the file, up to the first
 // range that came up short).
+// The next piece of a stream (a pipe) into `data`, kPiece bytes or fewer where it ends: read
+// whole, for a pipe gives what it holds at the moment.
+absl::StatusOr<size_t> ReadPiece(int fd, char* data, const std::string& path) {
+  size_t got = 0;
+  while (got < kPiece) {
+    const ssize_t n = read(fd, data + got, kPiece - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  return got;
+}
+
 absl::StatusOr<size_t> ReadAt(int fd, char* data, size_t from, size_t size) {
   constexpr size_t kBytesPerRange = size_t{16} << 20;
   const size_t rest = size - from;
@@ -576,31 +590,49 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
     return parsed;
   }
   // Pipes and process substitutions work too, so the size is learned by reading: in pieces,
-  // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format.
+  // stopping at kMaxProblemFileBytes, and at once on bytes that fit neither format. Read into
+  // room reserved for the largest file (address space: a page is backed as it is written), the
+  // text is never copied as it grows, and it goes back as the parser is done with it, as a
+  // regular file's does: a 300 MiB pipe peaked at 841 MB read into a growing string, against
+  // 317 MB for the same bytes in a file.
+  if (absl::StatusOr<MappedBuffer> room = MappedBuffer::Allocate(kMaxProblemFileBytes + kPiece);
+      room.ok()) {
+    char* const data = reinterpret_cast<char*>(room->data());
+    size_t size = 0;
+    for (;;) {
+      if (size > kMaxProblemFileBytes) return too_large();
+      // A piece is read whole (a pipe gives what it holds at the moment), so that the first
+      // piece's check sees its full megabyte.
+      const absl::StatusOr<size_t> got = ReadPiece(fd, data + size, path);
+      if (!got.ok()) return got.status();
+      if (size == 0 && NeitherFormat(std::string_view(data, *got))) return neither();
+      size += *got;
+      if (*got < kPiece) break;  // the end
+    }
+    const std::string_view text(data, size);
+    if (text.starts_with(kBinaryMagic)) return TellFlowsRead(ParseBinary(text, path), options);
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const auto release = [&](size_t begin, size_t end) {
+      room->Discard(begin / page * page, end - begin / page * page);
+    };
+    TextPaging paging{.release = release, .reload = std::nullopt};
+    if (options.flows_read) paging.flows_read.emplace(options.flows_read);
+    return ParseText(text, path, paging);
+  }
   std::string bytes;
   for (;;) {
     const size_t at = bytes.size();
     if (at > kMaxProblemFileBytes) {
       return too_large();
     }
-    // A piece is read whole (a pipe gives what it holds at the moment), so that the first
-    // piece's check sees its full megabyte.
     bytes.resize(at + kPiece);
-    size_t got = 0;
-    while (got < kPiece) {
-      const ssize_t n = read(fd, bytes.data() + at + got, kPiece - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        return absl::DataLossError(absl::StrFormat("%s: reading the file failed", path));
-      }
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    bytes.resize(at + got);
+    const absl::StatusOr<size_t> got = ReadPiece(fd, bytes.data() + at, path);
+    if (!got.ok()) return got.status();
+    bytes.resize(at + *got);
     if (at == 0 && NeitherFormat(bytes)) {
       return neither();
     }
-    if (got < kPiece) break;  // the end
+    if (*got < kPiece) break;  // the end
   }
   return TellFlowsRead(Parse(bytes, path), options);
 }
