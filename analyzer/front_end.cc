@@ -366,7 +366,11 @@ absl::StatusOr<LoadedModule> LoadModule(const std::vector<std::string>& given,
     const std::string ext = fs::path(input).extension().string();
     if (IsSource(input)) {
       if (!fs::is_regular_file(input)) {
-        return absl::NotFoundError(absl::StrFormat("%s: no such source file", input));
+        std::error_code unknown;
+        return fs::is_directory(input, unknown)
+                   ? absl::InvalidArgumentError(
+                         absl::StrFormat("%s: a directory, not a source file", input))
+                   : absl::NotFoundError(absl::StrFormat("%s: no such source file", input));
       }
       ir_path = (fs::path(work->path()) /
                  absl::StrFormat("%d-%s.bc", i, fs::path(input).stem().string()))

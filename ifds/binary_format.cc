@@ -521,7 +521,13 @@ absl::StatusOr<Problem> LoadProblem(const std::string& path, const LoadOptions& 
   };
   const auto neither = [&] { return NeitherFormatError(path); };
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open the file", path));
+  if (fd < 0) {
+    const int error = errno;
+    const std::string why =
+        absl::StrFormat("%s: cannot open the file: %s", path, std::strerror(error));
+    return error == EACCES || error == EPERM ? absl::PermissionDeniedError(why)
+                                             : absl::NotFoundError(why);
+  }
   // Closed on every way out, an exception's too (the parser's threads may throw bad_alloc).
   const std::unique_ptr<const int, void (*)(const int*)> closer(&fd, [](const int* f) {
     close(*f);

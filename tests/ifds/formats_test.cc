@@ -660,6 +660,12 @@ TEST(LoadProblemTest, APipesFirstMegabyteIsCheckedWhole) {
 // A large file is read in ranges on several threads: what they read is the file, byte for byte
 // and in order (a last line's error names the same line and column), wherever the ranges'
 // ends fall.
+// A file that cannot be opened says why, as the system does.
+TEST(LoadProblemTest, AFileThatCannotBeOpenedSaysWhy) {
+  EXPECT_THAT(LoadProblem("/nonexistent-sluice-dir/p.ifds"),
+              StatusIs(Code::kNotFound, HasSubstr("cannot open the file: No such file")));
+}
+
 TEST(LoadProblemTest, AFileThatSaysItHasNoBytesIsReadToItsEnd) {
   // A file of /proc says so and has some: they are read, as a pipe's are, and are no problem.
   const absl::StatusOr<Problem> status = LoadProblem("/proc/self/status");

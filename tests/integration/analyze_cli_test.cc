@@ -491,6 +491,11 @@ TEST_F(AnalyzeCliTest, BadInputIsRefusedWithExit2NamingIt) {
   std::ifstream kept(source);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), std::istreambuf_iterator<char>()),
             "int f(void) { return 0; }\n");
+  // A source that is a directory says so.
+  std::filesystem::create_directory(dir_ + "/folder.c");
+  run = RunSluice({"analyze", "--analysis=uninit", dir_ + "/folder.c"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("folder.c: a directory, not a source file"));
   // And a rules file that is a directory, or a device without end, says so.
   run = RunSluice({"analyze", "--analysis=taint", "--config=" + dir_, program});
   EXPECT_EQ(run.exit_code, 2);
