@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "sluice/base/log.h"
 #include "sluice/base/token.h"
+#include "sluice/engine/cpu_device.h"
 #include "sluice/client/remote_dispatch.h"
 #include "sluice/engine/cuda_device.h"
 #include "sluice/engine/resource_table.h"
@@ -369,6 +370,11 @@ TEST_F(DocsTest, TheBoundsOnAKernelCallAndOnAnAttachAreTheCodes) {
       std::regex("token\\s+is\\s+printable\\s+ASCII[^.]*?at\\s+most\\s+([0-9]+)\\s+bytes"));
   ASSERT_EQ(tokens.size(), 1u);
   EXPECT_EQ(tokens[0][1], std::to_string(kMaxTokenBytes));
+  // docs/daemon.md: --cpu_threads "(at most 1024 threads)".
+  const auto threads = Statements(ReadFile(kRoot / "docs/daemon.md"),
+                                  std::regex("--cpu_threads[^\\n]*at most ([0-9]+) threads"));
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_EQ(threads[0][1], std::to_string(CpuDevice::kMaxThreads));
 }
 
 TEST_F(DocsTest, TheRecordOfRepliesIsBoundedAsTheDocsSay) {
