@@ -7,8 +7,9 @@ times each; the medians are kept. One flat JSON object for bench/report.py, on s
   path_edges, read_bytes, flow_pairs (listed in the file, '->' counted), the resident run's
   seconds by phase (read, compile, upload, fixed_point, results, output: those of the run
   whose wall time is the median, but for read, the median of the runs' reads) and
-  wall_seconds (the process, start to exit), solver_seconds (the solver's own phases as `--stats` times
-  them: its set-up, which compiles and uploads the problem, the fixed point and the results),
+  wall_seconds (the process, start to exit), solver_seconds (the solver's own phases as
+  `--stats` times them: its set-up, which compiles and uploads the problem, the fixed point
+  and the results),
   host_share_outside_solver (the wall time outside those: the issue's measure) and
   host_share_outside_fixed_point (the wall time outside the fixed point alone: stricter),
   parse_mb_per_s (read_bytes over that median read), peak_rss_bytes and

@@ -1021,8 +1021,9 @@ class Parser {
   // callee or seed), taking the text from there on to hold nothing it must declare: the second
   // pass then checks that it holds none (Late), and any failure reads the text again with a
   // whole first pass (Parse). A front end lists its declarations first; the lines after them,
-  // most of a problem's text, are then read once, not skipped and counted first (a fifth of
-  // the first pass's time reading a 5M-path-edge problem on two cores: docs/benchmarks.md).
+  // most of a problem's text, are then read once, not skipped and counted first (the first pass
+  // of a 5M-path-edge problem took 18-20 ms where it took 28-31, on two cores:
+  // docs/benchmarks.md).
   const bool speculative_;
   // Where the first pass stopped reading (the first connection's line, or the blank and comment
   // lines before it), if it stopped: kAllRead otherwise.
@@ -1035,7 +1036,9 @@ class Parser {
            !Is(head, "callee") && !Is(head, "seed");
   }
   // What a speculative parse returns where it meets a Late statement: Parse reads the text again.
-  static absl::Status LateStatus() { return absl::AbortedError("a declaration past the first pass"); }
+  static absl::Status LateStatus() {
+    return absl::AbortedError("a declaration past the first pass");
+  }
   // Where the text's last newline ends a line: the fast way reads the lines before. Where the
   // text is read twice, found as the first pass reads it (newlines_end_).
   size_t terminated_;

@@ -396,7 +396,9 @@ impl Dispatcher {
                 // The buffer is larger than the vector's room: make room, and read again.
                 unsafe { ffi::sluice_status_free(status) };
                 output.try_reserve_exact(size).map_err(|_| {
-                    format!("RESOURCE_EXHAUSTED: this process cannot hold the buffer's {size} bytes")
+                    format!(
+                        "RESOURCE_EXHAUSTED: this process cannot hold the buffer's {size} bytes"
+                    )
                 })?;
                 continue;
             }
