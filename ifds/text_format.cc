@@ -1478,13 +1478,15 @@ void Parser::StretchesUnread(size_t piece) {
   // stretches of the pieces after it, as a whole first pass makes them, their first lines'
   // numbers unknown (0): a failure reads the text again (Parse), and the numbers are needed
   // for errors alone.
-  stretch_counts_.back() += estimate(unread_from_, LineStartFrom(PieceStart(piece)));
+  size_t begin = LineStartFrom(PieceStart(piece));  // each piece's, its end the next's
+  stretch_counts_.back() += estimate(unread_from_, begin);
   for (const size_t pieces = Pieces(); piece < pieces; ++piece) {
-    const size_t begin = LineStartFrom(PieceStart(piece));
     const size_t end = LineStartFrom(PieceStart(piece + 1));
-    if (begin >= end) continue;
-    stretches_.push_back(Cursor{.i = begin, .line = 0, .line_start = begin});
-    stretch_counts_.push_back(estimate(begin, end));
+    if (begin < end) {
+      stretches_.push_back(Cursor{.i = begin, .line = 0, .line_start = begin});
+      stretch_counts_.push_back(estimate(begin, end));
+    }
+    begin = end;
   }
 }
 

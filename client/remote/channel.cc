@@ -88,15 +88,15 @@ grpc::ChannelArguments SessionChannelArguments() {
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSessionChannel(
     const std::string& target, const ClientCredentials& credentials) {
-  // Checked here too: a balanced target's channel is made once, and its sessions' tokens
-  // travel per call.
-  RETURN_IF_ERROR(CheckToken(credentials.token));
   grpc::ChannelArguments args = SessionChannelArguments();
   if (!NamesSeveralDaemons(target)) {
     // A connection per session: one job's transfer never queues behind another's.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     return MakeChannel(target, credentials, std::move(args));
   }
+  // Checked here as MakeChannel checks it: a balanced target's channel is made once, and its
+  // sessions' tokens travel per call.
+  RETURN_IF_ERROR(CheckToken(credentials.token));
   // Balanced: round_robin turns among the target's daemons on one channel, so the sessions of
   // this process share it (kept for the process's life: a fresh channel would start over at
   // the first daemon). Tokens travel per call, so only the TLS settings tell channels apart.
